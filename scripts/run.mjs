@@ -1,0 +1,88 @@
+#!/usr/bin/env node
+// Entry point of `npm start`, `npm test`, `npm run build` and `npm run bench`.
+// Runs on whatever Node the machine has (20 or newer): it installs the workspace when
+// needed (pnpm, pinned), then re-executes itself on the Node 24 LTS binary that the
+// workspace brings in from the npm registry, so every service and test runs on Node 24.
+import { spawnSync, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync, writeFileSync, readdirSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const PNPM_VERSION = '10.34.8';
+const NODE_MAJOR = 24;
+const STAMP = join(ROOT, 'node_modules', '.reelbase-install');
+
+function say(msg) {
+  process.stderr.write(`[reelbase] ${msg}\n`);
+}
+
+function run(cmd, args, opts = {}) {
+  const r = spawnSync(cmd, args, { stdio: 'inherit', cwd: ROOT, ...opts });
+  if (r.error) throw r.error;
+  if (r.status !== 0) {
+    say(`${cmd} ${args.join(' ')} failed with exit code ${r.status ?? r.signal}`);
+    process.exit(r.status ?? 1);
+  }
+}
+
+function manifestHash() {
+  const h = createHash('sha256');
+  const files = ['package.json', 'pnpm-workspace.yaml', 'pnpm-lock.yaml', '.npmrc'];
+  for (const dir of ['proto', 'test', 'bench']) files.push(join(dir, 'package.json'));
+  const services = join(ROOT, 'services');
+  if (existsSync(services)) {
+    for (const d of readdirSync(services).sort()) files.push(join('services', d, 'package.json'));
+  }
+  for (const f of files) {
+    const p = join(ROOT, f);
+    h.update(f);
+    if (existsSync(p)) h.update(readFileSync(p));
+  }
+  return h.digest('hex');
+}
+
+function ensureInstalled() {
+  const want = manifestHash();
+  if (existsSync(STAMP) && readFileSync(STAMP, 'utf8') === want) return;
+  const localPnpm = join(ROOT, 'node_modules', '.bin', 'pnpm');
+  const frozen = existsSync(join(ROOT, 'pnpm-lock.yaml')) && process.env.CI_ALLOW_LOCK_UPDATE !== '1';
+  const args = ['install', ...(frozen ? ['--frozen-lockfile'] : []), '--reporter=append-only'];
+  say(`installing the workspace (pnpm ${PNPM_VERSION})`);
+  if (existsSync(localPnpm)) run(localPnpm, args);
+  else run('npm', ['exec', '--yes', `--package=pnpm@${PNPM_VERSION}`, '--', 'pnpm', ...args]);
+  writeFileSync(STAMP, manifestHash());
+}
+
+function node24() {
+  for (const pkg of [`node-${process.platform}-${process.arch}`]) {
+    const bin = join(ROOT, 'node_modules', pkg, 'bin', 'node');
+    if (existsSync(bin)) return bin;
+  }
+  return null;
+}
+
+const task = process.argv[2] ?? 'build';
+const onNode24 = Number(process.versions.node.split('.')[0]) >= NODE_MAJOR;
+
+if (!onNode24 || !process.env.REELBASE_BOOTSTRAPPED) {
+  ensureInstalled();
+  const bin = node24();
+  if (!bin && !onNode24) {
+    say(`no Node ${NODE_MAJOR} binary for ${process.platform}-${process.arch} in node_modules; install Node ${NODE_MAJOR} LTS`);
+    process.exit(1);
+  }
+  const exe = bin ?? process.execPath;
+  const env = {
+    ...process.env,
+    REELBASE_BOOTSTRAPPED: '1',
+    PATH: `${dirname(exe)}${process.platform === 'win32' ? ';' : ':'}${join(ROOT, 'node_modules', '.bin')}:${process.env.PATH}`,
+  };
+  const child = spawn(exe, [fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: 'inherit', env });
+  for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => child.kill(sig));
+  child.on('exit', (code, signal) => process.exit(code ?? (signal ? 128 + 15 : 1)));
+} else {
+  const { runTask } = await import('./tasks.mjs');
+  await runTask(task, process.argv.slice(3));
+}
