@@ -1,0 +1,80 @@
+/**
+ * Who is acting and under which request id. The gateway resolves the principal once; every
+ * internal gRPC call carries it in metadata so `created_by` and event `actor` come from it.
+ */
+import { Metadata } from '@grpc/grpc-js';
+import { randomUUID } from 'node:crypto';
+
+/** The five studio roles (contract 3). */
+export const ROLES = ['Admin', 'Supervisor', 'Coordinator', 'Artist', 'Viewer'] as const;
+export type Role = (typeof ROLES)[number];
+
+/** How the caller proved who they are. `service` is a service acting on its own behalf. */
+export type AuthKind = 'token' | 'api_key' | 'service' | 'guest';
+
+export interface Principal {
+  /** The User record's id; empty for guests and services. */
+  userId: string;
+  role: Role | 'Service' | 'Guest';
+  authKind: AuthKind;
+  apiKeyId?: string;
+  /** Display name given by a share-link guest. */
+  guestName?: string;
+}
+
+export interface CallContext {
+  requestId: string;
+  principal?: Principal;
+}
+
+const MD = {
+  requestId: 'x-request-id',
+  user: 'x-principal-user',
+  role: 'x-principal-role',
+  kind: 'x-principal-kind',
+  apiKey: 'x-principal-api-key',
+  guest: 'x-principal-guest',
+} as const;
+
+/** A context for work a service starts itself (start-up jobs, relays). */
+export function systemContext(requestId: string = randomUUID()): CallContext {
+  return { requestId, principal: { userId: '', role: 'Service', authKind: 'service' } };
+}
+
+/** Encodes `ctx` as gRPC metadata. */
+export function toMetadata(ctx: CallContext): Metadata {
+  const md = new Metadata();
+  md.set(MD.requestId, ctx.requestId);
+  const p = ctx.principal;
+  if (p) {
+    md.set(MD.user, p.userId);
+    md.set(MD.role, p.role);
+    md.set(MD.kind, p.authKind);
+    if (p.apiKeyId) md.set(MD.apiKey, p.apiKeyId);
+    if (p.guestName) md.set(MD.guest, encodeURIComponent(p.guestName));
+  }
+  return md;
+}
+
+const one = (md: Metadata, key: string): string | undefined => {
+  const v = md.get(key)[0];
+  return v === undefined ? undefined : String(v);
+};
+
+/** Decodes the context of an incoming call; a missing request id gets a fresh one. */
+export function fromMetadata(md: Metadata): CallContext {
+  const requestId = one(md, MD.requestId) ?? randomUUID();
+  const kind = one(md, MD.kind) as AuthKind | undefined;
+  if (!kind) return { requestId };
+  const guest = one(md, MD.guest);
+  return {
+    requestId,
+    principal: {
+      userId: one(md, MD.user) ?? '',
+      role: (one(md, MD.role) ?? 'Viewer') as Principal['role'],
+      authKind: kind,
+      apiKeyId: one(md, MD.apiKey),
+      guestName: guest === undefined ? undefined : decodeURIComponent(guest),
+    },
+  };
+}

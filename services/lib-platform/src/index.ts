@@ -1,0 +1,20 @@
+/**
+ * The platform library every service builds on. It never imports a service.
+ */
+export * from './errors.js';
+export * from './ids.js';
+export * from './bus.js';
+export * from './config.js';
+export * from './logger.js';
+export * from './metrics.js';
+export * from './readiness.js';
+export * from './shutdown.js';
+export * from './context.js';
+export * from './db.js';
+export * from './http/ops.server.js';
+export * from './grpc/status.js';
+export * from './grpc/health.js';
+export * from './grpc/server.js';
+export * from './grpc/client.js';
+export * from './nats/subjects.js';
+export * from './nats/connection.js';

@@ -1,0 +1,30 @@
+import { Writable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { createLogger, redactUrl } from './logger.js';
+
+describe('redactUrl', () => {
+  it('hides token values in query strings', () => {
+    expect(redactUrl('/events/ws?token=svc_abc&since=4')).toBe('/events/ws?token=[redacted]&since=4');
+    expect(redactUrl('/x?since=1&access_token=eyJ.x.y')).toBe('/x?since=1&access_token=[redacted]');
+    expect(redactUrl('/events?limit=5')).toBe('/events?limit=5');
+  });
+});
+
+describe('createLogger', () => {
+  it('writes JSON with the service name and redacts credentials', () => {
+    const lines: string[] = [];
+    const sink = new Writable({
+      write(chunk, _enc, cb) {
+        lines.push(String(chunk));
+        cb();
+      },
+    });
+    const log = createLogger('unit', 'info', sink);
+    log.info({ req: { headers: { authorization: 'Bearer secret' } }, password: 'hunter22' }, 'hello');
+    const line = JSON.parse(lines[0]!);
+    expect(line.service).toBe('unit');
+    expect(line.msg).toBe('hello');
+    expect(JSON.stringify(line)).not.toContain('secret');
+    expect(JSON.stringify(line)).not.toContain('hunter22');
+  });
+});

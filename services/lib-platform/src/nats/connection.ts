@@ -1,0 +1,61 @@
+/**
+ * NATS connection and JetStream stream set-up. Connections reconnect forever; the first
+ * connect is bounded so a service with NATS down fails its start-up quickly and visibly.
+ */
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { jetstreamManager, RetentionPolicy, StorageType, type JetStreamManager } from '@nats-io/jetstream';
+import { nanos } from '@nats-io/nats-core';
+import type { Logger } from '../logger.js';
+import type { NatsNames } from './subjects.js';
+
+export type { NatsConnection } from '@nats-io/transport-node';
+
+/** Connects to `url`, logging disconnects and reconnects. */
+export async function connectNats(url: string, name: string, logger: Logger, timeoutMs = 3000): Promise<NatsConnection> {
+  const nc = await connect({
+    servers: url,
+    name,
+    timeout: timeoutMs,
+    reconnect: true,
+    maxReconnectAttempts: -1,
+    reconnectTimeWait: 500,
+    waitOnFirstConnect: false,
+  });
+  logger.info({ server: nc.getServer() }, 'connected to NATS');
+  void (async () => {
+    for await (const s of nc.status()) {
+      if (s.type === 'disconnect' || s.type === 'reconnect' || s.type === 'error') {
+        logger.warn({ nats: s.type }, 'NATS connection status');
+      }
+    }
+  })();
+  return nc;
+}
+
+/** Creates or updates the EVENTS stream. Idempotent; safe from every service at start-up. */
+export async function ensureEventsStream(nc: NatsConnection, names: NatsNames): Promise<JetStreamManager> {
+  const jsm = await jetstreamManager(nc);
+  const config = {
+    name: names.eventsStream,
+    subjects: [names.eventsSubjects],
+    retention: RetentionPolicy.Limits,
+    storage: StorageType.File,
+    // Consumers are durable; the log itself is kept by the events service.
+    max_age: nanos(7 * 24 * 3600 * 1000),
+    // Re-publishes of the same outbox row within this window are dropped (Nats-Msg-Id).
+    duplicate_window: nanos(10 * 60 * 1000),
+  };
+  try {
+    await jsm.streams.info(names.eventsStream);
+    await jsm.streams.update(names.eventsStream, config);
+  } catch (err) {
+    if (!/stream not found/i.test(String((err as Error).message))) throw err;
+    try {
+      await jsm.streams.add(config);
+    } catch (addErr) {
+      // Another service created it between our info and add.
+      if (!/already in use|exists/i.test(String((addErr as Error).message))) throw addErr;
+    }
+  }
+  return jsm;
+}

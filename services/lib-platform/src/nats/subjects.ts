@@ -1,0 +1,41 @@
+/**
+ * Every NATS stream, subject and durable consumer name lives here and only here. A prefix
+ * (NATS_PREFIX) lets several stacks or test runs share one server without colliding.
+ */
+
+/** Entity-change events: `events.<EntityType>.<action>`, captured by the EVENTS stream. */
+export interface NatsNames {
+  readonly prefix: string;
+  /** JetStream stream of committed writes (outbox relay → events, notifier). */
+  readonly eventsStream: string;
+  /** Subject filter of {@link eventsStream}. */
+  readonly eventsSubjects: string;
+  /** Durable consumer of the event-log writer. */
+  readonly eventLogConsumer: string;
+  /** Core NATS subject on which the events service announces appended log rows. */
+  readonly liveEvents: string;
+  /** Core NATS subject on which auth announces revoked API keys and disabled users. */
+  readonly authRevocations: string;
+  /** The subject of one entity change. */
+  eventSubject(entityType: string, action: string): string;
+}
+
+const TOKEN = /^[A-Za-z0-9_.-]+$/;
+
+/** Names for a given prefix ('' in production). */
+export function natsNames(prefix = ''): NatsNames {
+  return {
+    prefix,
+    eventsStream: `${prefix}EVENTS`,
+    eventsSubjects: `${prefix}events.>`,
+    eventLogConsumer: `${prefix}event-log`,
+    liveEvents: `${prefix}live.events`,
+    authRevocations: `${prefix}auth.revocations`,
+    eventSubject(entityType: string, action: string): string {
+      if (!TOKEN.test(entityType) || !TOKEN.test(action)) {
+        throw new Error(`invalid subject token in ${entityType}.${action}`);
+      }
+      return `${prefix}events.${entityType}.${action}`;
+    },
+  };
+}
