@@ -18,6 +18,9 @@ export const envBool = (def: boolean) =>
     .default(def ? 'true' : 'false')
     .transform((v) => v === '1' || v === 'true' || v === 'yes');
 
+/** A non-empty string with a default (names, issuers, labels). */
+export const envString = (def: string) => z.string().min(1).default(def);
+
 /** A `host:port` gRPC target. */
 export const envAddr = (def: string) =>
   z
