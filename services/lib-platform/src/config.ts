@@ -21,6 +21,10 @@ export const envBool = (def: boolean) =>
 /** A non-empty string with a default (names, issuers, labels). */
 export const envString = (def: string) => z.string().min(1).default(def);
 
+/** One of a fixed set of values; `undefined` when unset (switches that are off by default). */
+export const envOptionalEnum = <const T extends readonly [string, ...string[]]>(values: T) =>
+  z.enum(values).optional();
+
 /** A `host:port` gRPC target. */
 export const envAddr = (def: string) =>
   z

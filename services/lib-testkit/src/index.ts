@@ -4,3 +4,11 @@
  */
 export * from './database.js';
 export * from './nats.js';
+export * from './ports.js';
+export * from './s3.standin.js';
+export * from './postgres.embedded.js';
+export * from './nats.server.js';
+export * from './deps.js';
+export * from './service.catalog.js';
+export * from './service.process.js';
+export * from './stack.js';

@@ -1,0 +1,64 @@
+/**
+ * Command-line flags of `npm run bench`.
+ */
+import { parseArgs } from 'node:util';
+
+/** Everything a run can be told. */
+export interface BenchOptions {
+  /** Seconds of each measured throughput phase. */
+  duration: number;
+  /** Seconds of unmeasured load before each throughput phase. */
+  warmup: number;
+  clients: number[];
+  wsRate: number;
+  wsSeconds: number;
+  skipWs: boolean;
+  /** pgbench and the baseline only, without starting the stack. */
+  skipGateway: boolean;
+  wrkThreads: number;
+  /** pg pool size of the baseline. */
+  pool: number;
+}
+
+export const USAGE = `usage: npm run bench -- [--duration 12] [--warmup 3] [--clients 1,32] [--ws-rate 300]
+                      [--ws-seconds 20] [--skip-ws] [--skip-gateway] [--wrk-threads 1] [--pool 16]`;
+
+function positive(name: string, raw: string | undefined, fallback: number): number {
+  if (raw === undefined) return fallback;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`--${name} must be a positive number, got ${raw}`);
+  return n;
+}
+
+/** Parses argv (without node and the script); throws with a readable message on bad input. */
+export function parseBenchArgs(argv: string[]): BenchOptions {
+  const { values } = parseArgs({
+    args: argv,
+    strict: true,
+    options: {
+      duration: { type: 'string' },
+      warmup: { type: 'string' },
+      clients: { type: 'string' },
+      'ws-rate': { type: 'string' },
+      'ws-seconds': { type: 'string' },
+      'skip-ws': { type: 'boolean', default: false },
+      'skip-gateway': { type: 'boolean', default: false },
+      'wrk-threads': { type: 'string' },
+      pool: { type: 'string' },
+    },
+  });
+  const clients = (values.clients ?? '1,32').split(',').map((c) => positive('clients', c.trim(), 0));
+  if (clients.some((c) => !Number.isInteger(c))) throw new Error(`--clients must be whole numbers, got ${values.clients}`);
+  const warmup = values.warmup === '0' ? 0 : positive('warmup', values.warmup, 3);
+  return {
+    duration: Math.round(positive('duration', values.duration, 12)),
+    warmup: Math.round(warmup),
+    clients,
+    wsRate: positive('ws-rate', values['ws-rate'], 300),
+    wsSeconds: positive('ws-seconds', values['ws-seconds'], 20),
+    skipWs: values['skip-ws'] || values['skip-gateway'],
+    skipGateway: values['skip-gateway'],
+    wrkThreads: Math.round(positive('wrk-threads', values['wrk-threads'], 1)),
+    pool: Math.round(positive('pool', values.pool, 16)),
+  };
+}

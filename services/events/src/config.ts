@@ -1,0 +1,32 @@
+/**
+ * The events service's environment, read and validated once at start-up.
+ */
+import { commonConfig, envInt, envPort, envUrl, loadConfig, parseConfig } from '@reelbase/lib-platform';
+
+/** Every setting of the events service with its default. */
+export const eventsConfigShape = {
+  ...commonConfig,
+  DATABASE_URL: envUrl('postgres://postgres@127.0.0.1:5432/reelbase', ['postgres', 'postgresql']),
+  GRPC_PORT: envPort(50053),
+  HTTP_PORT: envPort(9103),
+  /** Largest number of already-waiting messages appended in one transaction. */
+  EVENTS_BATCH_MAX: envInt(256, 1, 10_000),
+  /** How long JetStream waits for an ack before redelivering a message to the writer. */
+  EVENTS_ACK_WAIT_MS: envInt(30_000, 1_000, 3_600_000),
+  /** How often a standby replica tries to become the writer. */
+  EVENTS_LOCK_RETRY_MS: envInt(1_000, 50, 60_000),
+  /** How often the consumer-lag gauge is refreshed. */
+  EVENTS_LAG_REFRESH_MS: envInt(5_000, 100, 600_000),
+};
+
+export type EventsConfig = ReturnType<typeof parseEventsConfig>;
+
+/** Parses `env` (throws ConfigError with every problem); used by tests. */
+export function parseEventsConfig(env: Record<string, string | undefined> = process.env) {
+  return parseConfig(eventsConfigShape, env);
+}
+
+/** Reads `process.env`; prints every problem and exits 78 when invalid. */
+export function loadEventsConfig(): EventsConfig {
+  return loadConfig('events', eventsConfigShape);
+}

@@ -1,0 +1,48 @@
+/**
+ * Validation of an event-log read (contract §4: `GET /events?limit=&after=&entity_type=&project_id=`).
+ * Problems are reported all at once, located in the query string the gateway received.
+ */
+import { AppError, isUuid, type Problem } from '@reelbase/lib-platform';
+
+export const MAX_LIMIT = 1000;
+
+/** A checked read of the log. */
+export interface ListQuery {
+  limit: number;
+  /** When set: events with id > after, oldest first; otherwise the newest, newest first. */
+  after?: number;
+  entityType?: string;
+  projectId?: string;
+}
+
+export interface ListRequestInput {
+  limit: number;
+  after?: number;
+  entityType?: string;
+  projectId?: string;
+}
+
+/** Checks `input`; throws AppError `invalid` naming every bad parameter. */
+export function parseListQuery(input: ListRequestInput): ListQuery {
+  const problems: Problem[] = [];
+  const { limit, after } = input;
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) {
+    problems.push({ loc: ['query', 'limit'], msg: `Input should be between 1 and ${MAX_LIMIT}`, type: 'range' });
+  }
+  if (after !== undefined && (!Number.isSafeInteger(after) || after < 0)) {
+    problems.push({ loc: ['query', 'after'], msg: 'Input should be a non-negative integer', type: 'range' });
+  }
+  // An empty filter means "no filter": proto3 cannot tell an empty string from an absent one everywhere.
+  const entityType = input.entityType ? input.entityType : undefined;
+  const projectId = input.projectId ? input.projectId : undefined;
+  if (projectId !== undefined && !isUuid(projectId)) {
+    problems.push({ loc: ['query', 'project_id'], msg: 'Input should be a valid UUID', type: 'uuid_parsing' });
+  }
+  if (problems.length) throw AppError.invalid(problems);
+  return {
+    limit,
+    ...(after !== undefined ? { after } : {}),
+    ...(entityType !== undefined ? { entityType } : {}),
+    ...(projectId !== undefined ? { projectId: projectId.toLowerCase() } : {}),
+  };
+}

@@ -1,0 +1,38 @@
+/**
+ * gRPC `reelbase.events.v1.EventsService`: transport ↔ domain for reads of the log.
+ */
+import type { eventsv1 } from '@reelbase/proto';
+import type { CallContext, UnaryHandlers } from '@reelbase/lib-platform';
+import { parseListQuery } from '../domain/list.query.js';
+import type { EventLogRepository } from '../store/event-log.repository.js';
+
+/** Full proto name, used for registration and health. */
+export const EVENTS_SERVICE_NAME = 'reelbase.events.v1.EventsService';
+
+export class EventsHandler implements UnaryHandlers<eventsv1.EventsServiceServer> {
+  constructor(private readonly repo: EventLogRepository) {}
+
+  /** Newest first without `after`; with it, the events after that id, oldest first. */
+  async listEvents(req: eventsv1.ListEventsRequest, _ctx: CallContext): Promise<eventsv1.ListEventsResponse> {
+    const query = parseListQuery({
+      limit: req.limit,
+      ...(req.after !== undefined ? { after: req.after } : {}),
+      ...(req.entityType !== undefined ? { entityType: req.entityType } : {}),
+      ...(req.projectId !== undefined ? { projectId: req.projectId } : {}),
+    });
+    const page = await this.repo.list(query);
+    return {
+      lastId: page.lastId,
+      items: page.items.map((e) => ({
+        id: e.id,
+        entityType: e.entityType,
+        entityId: e.entityId,
+        ...(e.projectId !== null ? { projectId: e.projectId } : {}),
+        action: e.action,
+        ...(e.actor !== null ? { actor: e.actor } : {}),
+        changesJson: e.changesJson,
+        createdAt: e.createdAt,
+      })),
+    };
+  }
+}

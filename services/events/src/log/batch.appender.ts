@@ -1,0 +1,102 @@
+/**
+ * Appends one batch of stream messages to the log: parse, append in one transaction,
+ * publish the new rows live, ack. Messages that can never be logged are terminated so they
+ * do not block the stream; a failure of the connection or of the writer's claim to the log
+ * is rethrown (after nak-ing the batch) so the writer steps down and starts over.
+ */
+import type { JsMsg } from '@nats-io/jetstream';
+import type { Logger, NatsConnection, NatsNames } from '@reelbase/lib-platform';
+import { toLogEvent } from '../domain/append.plan.js';
+import { parseEventPayload, type IncomingEvent } from '../domain/event-payload.js';
+import { StaleWriterError, type WriterSession } from '../store/writer.session.js';
+import type { WriterMetrics } from './writer.metrics.js';
+
+interface Parsed {
+  msg: JsMsg;
+  event: IncomingEvent;
+}
+
+/** True for a failure that says nothing about the batch's content: step down and retry. */
+export function isWriterFailure(err: unknown, session: Pick<WriterSession, 'lost'>): boolean {
+  if (session.lost || err instanceof StaleWriterError) return true;
+  const code = (err as { code?: unknown })?.code;
+  // No SQLSTATE: the client failed (closed, terminated, timed out), not the statement.
+  if (typeof code !== 'string' || !/^[0-9A-Z]{5}$/.test(code)) return true;
+  // 23505 can only be the primary key here (event_id conflicts are skipped): ids went stale.
+  // Classes 08 (connection), 57 (operator intervention), 53 (resources) are the server's trouble.
+  return code === '23505' || /^(08|57|53|58)/.test(code);
+}
+
+/** True for a failure caused by the row itself (bad value, violated check). */
+export function isRowRejected(err: unknown): boolean {
+  const code = (err as { code?: unknown })?.code;
+  return typeof code === 'string' && (code.startsWith('22') || code === '23514' || code === '23502');
+}
+
+export class BatchAppender {
+  constructor(
+    private readonly nc: NatsConnection,
+    private readonly names: NatsNames,
+    private readonly logger: Logger,
+    private readonly metrics: WriterMetrics,
+  ) {}
+
+  /** Appends `msgs` after id `last`; resolves with the new last id. */
+  async append(session: WriterSession, last: number, msgs: readonly JsMsg[]): Promise<number> {
+    const parsed: Parsed[] = [];
+    for (const msg of msgs) {
+      const r = parseEventPayload(msg.data);
+      if (r.ok) {
+        parsed.push({ msg, event: r.event });
+        continue;
+      }
+      this.logger.warn({ subject: msg.subject, stream_seq: msg.seq, reason: r.reason }, 'skipping malformed event message');
+      this.metrics.skipped.inc({ reason: 'malformed' });
+      // No reason text: nats-server 2.9 does not understand `+TERM <reason>` and would redeliver.
+      msg.term();
+    }
+    return parsed.length ? this.appendParsed(session, last, parsed) : last;
+  }
+
+  private async appendParsed(session: WriterSession, last: number, batch: Parsed[]): Promise<number> {
+    const stopTimer = this.metrics.batchDuration.startTimer();
+    let result;
+    try {
+      result = await session.append(
+        last,
+        batch.map((p) => p.event),
+      );
+    } catch (err) {
+      if (isWriterFailure(err, session)) {
+        for (const p of batch) p.msg.nak();
+        throw err;
+      }
+      if (batch.length > 1) {
+        // Something in the batch is unloggable: find it with one transaction per message.
+        this.logger.warn({ err, size: batch.length }, 'batch append failed; retrying message by message');
+        let at = last;
+        for (const p of batch) at = await this.appendParsed(session, at, [p]);
+        return at;
+      }
+      const p = batch[0]!;
+      if (isRowRejected(err)) {
+        this.logger.error({ err, event_id: p.event.event_id, stream_seq: p.msg.seq }, 'event rejected by the log; skipping it');
+        this.metrics.skipped.inc({ reason: 'rejected' });
+        p.msg.term();
+      } else {
+        this.logger.warn({ err, event_id: p.event.event_id }, 'event append failed; will be redelivered');
+        p.msg.nak(1000);
+      }
+      return last;
+    }
+    stopTimer();
+    // Publish in id order before acking: subscribers see rows as soon as they are durable.
+    result.rows.forEach((row, i) => {
+      this.nc.publish(this.names.liveEvents, JSON.stringify(toLogEvent(row, result.createdAt[i]!)));
+    });
+    for (const p of batch) p.msg.ack();
+    this.metrics.appended.inc(result.rows.length);
+    if (result.duplicates) this.metrics.duplicates.inc(result.duplicates);
+    return result.last;
+  }
+}

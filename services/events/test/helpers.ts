@@ -1,0 +1,121 @@
+/**
+ * Shared pieces of the events integration tests: event payloads, publishing to the EVENTS
+ * stream, a ListEvents client and polling helpers.
+ */
+import { randomUUID } from 'node:crypto';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { jetstream, type JetStreamClient } from '@nats-io/jetstream';
+import { MikroORM } from '@mikro-orm/postgresql';
+import { eventsv1 } from '@reelbase/proto';
+import { createGrpcClient, natsNames, newId, systemContext, type NatsNames } from '@reelbase/lib-platform';
+
+export const NATS_URL = process.env.TEST_NATS_URL ?? 'nats://127.0.0.1:4222';
+
+export interface EventPayload {
+  event_id: string;
+  entity_type: string;
+  entity_id: string;
+  project_id: string | null;
+  action: 'create' | 'update' | 'delete';
+  actor: string | null;
+  changes: Record<string, unknown>;
+  occurred_at: string;
+}
+
+/** A payload as the records relay publishes it. */
+export function makeEvent(over: Partial<EventPayload> = {}): EventPayload {
+  return {
+    event_id: newId(),
+    entity_type: 'Shot',
+    entity_id: randomUUID(),
+    project_id: null,
+    action: 'create',
+    actor: randomUUID(),
+    changes: { code: `sh${Math.floor(Math.random() * 1000)}` },
+    occurred_at: new Date().toISOString(),
+    ...over,
+  };
+}
+
+export interface Publisher {
+  nc: NatsConnection;
+  js: JetStreamClient;
+  names: NatsNames;
+  /** Publishes `e` on its subject; `msgID` defaults to the event_id, as the relay does. */
+  publish(e: EventPayload, msgID?: string): Promise<void>;
+  /** Publishes raw bytes on an events subject. */
+  publishRaw(data: string, msgID?: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function publisher(prefix: string): Promise<Publisher> {
+  const nc = await connect({ servers: NATS_URL, timeout: 3000 });
+  const js = jetstream(nc);
+  const names = natsNames(prefix);
+  return {
+    nc,
+    js,
+    names,
+    async publish(e, msgID = e.event_id) {
+      await js.publish(names.eventSubject(e.entity_type, e.action), JSON.stringify(e), { msgID });
+    },
+    async publishRaw(data, msgID = randomUUID()) {
+      await js.publish(names.eventSubject('Shot', 'update'), data, { msgID });
+    },
+    close: () => nc.close(),
+  };
+}
+
+export type EventsClient = ReturnType<typeof eventsClient>;
+
+/** A ListEvents client for `port`. */
+export function eventsClient(port: number) {
+  const c = createGrpcClient(eventsv1.EventsServiceClient, eventsv1.EventsServiceService, {
+    name: 'events',
+    address: `127.0.0.1:${port}`,
+  });
+  return {
+    list: (req: Partial<eventsv1.ListEventsRequest> & { limit: number }) => c.call.listEvents(req, systemContext()),
+    close: () => c.close(),
+  };
+}
+
+/** Every event in the log, oldest first, paging with `after`. */
+export async function readAll(client: EventsClient): Promise<eventsv1.Event[]> {
+  const all: eventsv1.Event[] = [];
+  for (;;) {
+    const page = await client.list({ limit: 1000, after: all.at(-1)?.id ?? 0 });
+    all.push(...page.items);
+    if (page.items.length < 1000) return all;
+  }
+}
+
+/** Polls `fn` until it returns a truthy value or `timeoutMs` passes. */
+export async function waitFor<T>(fn: () => Promise<T> | T, timeoutMs = 10_000, what = 'condition'): Promise<NonNullable<T>> {
+  const deadline = Date.now() + timeoutMs;
+  let lastErr: unknown;
+  for (;;) {
+    try {
+      const v = await fn();
+      if (v) return v as NonNullable<T>;
+    } catch (err) {
+      lastErr = err;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${lastErr ? `: ${String(lastErr)}` : ''}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** Waits until the log's last_id reaches `n`. */
+export function waitForLastId(client: EventsClient, n: number, timeoutMs = 10_000): Promise<unknown> {
+  return waitFor(async () => (await client.list({ limit: 1 })).lastId >= n, timeoutMs, `last_id ${n}`);
+}
+
+/** A plain SQL connection to the test database (for checks the API does not expose). */
+export async function sqlClient(url: string) {
+  const orm = await MikroORM.init({ clientUrl: url, entities: [], discovery: { warnWhenNoEntities: false }, allowGlobalContext: true, debug: false });
+  return {
+    query: <R>(sql: string, params: unknown[] = []) => orm.em.getConnection().execute<R[]>(sql, params),
+    close: () => orm.close(),
+  };
+}

@@ -1,0 +1,63 @@
+/**
+ * The express application: request context, every route module, 405/404 and the one error
+ * mapping. Pure wiring of what it is given, so tests build it with fake peers.
+ */
+import type { Logger, Metrics, Readiness } from '@reelbase/lib-platform';
+import express, { type Express } from 'express';
+import type { Peers } from './clients/peers.js';
+import type { AuthCache } from './domain/auth.cache.js';
+import type { RateLimiter } from './domain/rate.limiter.js';
+import { errorMiddleware, notFoundHandler } from './http/error.mapper.js';
+import { buildOpenApi } from './http/openapi.builder.js';
+import { requestContext } from './http/request.context.js';
+import type { AnyRoute } from './http/route.js';
+import { mountRoutes } from './http/router.builder.js';
+import { allRoutes } from './routes/index.js';
+
+export const API_VERSION = '0.0.1';
+
+export interface AppDeps {
+  logger: Logger;
+  metrics: Metrics;
+  peers: Peers;
+  auth: AuthCache;
+  limiter: RateLimiter;
+  readiness: Readiness;
+  bodyLimitBytes: number;
+  draining?: () => boolean;
+}
+
+export interface GatewayApp {
+  app: Express;
+  routes: AnyRoute[];
+  /** The OpenAPI document. */
+  openapi: Record<string, unknown>;
+}
+
+/** Builds the application and its OpenAPI document from the same route list. */
+export function createApp(deps: AppDeps): GatewayApp {
+  let openapiText = '';
+  const routes = allRoutes({
+    peers: deps.peers,
+    readiness: deps.readiness,
+    metrics: deps.metrics,
+    openapi: () => openapiText,
+    draining: deps.draining ?? (() => false),
+  });
+  const openapi = buildOpenApi(routes, {
+    title: 'reelbase',
+    version: API_VERSION,
+    description: 'Production tracking for film, VFX and animation studios: records, events, authentication.',
+  });
+  openapiText = JSON.stringify(openapi);
+
+  const app = express();
+  app.disable('x-powered-by');
+  // Record responses carry their own ETag (updated_at); hashing every body would cost for nothing.
+  app.set('etag', false);
+  app.use(requestContext(deps.logger, deps.metrics));
+  mountRoutes(app, routes, { auth: deps.auth, limiter: deps.limiter, bodyLimitBytes: deps.bodyLimitBytes });
+  app.use(notFoundHandler);
+  app.use(errorMiddleware(deps.logger));
+  return { app, routes, openapi };
+}

@@ -1,0 +1,73 @@
+/**
+ * The gateway's gRPC peers (auth, records, events), each wrapped once by lib-platform's
+ * createGrpcClient, plus their grpc.health.v1 checks for /readyz.
+ */
+import { credentials, Metadata } from '@grpc/grpc-js';
+import { createGrpcClient, type Metrics, type PromiseClient } from '@reelbase/lib-platform';
+import { authv1, eventsv1, healthv1, recordsv1 } from '@reelbase/proto';
+
+/** What routes call. Tests pass fakes of the same shape. */
+export interface Peers {
+  auth: PromiseClient<authv1.AuthServiceClient>;
+  records: PromiseClient<recordsv1.RecordsServiceClient>;
+  events: PromiseClient<eventsv1.EventsServiceClient>;
+}
+
+export interface PeerAddresses {
+  auth: string;
+  records: string;
+  events: string;
+}
+
+export interface PeerConnections {
+  peers: Peers;
+  /** grpc.health.v1 Check of each peer; rejects unless SERVING. */
+  health: Record<keyof PeerAddresses, () => Promise<void>>;
+  close(): void;
+}
+
+/** A health check against `address` with a short deadline. */
+function healthCheck(client: healthv1.HealthClient, name: string, deadlineMs: number): () => Promise<void> {
+  return () =>
+    new Promise((resolve, reject) => {
+      client.check({ service: '' }, new Metadata(), { deadline: new Date(Date.now() + deadlineMs) }, (err, res) => {
+        if (err) return reject(new Error(`${name}: ${err.details || err.message}`));
+        if (res.status !== healthv1.HealthCheckResponse_ServingStatus.SERVING) return reject(new Error(`${name} is not serving`));
+        resolve();
+      });
+    });
+}
+
+/** Creates clients for every peer. Nothing connects until the first call. */
+export function connectPeers(addrs: PeerAddresses, deadlineMs: number, metrics: Metrics, healthDeadlineMs = 1000): PeerConnections {
+  const auth = createGrpcClient(authv1.AuthServiceClient, authv1.AuthServiceService, { name: 'auth', address: addrs.auth, deadlineMs, metrics });
+  const records = createGrpcClient(recordsv1.RecordsServiceClient, recordsv1.RecordsServiceService, {
+    name: 'records',
+    address: addrs.records,
+    deadlineMs,
+    metrics,
+  });
+  const events = createGrpcClient(eventsv1.EventsServiceClient, eventsv1.EventsServiceService, {
+    name: 'events',
+    address: addrs.events,
+    deadlineMs,
+    metrics,
+  });
+  const healthClients = {
+    auth: new healthv1.HealthClient(addrs.auth, credentials.createInsecure()),
+    records: new healthv1.HealthClient(addrs.records, credentials.createInsecure()),
+    events: new healthv1.HealthClient(addrs.events, credentials.createInsecure()),
+  };
+  return {
+    peers: { auth: auth.call, records: records.call, events: events.call },
+    health: {
+      auth: healthCheck(healthClients.auth, 'auth', healthDeadlineMs),
+      records: healthCheck(healthClients.records, 'records', healthDeadlineMs),
+      events: healthCheck(healthClients.events, 'events', healthDeadlineMs),
+    },
+    close() {
+      for (const c of [auth, records, events]) c.close();
+      for (const c of Object.values(healthClients)) c.close();
+    },
+  };
+}

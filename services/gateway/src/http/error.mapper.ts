@@ -1,0 +1,94 @@
+/**
+ * The one mapping from failures to HTTP: AppError kinds, body-parser errors and anything
+ * unexpected. Client mistakes never become a 500; internal errors are logged with the
+ * request id and answered without details.
+ */
+import { isAppError, type ErrorKind, type Logger } from '@reelbase/lib-platform';
+import type { ErrorRequestHandler, RequestHandler } from 'express';
+import { localsOf } from './locals.js';
+
+/** What the error middleware sends. */
+export interface HttpError {
+  status: number;
+  body: unknown;
+  headers?: Record<string, string>;
+}
+
+const KIND_STATUS: Record<ErrorKind, number> = {
+  invalid: 422,
+  bad_request: 400,
+  not_found: 404,
+  conflict: 409,
+  unauthenticated: 401,
+  forbidden: 403,
+  unavailable: 503,
+  rate_limited: 429,
+  too_large: 413,
+  internal: 500,
+};
+
+const CLIENT_STATUS_CODES: Record<number, string> = {
+  400: 'bad_request',
+  404: 'not_found',
+  405: 'method_not_allowed',
+  413: 'payload_too_large',
+  415: 'unsupported_media_type',
+};
+
+/** The HTTP status for an error kind. */
+export function statusOfKind(kind: ErrorKind): number {
+  return KIND_STATUS[kind];
+}
+
+/** Maps anything thrown by a route to the response the client gets. */
+export function toHttpError(err: unknown): HttpError {
+  if (isAppError(err)) {
+    const status = KIND_STATUS[err.kind] ?? 500;
+    if (err.kind === 'invalid') {
+      const detail = err.problems.length > 0 ? err.problems : [{ loc: ['body'], msg: err.message, type: 'value_error' }];
+      return { status, body: { detail } };
+    }
+    if (err.kind === 'internal') return { status, body: { detail: 'internal error', code: 'internal' } };
+    const body = { ...err.extra, detail: err.message, code: err.code };
+    if (err.kind === 'unauthenticated') return { status, body, headers: { 'www-authenticate': 'Bearer' } };
+    if (err.kind === 'rate_limited') {
+      return { status, body, headers: { 'retry-after': String(Math.max(1, Math.ceil(err.retryAfter ?? 1))) } };
+    }
+    return { status, body };
+  }
+  const e = err as { type?: string; status?: number; statusCode?: number; message?: string } | undefined;
+  if (e?.type === 'entity.parse.failed') {
+    return {
+      status: 422,
+      body: { detail: [{ loc: ['body'], msg: `JSON decode error: ${e.message ?? 'invalid JSON'}`, type: 'json_invalid' }] },
+    };
+  }
+  if (e?.type === 'entity.too.large') {
+    return { status: 413, body: { detail: 'request body is too large', code: 'payload_too_large' } };
+  }
+  const status = e?.status ?? e?.statusCode;
+  if (typeof status === 'number' && status >= 400 && status < 500) {
+    return { status, body: { detail: e?.message ?? 'bad request', code: CLIENT_STATUS_CODES[status] ?? 'bad_request' } };
+  }
+  return { status: 500, body: { detail: 'internal error', code: 'internal' } };
+}
+
+/** Express error middleware: maps, logs server-side failures, and answers once. */
+export function errorMiddleware(logger: Logger): ErrorRequestHandler {
+  return (err, req, res, next) => {
+    if (res.headersSent) return next(err);
+    const mapped = toHttpError(err);
+    if (mapped.status >= 500) {
+      const requestId = localsOf(res).requestId;
+      const level = mapped.status === 500 ? 'error' : 'warn';
+      logger[level]({ err, request_id: requestId, method: req.method, route: localsOf(res).routeLabel }, 'request failed');
+    }
+    if (mapped.headers) res.set(mapped.headers);
+    res.status(mapped.status).json(mapped.body);
+  };
+}
+
+/** 404 for any path no route matches. */
+export const notFoundHandler: RequestHandler = (req, res) => {
+  res.status(404).json({ detail: `no route for ${req.method} ${req.path}`, code: 'not_found' });
+};

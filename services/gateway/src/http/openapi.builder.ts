@@ -1,0 +1,124 @@
+/**
+ * The OpenAPI 3.1 document, generated from the route definitions and the very zod schemas
+ * that validate requests (`z.toJSONSchema`): nothing is maintained twice.
+ */
+import { z } from 'zod';
+import { ErrorBody, ValidationErrorBody } from '../schemas/common.schema.js';
+import type { AnyRoute, RouteResponse } from './route.js';
+
+type Json = Record<string, unknown>;
+
+const REF = (id: string) => `#/components/schemas/${id}`;
+
+const ERROR_TEXT: Record<number, string> = {
+  400: 'Malformed request.',
+  401: 'Missing or invalid bearer token (`WWW-Authenticate: Bearer`).',
+  403: 'The caller’s role may not do this.',
+  404: 'Not found (or retired).',
+  405: 'Method not allowed.',
+  409: 'Conflict: `stale_write` (If-Match no longer matches), `duplicate_code`, `code_in_use` (with `usage`), ...',
+  413: 'Body larger than the limit (`payload_too_large`).',
+  422: 'Request validation failed; every problem at once.',
+  429: 'Rate limit exceeded; see `Retry-After`.',
+  503: 'A dependency is down (`unavailable`).',
+};
+
+/** Strips the per-schema JSON Schema keywords OpenAPI components do not want. */
+function clean(schema: Json): Json {
+  const { $schema: _s, $id: _i, ...rest } = schema;
+  return rest;
+}
+
+function idOf(schema: z.ZodType): string | undefined {
+  return z.globalRegistry.get(schema)?.id as string | undefined;
+}
+
+export interface OpenApiInfo {
+  title: string;
+  version: string;
+  description?: string;
+}
+
+/** Builds the document for `routes`. */
+export function buildOpenApi(routes: readonly AnyRoute[], info: OpenApiInfo): Json {
+  const requestIds = new Set<string>();
+  for (const r of routes) if (r.body) requestIds.add(idOf(r.body) ?? '');
+  const opts = { uri: REF, unrepresentable: 'any' as const };
+  const inputs = z.toJSONSchema(z.globalRegistry, { ...opts, io: 'input' }).schemas;
+  const outputs = z.toJSONSchema(z.globalRegistry, { ...opts, io: 'output' }).schemas;
+  const schemas: Record<string, Json> = {};
+  for (const [id, s] of Object.entries(outputs)) schemas[id] = clean((requestIds.has(id) ? inputs[id] : s) as Json);
+
+  const ref = (schema: z.ZodType, io: 'input' | 'output'): Json => {
+    const id = idOf(schema);
+    return id ? { $ref: REF(id) } : clean(z.toJSONSchema(schema, { ...opts, io }) as Json);
+  };
+
+  const parameters = (schema: z.ZodType | undefined, where: 'path' | 'query'): Json[] => {
+    if (!schema) return [];
+    const js = z.toJSONSchema(schema, { ...opts, io: 'input' }) as { properties?: Record<string, Json>; required?: string[] };
+    return Object.entries(js.properties ?? {}).map(([name, s]) => {
+      const { description, ...rest } = s;
+      return { name, in: where, required: where === 'path' || (js.required ?? []).includes(name), description, schema: rest };
+    });
+  };
+
+  const response = (r: RouteResponse): Json => {
+    const out: Json = { description: r.description };
+    if (r.headers) out.headers = Object.fromEntries(Object.entries(r.headers).map(([k, h]) => [k, { description: h.description, schema: h.schema ?? { type: 'string' } }]));
+    if (r.schema) out.content = { [r.contentType ?? 'application/json']: { schema: ref(r.schema, 'output') } };
+    else if (r.contentType) out.content = { [r.contentType]: { schema: { type: 'string' } } };
+    return out;
+  };
+
+  const errorResponse = (status: number): Json => {
+    const schema = status === 422 ? ValidationErrorBody : ErrorBody;
+    const out: Json = { description: ERROR_TEXT[status] ?? 'Error.', content: { 'application/json': { schema: ref(schema, 'output') } } };
+    if (status === 429) out.headers = { 'Retry-After': { description: 'Seconds to wait.', schema: { type: 'integer' } } };
+    if (status === 401) out.headers = { 'WWW-Authenticate': { description: 'Bearer', schema: { type: 'string' } } };
+    return out;
+  };
+
+  const paths: Record<string, Json> = {};
+  for (const r of routes) {
+    const statuses = new Set<number>(r.errors ?? []);
+    if (r.auth !== 'public') statuses.add(401);
+    if (r.auth !== 'public' && (r.rateLimited ?? true)) statuses.add(429);
+    if (r.authorize) statuses.add(403);
+    if (r.params || r.query || r.body) statuses.add(422);
+    if (r.body) statuses.add(413);
+    const responses: Json = {};
+    for (const [status, resp] of Object.entries(r.responses)) responses[status] = response(resp);
+    for (const s of [...statuses].sort()) if (!responses[s]) responses[s] = errorResponse(s);
+
+    const op: Json = {
+      operationId: r.operationId,
+      summary: r.summary,
+      tags: r.tags,
+      parameters: [
+        ...parameters(r.params, 'path'),
+        ...parameters(r.query ?? r.docQuery, 'query'),
+        { name: 'x-request-id', in: 'header', required: false, description: 'Echoed on the response; generated when absent.', schema: { type: 'string', maxLength: 128 } },
+      ],
+      responses,
+      security: r.auth === 'public' ? [] : r.auth === 'optional' ? [{}, { bearerAuth: [] }] : [{ bearerAuth: [] }],
+    };
+    if (r.description) op.description = r.description;
+    if (r.body) op.requestBody = { required: true, content: { 'application/json': { schema: ref(r.body, 'input') } } };
+    (paths[r.path] ??= {})[r.method] = op;
+  }
+
+  return {
+    openapi: '3.1.0',
+    info,
+    jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
+    servers: [{ url: '/' }],
+    paths,
+    components: {
+      schemas,
+      securitySchemes: {
+        bearerAuth: { type: 'http', scheme: 'bearer', description: 'A login token (JWT) or an API key (svc_…).' },
+      },
+    },
+  };
+}

@@ -1,0 +1,107 @@
+/**
+ * A route is one declarative object: method, OpenAPI path, who may call it, the zod schemas
+ * of its path, query and body, its documented responses and its handler. The same object
+ * mounts on express (router.builder.ts) and documents itself (openapi.builder.ts), so the
+ * OpenAPI document cannot drift from what is validated.
+ */
+import type { CallContext } from '@reelbase/lib-platform';
+import type { Request, Response } from 'express';
+import type { z } from 'zod';
+import type { AuthedPrincipal } from './locals.js';
+
+/** `public`: no token; `bearer`: token required; `optional`: a token, when sent, must be valid. */
+export type AuthMode = 'public' | 'bearer' | 'optional';
+
+export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
+
+/** One documented response of a route. */
+export interface RouteResponse {
+  description: string;
+  schema?: z.ZodType;
+  /** Defaults to application/json. */
+  contentType?: string;
+  headers?: Record<string, { description: string; schema?: Record<string, unknown> }>;
+}
+
+/** What a handler receives: validated input plus the call context for gRPC. */
+export interface RouteInput<P, Q, B> {
+  params: P;
+  query: Q;
+  body: B;
+  ctx: CallContext;
+  principal: AuthedPrincipal | undefined;
+  req: Request;
+  res: Response;
+}
+
+/** Raw (unvalidated) input given to `authorize`, which runs before validation. */
+export interface RawInput {
+  params: Record<string, string>;
+  body: unknown;
+}
+
+type Out<S> = S extends z.ZodType ? z.output<S> : undefined;
+
+export interface RouteDef<P extends z.ZodType | undefined = any, Q extends z.ZodType | undefined = any, B extends z.ZodType | undefined = any> {
+  method: HttpMethod;
+  /** OpenAPI form, e.g. `/entities/{entity_type}/{id}`; also the metrics and log label. */
+  path: string;
+  operationId: string;
+  summary: string;
+  description?: string;
+  tags: string[];
+  auth: AuthMode;
+  /** Per-token rate limiting; on by default for authenticated calls. */
+  rateLimited?: boolean;
+  params?: P;
+  query?: Q;
+  body?: B;
+  /** Query parameters documented but validated elsewhere (the WebSocket upgrade). */
+  docQuery?: z.ZodObject;
+  /** Role check: throws a `forbidden` AppError. Runs after authentication, before validation. */
+  authorize?: (principal: AuthedPrincipal, raw: RawInput) => void;
+  responses: Record<number, RouteResponse>;
+  /** Further documented error statuses (404, 409, 503, ...). */
+  errors?: number[];
+  handler: (input: RouteInput<Out<P>, Out<Q>, Out<B>>) => unknown;
+}
+
+export type AnyRoute = RouteDef<any, any, any>;
+
+/** Identity helper that infers the handler's input types from the schemas. */
+export function defineRoute<P extends z.ZodType | undefined = undefined, Q extends z.ZodType | undefined = undefined, B extends z.ZodType | undefined = undefined>(
+  def: RouteDef<P, Q, B>,
+): RouteDef<P, Q, B> {
+  return def;
+}
+
+/** A handler result with a status, headers or a pre-serialised JSON body. */
+export class Reply {
+  private constructor(
+    readonly status: number,
+    readonly body: unknown,
+    readonly raw: boolean,
+    readonly headers?: Record<string, string>,
+    readonly contentType?: string,
+  ) {}
+
+  /** A JSON body serialised by express. */
+  static json(body: unknown, status = 200, headers?: Record<string, string>): Reply {
+    return new Reply(status, body, false, headers);
+  }
+
+  /** A body that is already JSON text (saves a parse and re-serialise on hot paths). */
+  static rawJson(text: string, status = 200, headers?: Record<string, string>): Reply {
+    return new Reply(status, text, true, headers, 'application/json; charset=utf-8');
+  }
+
+  /** Any other content type. */
+  static text(text: string, contentType: string, status = 200): Reply {
+    return new Reply(status, text, true, undefined, contentType);
+  }
+}
+
+/** `/a/{b}/c` → `/a/:b/c` for express. */
+export function expressPath(path: string): string {
+  return path.replace(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g, ':$1');
+}

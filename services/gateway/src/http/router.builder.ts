@@ -1,0 +1,114 @@
+/**
+ * Mounts route definitions on express with the contract's order of checks:
+ * authentication (401) → rate limit (429) → role (403) → validation (422) → the handler,
+ * whose services decide existence (404) and conflicts (409). Paths that exist with another
+ * method answer 405.
+ */
+import { AppError, type Problem } from '@reelbase/lib-platform';
+import express, { type Express, type Request, type RequestHandler, type Response } from 'express';
+import type { AuthCache } from '../domain/auth.cache.js';
+import type { RateLimiter } from '../domain/rate.limiter.js';
+import { localsOf } from './locals.js';
+import { Reply, expressPath, type AnyRoute } from './route.js';
+import { collect } from './validation.js';
+
+export interface RouterDeps {
+  auth: AuthCache;
+  limiter: RateLimiter;
+  bodyLimitBytes: number;
+}
+
+const BEARER = /^Bearer[ \t]+([^\s]+)[ \t]*$/i;
+const EMPTY: Record<string, never> = Object.freeze({}) as Record<string, never>;
+
+/** Sends a handler's result. */
+function send(res: Response, out: unknown): void {
+  if (out instanceof Reply) {
+    if (out.headers) res.set(out.headers);
+    res.status(out.status);
+    if (out.raw) {
+      res.setHeader('content-type', out.contentType ?? 'application/json; charset=utf-8');
+      res.send(out.body as string);
+    } else {
+      res.json(out.body);
+    }
+    return;
+  }
+  res.json(out);
+}
+
+/** The bearer token of a request, or undefined when no Authorization header was sent. */
+function bearerToken(req: Request): string | undefined {
+  const header = req.headers.authorization;
+  if (header === undefined) return undefined;
+  const m = BEARER.exec(header);
+  if (!m) throw new AppError('unauthenticated', 'the Authorization header must be "Bearer <token>"');
+  return m[1];
+}
+
+/** Builds the one express handler that runs a route's pipeline. */
+function pipeline(route: AnyRoute, deps: RouterDeps): RequestHandler {
+  const rateLimited = route.rateLimited ?? true;
+  return async (req, res) => {
+    const locals = localsOf(res);
+    locals.routeLabel = route.path;
+    if (route.auth !== 'public') {
+      const token = bearerToken(req);
+      if (token === undefined) {
+        if (route.auth === 'bearer') throw new AppError('unauthenticated', 'a bearer token is required');
+      } else {
+        const entry = await deps.auth.authenticate(token, locals.ctx);
+        locals.principal = entry.principal;
+        locals.tokenHash = entry.hash;
+        locals.ctx.principal = entry.principal;
+        if (rateLimited) {
+          const wait = deps.limiter.take(entry.hash);
+          if (wait > 0) throw new AppError('rate_limited', 'too many requests for this token', { retryAfter: Math.ceil(wait) });
+        }
+      }
+    }
+    if (route.authorize && locals.principal) {
+      route.authorize(locals.principal, { params: req.params as Record<string, string>, body: locals.bodyError ? undefined : req.body });
+    }
+    if (locals.bodyError) throw locals.bodyError;
+
+    const problems: Problem[] = [];
+    const params = route.params ? collect(route.params, req.params, 'path', problems) : EMPTY;
+    const query = route.query ? collect(route.query, req.query, 'query', problems) : EMPTY;
+    const body = route.body ? collect(route.body, req.body ?? {}, 'body', problems) : undefined;
+    if (problems.length > 0) throw AppError.invalid(problems);
+
+    const out = await route.handler({ params, query, body, ctx: locals.ctx, principal: locals.principal, req, res });
+    if (!res.headersSent) send(res, out);
+  };
+}
+
+/** Mounts `routes` on `app`, then a 405 for known paths with an unknown method. */
+export function mountRoutes(app: Express, routes: readonly AnyRoute[], deps: RouterDeps): void {
+  const json = express.json({ limit: deps.bodyLimitBytes, type: () => true, strict: true });
+  // Held back so that a bad token (401) or a forbidden role (403) wins over a malformed body.
+  const deferredJson: RequestHandler = (req, res, next) => {
+    json(req, res, (err?: unknown) => {
+      if (err) localsOf(res).bodyError = err;
+      next();
+    });
+  };
+  const methodsByPath = new Map<string, Set<string>>();
+  for (const route of routes) {
+    const path = expressPath(route.path);
+    const handlers: RequestHandler[] = route.body ? [deferredJson, pipeline(route, deps)] : [pipeline(route, deps)];
+    app[route.method](path, ...handlers);
+    let methods = methodsByPath.get(path);
+    if (!methods) methodsByPath.set(path, (methods = new Set()));
+    methods.add(route.method.toUpperCase());
+    if (route.method === 'get') methods.add('HEAD');
+  }
+  for (const [path, methods] of methodsByPath) {
+    const allow = [...methods].join(', ');
+    const template = routes.find((r) => expressPath(r.path) === path)?.path ?? path;
+    app.all(path, (req, res) => {
+      localsOf(res).routeLabel = template;
+      res.status(405).set('allow', allow).json({ detail: `${req.method} is not allowed here; use ${allow}`, code: 'method_not_allowed' });
+    });
+  }
+}

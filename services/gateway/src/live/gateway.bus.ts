@@ -1,0 +1,30 @@
+/**
+ * The gateway's in-process bus (interface 6.5): live log rows and auth revocations arrive
+ * here from NATS (or a fake in tests); the auth cache and the WebSocket hub subscribe.
+ */
+import { InProcessBus, type Logger } from '@reelbase/lib-platform';
+import type { EventJson } from '../mappers/event.mapper.js';
+
+/** One live row, with its JSON text serialised once for every socket. */
+export interface LiveItem {
+  row: EventJson;
+  text: string;
+}
+
+/** A revoked API key and/or a user whose tokens must be re-checked. */
+export interface Revocation {
+  api_key_id?: string | null;
+  user_id?: string | null;
+}
+
+export type GatewayTopics = {
+  event: LiveItem;
+  revocation: Revocation;
+};
+
+export type GatewayBus = InProcessBus<GatewayTopics>;
+
+/** A bus whose failing subscribers are logged, never propagated. */
+export function createGatewayBus(logger: Logger): GatewayBus {
+  return new InProcessBus<GatewayTopics>((err, topic) => logger.error({ err, topic }, 'bus subscriber failed'));
+}

@@ -1,0 +1,118 @@
+/**
+ * Login, registration, API keys and /me (contract 3). Auth decides who may register whom;
+ * the gateway only passes the caller along.
+ */
+import { AppError } from '@reelbase/lib-platform';
+import type { AnyRoute } from '../http/route.js';
+import { Reply, defineRoute } from '../http/route.js';
+import { etagOf, recordFromJsonText, recordJson } from '../mappers/record.mapper.js';
+import { ApiKeyCreate, ApiKeyIssued, ApiKeyList, ApiKeyPath, ApiKeyRevoked, LoginBody, LoginOut, RegisterBody, RegisterOut } from '../schemas/auth.schema.js';
+import { MeOut, etagHeader } from '../schemas/record.schema.js';
+import type { RouteDeps } from './route.deps.js';
+
+export function authRoutes({ peers }: RouteDeps): AnyRoute[] {
+  return [
+    defineRoute({
+      method: 'post',
+      path: '/auth/login',
+      operationId: 'login',
+      summary: 'Exchange email and password for a login token.',
+      description: 'Wrong email or password: 401 (same answer for both). 10 failed attempts per email per minute: 429.',
+      tags: ['auth'],
+      auth: 'public',
+      body: LoginBody,
+      responses: { 200: { description: 'A signed login token.', schema: LoginOut } },
+      errors: [401, 429, 503],
+      handler: async ({ body, ctx }) => {
+        const res = await peers.auth.login({ email: body.email, password: body.password }, ctx);
+        return { access_token: res.accessToken, token_type: 'bearer', expires_in: res.expiresIn };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/auth/register',
+      operationId: 'register',
+      summary: 'Create a user: the first one (as Admin) publicly, later ones with an Admin token.',
+      description:
+        'While no user exists this creates the first user as Admin and returns a login token. Afterwards it needs an ' +
+        'Admin bearer token (403 otherwise) and accepts `role`; `access_token` and `expires_in` are then null. A bearer ' +
+        'token, when sent, must be valid (401).',
+      tags: ['auth'],
+      auth: 'optional',
+      body: RegisterBody,
+      responses: { 200: { description: 'The created User record.', schema: RegisterOut } },
+      errors: [403, 409, 503],
+      handler: async ({ body, ctx }) => {
+        const res = await peers.auth.register({ email: body.email, password: body.password, name: body.name, role: body.role }, ctx);
+        return {
+          user: recordFromJsonText(res.userJson),
+          access_token: res.accessToken ?? null,
+          token_type: 'bearer',
+          expires_in: res.expiresIn ?? null,
+        };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/auth/api-keys',
+      operationId: 'createApiKey',
+      summary: 'Issue an API key for the caller (shown once).',
+      tags: ['auth'],
+      auth: 'bearer',
+      body: ApiKeyCreate,
+      responses: { 200: { description: 'The new key; `token` is never shown again.', schema: ApiKeyIssued } },
+      errors: [503],
+      handler: async ({ body, ctx }) => {
+        const res = await peers.auth.issueApiKey({ name: body.name }, ctx);
+        return { id: res.key?.id, name: res.key?.name ?? body.name, token: res.token, created_at: res.key?.createdAt };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/auth/api-keys',
+      operationId: 'listApiKeys',
+      summary: "The caller's API keys (never the keys themselves).",
+      tags: ['auth'],
+      auth: 'bearer',
+      responses: { 200: { description: 'Keys, oldest first.', schema: ApiKeyList } },
+      errors: [503],
+      handler: async ({ ctx }) => {
+        const res = await peers.auth.listApiKeys({}, ctx);
+        return {
+          items: res.items.map((k) => ({ id: k.id, name: k.name, prefix: k.prefix, created_at: k.createdAt, last_used_at: k.lastUsedAt ?? null })),
+        };
+      },
+    }),
+    defineRoute({
+      method: 'delete',
+      path: '/auth/api-keys/{id}',
+      operationId: 'revokeApiKey',
+      summary: 'Revoke an API key; every gateway stops accepting it within seconds.',
+      tags: ['auth'],
+      auth: 'bearer',
+      params: ApiKeyPath,
+      responses: { 200: { description: 'Revoked.', schema: ApiKeyRevoked } },
+      errors: [403, 404, 503],
+      handler: async ({ params, ctx }) => {
+        await peers.auth.revokeApiKey({ id: params.id }, ctx);
+        return { id: params.id, revoked: true };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/me',
+      operationId: 'me',
+      summary: "The caller's User record plus role and how the caller authenticated.",
+      tags: ['auth'],
+      auth: 'bearer',
+      responses: { 200: { description: 'The caller.', schema: MeOut, headers: etagHeader } },
+      errors: [404, 503],
+      handler: async ({ principal, ctx }) => {
+        const res = await peers.records.getRecord({ entityType: 'User', id: principal!.userId }, ctx);
+        const record = res.record;
+        if (!record) throw new AppError('internal', 'records answered without a record');
+        return Reply.rawJson(recordJson(record, { role: principal!.role, auth: principal!.authKind }), 200, { etag: etagOf(record) });
+      },
+    }),
+  ];
+}

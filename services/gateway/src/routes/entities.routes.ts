@@ -1,0 +1,142 @@
+/**
+ * Generic record routes (contract 1): create, read, patch, retire and revive. One gRPC call
+ * each; the record's data travels as JSON text and is never re-parsed on the way out.
+ */
+import { AppError } from '@reelbase/lib-platform';
+import type { recordsv1 } from '@reelbase/proto';
+import { assertMayWrite } from '../domain/write.policy.js';
+import type { AnyRoute } from '../http/route.js';
+import { Reply, defineRoute } from '../http/route.js';
+import { etagOf, recordJson } from '../mappers/record.mapper.js';
+import { EntityTypePath, RecordCreate, RecordOut, RecordPatch, RecordPath, RecordRetired, etagHeader } from '../schemas/record.schema.js';
+import type { RouteDeps } from './route.deps.js';
+
+/** The single-record answer: the record as JSON text with its ETag. */
+function recordReply(record: recordsv1.Record | undefined): Reply {
+  if (!record) throw new AppError('internal', 'records answered without a record');
+  return Reply.rawJson(recordJson(record), 200, { etag: etagOf(record) });
+}
+
+/** `If-Match: "<updated_at>"` → the bare value records compares; `*` or absent → no condition. */
+export function ifMatchOf(header: string | undefined): string | undefined {
+  if (header === undefined) return undefined;
+  let v = header.trim();
+  if (v === '' || v === '*') return undefined;
+  if (v.startsWith('W/')) v = v.slice(2);
+  if (v.length >= 2 && v.startsWith('"') && v.endsWith('"')) v = v.slice(1, -1);
+  return v;
+}
+
+/** Absent → unchanged; null → cleared; a value → set. */
+const nullable = (v: string | null | undefined): recordsv1.NullableString | undefined =>
+  v === undefined ? undefined : v === null ? {} : { value: v };
+
+const etagResponse = (description: string) => ({ description, schema: RecordOut, headers: etagHeader });
+
+export function entityRoutes({ peers }: RouteDeps): AnyRoute[] {
+  const records = peers.records;
+  return [
+    defineRoute({
+      method: 'post',
+      path: '/entities/{entity_type}',
+      operationId: 'createRecord',
+      summary: 'Create a record of a type.',
+      description:
+        'Project and User records: Admin only. Version, Product, Representation, Note and TimeLog: any role (a TimeLog ' +
+        'for another user needs Admin, Supervisor or Coordinator). Every other type: any role but Viewer.',
+      tags: ['entities'],
+      auth: 'bearer',
+      params: EntityTypePath,
+      body: RecordCreate,
+      authorize: (p, raw) => assertMayWrite(p, raw.params.entity_type ?? '', 'create', raw.body),
+      responses: { 200: etagResponse('The created record.') },
+      errors: [404, 409, 503],
+      handler: async ({ params, body, ctx }) => {
+        const res = await records.createRecord(
+          {
+            entityType: params.entity_type,
+            projectId: body.project_id ?? undefined,
+            status: body.status ?? undefined,
+            active: body.active,
+            thumbnailId: body.thumbnail_id ?? undefined,
+            dataJson: JSON.stringify(body.data),
+          },
+          ctx,
+        );
+        return recordReply(res.record);
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/entities/{entity_type}/{id}',
+      operationId: 'getRecord',
+      summary: 'Read one record (retired records: 404).',
+      tags: ['entities'],
+      auth: 'bearer',
+      params: RecordPath,
+      responses: { 200: etagResponse('The record.') },
+      errors: [404, 503],
+      handler: async ({ params, ctx }) => recordReply((await records.getRecord({ entityType: params.entity_type, id: params.id }, ctx)).record),
+    }),
+    defineRoute({
+      method: 'patch',
+      path: '/entities/{entity_type}/{id}',
+      operationId: 'updateRecord',
+      summary: 'Update a record; `data` is merged key by key (null removes a key).',
+      description: 'With `If-Match: "<updated_at>"` the write applies only if the record is unchanged, else 409 `stale_write`. Changing `data.role` is Admin only.',
+      tags: ['entities'],
+      auth: 'bearer',
+      params: RecordPath,
+      body: RecordPatch,
+      authorize: (p, raw) => assertMayWrite(p, raw.params.entity_type ?? '', 'update', raw.body),
+      responses: { 200: etagResponse('The updated record.') },
+      errors: [404, 409, 503],
+      handler: async ({ params, body, ctx, req }) => {
+        const res = await records.updateRecord(
+          {
+            entityType: params.entity_type,
+            id: params.id,
+            projectId: nullable(body.project_id),
+            status: nullable(body.status),
+            active: body.active,
+            thumbnailId: nullable(body.thumbnail_id),
+            dataJson: body.data === undefined ? undefined : JSON.stringify(body.data),
+            ifMatch: ifMatchOf(req.headers['if-match']),
+          },
+          ctx,
+        );
+        return recordReply(res.record);
+      },
+    }),
+    defineRoute({
+      method: 'delete',
+      path: '/entities/{entity_type}/{id}',
+      operationId: 'retireRecord',
+      summary: 'Retire a record (soft delete; revive restores it).',
+      description: 'Answers 200 `{"id","entity_type","retired": true}`. Honours `If-Match` like PATCH.',
+      tags: ['entities'],
+      auth: 'bearer',
+      params: RecordPath,
+      authorize: (p, raw) => assertMayWrite(p, raw.params.entity_type ?? '', 'delete', undefined),
+      responses: { 200: { description: 'Retired.', schema: RecordRetired } },
+      errors: [404, 409, 503],
+      handler: async ({ params, ctx, req }) => {
+        await records.retireRecord({ entityType: params.entity_type, id: params.id, ifMatch: ifMatchOf(req.headers['if-match']) }, ctx);
+        return { id: params.id, entity_type: params.entity_type, retired: true };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/entities/{entity_type}/{id}/revive',
+      operationId: 'reviveRecord',
+      summary: 'Restore a retired record.',
+      tags: ['entities'],
+      auth: 'bearer',
+      params: RecordPath,
+      authorize: (p, raw) => assertMayWrite(p, raw.params.entity_type ?? '', 'revive', undefined),
+      responses: { 200: etagResponse('The revived record.') },
+      errors: [404, 409, 503],
+      handler: async ({ params, ctx }) => recordReply((await records.reviveRecord({ entityType: params.entity_type, id: params.id }, ctx)).record),
+    }),
+  ];
+}

@@ -1,0 +1,19 @@
+/**
+ * Every route group of the API, in mounting order (specific paths before parameterised
+ * ones that could shadow them).
+ */
+import type { AnyRoute } from '../http/route.js';
+import { authRoutes } from './auth.routes.js';
+import { entityRoutes } from './entities.routes.js';
+import { eventRoutes } from './events.routes.js';
+import { opsRoutes } from './ops.routes.js';
+import type { RouteDeps } from './route.deps.js';
+
+export type { RouteDeps } from './route.deps.js';
+
+const GROUPS: ReadonlyArray<(deps: RouteDeps) => AnyRoute[]> = [opsRoutes, authRoutes, eventRoutes, entityRoutes];
+
+/** All routes, built for `deps`. */
+export function allRoutes(deps: RouteDeps): AnyRoute[] {
+  return GROUPS.flatMap((group) => group(deps));
+}

@@ -1,0 +1,39 @@
+/**
+ * Shared zod schemas: identifiers, codes and the two error bodies (contract 0). Schemas with
+ * a meta `id` become `components.schemas` entries of the OpenAPI document.
+ */
+import { ROLES } from '@reelbase/lib-platform';
+import { z } from 'zod';
+
+/** A UUID (any version; ids are v7 but older or imported ids must still resolve). */
+export const Uuid = z.guid();
+
+/** An entity type code such as `Shot` or a custom object code. */
+export const EntityTypeCode = z.string().regex(/^[A-Z][A-Za-z0-9]{0,63}$/);
+
+export const Role = z.enum(ROLES);
+
+/** A JSON object with arbitrary keys. */
+export const JsonObject = z.record(z.string(), z.unknown());
+
+/** Every non-422 error body. */
+export const ErrorBody = z
+  .object({
+    detail: z.string().describe('A human sentence.'),
+    code: z.string().describe('Machine code: unauthenticated, forbidden, not_found, stale_write, rate_limited, ...'),
+    usage: z.number().int().optional().describe('With code_in_use: how many records use the code.'),
+  })
+  .meta({ id: 'Error', description: 'Every error other than 422.' });
+
+export const ValidationProblem = z
+  .object({
+    loc: z.array(z.union([z.string(), z.number().int()])).describe('Starts with body, query or path.'),
+    msg: z.string(),
+    type: z.string().describe('missing, extra_forbidden, string_type, uuid_parsing, json_invalid, ...'),
+  })
+  .meta({ id: 'ValidationProblem' });
+
+/** The 422 body: every problem at once. */
+export const ValidationErrorBody = z
+  .object({ detail: z.array(ValidationProblem) })
+  .meta({ id: 'ValidationError', description: 'Request validation failure (FastAPI shape).' });

@@ -1,0 +1,81 @@
+/**
+ * The services the local stack runs, as data: default ports (docs/architecture.md), the
+ * environment variable each port travels in, start stage and what each one needs. Adding a
+ * service (schema, media-transcode, notifier) is one entry here; its `dist/main.js` is
+ * started when it exists and skipped with a warning when it does not.
+ */
+import type { S3Settings } from './deps.js';
+
+export interface ServiceSpec {
+  /** Folder under services/ and the name used in logs and the Stack API. */
+  name: string;
+  /** Default gRPC port (GRPC_PORT); absent for the gateway. */
+  grpcPort?: number;
+  /** Default HTTP port: the ops server (HTTP_PORT) or, for the gateway, the API (GATEWAY_PORT). */
+  httpPort: number;
+  httpPortEnv: 'HTTP_PORT' | 'GATEWAY_PORT';
+  /** Services of one stage start together; the next stage waits until they are all ready. */
+  stage: number;
+  /** Gets DATABASE_URL. */
+  database: boolean;
+  /** Gets S3_ENDPOINT, S3_ACCESS_KEY, S3_SECRET_KEY, S3_BUCKET, S3_REGION. */
+  objectStore?: boolean;
+}
+
+/** Every service `npm start` knows, in start order. */
+export const SERVICES: readonly ServiceSpec[] = [
+  { name: 'auth', grpcPort: 50051, httpPort: 9101, httpPortEnv: 'HTTP_PORT', stage: 1, database: true },
+  { name: 'records', grpcPort: 50052, httpPort: 9102, httpPortEnv: 'HTTP_PORT', stage: 1, database: true },
+  { name: 'events', grpcPort: 50053, httpPort: 9103, httpPortEnv: 'HTTP_PORT', stage: 1, database: true },
+  { name: 'gateway', httpPort: 8080, httpPortEnv: 'GATEWAY_PORT', stage: 2, database: false },
+];
+
+/** Ports one service listens on. */
+export interface ServicePorts {
+  grpc?: number;
+  http: number;
+}
+
+/** `media-transcode` → `MEDIA_TRANSCODE_ADDR`: how peers find a gRPC service. */
+export function addrEnvName(service: string): string {
+  return `${service.toUpperCase().replace(/[^A-Z0-9]/g, '_')}_ADDR`;
+}
+
+export interface ServiceEnvContext {
+  services: readonly ServiceSpec[];
+  ports: Record<string, ServicePorts>;
+  databaseUrl: string;
+  natsUrl: string;
+  natsPrefix: string;
+  logLevel: string;
+  s3: S3Settings;
+}
+
+/**
+ * The environment the stack gives one service: its ports, every gRPC peer's address
+ * (`<NAME>_ADDR`, so new peers need no code here), NATS, and the database or object store
+ * where the service needs them.
+ */
+export function serviceEnv(spec: ServiceSpec, ctx: ServiceEnvContext): Record<string, string> {
+  const env: Record<string, string> = {
+    LOG_LEVEL: ctx.logLevel,
+    NATS_URL: ctx.natsUrl,
+    NATS_PREFIX: ctx.natsPrefix,
+  };
+  const own = ctx.ports[spec.name]!;
+  env[spec.httpPortEnv] = String(own.http);
+  if (own.grpc !== undefined) env.GRPC_PORT = String(own.grpc);
+  for (const peer of ctx.services) {
+    const grpc = ctx.ports[peer.name]?.grpc;
+    if (grpc !== undefined) env[addrEnvName(peer.name)] = `127.0.0.1:${grpc}`;
+  }
+  if (spec.database) env.DATABASE_URL = ctx.databaseUrl;
+  if (spec.objectStore) {
+    env.S3_ENDPOINT = ctx.s3.endpoint;
+    env.S3_ACCESS_KEY = ctx.s3.accessKey;
+    env.S3_SECRET_KEY = ctx.s3.secretKey;
+    env.S3_BUCKET = ctx.s3.bucket;
+    env.S3_REGION = ctx.s3.region;
+  }
+  return env;
+}

@@ -1,0 +1,185 @@
+/**
+ * The whole reelbase stack on one machine: dependencies found or started (deps.ts), then each
+ * built service as its own supervised Node process, stage by stage, each waited for on
+ * /readyz. Used by `npm start` (stack.cli.ts), the end-to-end tests and the benchmarks.
+ */
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { resolveDependencies, type S3Settings } from './deps.js';
+import { freePorts } from './ports.js';
+import { SERVICES, serviceEnv, type ServicePorts, type ServiceSpec } from './service.catalog.js';
+import { ServiceProcess } from './service.process.js';
+
+/** The repository root (this file lives in services/lib-testkit/{src,dist}). */
+export const REPO_ROOT = resolve(fileURLToPath(new URL('../../..', import.meta.url)));
+
+export interface StackOptions {
+  /** Repository root holding services/<name>/dist/main.js; default REPO_ROOT. */
+  root?: string;
+  /** Local state (embedded PostgreSQL, nats-server store, S3 files); default `<root>/.data`. */
+  dataDir?: string;
+  /** Explicit dependencies; anything missing is found or started (see deps.ts). */
+  databaseUrl?: string;
+  natsUrl?: string;
+  s3?: S3Settings;
+  /** Prefix of every NATS stream, subject and durable (default empty). */
+  natsPrefix?: string;
+  /** Every port (gateway included, unless gatewayPort is set) is a free ephemeral one. */
+  freePorts?: boolean;
+  /** Gateway port (default 8080, or free with freePorts). */
+  gatewayPort?: number;
+  /** Write each service's output to `<logDir>/<name>.log` instead of prefixed stdout lines. */
+  logDir?: string;
+  logLevel?: string;
+  /** Extra environment for every service. */
+  env?: Record<string, string>;
+  /** Extra environment per service, e.g. `{ auth: { PASSWORD_SCRYPT_COST: '1024' } }`. */
+  serviceEnv?: Record<string, Record<string, string>>;
+  /** Which services to run (default SERVICES); those without dist/main.js are skipped. */
+  services?: readonly ServiceSpec[];
+  readyTimeoutMs?: number;
+  /** One line per stack step; default `[stack] …` on stdout. */
+  log?: (line: string) => void;
+}
+
+/** A running stack. */
+export interface Stack {
+  /** Gateway base URL, e.g. http://127.0.0.1:8080 */
+  url: string;
+  ports: Record<string, ServicePorts>;
+  databaseUrl: string;
+  natsUrl: string;
+  natsPrefix: string;
+  s3: S3Settings;
+  /** Names of the services running (those built). */
+  services: string[];
+  /** Resolves (never rejects) when a service was given up on and the stack stopped itself. */
+  fatal: Promise<Error>;
+  /** Sends a signal as an expected stop: the service stays down until restart(). */
+  kill(name: string, signal?: NodeJS.Signals): Promise<void>;
+  /** Stops the service gracefully and starts it with `extraEnv` (replacing an earlier one); waits until ready. */
+  restart(name: string, extraEnv?: Record<string, string>): Promise<void>;
+  waitReady(name: string, timeoutMs?: number): Promise<void>;
+  /** Log file of a service when logDir is set. */
+  logFile(name: string): string | undefined;
+  /** SIGTERM to every service (gateway first), SIGKILL after the timeout, then the started dependencies. */
+  stop(): Promise<void>;
+}
+
+/** Variables a service may need from the parent environment; everything else it gets from the stack. */
+const INHERITED = ['PATH', 'HOME', 'USER', 'LANG', 'LC_ALL', 'TZ', 'TMPDIR', 'NODE_EXTRA_CA_CERTS', 'FFMPEG_PATH', 'FFPROBE_PATH'];
+
+async function assignPorts(services: ServiceSpec[], opts: StackOptions): Promise<Record<string, ServicePorts>> {
+  const need = services.reduce((n, s) => n + 1 + (s.grpcPort !== undefined ? 1 : 0), 0);
+  const pool = opts.freePorts ? await freePorts(need) : [];
+  const ports: Record<string, ServicePorts> = {};
+  for (const s of services) {
+    const http = s.httpPortEnv === 'GATEWAY_PORT' && opts.gatewayPort !== undefined ? opts.gatewayPort : opts.freePorts ? pool.shift()! : s.httpPort;
+    const grpc = s.grpcPort === undefined ? undefined : opts.freePorts ? pool.shift()! : s.grpcPort;
+    ports[s.name] = grpc === undefined ? { http } : { grpc, http };
+  }
+  return ports;
+}
+
+/** Starts dependencies and services; rejects (with everything stopped again) when any service is not ready. */
+export async function startStack(opts: StackOptions = {}): Promise<Stack> {
+  const log = opts.log ?? ((line: string) => process.stdout.write(`[stack] ${line}\n`));
+  const root = opts.root ?? REPO_ROOT;
+  const dataDir = resolve(opts.dataDir ?? join(root, '.data'));
+  const wanted = [...(opts.services ?? SERVICES)].sort((a, b) => a.stage - b.stage);
+  const mainOf = (s: ServiceSpec) => join(root, 'services', s.name, 'dist', 'main.js');
+  const specs = wanted.filter((s) => {
+    if (existsSync(mainOf(s))) return true;
+    log(`WARNING: ${s.name} is not built (${mainOf(s)} is missing); starting without it`);
+    return false;
+  });
+  if (!specs.length) throw new Error(`no service is built under ${join(root, 'services')}; run \`tsc -b\` first`);
+
+  const ports = await assignPorts(specs, opts);
+  const deps = await resolveDependencies({ dataDir, databaseUrl: opts.databaseUrl, natsUrl: opts.natsUrl, s3: opts.s3, log });
+  const natsPrefix = opts.natsPrefix ?? '';
+  const base: Record<string, string> = {};
+  for (const k of INHERITED) if (process.env[k] !== undefined) base[k] = process.env[k]!;
+
+  let stopping: Promise<void> | undefined;
+  let resolveFatal!: (err: Error) => void;
+  const fatal = new Promise<Error>((r) => (resolveFatal = r));
+  const procs = new Map<string, ServiceProcess>();
+  const width = Math.max(...specs.map((s) => s.name.length));
+  for (const spec of specs) {
+    const env = serviceEnv(spec, { services: specs, ports, databaseUrl: deps.databaseUrl, natsUrl: deps.natsUrl, natsPrefix, logLevel: opts.logLevel ?? 'info', s3: deps.s3 });
+    procs.set(
+      spec.name,
+      new ServiceProcess({
+        name: spec.name,
+        mainPath: mainOf(spec),
+        httpPort: ports[spec.name]!.http,
+        prefixWidth: width,
+        logFile: opts.logDir ? join(opts.logDir, `${spec.name}.log`) : undefined,
+        env: (extra) => ({ ...base, ...opts.env, ...env, ...opts.serviceEnv?.[spec.name], ...extra }),
+        onGiveUp: (name, reason) => {
+          if (stopping) return;
+          log(`${name} is down for good (${reason}); stopping the stack`);
+          void stack.stop().then(() => resolveFatal(new Error(`${name} ${reason}`)));
+        },
+      }),
+    );
+  }
+  const killAll = () => procs.forEach((p) => p.killNow());
+  process.on('exit', killAll);
+
+  const get = (name: string): ServiceProcess => {
+    const p = procs.get(name);
+    if (!p) throw new Error(`unknown service ${name}; running: ${[...procs.keys()].join(', ')}`);
+    return p;
+  };
+  const readyTimeoutMs = opts.readyTimeoutMs ?? 90_000;
+  const gateway = specs.find((s) => s.httpPortEnv === 'GATEWAY_PORT');
+
+  const stack: Stack = {
+    url: `http://127.0.0.1:${gateway ? ports[gateway.name]!.http : 0}`,
+    ports,
+    databaseUrl: deps.databaseUrl,
+    natsUrl: deps.natsUrl,
+    natsPrefix,
+    s3: deps.s3,
+    services: specs.map((s) => s.name),
+    fatal,
+    kill: (name, signal = 'SIGKILL') => get(name).kill(signal),
+    restart: (name, extraEnv) => get(name).restart(extraEnv, readyTimeoutMs),
+    waitReady: (name, timeoutMs = readyTimeoutMs) => get(name).waitReady(timeoutMs),
+    logFile: (name) => (opts.logDir ? join(opts.logDir, `${name}.log`) : undefined),
+    stop() {
+      stopping ??= (async () => {
+        const stages = [...new Set(specs.map((s) => s.stage))].sort((a, b) => b - a);
+        for (const stage of stages) {
+          await Promise.all(specs.filter((s) => s.stage === stage).map((s) => get(s.name).stop()));
+        }
+        procs.forEach((p) => p.close());
+        process.off('exit', killAll);
+        await deps.stop();
+      })();
+      return stopping;
+    },
+  };
+
+  try {
+    for (const stage of [...new Set(specs.map((s) => s.stage))]) {
+      const group = specs.filter((s) => s.stage === stage);
+      for (const s of group) {
+        const p = ports[s.name]!;
+        log(`starting ${s.name} (${p.grpc !== undefined ? `gRPC :${p.grpc}, ` : ''}${s.httpPortEnv === 'GATEWAY_PORT' ? 'HTTP' : 'ops'} :${p.http})`);
+        get(s.name).start();
+      }
+      await Promise.all(group.map(async (s) => {
+        await get(s.name).waitReady(readyTimeoutMs);
+        log(`${s.name} is ready`);
+      }));
+    }
+  } catch (err) {
+    await stack.stop();
+    throw err;
+  }
+  return stack;
+}

@@ -1,0 +1,166 @@
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { startStack, type Stack } from '../src/stack.js';
+import { portIsFree } from '../src/ports.js';
+import type { ServiceSpec } from '../src/service.catalog.js';
+
+// A stand-in service: serves /readyz (503 while FAKE_READY_AFTER_MS has not passed) and /env,
+// exits with FAKE_EXIT_CODE after FAKE_EXIT_AFTER_MS, and logs a line at start.
+const FAKE = `
+const http = require('node:http');
+const port = Number(process.env.HTTP_PORT ?? process.env.GATEWAY_PORT);
+const t0 = Date.now();
+const readyAfter = Number(process.env.FAKE_READY_AFTER_MS ?? 0);
+http.createServer((req, res) => {
+  if (req.url === '/readyz') { res.statusCode = Date.now() - t0 >= readyAfter ? 200 : 503; return res.end('{}'); }
+  if (req.url === '/env') { res.setHeader('content-type', 'application/json'); return res.end(JSON.stringify({ pid: process.pid, env: process.env })); }
+  res.statusCode = 404; res.end();
+}).listen(port, '0.0.0.0', () => console.log(JSON.stringify({ msg: 'fake listening', port })));
+if (process.env.FAKE_EXIT_AFTER_MS) setTimeout(() => { console.error('fake: exiting on purpose'); process.exit(Number(process.env.FAKE_EXIT_CODE ?? 1)); }, Number(process.env.FAKE_EXIT_AFTER_MS));
+process.on('SIGTERM', () => { console.log('fake: SIGTERM, bye'); process.exit(0); });
+`;
+
+const SPECS: ServiceSpec[] = [
+  { name: 'alpha', grpcPort: 1, httpPort: 1, httpPortEnv: 'HTTP_PORT', stage: 1, database: true },
+  { name: 'beta', grpcPort: 1, httpPort: 1, httpPortEnv: 'HTTP_PORT', stage: 1, database: false, objectStore: true },
+  { name: 'front', httpPort: 1, httpPortEnv: 'GATEWAY_PORT', stage: 2, database: false },
+  { name: 'never-built', grpcPort: 1, httpPort: 1, httpPortEnv: 'HTTP_PORT', stage: 1, database: true },
+];
+
+const S3 = { endpoint: 'http://127.0.0.1:1', accessKey: 'a', secretKey: 'b', bucket: 'bkt', region: 'us-east-1' };
+
+async function envOf(stack: Stack, name: string): Promise<{ pid: number; env: Record<string, string> }> {
+  const res = await fetch(`http://127.0.0.1:${stack.ports[name]!.http}/env`);
+  return (await res.json()) as { pid: number; env: Record<string, string> };
+}
+
+describe('startStack with stand-in services', () => {
+  let root: string;
+  let stack: Stack | undefined;
+  const lines: string[] = [];
+  const base = () => ({
+    root,
+    dataDir: join(root, '.data'),
+    logDir: join(root, 'logs'),
+    databaseUrl: 'postgres://postgres@127.0.0.1:5432/fake',
+    natsUrl: 'nats://127.0.0.1:4222',
+    s3: S3,
+    natsPrefix: 'pfx_',
+    freePorts: true,
+    services: SPECS,
+    readyTimeoutMs: 10_000,
+    log: (l: string) => lines.push(l),
+  });
+
+  beforeAll(() => {
+    root = mkdtempSync(join(tmpdir(), 'rb-stack-'));
+    for (const name of ['alpha', 'beta', 'front']) {
+      mkdirSync(join(root, 'services', name, 'dist'), { recursive: true });
+      writeFileSync(join(root, 'services', name, 'dist', 'main.js'), FAKE);
+    }
+  });
+  afterEach(async () => {
+    await stack?.stop();
+    stack = undefined;
+  });
+  afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+  it('starts built services on free ports with their env and skips unbuilt ones with a warning', async () => {
+    stack = await startStack({ ...base(), env: { COMMON: 'yes' }, serviceEnv: { alpha: { RECORDS_FAULT: 'x' } } });
+    expect(stack.services).toEqual(['alpha', 'beta', 'front']);
+    expect(lines.some((l) => l.startsWith('WARNING: never-built is not built'))).toBe(true);
+    const ports = Object.values(stack.ports).flatMap((p) => [p.grpc, p.http]).filter((p) => p !== undefined);
+    expect(new Set(ports).size).toBe(5);
+    expect(stack.url).toBe(`http://127.0.0.1:${stack.ports.front!.http}`);
+    const alpha = await envOf(stack, 'alpha');
+    expect(alpha.env).toMatchObject({
+      HTTP_PORT: String(stack.ports.alpha!.http),
+      GRPC_PORT: String(stack.ports.alpha!.grpc),
+      DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/fake',
+      NATS_URL: 'nats://127.0.0.1:4222',
+      NATS_PREFIX: 'pfx_',
+      LOG_LEVEL: 'info',
+      COMMON: 'yes',
+      RECORDS_FAULT: 'x',
+      BETA_ADDR: `127.0.0.1:${stack.ports.beta!.grpc}`,
+    });
+    const beta = await envOf(stack, 'beta');
+    expect(beta.env.DATABASE_URL).toBeUndefined();
+    expect(beta.env.RECORDS_FAULT).toBeUndefined();
+    expect(beta.env.S3_ENDPOINT).toBe(S3.endpoint);
+    const front = await envOf(stack, 'front');
+    expect(front.env.GATEWAY_PORT).toBe(String(stack.ports.front!.http));
+    expect(front.env.ALPHA_ADDR).toBe(`127.0.0.1:${stack.ports.alpha!.grpc}`);
+    expect(readFileSync(stack.logFile('alpha')!, 'utf8')).toContain('fake listening');
+  });
+
+  it('kill() keeps a service down; restart() brings it back with the new env', async () => {
+    stack = await startStack(base());
+    const before = await envOf(stack, 'alpha');
+    await stack.kill('alpha', 'SIGKILL');
+    await new Promise((r) => setTimeout(r, 800));
+    await expect(fetch(`http://127.0.0.1:${stack.ports.alpha!.http}/readyz`)).rejects.toThrow();
+    await stack.restart('alpha', { EXTRA: '1' });
+    const after = await envOf(stack, 'alpha');
+    expect(after.pid).not.toBe(before.pid);
+    expect(after.env.EXTRA).toBe('1');
+    await stack.restart('alpha');
+    expect((await envOf(stack, 'alpha')).env.EXTRA).toBeUndefined();
+  });
+
+  it('restarts a crashed service loudly, naming it, and the new process serves again', async () => {
+    const stderr = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    try {
+      stack = await startStack(base());
+      const before = await envOf(stack, 'beta');
+      process.kill(before.pid, 'SIGKILL');
+      await new Promise((r) => setTimeout(r, 300));
+      await stack.waitReady('beta', 5000);
+      const after = await envOf(stack, 'beta');
+      expect(after.pid).not.toBe(before.pid);
+      const text = stderr.mock.calls.map((c) => String(c[0])).join('');
+      expect(text).toContain(`SERVICE CRASHED: beta (pid ${before.pid}) was killed by SIGKILL`);
+      expect(text).toContain('restarting in 250 ms (crash 1 of 5');
+      expect(text).toContain('fake listening');
+    } finally {
+      stderr.mockRestore();
+    }
+  });
+
+  it('gives up on a crash loop and stops the whole stack', async () => {
+    const stderr = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    try {
+      stack = await startStack(base());
+      const frontPort = stack.ports.front!.http;
+      // It may or may not answer /readyz in the 50 ms it lives; the give-up is what counts.
+      await stack.restart('alpha', { FAKE_EXIT_AFTER_MS: '50' }).catch(() => undefined);
+      const err = await stack.fatal;
+      expect(err.message).toMatch(/alpha crashed 5 times within 60 s/);
+      expect(await portIsFree(frontPort)).toBe(true);
+      expect(String(stderr.mock.calls.map((c) => c[0]).join(''))).toContain('giving up');
+    } finally {
+      stderr.mockRestore();
+    }
+  }, 30_000);
+
+  it('fails the start with the service name and its last lines when it is never ready', async () => {
+    await expect(startStack({ ...base(), readyTimeoutMs: 1500, serviceEnv: { beta: { FAKE_READY_AFTER_MS: '60000' } } })).rejects.toThrow(
+      /beta was not ready within 2 s \(GET http:\/\/127\.0\.0\.1:\d+\/readyz → 503\)\nbeta's last log lines:\n.*fake listening/,
+    );
+  });
+
+  it('fails at once when a service exits with the configuration status 78', async () => {
+    const stderr = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    try {
+      const t0 = Date.now();
+      await expect(
+        startStack({ ...base(), serviceEnv: { alpha: { FAKE_EXIT_AFTER_MS: '1', FAKE_EXIT_CODE: '78', FAKE_READY_AFTER_MS: '60000' } } }),
+      ).rejects.toThrow(/alpha is down: exited with status 78 \(configuration error/);
+      expect(Date.now() - t0).toBeLessThan(5000);
+    } finally {
+      stderr.mockRestore();
+    }
+  });
+});

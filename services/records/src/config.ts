@@ -1,0 +1,32 @@
+/**
+ * The records service's settings: the only place that reads the environment.
+ */
+import { commonConfig, envInt, envOptionalEnum, envPort, envUrl, loadConfig, parseConfig } from '@reelbase/lib-platform';
+
+/** Test-only fault switches (docs/architecture.md, "The write path and its events"). */
+export const RECORDS_FAULTS = ['crash_after_commit', 'crash_after_publish'] as const;
+export type RecordsFault = (typeof RECORDS_FAULTS)[number];
+
+/** Every variable records reads, with its default. */
+export const recordsConfigShape = {
+  ...commonConfig,
+  DATABASE_URL: envUrl('postgres://postgres@127.0.0.1:5432/reelbase', ['postgres', 'postgresql']),
+  GRPC_PORT: envPort(50052),
+  HTTP_PORT: envPort(9102),
+  /** How often the relay looks for outbox rows nobody nudged it about (left over by a crash). */
+  OUTBOX_POLL_MS: envInt(500, 10, 60_000),
+  /** Kills the process at a chosen point of the write path, to prove crash recovery. Never set in production. */
+  RECORDS_FAULT: envOptionalEnum(RECORDS_FAULTS),
+};
+
+export type RecordsConfig = ReturnType<typeof parseRecordsConfig>;
+
+/** Parses `env`; throws a ConfigError listing every problem. */
+export function parseRecordsConfig(env: Record<string, string | undefined> = process.env) {
+  return parseConfig(recordsConfigShape, env);
+}
+
+/** Reads the process environment; prints every problem and exits 78 when it is invalid. */
+export function loadRecordsConfig(): RecordsConfig {
+  return loadConfig('records', recordsConfigShape, process.env);
+}

@@ -1,0 +1,66 @@
+/**
+ * Invariants records checks itself until schema validation takes over: type names, id
+ * shapes and which built-in types must belong to a project.
+ */
+import { AppError, isUuid, type Problem } from '@reelbase/lib-platform';
+
+/** Built-in types that always live inside a project (contract 1). */
+export const PROJECT_SCOPED_TYPES: ReadonlySet<string> = new Set([
+  'Sequence',
+  'Shot',
+  'Asset',
+  'Task',
+  'Note',
+  'Version',
+  'Product',
+  'Representation',
+  'Playlist',
+  'TimeLog',
+]);
+
+/** Entity type codes (contract 5); they also become NATS subject tokens. */
+const TYPE_CODE = /^[A-Z][A-Za-z0-9]{0,63}$/;
+
+/** True when records of `entityType` need a `project_id`. */
+export function requiresProject(entityType: string): boolean {
+  return PROJECT_SCOPED_TYPES.has(entityType);
+}
+
+/** Throws `invalid` at `["path","entity_type"]` for a malformed type code. */
+export function checkEntityType(entityType: string): void {
+  if (!TYPE_CODE.test(entityType)) {
+    throw AppError.invalid([
+      { loc: ['path', 'entity_type'], msg: 'String should match pattern ^[A-Z][A-Za-z0-9]{0,63}$', type: 'string_pattern_mismatch' },
+    ]);
+  }
+}
+
+/** Adds a problem for each given id-valued body field that is not a UUID. */
+export function uuidProblems(fields: Record<string, string | null | undefined>): Problem[] {
+  const problems: Problem[] = [];
+  for (const [name, value] of Object.entries(fields)) {
+    if (value !== undefined && value !== null && !isUuid(value)) {
+      problems.push({ loc: ['body', name], msg: 'Input should be a valid UUID', type: 'uuid_parsing' });
+    }
+  }
+  return problems;
+}
+
+/** The problem of a `project_id` that does not name a live Project. */
+export function projectNotFound(projectId: string): Problem {
+  return { loc: ['body', 'project_id'], msg: `no live Project with id ${projectId}`, type: 'link_not_found' };
+}
+
+/** The problem of a project-scoped record without a project. */
+export function projectMissing(entityType: string): Problem {
+  return { loc: ['body', 'project_id'], msg: `Field required: a ${entityType} belongs to a project`, type: 'missing' };
+}
+
+/**
+ * The If-Match value as compared with `updated_at`: surrounding quotes (the HTTP ETag form)
+ * and a weak-validator prefix are tolerated.
+ */
+export function normalizeIfMatch(v: string): string {
+  const s = v.trim().replace(/^W\//, '');
+  return s.length >= 2 && s.startsWith('"') && s.endsWith('"') ? s.slice(1, -1) : s;
+}

@@ -1,0 +1,208 @@
+/**
+ * Create, read, update, retire and revive records. Every write commits together with its
+ * outbox row in one transaction (docs/architecture.md, step 2); after the commit the relay
+ * is nudged so the event leaves at once.
+ */
+import {
+  AppError,
+  dbError,
+  isUuid,
+  newId,
+  type CallContext,
+  type NatsNames,
+  type Principal,
+  type Problem,
+} from '@reelbase/lib-platform';
+import type { Knex } from '@mikro-orm/postgresql';
+import type { OutboxRepository } from '../store/outbox.repository.js';
+import { toView, type Db, type RecordRepository, type RecordValues, type StoredRecord } from '../store/record.repository.js';
+import { createChanges, dropNulls, mergeData, parseData, updateChanges } from './record.changes.js';
+import { actorOf, buildEventPayload } from './record.event.js';
+import {
+  checkEntityType,
+  normalizeIfMatch,
+  projectMissing,
+  projectNotFound,
+  requiresProject,
+  uuidProblems,
+} from './record.rules.js';
+import type { CreateInput, DataObject, EventAction, EventPayload, RecordView, UpdateInput } from './record.types.js';
+
+export interface RecordServiceDeps {
+  db: Knex;
+  records: RecordRepository;
+  outbox: OutboxRepository;
+  names: NatsNames;
+  /** Runs after every write that left an event has committed (relay nudge, fault switch). */
+  afterCommit: () => void;
+}
+
+interface WriteOutcome {
+  record: RecordView;
+  event?: { subject: string; payload: EventPayload };
+}
+
+const notFound = (entityType: string, id: string) => AppError.notFound(`${entityType} ${id} not found`);
+
+/** Catches the problems `fn` throws as `invalid`, so all of a request's problems are reported together. */
+function collect(problems: Problem[], fn: () => DataObject): DataObject {
+  try {
+    return fn();
+  } catch (err) {
+    if (err instanceof AppError && err.kind === 'invalid') {
+      problems.push(...err.problems);
+      return {};
+    }
+    throw err;
+  }
+}
+
+export class RecordService {
+  constructor(private readonly deps: RecordServiceDeps) {}
+
+  /** Creates a record; `input.id` is honoured only for service principals. */
+  async create(input: CreateInput, ctx: CallContext): Promise<RecordView> {
+    const principal = this.writer(ctx);
+    checkEntityType(input.entityType);
+    if (input.id !== undefined && principal.authKind !== 'service') {
+      throw new AppError('forbidden', 'only services may choose a record id');
+    }
+    const problems: Problem[] = [];
+    const data = collect(problems, () => dropNulls(parseData(input.dataJson)));
+    problems.push(...uuidProblems({ id: input.id, project_id: input.projectId, thumbnail_id: input.thumbnailId }));
+    const projectId = input.projectId ?? null;
+    if (projectId === null && requiresProject(input.entityType)) problems.push(projectMissing(input.entityType));
+    if (problems.length) throw AppError.invalid(problems);
+
+    const values: RecordValues = {
+      projectId,
+      status: input.status ?? null,
+      active: input.active ?? true,
+      thumbnailId: input.thumbnailId ?? null,
+      data,
+    };
+    return this.write(async (trx) => {
+      if (projectId !== null) await this.checkProject(trx, projectId);
+      const row = await this.deps.records.insert(trx, input.id ?? newId(), input.entityType, actorOf(principal), values);
+      const record = toView(row);
+      return { record, event: this.event(record, 'create', principal, createChanges(record)) };
+    });
+  }
+
+  /** A live record of `entityType`; retired or missing ones are not found. */
+  async get(entityType: string, id: string): Promise<RecordView> {
+    if (!isUuid(id)) throw notFound(entityType, id);
+    let row: StoredRecord | undefined;
+    try {
+      row = await this.deps.records.find(this.deps.db, id);
+    } catch (err) {
+      dbError(err);
+    }
+    if (!row || row.retired || row.entityType !== entityType) throw notFound(entityType, id);
+    return toView(row);
+  }
+
+  /**
+   * Applies a PATCH. Nullable columns: `undefined` keeps, `null` clears. A PATCH that changes
+   * nothing writes nothing and emits no event.
+   */
+  async update(input: UpdateInput, ctx: CallContext): Promise<RecordView> {
+    const principal = this.writer(ctx);
+    checkEntityType(input.entityType);
+    if (!isUuid(input.id)) throw notFound(input.entityType, input.id);
+    const problems: Problem[] = [];
+    const patch = input.dataJson === undefined ? undefined : collect(problems, () => parseData(input.dataJson));
+    problems.push(...uuidProblems({ project_id: input.projectId, thumbnail_id: input.thumbnailId }));
+    if (input.projectId === null && requiresProject(input.entityType)) problems.push(projectMissing(input.entityType));
+    if (problems.length) throw AppError.invalid(problems);
+
+    return this.write(async (trx) => {
+      const current = await this.live(trx, input.entityType, input.id, input.ifMatch);
+      const merged = patch ? mergeData(current.data, patch) : { data: current.data, changed: {} };
+      const next: RecordValues = {
+        projectId: input.projectId === undefined ? current.projectId : input.projectId,
+        status: input.status === undefined ? current.status : input.status,
+        active: input.active ?? current.active,
+        thumbnailId: input.thumbnailId === undefined ? current.thumbnailId : input.thumbnailId,
+        data: merged.data,
+      };
+      const changes = updateChanges(current, { ...current, ...next }, merged.changed);
+      if (Object.keys(changes).length === 0) return { record: toView(current) };
+      if (next.projectId !== null && next.projectId !== current.projectId) await this.checkProject(trx, next.projectId);
+      const record = toView(await this.deps.records.update(trx, current.id, next));
+      return { record, event: this.event(record, 'update', principal, changes) };
+    });
+  }
+
+  /** Soft-deletes a live record; the event is a `delete` with empty changes. */
+  async retire(entityType: string, id: string, ifMatch: string | undefined, ctx: CallContext): Promise<RecordView> {
+    const principal = this.writer(ctx);
+    checkEntityType(entityType);
+    if (!isUuid(id)) throw notFound(entityType, id);
+    return this.write(async (trx) => {
+      const current = await this.live(trx, entityType, id, ifMatch);
+      const record = toView(await this.deps.records.setRetired(trx, current.id, true));
+      return { record, event: this.event(record, 'delete', principal, {}) };
+    });
+  }
+
+  /**
+   * Brings a retired record back. Logged as a `create` carrying the full record plus
+   * `revived: true`, so a client that saw the delete sees the record return.
+   */
+  async revive(entityType: string, id: string, ctx: CallContext): Promise<RecordView> {
+    const principal = this.writer(ctx);
+    checkEntityType(entityType);
+    if (!isUuid(id)) throw notFound(entityType, id);
+    return this.write(async (trx) => {
+      const current = await this.deps.records.find(trx, id, true);
+      if (!current || !current.retired || current.entityType !== entityType) throw notFound(entityType, id);
+      const record = toView(await this.deps.records.setRetired(trx, current.id, false));
+      return { record, event: this.event(record, 'create', principal, { ...createChanges(record), revived: true }) };
+    });
+  }
+
+  /** The principal of a write; writes always name who is acting. */
+  private writer(ctx: CallContext): Principal {
+    if (!ctx.principal) throw new AppError('unauthenticated', 'writes need an acting principal');
+    return ctx.principal;
+  }
+
+  /** The locked live row, after the If-Match check. */
+  private async live(trx: Db, entityType: string, id: string, ifMatch: string | undefined): Promise<StoredRecord> {
+    const current = await this.deps.records.find(trx, id, true);
+    if (!current || current.retired || current.entityType !== entityType) throw notFound(entityType, id);
+    if (ifMatch !== undefined && normalizeIfMatch(ifMatch) !== current.updatedAt) {
+      throw AppError.conflict('stale_write', `${entityType} ${id} was changed since ${ifMatch}`);
+    }
+    return current;
+  }
+
+  private async checkProject(trx: Db, projectId: string): Promise<void> {
+    if (!(await this.deps.records.isLiveProject(trx, projectId))) throw AppError.invalid([projectNotFound(projectId)]);
+  }
+
+  private event(record: RecordView, action: EventAction, principal: Principal, changes: DataObject) {
+    const payload = buildEventPayload({ eventId: newId(), record, action, principal, changes, occurredAt: record.updatedAt });
+    return { subject: this.deps.names.eventSubject(record.entityType, action), payload };
+  }
+
+  /** Runs `fn` and its outbox append in one transaction, then tells the relay. */
+  private async write(fn: (trx: Knex.Transaction) => Promise<WriteOutcome>): Promise<RecordView> {
+    let outcome: WriteOutcome;
+    try {
+      outcome = await this.deps.db.transaction(async (trx) => {
+        const out = await fn(trx);
+        if (out.event) await this.deps.outbox.append(trx, out.event.subject, out.event.payload);
+        return out;
+      });
+    } catch (err) {
+      if ((err as { code?: string }).code === '23505') {
+        throw AppError.conflict('duplicate_id', 'a record with this id already exists');
+      }
+      dbError(err);
+    }
+    if (outcome.event) this.deps.afterCommit();
+    return outcome.record;
+  }
+}

@@ -1,0 +1,64 @@
+/**
+ * The shapes the records domain works with, independent of gRPC and SQL.
+ */
+
+/** A JSON object as stored in `record.data`. */
+export type DataObject = Record<string, unknown>;
+
+/** One record as returned to callers; timestamps are ISO 8601 UTC with microseconds. */
+export interface RecordView {
+  id: string;
+  entityType: string;
+  projectId: string | null;
+  status: string | null;
+  active: boolean;
+  thumbnailId: string | null;
+  createdBy: string | null;
+  createdAt: string;
+  /** Also the ETag: compared exactly by If-Match. */
+  updatedAt: string;
+  data: DataObject;
+}
+
+/** What CreateRecord asks for. `dataJson` is parsed and checked by the domain. */
+export interface CreateInput {
+  entityType: string;
+  /** Honoured only for service principals (auth creates the first User with a known id). */
+  id?: string;
+  projectId?: string | null;
+  status?: string | null;
+  active?: boolean;
+  thumbnailId?: string | null;
+  dataJson?: string;
+}
+
+/**
+ * What UpdateRecord asks for. For the nullable columns `undefined` leaves the column as it is
+ * and `null` clears it.
+ */
+export interface UpdateInput {
+  entityType: string;
+  id: string;
+  projectId?: string | null;
+  status?: string | null;
+  active?: boolean;
+  thumbnailId?: string | null;
+  /** A JSON object merged key by key; a key set to null is removed. */
+  dataJson?: string;
+  ifMatch?: string;
+}
+
+/** The actions of contract 4. */
+export type EventAction = 'create' | 'update' | 'delete';
+
+/** The event as written to the outbox and published on JetStream. */
+export interface EventPayload {
+  event_id: string;
+  entity_type: string;
+  entity_id: string;
+  project_id: string | null;
+  action: EventAction;
+  actor: string | null;
+  changes: DataObject;
+  occurred_at: string;
+}

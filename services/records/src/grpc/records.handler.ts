@@ -1,0 +1,82 @@
+/**
+ * reelbase.records.v1.RecordsService: proto messages ↔ domain calls, nothing more.
+ */
+import type { CallContext, UnaryHandlers } from '@reelbase/lib-platform';
+import { recordsv1 } from '@reelbase/proto';
+import type { RecordService } from '../domain/record.service.js';
+import type { RecordView } from '../domain/record.types.js';
+
+/** The full proto name, used for registration and health checks. */
+export const RECORDS_SERVICE_NAME = 'reelbase.records.v1.RecordsService';
+
+/** A domain record as a proto message; `data` travels JSON-encoded. */
+export function toProtoRecord(r: RecordView): recordsv1.Record {
+  return {
+    id: r.id,
+    entityType: r.entityType,
+    projectId: r.projectId ?? undefined,
+    status: r.status ?? undefined,
+    active: r.active,
+    thumbnailId: r.thumbnailId ?? undefined,
+    createdBy: r.createdBy ?? undefined,
+    createdAt: r.createdAt,
+    updatedAt: r.updatedAt,
+    dataJson: JSON.stringify(r.data),
+  };
+}
+
+/** absent → unchanged (undefined); present without value → cleared (null). */
+function nullable(v: recordsv1.NullableString | undefined): string | null | undefined {
+  if (v === undefined) return undefined;
+  return v.value ?? null;
+}
+
+/** Builds the handlers registered with GrpcServer under {@link RECORDS_SERVICE_NAME}. */
+export function recordsHandlers(service: RecordService): UnaryHandlers<recordsv1.RecordsServiceServer> {
+  return {
+    async createRecord(req: recordsv1.CreateRecordRequest, ctx: CallContext) {
+      const record = await service.create(
+        {
+          entityType: req.entityType,
+          id: req.id,
+          projectId: req.projectId,
+          status: req.status,
+          active: req.active,
+          thumbnailId: req.thumbnailId,
+          dataJson: req.dataJson,
+        },
+        ctx,
+      );
+      return { record: toProtoRecord(record) };
+    },
+
+    async getRecord(req: recordsv1.GetRecordRequest) {
+      return { record: toProtoRecord(await service.get(req.entityType, req.id)) };
+    },
+
+    async updateRecord(req: recordsv1.UpdateRecordRequest, ctx: CallContext) {
+      const record = await service.update(
+        {
+          entityType: req.entityType,
+          id: req.id,
+          projectId: nullable(req.projectId),
+          status: nullable(req.status),
+          active: req.active,
+          thumbnailId: nullable(req.thumbnailId),
+          dataJson: req.dataJson,
+          ifMatch: req.ifMatch,
+        },
+        ctx,
+      );
+      return { record: toProtoRecord(record) };
+    },
+
+    async retireRecord(req: recordsv1.RetireRecordRequest, ctx: CallContext) {
+      return { record: toProtoRecord(await service.retire(req.entityType, req.id, req.ifMatch, ctx)) };
+    },
+
+    async reviveRecord(req: recordsv1.ReviveRecordRequest, ctx: CallContext) {
+      return { record: toProtoRecord(await service.revive(req.entityType, req.id, ctx)) };
+    },
+  };
+}

@@ -1,0 +1,10 @@
+/**
+ * The records service: the universal record store with its transactional outbox.
+ */
+export { recordsConfigShape, parseRecordsConfig, loadRecordsConfig, RECORDS_FAULTS } from './config.js';
+export type { RecordsConfig, RecordsFault } from './config.js';
+export { startRecords } from './service.js';
+export type { RunningRecords } from './service.js';
+export { RECORDS_SERVICE_NAME, toProtoRecord } from './grpc/records.handler.js';
+export { PROJECT_SCOPED_TYPES, requiresProject } from './domain/record.rules.js';
+export type { EventPayload, EventAction, RecordView } from './domain/record.types.js';

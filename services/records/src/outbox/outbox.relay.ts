@@ -1,0 +1,165 @@
+/**
+ * Moves committed events from the outbox to JetStream (docs/architecture.md, step 3).
+ * Woken right after each commit and polling for anything a crash left behind; one relay
+ * drains at a time across replicas (transaction-scoped advisory lock). Rows are published in
+ * `seq` order with `Nats-Msg-Id = event_id`, deleted only after every PubAck, in the same
+ * transaction that holds the lock, so a crash anywhere re-publishes rather than loses, and
+ * JetStream drops the re-publish as a duplicate.
+ */
+import type { Knex } from '@mikro-orm/postgresql';
+import { jetstream, type JetStreamClient } from '@nats-io/jetstream';
+import {
+  ensureEventsStream,
+  type Logger,
+  type Metrics,
+  type NatsConnection,
+  type NatsNames,
+} from '@reelbase/lib-platform';
+import type { OutboxRepository } from '../store/outbox.repository.js';
+import type { FaultSwitch } from './fault.switch.js';
+
+export interface OutboxRelayOptions {
+  db: Knex;
+  outbox: OutboxRepository;
+  nc: NatsConnection;
+  names: NatsNames;
+  logger: Logger;
+  metrics: Metrics;
+  fault: FaultSwitch;
+  pollMs: number;
+  /** Rows per transaction. */
+  batchSize?: number;
+  /** Milliseconds to wait for each PubAck. */
+  publishTimeoutMs?: number;
+  /** Longest pause between attempts while NATS or PostgreSQL fails. */
+  maxBackoffMs?: number;
+}
+
+/** Outcome of one locked pass over the outbox. */
+type Pass = { published: number; more: boolean; error?: unknown } | 'locked';
+
+export class OutboxRelay {
+  private readonly js: JetStreamClient;
+  private readonly backlog;
+  private readonly published;
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | null = null;
+  private again = false;
+  private failures = 0;
+  private retryAt = 0;
+  private stopped = true;
+
+  constructor(private readonly opts: OutboxRelayOptions) {
+    this.js = jetstream(opts.nc);
+    this.backlog = opts.metrics.gauge('outbox_backlog', 'Outbox rows waiting to be published');
+    this.published = opts.metrics.counter('outbox_published_total', 'Events published to JetStream by the relay', ['duplicate']);
+  }
+
+  /** Starts polling and drains whatever is already waiting. */
+  start(): void {
+    this.stopped = false;
+    this.schedule(0);
+  }
+
+  /** Asks for a drain as soon as possible (called after each commit). */
+  nudge(): void {
+    if (this.stopped || Date.now() < this.retryAt) return;
+    void this.drain();
+  }
+
+  /**
+   * Drains until the outbox is empty, another relay holds the lock, or a publish fails.
+   * Concurrent calls share one run; a call during a run makes it go round once more.
+   */
+  drain(): Promise<void> {
+    if (this.running) {
+      this.again = true;
+      return this.running;
+    }
+    this.running = (async () => {
+      try {
+        do {
+          this.again = false;
+          await this.drainAll();
+        } while (this.again && Date.now() >= this.retryAt);
+      } finally {
+        this.running = null;
+      }
+    })();
+    return this.running;
+  }
+
+  /** Stops polling after a final drain. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    this.retryAt = 0;
+    await this.drain();
+  }
+
+  private schedule(ms: number): void {
+    if (this.stopped) return;
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      void this.drain().finally(() => this.schedule(Math.max(this.opts.pollMs, this.retryAt - Date.now())));
+    }, ms);
+    this.timer.unref();
+  }
+
+  private async drainAll(): Promise<void> {
+    try {
+      for (;;) {
+        const pass = await this.pass();
+        if (pass === 'locked') break;
+        if (pass.error !== undefined) throw pass.error;
+        if (!pass.more) break;
+      }
+      this.failures = 0;
+      this.retryAt = 0;
+    } catch (err) {
+      this.failures++;
+      const wait = Math.min(this.opts.pollMs * 2 ** Math.min(this.failures, 10), this.opts.maxBackoffMs ?? 10_000);
+      this.retryAt = Date.now() + wait;
+      this.opts.logger.warn({ err, failures: this.failures, retryInMs: wait }, 'outbox relay could not publish; rows kept for retry');
+      if (/jetstream is not enabled|stream not found|no responders/i.test(String((err as Error)?.message))) {
+        // The stream vanished (or was never made on this server): recreate it before the retry.
+        await ensureEventsStream(this.opts.nc, this.opts.names).catch(() => {});
+      }
+    }
+    await this.opts.outbox
+      .count(this.opts.db)
+      .then((n) => this.backlog.set(n))
+      .catch(() => {});
+  }
+
+  /** One transaction: lock, read a batch, publish it in order, await the acks, delete it. */
+  private pass(): Promise<Pass> {
+    const { db, outbox, fault } = this.opts;
+    const batchSize = this.opts.batchSize ?? 200;
+    const timeout = this.opts.publishTimeoutMs ?? 5000;
+    return db.transaction(async (trx): Promise<Pass> => {
+      if (!(await outbox.tryLock(trx))) return 'locked';
+      const rows = await outbox.oldest(trx, batchSize);
+      if (rows.length === 0) return { published: 0, more: false };
+      // Publishes are issued back to back on one connection, so the stream stores them in
+      // seq order; only the acks are awaited together.
+      const acks = rows.map((r) =>
+        this.js.publish(r.subject, JSON.stringify(r.payload), { msgID: r.eventId, timeout }),
+      );
+      const settled = await Promise.allSettled(acks);
+      const firstFailure = settled.findIndex((s) => s.status === 'rejected');
+      const done = firstFailure === -1 ? settled.length : firstFailure;
+      for (const s of settled.slice(0, done)) {
+        if (s.status === 'fulfilled') this.published.inc({ duplicate: String(s.value.duplicate) });
+      }
+      if (done > 0) fault.afterPublish();
+      // Only the acknowledged prefix is deleted: the rest is retried in order (a later row
+      // that did get through is dropped by JetStream as a duplicate on retry).
+      await outbox.remove(trx, rows.slice(0, done).map((r) => r.seq));
+      if (firstFailure !== -1) {
+        return { published: done, more: false, error: (settled[firstFailure] as PromiseRejectedResult).reason };
+      }
+      return { published: rows.length, more: rows.length === batchSize };
+    });
+  }
+}

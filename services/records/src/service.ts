@@ -1,0 +1,96 @@
+/**
+ * Starts the records service: database (migrations), NATS (EVENTS stream), the outbox relay,
+ * the gRPC server and the ops server. Used by main.ts and by tests in-process.
+ */
+import {
+  GrpcServer,
+  Metrics,
+  Readiness,
+  connectNats,
+  createLogger,
+  ensureEventsStream,
+  natsNames,
+  openOrm,
+  pingDb,
+  startOpsServer,
+  type Logger,
+} from '@reelbase/lib-platform';
+import { recordsv1 } from '@reelbase/proto';
+import type { RecordsConfig } from './config.js';
+import { RecordService } from './domain/record.service.js';
+import { RECORDS_SERVICE_NAME, recordsHandlers } from './grpc/records.handler.js';
+import { FaultSwitch } from './outbox/fault.switch.js';
+import { OutboxRelay } from './outbox/outbox.relay.js';
+import { recordsMigrations } from './store/initial.migration.js';
+import { OutboxEntitySchema } from './store/outbox.entity.js';
+import { OutboxRepository } from './store/outbox.repository.js';
+import { RecordEntitySchema } from './store/record.entity.js';
+import { RecordRepository } from './store/record.repository.js';
+
+/** A running records service. */
+export interface RunningRecords {
+  grpcPort: number;
+  httpPort: number;
+  /** Graceful stop: gRPC, then a final relay drain, then NATS, then the pool. */
+  stop(): Promise<void>;
+}
+
+/** Starts every part of the service; rejects (after cleaning up) when a dependency is down. */
+export async function startRecords(config: RecordsConfig, logger?: Logger): Promise<RunningRecords> {
+  const log = logger ?? createLogger('records', config.LOG_LEVEL);
+  const metrics = new Metrics('records');
+  const names = natsNames(config.NATS_PREFIX);
+  const fault = new FaultSwitch(config.RECORDS_FAULT, log);
+  const cleanup: (() => Promise<unknown>)[] = [];
+  const closeAll = async () => {
+    for (const fn of cleanup.reverse()) await fn().catch((err) => log.warn({ err }, 'stop step failed'));
+  };
+
+  try {
+    const orm = await openOrm({
+      clientUrl: config.DATABASE_URL,
+      schema: 'records',
+      entities: [RecordEntitySchema, OutboxEntitySchema],
+      migrations: recordsMigrations,
+      logger: log,
+    });
+    cleanup.push(() => orm.close(true));
+    const nc = await connectNats(config.NATS_URL, 'records', log);
+    cleanup.push(() => nc.drain());
+    await ensureEventsStream(nc, names);
+
+    const db = orm.em.getConnection().getKnex();
+    const outbox = new OutboxRepository();
+    const relay = new OutboxRelay({ db, outbox, nc, names, logger: log, metrics, fault, pollMs: config.OUTBOX_POLL_MS });
+    const service = new RecordService({
+      db,
+      records: new RecordRepository(),
+      outbox,
+      names,
+      afterCommit: () => {
+        fault.afterCommit();
+        relay.nudge();
+      },
+    });
+
+    const grpc = new GrpcServer({ logger: log, metrics });
+    grpc.add<recordsv1.RecordsServiceServer>(RECORDS_SERVICE_NAME, recordsv1.RecordsServiceService, recordsHandlers(service));
+    const readiness = new Readiness().add('postgres', () => pingDb(orm)).add('nats', () => nc.rtt());
+    const ops = await startOpsServer({ port: config.HTTP_PORT, metrics, readiness, logger: log });
+    cleanup.push(() => ops.close());
+    relay.start();
+    cleanup.push(() => relay.stop());
+    const grpcPort = await grpc.listen(config.GRPC_PORT);
+    cleanup.push(() => grpc.close());
+
+    let stopping: Promise<void> | null = null;
+    return {
+      grpcPort,
+      httpPort: ops.port,
+      stop: () => (stopping ??= closeAll().then(() => log.info('records stopped'))),
+    };
+  } catch (err) {
+    await closeAll();
+    throw err;
+  }
+}

@@ -1,0 +1,132 @@
+/**
+ * SQL for the `record` table. Every statement takes the connection or transaction to run
+ * on, so the domain decides what shares a transaction. Timestamps leave PostgreSQL already
+ * formatted with microseconds: a JS Date would cut them to milliseconds and break ETags.
+ */
+import type { Knex } from '@mikro-orm/postgresql';
+import type { DataObject, RecordView } from '../domain/record.types.js';
+
+/** A connection or a transaction. */
+export type Db = Knex | Knex.Transaction;
+
+/** A row as read for a write: the view plus whether it is retired. */
+export interface StoredRecord extends RecordView {
+  retired: boolean;
+}
+
+/** The values a write sets. */
+export interface RecordValues {
+  projectId: string | null;
+  status: string | null;
+  active: boolean;
+  thumbnailId: string | null;
+  data: DataObject;
+}
+
+const ts = (col: string) => `to_char(${col} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+
+const COLUMNS = `id, entity_type, project_id, status, active, thumbnail_id, created_by,
+  ${ts('created_at')} as created_at, ${ts('updated_at')} as updated_at, retired_at is not null as retired, data`;
+
+// Strictly increasing per row, so two writes within one microsecond (or a clock step back)
+// still give two different ETags.
+const NEXT_UPDATED_AT = `greatest(clock_timestamp(), updated_at + interval '1 microsecond')`;
+
+interface Row {
+  id: string;
+  entity_type: string;
+  project_id: string | null;
+  status: string | null;
+  active: boolean;
+  thumbnail_id: string | null;
+  created_by: string | null;
+  created_at: string;
+  updated_at: string;
+  retired: boolean;
+  data: DataObject;
+}
+
+const toStored = (r: Row): StoredRecord => ({
+  id: r.id,
+  entityType: r.entity_type,
+  projectId: r.project_id,
+  status: r.status,
+  active: r.active,
+  thumbnailId: r.thumbnail_id,
+  createdBy: r.created_by,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+  data: r.data ?? {},
+  retired: r.retired,
+});
+
+/** Strips the retired flag for callers. */
+export function toView(r: StoredRecord): RecordView {
+  const { retired: _retired, ...view } = r;
+  return view;
+}
+
+async function one(db: Db, sql: string, params: readonly unknown[]): Promise<StoredRecord | undefined> {
+  const res = await db.raw<{ rows: Row[] }>(sql, params as Knex.RawBinding[]);
+  const row = res.rows[0];
+  return row ? toStored(row) : undefined;
+}
+
+/** Statements on `records.record`. */
+export class RecordRepository {
+  /** The row with `id`, retired or not; `lock` takes a row lock for the rest of the transaction. */
+  find(db: Db, id: string, lock = false): Promise<StoredRecord | undefined> {
+    return one(db, `select ${COLUMNS} from records.record where id = ?${lock ? ' for update' : ''}`, [id]);
+  }
+
+  /** Inserts a new live record; created_at = updated_at = the statement's clock. */
+  async insert(db: Db, id: string, entityType: string, createdBy: string | null, v: RecordValues): Promise<StoredRecord> {
+    const row = await one(
+      db,
+      `insert into records.record
+         (id, entity_type, project_id, status, active, thumbnail_id, created_by, created_at, updated_at, data)
+       select ?, ?, ?, ?, ?, ?, ?, c.ts, c.ts, ?::jsonb from (select clock_timestamp() as ts) c
+       returning ${COLUMNS}`,
+      [id, entityType, v.projectId, v.status, v.active, v.thumbnailId, createdBy, JSON.stringify(v.data)],
+    );
+    return row!;
+  }
+
+  /** Overwrites the writable columns of a row and moves its updated_at. */
+  async update(db: Db, id: string, v: RecordValues): Promise<StoredRecord> {
+    const row = await one(
+      db,
+      `update records.record
+          set project_id = ?, status = ?, active = ?, thumbnail_id = ?, data = ?::jsonb, updated_at = ${NEXT_UPDATED_AT}
+        where id = ?
+       returning ${COLUMNS}`,
+      [v.projectId, v.status, v.active, v.thumbnailId, JSON.stringify(v.data), id],
+    );
+    return row!;
+  }
+
+  /** Retires (soft-deletes) or revives a row; either moves updated_at. */
+  async setRetired(db: Db, id: string, retired: boolean): Promise<StoredRecord> {
+    const row = await one(
+      db,
+      `update records.record
+          set retired_at = ${retired ? 'clock_timestamp()' : 'null'}, updated_at = ${NEXT_UPDATED_AT}
+        where id = ?
+       returning ${COLUMNS}`,
+      [id],
+    );
+    return row!;
+  }
+
+  /**
+   * True when `id` is a live Project. `for share` keeps a concurrent transaction from retiring
+   * the project until this one commits (`for key share` would not: retiring changes no key).
+   */
+  async isLiveProject(db: Db, id: string): Promise<boolean> {
+    const res = await db.raw<{ rows: unknown[] }>(
+      `select 1 from records.record where id = ? and entity_type = 'Project' and retired_at is null for share`,
+      [id],
+    );
+    return res.rows.length > 0;
+  }
+}

@@ -1,0 +1,172 @@
+/**
+ * The REST surface end to end: registration, login, API keys, the record lifecycle with both
+ * kinds of credential, 401/403/422/409 in the contract's shapes, GET /me and key revocation.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Api, eventually, expectStatus } from './support/api.client.js';
+import { bootstrapAdmin, createUser, startE2EStack, type E2EStack, type Session } from './support/e2e.stack.js';
+import { expectError, expectValidation } from './support/expect.helpers.js';
+
+const MISSING = '0190b3c4-0000-7000-8000-000000000000';
+
+describe('REST API (whole stack)', () => {
+  let e: E2EStack;
+  let admin: Session;
+  let key: { id: string; token: string };
+  let keyApi: Api;
+
+  beforeAll(async () => {
+    e = await startE2EStack('api');
+  });
+  afterAll(async () => {
+    await e?.teardown();
+  });
+
+  it('registers the first user as Admin with a token, logs in and issues an API key', async () => {
+    admin = await bootstrapAdmin(e.api, 'admin@studio.test', 'correct horse battery');
+    expect(admin.token).toEqual(expect.any(String));
+    expect(admin.user).toMatchObject({ entity_type: 'User', data: { email: 'admin@studio.test', role: 'Admin' } });
+
+    const login = expectStatus(await e.api.post('/auth/login', { email: 'admin@studio.test', password: 'correct horse battery' }), 200, 'login');
+    expect(login).toMatchObject({ access_token: expect.any(String), token_type: 'bearer', expires_in: expect.any(Number) });
+    expectError(await e.api.post('/auth/login', { email: 'admin@studio.test', password: 'wrong password!' }), 401, 'unauthenticated');
+    expectError(await e.api.post('/auth/login', { email: 'nobody@studio.test', password: 'wrong password!' }), 401, 'unauthenticated');
+    admin = { ...admin, api: e.api.as(login.access_token), token: login.access_token };
+
+    const issued = expectStatus(await admin.api.post('/auth/api-keys', { name: 'pipeline daemon' }), 200, 'issue key');
+    expect(issued).toMatchObject({ id: expect.any(String), name: 'pipeline daemon', token: expect.stringMatching(/^svc_/) });
+    key = { id: issued.id, token: issued.token };
+    keyApi = e.api.as(key.token);
+    const keys = expectStatus(await admin.api.get('/auth/api-keys'), 200).items;
+    expect(keys).toEqual([expect.objectContaining({ id: key.id, name: 'pipeline daemon', prefix: expect.any(String) })]);
+    expect(JSON.stringify(keys)).not.toContain(key.token);
+  });
+
+  it('GET /me names the user, its role and how it authenticated', async () => {
+    const byToken = expectStatus(await admin.api.get('/me'), 200);
+    expect(byToken).toMatchObject({ id: admin.user.id, entity_type: 'User', role: 'Admin', auth: 'token' });
+    const byKey = expectStatus(await keyApi.get('/me'), 200);
+    expect(byKey).toMatchObject({ id: admin.user.id, role: 'Admin', auth: 'api_key' });
+  });
+
+  for (const cred of ['login token', 'API key'] as const) {
+    it(`creates, reads, patches, deletes and revives a Project and a Shot with the ${cred}`, async () => {
+      const api = cred === 'login token' ? admin.api : keyApi;
+      const tag = cred === 'login token' ? 'tok' : 'key';
+      const project = expectStatus(await api.post('/entities/Project', { data: { name: `Feature ${tag}`, code: `feat_${tag}` } }), 200, 'create Project');
+      expect(project).toMatchObject({ id: expect.any(String), entity_type: 'Project', active: true, created_by: admin.user.id, data: { name: `Feature ${tag}`, code: `feat_${tag}` } });
+      expect(project.created_at).toEqual(expect.any(String));
+
+      const created = await api.post('/entities/Shot', { project_id: project.id, data: { code: 'sh010', cut_in: 1001, cut_out: 1100 } });
+      const shot = expectStatus(created, 200, 'create Shot');
+      expect(shot).toMatchObject({ entity_type: 'Shot', project_id: project.id, active: true, created_by: admin.user.id, data: { code: 'sh010', cut_in: 1001, cut_out: 1100 } });
+      const path = `/entities/Shot/${shot.id}`;
+
+      const read = await api.get(path);
+      expect(expectStatus(read, 200, 'GET Shot')).toEqual(shot);
+      expect(read.headers.get('etag')).toBe(`"${shot.updated_at}"`);
+
+      const patched = expectStatus(await api.patch(path, { data: { description: 'hero shot', cut_out: null } }), 200, 'PATCH Shot');
+      expect(patched.data).toEqual({ code: 'sh010', cut_in: 1001, description: 'hero shot' });
+      expect(patched.updated_at > shot.updated_at).toBe(true);
+      expect(expectStatus(await api.get(path), 200).data).toEqual({ code: 'sh010', cut_in: 1001, description: 'hero shot' });
+
+      expectStatus(await api.delete(path), 200, 'DELETE Shot');
+      expectError(await api.get(path), 404, 'not_found');
+      expectError(await api.patch(path, { data: { description: 'gone' } }), 404, 'not_found');
+
+      const revived = expectStatus(await api.post(`${path}/revive`), 200, 'revive Shot');
+      expect(revived).toMatchObject({ id: shot.id, project_id: project.id, data: { code: 'sh010', cut_in: 1001, description: 'hero shot' } });
+      expect(expectStatus(await api.get(path), 200).data.description).toBe('hero shot');
+      expect(expectStatus(await api.get(`/entities/Project/${project.id}`), 200).id).toBe(project.id);
+    });
+  }
+
+  it('answers 401 on every bearer route without a token or with a bad one', async () => {
+    const routes: Array<[string, string, unknown?]> = [
+      ['GET', '/me'],
+      ['GET', '/auth/api-keys'],
+      ['POST', '/auth/api-keys', { name: 'x' }],
+      ['DELETE', `/auth/api-keys/${MISSING}`],
+      ['POST', '/entities/Project', { data: { name: 'x', code: 'x' } }],
+      ['GET', `/entities/Shot/${MISSING}`],
+      ['PATCH', `/entities/Shot/${MISSING}`, { data: {} }],
+      ['DELETE', `/entities/Shot/${MISSING}`],
+      ['POST', `/entities/Shot/${MISSING}/revive`],
+      ['POST', '/entities/Shot/query', { filters: [] }],
+      ['GET', '/events'],
+    ];
+    for (const [method, path, body] of routes) {
+      for (const token of [null, 'not-a-token', 'svc_0000000000000000000000000000', `${admin.token}x`]) {
+        const res = await e.api.call(method, path, { body, token });
+        expect({ route: `${method} ${path}`, token, status: res.status }).toEqual({ route: `${method} ${path}`, token, status: 401 });
+        expect(res.body?.code, `${method} ${path}: ${res.text}`).toBe('unauthenticated');
+      }
+    }
+  });
+
+  it('answers 403 when the role may not write, and a second unauthenticated register', async () => {
+    const artist = await createUser(admin.api, 'Artist', 'artist@studio.test');
+    const viewer = await createUser(admin.api, 'Viewer', 'viewer@studio.test');
+    expect(expectStatus(await artist.api.get('/me'), 200)).toMatchObject({ role: 'Artist', auth: 'token' });
+    const project = expectStatus(await admin.api.post('/entities/Project', { data: { name: 'Roles', code: 'roles' } }), 200);
+
+    expectError(await artist.api.post('/entities/Project', { data: { name: 'Nope', code: 'nope' } }), 403, 'forbidden');
+    expectError(await viewer.api.post('/entities/Shot', { project_id: project.id, data: { code: 'v010' } }), 403, 'forbidden');
+    // The same writes are allowed to the roles that have them: the 403s are about roles.
+    const shot = expectStatus(await artist.api.post('/entities/Shot', { project_id: project.id, data: { code: 'a010' } }), 200, 'Artist creates Shot');
+    expectError(await viewer.api.patch(`/entities/Shot/${shot.id}`, { data: { description: 'v' } }), 403, 'forbidden');
+    expectStatus(await viewer.api.get(`/entities/Shot/${shot.id}`), 200, 'Viewer reads Shot');
+
+    expectError(await e.api.post('/auth/register', { email: 'walkin@studio.test', password: 'password-1234', name: 'Walk In' }), 403, 'forbidden');
+    expectError(await artist.api.post('/auth/register', { email: 'walkin@studio.test', password: 'password-1234', name: 'Walk In' }), 403, 'forbidden');
+    expectError(await e.api.post('/auth/login', { email: 'walkin@studio.test', password: 'password-1234' }), 401, 'unauthenticated');
+  });
+
+  it('answers 422 in the contract shape for every kind of malformed request', async () => {
+    const api = admin.api;
+    expectValidation(await api.post('/entities/Project', { data: { name: 'Typo', code: 'typo' }, bogus_key: 1 }), ['body'], 'bogus_key');
+    for (const limit of ['0', '1001', 'many']) {
+      expectValidation(await api.get(`/events?limit=${limit}`), ['query', 'limit']);
+    }
+    expectValidation(await api.post('/entities/not-a-type', { data: {} }), ['path', 'entity_type']);
+    expectValidation(await api.get(`/entities/Shot/not-a-uuid`), ['path', 'id']);
+    expectValidation(await api.call('POST', '/entities/Project', { rawBody: '{"data": {"name": "Broken"' }), ['body']);
+    expectValidation(await api.post('/auth/register', { email: 'short@studio.test', password: 'short', name: 'Short' }), ['body', 'password']);
+    // All problems at once.
+    const many = await api.post('/auth/register', { email: 'nope', password: 'short', name: '', extra: true });
+    expectValidation(many, ['body', 'password']);
+    expect(many.body.detail.length).toBeGreaterThanOrEqual(3);
+  });
+
+  it('applies If-Match only to an unchanged record: a stale ETag is 409 stale_write', async () => {
+    const project = expectStatus(await admin.api.post('/entities/Project', { data: { name: 'Etag', code: 'etag' } }), 200);
+    const path = `/entities/Project/${project.id}`;
+    const etag1 = (await admin.api.get(path)).headers.get('etag')!;
+    expect(etag1).toBe(`"${project.updated_at}"`);
+    const first = await admin.api.patch(path, { data: { description: 'one' } }, { headers: { 'if-match': etag1 } });
+    expect(expectStatus(first, 200, 'PATCH with current ETag').data.description).toBe('one');
+    const etag2 = first.headers.get('etag');
+    expect(etag2).toBe(`"${first.body.updated_at}"`);
+    expect(etag2).not.toBe(etag1);
+
+    expectError(await admin.api.patch(path, { data: { description: 'two' } }, { headers: { 'if-match': etag1 } }), 409, 'stale_write');
+    expectError(await admin.api.delete(path, { headers: { 'if-match': etag1 } }), 409, 'stale_write');
+    expect(expectStatus(await admin.api.get(path), 200).data.description).toBe('one');
+    expectStatus(await admin.api.delete(path, { headers: { 'if-match': etag2! } }), 200, 'DELETE with current ETag');
+    expectError(await admin.api.get(path), 404, 'not_found');
+  });
+
+  it('rejects a revoked API key within seconds', async () => {
+    // Use the key right before revoking it, so any cache in front of auth holds it.
+    expectStatus(await keyApi.get('/me'), 200);
+    expectStatus(await admin.api.delete(`/auth/api-keys/${key.id}`), 200, 'revoke key');
+    const t0 = Date.now();
+    await eventually(async () => ((await keyApi.get('/me')).status === 401 ? true : undefined), 10_000, 'revoked key rejected');
+    expect(Date.now() - t0).toBeLessThan(10_000);
+    expectError(await keyApi.post('/entities/Project', { data: { name: 'after', code: 'after' } }), 401, 'unauthenticated');
+    expect(expectStatus(await admin.api.get('/auth/api-keys'), 200).items.map((k: any) => k.id)).not.toContain(key.id);
+    // The login token of the same user still works.
+    expectStatus(await admin.api.get('/me'), 200);
+  });
+});
