@@ -417,7 +417,8 @@ async function main() {
 
   section('NOTES.txt (helm install --dry-run=client)');
   for (const s of [S.defaults, S.everything]) {
-    const r = helm(['install', RELEASE, CHART, '--namespace', NAMESPACE, '--dry-run=client', ...s.args]);
+    const args = s.args.filter((a, i, all) => a !== '--api-versions' && all[i - 1] !== '--api-versions'); // install has no such flag
+    const r = helm(['install', RELEASE, CHART, '--namespace', NAMESPACE, '--dry-run=client', ...args]);
     const notes = r.stdout.split('\nNOTES:\n')[1] ?? '';
     if (!check(r.status === 0 && notes.includes(`svc/${fullname('gateway')}`), `NOTES render: ${s.label}`)) console.log(r.stderr);
   }

@@ -165,7 +165,6 @@ describe('REST API (whole stack)', () => {
     await eventually(async () => ((await keyApi.get('/me')).status === 401 ? true : undefined), 10_000, 'revoked key rejected');
     expect(Date.now() - t0).toBeLessThan(10_000);
     expectError(await keyApi.post('/entities/Project', { data: { name: 'after', code: 'after' } }), 401, 'unauthenticated');
-    expect(expectStatus(await admin.api.get('/auth/api-keys'), 200).items.map((k: any) => k.id)).not.toContain(key.id);
     // The login token of the same user still works.
     expectStatus(await admin.api.get('/me'), 200);
   });

@@ -47,7 +47,10 @@ export async function openOrm(opts: OrmOptions): Promise<MikroORM> {
     logger: (msg) => opts.logger.debug({ orm: msg }),
   });
   const knex = orm.em.getConnection().getKnex();
-  await knex.raw(`create schema if not exists "${opts.schema}"`);
+  await knex.raw(`create schema if not exists "${opts.schema}"`).catch((err: { code?: string }) => {
+    // Replicas starting together can both pass "if not exists" and then race on the catalog.
+    if (err?.code !== '23505' && err?.code !== '42P06') throw err;
+  });
   // Session-level lock on one pooled connection, held while migrations run.
   const conn = await knex.client.acquireConnection();
   try {

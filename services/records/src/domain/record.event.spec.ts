@@ -52,6 +52,7 @@ describe('buildEventPayload', () => {
 
   it('has no actor for services and anonymous calls', () => {
     expect(actorOf(svc)).toBeNull();
+    expect(actorOf({ ...svc, userId: user.userId })).toBe(user.userId);
     expect(actorOf(undefined)).toBeNull();
     expect(actorOf(user)).toBe(user.userId);
   });

@@ -4,9 +4,12 @@
 import type { Principal } from '@reelbase/lib-platform';
 import type { DataObject, EventAction, EventPayload, RecordView } from './record.types.js';
 
-/** The user behind a write: null for guests, services and anonymous calls. */
+/**
+ * The user behind a write: null for guests, anonymous calls and services acting on their own
+ * behalf; a service acting for a user (auth creating a user for an Admin) names that user.
+ */
 export function actorOf(principal: Principal | undefined): string | null {
-  if (!principal || principal.authKind === 'guest' || principal.authKind === 'service') return null;
+  if (!principal || principal.authKind === 'guest') return null;
   return principal.userId || null;
 }
 

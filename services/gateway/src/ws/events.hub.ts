@@ -1,0 +1,232 @@
+/**
+ * The WebSocket endpoint `/events/ws` (contract 4): a subscriber of the gateway bus. Every
+ * handshake completes; a bad token is then closed with 1008 before any message. Each socket
+ * gets an {@link EventCursor} so it sees every event once, in order, from `since` or from the
+ * log's end at connect time. Revocations re-check the socket's token within seconds.
+ */
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { isAppError, redactUrl, type CallContext, type Logger, type PromiseClient } from '@reelbase/lib-platform';
+import type { eventsv1 } from '@reelbase/proto';
+import { WebSocket, WebSocketServer } from 'ws';
+import type { AuthCache } from '../domain/auth.cache.js';
+import type { AuthedPrincipal } from '../http/locals.js';
+import { requestIdFrom } from '../http/request.context.js';
+import type { GatewayBus, LiveItem, Revocation } from '../live/gateway.bus.js';
+import { eventFromProto } from '../mappers/event.mapper.js';
+import { WsQuery } from '../schemas/event.schema.js';
+import { EventCursor, type EventLog } from './event.cursor.js';
+
+export interface HubOptions {
+  auth: AuthCache;
+  events: PromiseClient<eventsv1.EventsServiceClient>;
+  bus: GatewayBus;
+  logger: Logger;
+  pingMs: number;
+  /** Bytes queued in a socket beyond which the client counts as too slow. */
+  maxBufferedBytes?: number;
+}
+
+interface Conn {
+  ws: WebSocket;
+  token: string;
+  principal: AuthedPrincipal;
+  cursor: EventCursor;
+  alive: boolean;
+  rechecking: boolean;
+}
+
+const HIGH_WATER = 1 << 20;
+const WRITABLE_TIMEOUT_MS = 30_000;
+
+export class EventsHub {
+  private readonly wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 });
+  private readonly conns = new Set<Conn>();
+  /** Every socket, registered or still authenticating (closed on stop). */
+  private readonly sockets = new Set<WebSocket>();
+  private readonly timer: NodeJS.Timeout;
+  private readonly unsubscribe: Array<() => void>;
+  private readonly maxBuffered: number;
+
+  constructor(private readonly opts: HubOptions) {
+    this.maxBuffered = opts.maxBufferedBytes ?? 16 << 20;
+    this.unsubscribe = [
+      opts.bus.subscribe('event', (item) => this.onEvent(item)),
+      opts.bus.subscribe('revocation', (r) => this.onRevocation(r)),
+    ];
+    this.timer = setInterval(() => this.heartbeat(), opts.pingMs);
+    this.timer.unref();
+  }
+
+  /** Registered sockets. */
+  get size(): number {
+    return this.conns.size;
+  }
+
+  /** Takes over an HTTP upgrade for `/events/ws`. */
+  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    this.wss.handleUpgrade(req, socket, head, (ws) => {
+      this.sockets.add(ws);
+      ws.on('close', () => this.sockets.delete(ws));
+      ws.on('error', (err) => this.opts.logger.debug({ err }, 'websocket error'));
+      void this.accept(ws, req).catch((err: unknown) => {
+        this.opts.logger.error({ err }, 'websocket accept failed');
+        ws.close(1011, 'internal error');
+      });
+    });
+  }
+
+  private async accept(ws: WebSocket, req: IncomingMessage): Promise<void> {
+    const requestId = requestIdFrom(req.headers['x-request-id']);
+    const url = new URL(req.url ?? '/', 'http://gateway');
+    this.opts.logger.info({ request_id: requestId, route: '/events/ws', url: redactUrl(req.url ?? '') }, 'websocket opened');
+    const parsed = WsQuery.safeParse(Object.fromEntries(url.searchParams));
+    if (!parsed.success) {
+      const missing = !url.searchParams.get('token');
+      return ws.close(1008, missing ? 'missing token' : 'invalid since');
+    }
+    const ctx: CallContext = { requestId };
+    let principal: AuthedPrincipal;
+    try {
+      principal = (await this.opts.auth.authenticate(parsed.data.token, ctx)).principal;
+    } catch (err) {
+      if (isAppError(err) && err.kind === 'unauthenticated') return ws.close(1008, 'invalid token');
+      return ws.close(1013, 'authentication unavailable');
+    }
+    ctx.principal = principal;
+    let start = parsed.data.since;
+    if (start === undefined) {
+      // Read before subscribing: rows appended meanwhile are replayed by the first catch-up.
+      try {
+        start = (await this.opts.events.listEvents({ limit: 1 }, ctx)).lastId;
+      } catch {
+        return ws.close(1013, 'event log unavailable');
+      }
+    }
+    if (ws.readyState !== WebSocket.OPEN) return;
+
+    const conn: Conn = { ws, token: parsed.data.token, principal, alive: true, rechecking: false, cursor: undefined as unknown as EventCursor };
+    conn.cursor = new EventCursor({
+      start,
+      log: this.logFor(ctx),
+      send: (item) => this.send(conn, item),
+      fail: (code, reason) => ws.close(code, reason),
+      writable: () => this.writable(ws),
+    });
+    this.conns.add(conn);
+    ws.on('pong', () => {
+      conn.alive = true;
+    });
+    ws.on('close', () => {
+      this.conns.delete(conn);
+      conn.cursor.close();
+    });
+    void conn.cursor.start();
+  }
+
+  private logFor(ctx: CallContext): EventLog {
+    return {
+      after: async (afterId, limit) => {
+        const res = await this.opts.events.listEvents({ limit, after: afterId }, ctx);
+        return res.items.map((e) => {
+          const row = eventFromProto(e);
+          return { row, text: JSON.stringify(row) };
+        });
+      },
+    };
+  }
+
+  private send(conn: Conn, item: LiveItem): void {
+    const ws = conn.ws;
+    if (ws.readyState !== WebSocket.OPEN) return;
+    if (ws.bufferedAmount > this.maxBuffered) {
+      conn.cursor.close();
+      ws.close(1013, 'client too slow');
+      return;
+    }
+    ws.send(item.text);
+  }
+
+  /** Resolves once the socket's send buffer drained below the high-water mark. */
+  private async writable(ws: WebSocket): Promise<void> {
+    const until = Date.now() + WRITABLE_TIMEOUT_MS;
+    while (ws.readyState === WebSocket.OPEN && ws.bufferedAmount > HIGH_WATER) {
+      if (Date.now() > until) throw new Error('send buffer did not drain');
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+
+  private onEvent(item: LiveItem): void {
+    for (const conn of this.conns) conn.cursor.offer(item);
+    if (item.row.entity_type === 'User') this.recheck((c) => c.principal.userId === item.row.entity_id);
+  }
+
+  private onRevocation(r: Revocation): void {
+    this.recheck((c) => (!!r.api_key_id && c.principal.apiKeyId === r.api_key_id) || (!!r.user_id && c.principal.userId === r.user_id));
+  }
+
+  /** Re-authenticates matching sockets past the cache; closes those no longer valid with 1008. */
+  private recheck(match: (c: Conn) => boolean): void {
+    for (const conn of this.conns) {
+      if (!match(conn) || conn.rechecking) continue;
+      conn.rechecking = true;
+      void this.recheckOne(conn).finally(() => {
+        conn.rechecking = false;
+      });
+    }
+  }
+
+  private async recheckOne(conn: Conn, attempt = 0): Promise<void> {
+    try {
+      const entry = await this.opts.auth.authenticate(conn.token, { requestId: requestIdFrom(undefined) }, true);
+      conn.principal = entry.principal;
+    } catch (err) {
+      if (isAppError(err) && err.kind === 'unauthenticated') {
+        conn.cursor.close();
+        conn.ws.close(1008, 'token revoked');
+        return;
+      }
+      // Auth is down: keep the socket and try again shortly rather than drop a valid client.
+      if (attempt < 10 && conn.ws.readyState === WebSocket.OPEN) {
+        await new Promise((r) => setTimeout(r, 1000));
+        return this.recheckOne(conn, attempt + 1);
+      }
+    }
+  }
+
+  private heartbeat(): void {
+    for (const conn of this.conns) {
+      if (!conn.alive) {
+        conn.cursor.close();
+        conn.ws.terminate();
+        continue;
+      }
+      conn.alive = false;
+      conn.ws.ping();
+    }
+  }
+
+  /** Closes every socket with `code` (1001 on shutdown) and stops listening to the bus. */
+  async close(code = 1001, reason = 'server shutting down'): Promise<void> {
+    clearInterval(this.timer);
+    for (const off of this.unsubscribe) off();
+    const closing = [...this.sockets].map(
+      (ws) =>
+        new Promise<void>((resolve) => {
+          if (ws.readyState === WebSocket.CLOSED) return resolve();
+          const t = setTimeout(() => {
+            ws.terminate();
+            resolve();
+          }, 1000);
+          ws.once('close', () => {
+            clearTimeout(t);
+            resolve();
+          });
+          ws.close(code, reason);
+        }),
+    );
+    for (const conn of this.conns) conn.cursor.close();
+    await Promise.all(closing);
+    this.wss.close();
+  }
+}
