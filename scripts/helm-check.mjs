@@ -447,7 +447,8 @@ async function main() {
       }
     }
     check(errors.length === 0 && validated > 0, `${validated} rendered objects valid against their Kubernetes schemas`);
-    for (const e of errors) console.log(`        ${e}`);
+    for (const e of errors.slice(0, 12)) console.log(`        ${e}`);
+    if (errors.length > 12) console.log(`        ... and ${errors.length - 12} more`);
     for (const u of [...unknown].sort()) {
       const extra = u.startsWith('monitoring.coreos.com') ? '@kubernetes-models/prometheus-operator' : u.startsWith('keda.sh') ? '@kubernetes-models/keda' : null;
       skip(`${u}: not known to the installed models${extra ? ` (${extra} would cover it)` : ''}`);

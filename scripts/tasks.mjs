@@ -42,6 +42,8 @@ const tasks = {
     await build();
     say('proto: buf lint and generated-code drift check');
     await run(process.execPath, [join(ROOT, 'scripts/proto-check.mjs')]);
+    say('Helm chart: lint, render and validate');
+    await run(process.execPath, [join(ROOT, 'scripts/helm-check.mjs')]);
     say('unit and integration tests');
     await run(bin('vitest'), ['run', '--config', 'vitest.config.ts', ...args]);
     say('end-to-end tests (whole stack)');

@@ -93,7 +93,6 @@ describe('REST API (whole stack)', () => {
       ['PATCH', `/entities/Shot/${MISSING}`, { data: {} }],
       ['DELETE', `/entities/Shot/${MISSING}`],
       ['POST', `/entities/Shot/${MISSING}/revive`],
-      ['POST', '/entities/Shot/query', { filters: [] }],
       ['GET', '/events'],
     ];
     for (const [method, path, body] of routes) {

@@ -43,7 +43,7 @@ describe('events: log, filters, live WebSocket, resume (whole stack)', () => {
     const project = expectStatus(await admin.api.post('/entities/Project', { data: { name: 'Events', code: 'ev' } }), 200);
     const shot = expectStatus(await admin.api.post('/entities/Shot', { project_id: project.id, data: { code: 'sh010', cut_in: 1001 } }), 200);
     const path = `/entities/Shot/${shot.id}`;
-    expectStatus(await admin.api.patch(path, { status: null, data: { description: 'hero', cut_in: null } }), 200);
+    expectStatus(await admin.api.patch(path, { data: { description: 'hero', cut_in: null } }), 200);
     expectStatus(await admin.api.delete(path), 200);
     expectStatus(await admin.api.post(`${path}/revive`), 200);
 

@@ -93,7 +93,7 @@ async function main(): Promise<number> {
       const phase: PhaseResults = { clients, pgbench: null, baseline: null, gateway: null, gatewayOutboxDrainMs: null };
       phases.push(phase);
       try {
-        log(`pgbench, ${clients} clients`);
+        log(`pgbench, ${clients} client(s)`);
         if (o.warmup > 0) await runPgbench({ databaseUrl: db.url, clients, seconds: o.warmup, dir, schema: shadow.schema, input });
         phase.pgbench = await runPgbench({ databaseUrl: db.url, clients, seconds: o.duration, dir, schema: shadow.schema, input });
         log(`pgbench: ${phase.pgbench.tps.toFixed(1)} tps`);
@@ -101,7 +101,7 @@ async function main(): Promise<number> {
         failures.push(`pgbench at ${clients} clients: ${(err as Error).message}`);
       }
       try {
-        log(`baseline, ${clients} clients`);
+        log(`baseline, ${clients} client(s)`);
         const baseline = await startBaselineProcess({ databaseUrl: db.url, poolSize: o.pool, schema: shadow.schema, actor });
         try {
           phase.baseline = await loadWithWrk(`baseline_c${clients}`, { url: baseline.url, token: null, projectId }, clients, o, dir);
@@ -113,7 +113,7 @@ async function main(): Promise<number> {
       }
       if (gateway) {
         try {
-          log(`gateway, ${clients} clients`);
+          log(`gateway, ${clients} client(s)`);
           phase.gateway = await loadWithWrk(`gateway_c${clients}`, gateway, clients, o, dir);
           // Let the event pipeline catch up so the next phase does not pay for this one.
           phase.gatewayOutboxDrainMs = await waitOutboxEmpty(db.url, 120_000);

@@ -4,9 +4,10 @@
  * (pgbench with the parameters written in as literals), so the only differences between
  * them are the client and the protocol, never the SQL.
  *
- * Ids are UUID v7, generated in SQL, like the records service's ids (time-ordered ids
- * keep primary-key inserts at the right edge of the index; random v4 ids would cost more
- * page splits and write-ahead log, which would flatter the gateway).
+ * Ids are UUID v7 like the records service's (which makes them in Node; here SQL makes
+ * them, so pgbench can run the very same text). Time-ordered ids keep primary-key inserts
+ * at the right edge of the index; random v4 ids would cost more page splits and
+ * write-ahead log, which would flatter the gateway.
  */
 
 /** UUID v7 from `gen_random_uuid()`: 48-bit millisecond timestamp, version bits 0111. */

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppError, createLogger } from '@reelbase/lib-platform';
 import { createTestDatabase, deleteStreams, uniquePrefix, type TestDatabase } from '@reelbase/lib-testkit';
 import type { Subscription } from '@nats-io/nats-core';
+import { jetstreamManager } from '@nats-io/jetstream';
 import { parseEventsConfig } from '../src/config.js';
 import { startEvents, type EventsService } from '../src/service.js';
 import {
@@ -58,7 +59,9 @@ beforeAll(async () => {
   svc = await startEvents(config, createLogger('events', 'silent'));
   pub = await publisher(prefix);
   live = pub.nc.subscribe(pub.names.liveEvents, {
-    callback: (_err, m) => liveRows.push(m.json()),
+    callback: (_err, m) => {
+      liveRows.push(m.json());
+    },
   });
   client = eventsClient(svc.grpcPort);
 });
@@ -139,8 +142,9 @@ describe('events service', () => {
     await publishAll([marker]);
     await waitForLastId(client, before + 1);
     const all = await readAll(client);
-    expect(all.length).toBe(before + 1);
+    expect(all.map((e) => e.id)).toEqual(Array.from({ length: before + 1 }, (_, i) => i + 1));
     expect(all.at(-1)!.entityId).toBe(marker.entity_id);
+    expect((await client.list({ limit: 1 })).lastId).toBe(before + 1);
     expect(all.filter((e) => e.entityId === original.entity_id)).toHaveLength(1);
   });
 
@@ -157,9 +161,8 @@ describe('events service', () => {
     expect(newest.items[0]!.entityId).toBe(after.entity_id);
     // Nothing is left unacked for redelivery: the bad messages were terminated, not ignored.
     const info = await waitFor(async () => {
-      const i = await (await import('@nats-io/jetstream')).jetstreamManager(pub.nc).then((jsm) =>
-        jsm.consumers.info(pub.names.eventsStream, pub.names.eventLogConsumer),
-      );
+      const jsm = await jetstreamManager(pub.nc);
+      const i = await jsm.consumers.info(pub.names.eventsStream, pub.names.eventLogConsumer);
       return i.num_ack_pending === 0 && i.num_pending === 0 ? i : null;
     }, 5000, 'consumer to settle');
     expect(info.num_redelivered).toBe(0);

@@ -61,6 +61,8 @@ export interface Stack {
   /** Stops the service gracefully and starts it with `extraEnv` (replacing an earlier one); waits until ready. */
   restart(name: string, extraEnv?: Record<string, string>): Promise<void>;
   waitReady(name: string, timeoutMs?: number): Promise<void>;
+  /** Process id of a service, undefined while it is down (crashed, killed or restarting). */
+  pid(name: string): number | undefined;
   /** Log file of a service when logDir is set. */
   logFile(name: string): string | undefined;
   /** SIGTERM to every service (gateway first), SIGKILL after the timeout, then the started dependencies. */
@@ -149,6 +151,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     kill: (name, signal = 'SIGKILL') => get(name).kill(signal),
     restart: (name, extraEnv) => get(name).restart(extraEnv, readyTimeoutMs),
     waitReady: (name, timeoutMs = readyTimeoutMs) => get(name).waitReady(timeoutMs),
+    pid: (name) => get(name).pid,
     logFile: (name) => (opts.logDir ? join(opts.logDir, `${name}.log`) : undefined),
     stop() {
       stopping ??= (async () => {

@@ -1,0 +1,74 @@
+import { Metrics, Readiness, createLogger } from '@reelbase/lib-platform';
+import { describe, expect, it } from 'vitest';
+import { createApp } from '../app.js';
+import { AuthCache } from '../domain/auth.cache.js';
+import { RateLimiter } from '../domain/rate.limiter.js';
+import type { Peers } from '../clients/peers.js';
+
+const { openapi, routes } = createApp({
+  logger: createLogger('gateway', 'silent'),
+  metrics: new Metrics('gateway'),
+  peers: {} as Peers,
+  auth: new AuthCache(async () => ({}), 5),
+  limiter: new RateLimiter(1, 1),
+  readiness: new Readiness(),
+  bodyLimitBytes: 1024,
+});
+const doc = openapi as any;
+
+describe('OpenAPI document', () => {
+  it('is OpenAPI 3.1.0, version 0.0.1, with components and bearer security', () => {
+    expect(doc.openapi).toBe('3.1.0');
+    expect(doc.info.version).toBe('0.0.1');
+    expect(doc.components.securitySchemes.bearerAuth).toEqual(expect.objectContaining({ type: 'http', scheme: 'bearer' }));
+    for (const name of ['Record', 'RecordCreate', 'RecordPatch', 'Error', 'ValidationError', 'Event', 'EventList', 'Me', 'LoginBody']) {
+      expect(doc.components.schemas[name], name).toBeDefined();
+      expect(doc.components.schemas[name].$schema).toBeUndefined();
+    }
+  });
+
+  it('documents every mounted route with its operation', () => {
+    const expected = [
+      'get /healthz', 'get /readyz', 'get /metrics', 'get /openapi.json',
+      'post /auth/login', 'post /auth/register', 'post /auth/api-keys', 'get /auth/api-keys', 'delete /auth/api-keys/{id}', 'get /me',
+      'post /entities/{entity_type}', 'get /entities/{entity_type}/{id}', 'patch /entities/{entity_type}/{id}',
+      'delete /entities/{entity_type}/{id}', 'post /entities/{entity_type}/{id}/revive', 'get /events', 'get /events/ws',
+    ];
+    const documented = Object.entries(doc.paths).flatMap(([p, ops]) => Object.keys(ops as object).map((m) => `${m} ${p}`));
+    expect(documented.sort()).toEqual(expected.sort());
+    expect(routes.map((r) => `${r.method} ${r.path}`).sort()).toEqual(expected.sort());
+    const ids = documented.map((d) => { const [m, p] = d.split(' '); return doc.paths[p!][m!].operationId; });
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  it('request bodies, parameters, responses and security come from the validating schemas', () => {
+    const create = doc.paths['/entities/{entity_type}'].post;
+    expect(create.requestBody.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/RecordCreate' });
+    const body = doc.components.schemas.RecordCreate;
+    expect(body.additionalProperties).toBe(false);
+    expect(body.required ?? []).not.toContain('data'); // defaulted, so optional on input
+    expect(create.parameters[0]).toMatchObject({ name: 'entity_type', in: 'path', required: true, schema: { type: 'string', pattern: '^[A-Z][A-Za-z0-9]{0,63}$' } });
+    expect(create.security).toEqual([{ bearerAuth: [] }]);
+    for (const s of ['200', '401', '403', '413', '422', '429']) expect(create.responses[s], s).toBeDefined();
+    expect(create.responses['422'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/ValidationError' });
+    expect(create.responses['200'].headers.ETag).toBeDefined();
+
+    const events = doc.paths['/events'].get;
+    const limit = events.parameters.find((p: any) => p.name === 'limit');
+    expect(limit).toMatchObject({ in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 1000, default: 100 } });
+
+    expect(doc.paths['/healthz'].get.security).toEqual([]);
+    expect(doc.paths['/auth/register'].post.security).toEqual([{}, { bearerAuth: [] }]);
+    expect(doc.paths['/entities/{entity_type}/{id}'].delete.responses['200'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/RecordRetired' });
+    const ws = doc.paths['/events/ws'].get;
+    expect(ws.parameters.map((p: any) => p.name)).toEqual(expect.arrayContaining(['token', 'since']));
+  });
+
+  it('every $ref resolves', () => {
+    const refs = JSON.stringify(doc).match(/"\$ref":"[^"]+"/g) ?? [];
+    for (const ref of refs) {
+      const name = ref.split('/').pop()!.replace('"', '');
+      expect(doc.components.schemas[name], ref).toBeDefined();
+    }
+  });
+});

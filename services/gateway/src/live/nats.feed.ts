@@ -1,0 +1,46 @@
+/**
+ * Core NATS → gateway bus: appended log rows (`live.events`) and auth revocations
+ * (`auth.revocations`). Malformed messages are logged and skipped.
+ */
+import type { Logger, NatsConnection, NatsNames } from '@reelbase/lib-platform';
+import { eventFromLive } from '../mappers/event.mapper.js';
+import type { GatewayBus, Revocation } from './gateway.bus.js';
+
+export interface LiveFeed {
+  stop(): void;
+}
+
+const str = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : null);
+
+/** Subscribes to both subjects and emits on `bus`. */
+export function startNatsFeed(nc: NatsConnection, names: NatsNames, bus: GatewayBus, logger: Logger): LiveFeed {
+  const live = nc.subscribe(names.liveEvents, {
+    callback: (err, msg) => {
+      if (err) return logger.warn({ err }, 'live events subscription error');
+      try {
+        const row = eventFromLive(msg.json());
+        bus.emit('event', { row, text: JSON.stringify(row) });
+      } catch (e) {
+        logger.warn({ err: e }, 'skipped a malformed live event');
+      }
+    },
+  });
+  const revocations = nc.subscribe(names.authRevocations, {
+    callback: (err, msg) => {
+      if (err) return logger.warn({ err }, 'revocations subscription error');
+      try {
+        const o = msg.json<Record<string, unknown>>();
+        const r: Revocation = { api_key_id: str(o.api_key_id), user_id: str(o.user_id) };
+        bus.emit('revocation', r);
+      } catch (e) {
+        logger.warn({ err: e }, 'skipped a malformed revocation');
+      }
+    },
+  });
+  return {
+    stop() {
+      live.unsubscribe();
+      revocations.unsubscribe();
+    },
+  };
+}

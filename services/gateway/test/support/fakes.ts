@@ -1,0 +1,201 @@
+/**
+ * Fake adapters for unit tests: gRPC peers with the PromiseClient shape (in-memory records,
+ * a token table for auth, an in-memory event log), a log capture, and a gateway started on
+ * port 0 with them.
+ */
+import { Writable } from 'node:stream';
+import { AppError, createLogger, newId, Readiness, type CallContext, type Logger } from '@reelbase/lib-platform';
+import type { authv1, eventsv1, recordsv1 } from '@reelbase/proto';
+import type { Peers } from '../../src/clients/peers.js';
+import { parseGatewayConfig } from '../../src/config.js';
+import { createGatewayBus, type GatewayBus } from '../../src/live/gateway.bus.js';
+import { startGateway, type RunningGateway } from '../../src/service.js';
+
+export const USERS = {
+  admin: { id: '0190a0b0-0000-7000-8000-000000000001', role: 'Admin' },
+  supervisor: { id: '0190a0b0-0000-7000-8000-000000000002', role: 'Supervisor' },
+  artist: { id: '0190a0b0-0000-7000-8000-000000000003', role: 'Artist' },
+  viewer: { id: '0190a0b0-0000-7000-8000-000000000004', role: 'Viewer' },
+} as const;
+
+export const API_KEY_ID = '0190a0b0-0000-7000-8000-0000000000aa';
+
+/** token → principal; `svc_artist` is an API key of the artist. */
+export function tokenTable(): Map<string, authv1.Principal> {
+  const t = new Map<string, authv1.Principal>();
+  for (const [name, u] of Object.entries(USERS)) {
+    t.set(`${name}-token`, { userId: u.id, role: u.role, authKind: 'token', email: `${name}@example.com`, cacheSeconds: 60 });
+  }
+  t.set('svc_artist', { userId: USERS.artist.id, role: 'Artist', authKind: 'api_key', apiKeyId: API_KEY_ID, email: 'artist@example.com', cacheSeconds: 60 });
+  return t;
+}
+
+let tick = 0;
+/** Microsecond timestamps that never repeat, so ETags always change on a write. */
+const now = () => new Date().toISOString().replace('Z', `${String(++tick % 1000).padStart(3, '0')}Z`);
+
+export interface FakeState {
+  tokens: Map<string, authv1.Principal>;
+  records: Map<string, recordsv1.Record>;
+  events: eventsv1.Event[];
+  /** Names of peers that answer `unavailable`. */
+  down: Set<string>;
+  calls: { method: string; req: unknown; ctx: CallContext }[];
+}
+
+/** Fake peers over `state`. */
+export function fakePeers(state: FakeState): Peers {
+  const track = (peer: string, method: string, req: unknown, ctx: CallContext) => {
+    state.calls.push({ method, req, ctx });
+    if (state.down.has(peer)) throw AppError.unavailable(`${peer} is unavailable (UNAVAILABLE)`);
+  };
+  const get = (type: string, id: string) => {
+    const r = state.records.get(id);
+    if (!r || r.entityType !== type || !r.active) throw AppError.notFound(`${type} ${id} not found`);
+    return r;
+  };
+  const auth = {
+    authenticate: async (req: authv1.AuthenticateRequest, ctx: CallContext) => {
+      track('auth', 'authenticate', req, ctx);
+      const p = state.tokens.get(req.token);
+      if (!p) throw new AppError('unauthenticated', 'invalid token');
+      return { principal: p };
+    },
+    login: async (req: authv1.LoginRequest, ctx: CallContext) => {
+      track('auth', 'login', req, ctx);
+      if (req.password !== 'correct horse') throw new AppError('unauthenticated', 'wrong email or password');
+      return { accessToken: 'admin-token', expiresIn: 43200 };
+    },
+    register: async (req: authv1.RegisterRequest, ctx: CallContext) => {
+      track('auth', 'register', req, ctx);
+      if (ctx.principal && ctx.principal.role !== 'Admin') throw new AppError('forbidden', 'only an Admin may register users');
+      const user = { id: newId(), entity_type: 'User', data: { name: req.name, email: req.email, role: req.role ?? 'Admin' } };
+      return { userJson: JSON.stringify(user), accessToken: ctx.principal ? undefined : 'admin-token', expiresIn: ctx.principal ? undefined : 43200 };
+    },
+    issueApiKey: async (req: authv1.IssueApiKeyRequest, ctx: CallContext) => {
+      track('auth', 'issueApiKey', req, ctx);
+      return { key: { id: API_KEY_ID, name: req.name, prefix: 'svc_abcd', createdAt: now() }, token: 'svc_new' };
+    },
+    listApiKeys: async (req: authv1.ListApiKeysRequest, ctx: CallContext) => {
+      track('auth', 'listApiKeys', req, ctx);
+      return { items: [{ id: API_KEY_ID, name: 'farm', prefix: 'svc_abcd', createdAt: now() }] };
+    },
+    revokeApiKey: async (req: authv1.RevokeApiKeyRequest, ctx: CallContext) => {
+      track('auth', 'revokeApiKey', req, ctx);
+      if (req.id !== API_KEY_ID) throw AppError.notFound('no such key');
+      return {};
+    },
+    rotateSigningKey: async () => ({ kid: 'k' }),
+  };
+  const records = {
+    createRecord: async (req: recordsv1.CreateRecordRequest, ctx: CallContext) => {
+      track('records', 'createRecord', req, ctx);
+      const data = JSON.parse(req.dataJson) as Record<string, unknown>;
+      if ('bad_field' in data) throw AppError.invalid([{ loc: ['body', 'data', 'bad_field'], msg: 'unknown field', type: 'value_error' }]);
+      const t = now();
+      const record: recordsv1.Record = {
+        id: req.id ?? newId(),
+        entityType: req.entityType,
+        projectId: req.projectId,
+        status: req.status,
+        active: req.active ?? true,
+        thumbnailId: req.thumbnailId,
+        createdBy: ctx.principal?.userId,
+        createdAt: t,
+        updatedAt: t,
+        dataJson: req.dataJson,
+      };
+      state.records.set(record.id, record);
+      return { record };
+    },
+    getRecord: async (req: recordsv1.GetRecordRequest, ctx: CallContext) => {
+      track('records', 'getRecord', req, ctx);
+      return { record: get(req.entityType, req.id) };
+    },
+    updateRecord: async (req: recordsv1.UpdateRecordRequest, ctx: CallContext) => {
+      track('records', 'updateRecord', req, ctx);
+      const r = get(req.entityType, req.id);
+      if (req.ifMatch !== undefined && req.ifMatch !== r.updatedAt) throw AppError.conflict('stale_write', 'the record changed since it was read');
+      const data = { ...(JSON.parse(r.dataJson) as Record<string, unknown>), ...(req.dataJson ? (JSON.parse(req.dataJson) as Record<string, unknown>) : {}) };
+      const next = { ...r, dataJson: JSON.stringify(data), updatedAt: now() };
+      if (req.status) next.status = req.status.value;
+      state.records.set(r.id, next);
+      return { record: next };
+    },
+    retireRecord: async (req: recordsv1.RetireRecordRequest, ctx: CallContext) => {
+      track('records', 'retireRecord', req, ctx);
+      const r = get(req.entityType, req.id);
+      if (req.ifMatch !== undefined && req.ifMatch !== r.updatedAt) throw AppError.conflict('stale_write', 'the record changed since it was read');
+      const next = { ...r, active: false };
+      state.records.set(r.id, next);
+      return { record: next };
+    },
+    reviveRecord: async (req: recordsv1.ReviveRecordRequest, ctx: CallContext) => {
+      track('records', 'reviveRecord', req, ctx);
+      const r = state.records.get(req.id);
+      if (!r) throw AppError.notFound('not found');
+      const next = { ...r, active: true };
+      state.records.set(r.id, next);
+      return { record: next };
+    },
+  };
+  const events = {
+    listEvents: async (req: eventsv1.ListEventsRequest, ctx: CallContext) => {
+      track('events', 'listEvents', req, ctx);
+      const lastId = state.events.at(-1)?.id ?? 0;
+      let items = state.events.filter((e) => (!req.entityType || e.entityType === req.entityType) && (!req.projectId || e.projectId === req.projectId));
+      items = req.after !== undefined ? items.filter((e) => e.id > req.after!).slice(0, req.limit) : items.slice().reverse().slice(0, req.limit);
+      return { items, lastId };
+    },
+  };
+  return { auth, records, events } as unknown as Peers;
+}
+
+/** A log event row as the events service stores it. */
+export function logEvent(id: number, entityType = 'Shot', entityId: string = newId()): eventsv1.Event {
+  return { id, entityType, entityId, action: 'update', actor: USERS.admin.id, changesJson: JSON.stringify({ n: id }), createdAt: now() };
+}
+
+/** Captures pino output as parsed lines. */
+export function captureLogs(): { logger: Logger; lines: () => Record<string, unknown>[]; text: () => string } {
+  const chunks: string[] = [];
+  const stream = new Writable({
+    write(chunk, _enc, cb) {
+      chunks.push(String(chunk));
+      cb();
+    },
+  });
+  const logger = createLogger('gateway', 'debug', stream);
+  return {
+    logger,
+    text: () => chunks.join(''),
+    lines: () => chunks.join('').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>),
+  };
+}
+
+export interface TestGateway extends RunningGateway {
+  url: string;
+  state: FakeState;
+  bus: GatewayBus;
+  logs: ReturnType<typeof captureLogs>;
+  readinessChecks: Map<string, () => Promise<unknown>>;
+}
+
+/** Starts a gateway on port 0 with fake peers, a fake live feed and fake readiness checks. */
+export async function startTestGateway(env: Record<string, string> = {}): Promise<TestGateway> {
+  const state: FakeState = { tokens: tokenTable(), records: new Map(), events: [], down: new Set(), calls: [] };
+  const logs = captureLogs();
+  const bus = createGatewayBus(logs.logger);
+  const readinessChecks = new Map<string, () => Promise<unknown>>();
+  const readiness = new Readiness(300);
+  for (const name of ['auth', 'records', 'events', 'nats']) {
+    const check = async () => {
+      if (state.down.has(name)) throw new Error(`${name} is down`);
+    };
+    readinessChecks.set(name, check);
+    readiness.add(name, check);
+  }
+  const config = parseGatewayConfig({ GATEWAY_PORT: '0', LOG_LEVEL: 'debug', ...env });
+  const gw = await startGateway(config, logs.logger, { peers: fakePeers(state), bus, readiness });
+  return { ...gw, url: `http://127.0.0.1:${gw.httpPort}`, state, bus, logs, readinessChecks };
+}
