@@ -107,7 +107,12 @@ describe('rate limit', () => {
 
 describe('internal errors', () => {
   it('a peer bug is a 500 without details, logged with the request id', async () => {
-    gw.state.records.set(ID, null as never); // makes the fake throw a TypeError
+    const broken = Object.defineProperty({}, 'entityType', {
+      get() {
+        throw new TypeError('a bug');
+      },
+    });
+    gw.state.records.set(ID, broken as never);
     const r = await call('GET', `/entities/Shot/${ID}`, { token: 'admin-token', headers: { 'x-request-id': 'boom-1' } });
     gw.state.records.delete(ID);
     expect(r.status).toBe(500);
