@@ -14,6 +14,7 @@ import {
   freePort,
   portIsFree,
   REPO_ROOT,
+  streamNames,
   uniquePrefix,
   type TestDatabase,
 } from '@reelbase/lib-testkit';
@@ -94,8 +95,9 @@ describe('the stack CLI behind npm start', () => {
       const api = new Api(`http://127.0.0.1:${port}`);
       expect((await api.get('/readyz')).status).toBe(200);
       expect(expectStatus(await api.get('/healthz'), 200)).toEqual({ status: 'ok' });
-      // The stack is usable and really on this database.
+      // The stack is usable, really on this database and under this NATS prefix.
       expectStatus(await api.post('/auth/register', { email: 'cli@studio.test', password: 'password-1234', name: 'Cli' }), 200, 'register');
+      expect(await streamNames(prefix, natsUrl)).toContain(`${prefix}EVENTS`);
 
       const ports = [port, ...[...out.matchAll(/(?:gRPC|ops) :(\d+)/g)].map((m) => Number(m[1]))];
       expect(ports.length).toBe(1 + 6);

@@ -91,7 +91,8 @@ describe('public routes', () => {
 
 describe('authentication', () => {
   it('401 without, with a malformed and with an invalid token, with WWW-Authenticate', async () => {
-    for (const headers of [{}, { authorization: 'Basic abc' }, { authorization: 'Bearer nope' }]) {
+    const cases: Record<string, string>[] = [{}, { authorization: 'Basic abc' }, { authorization: 'Bearer nope' }];
+    for (const headers of cases) {
       const r = await call('GET', '/me', { headers });
       expect(r.status).toBe(401);
       expect(r.json.code).toBe('unauthenticated');

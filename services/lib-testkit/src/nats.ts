@@ -37,3 +37,16 @@ export async function natsAnswers(url: string, timeoutMs = 1500): Promise<boolea
     return false;
   }
 }
+
+/** Names of the streams whose name starts with `prefix` (every stream when it is empty). */
+export async function streamNames(prefix: string, url: string = process.env.TEST_NATS_URL ?? DEFAULT_NATS_URL): Promise<string[]> {
+  const nc = await connect({ servers: url, timeout: 3000 });
+  try {
+    const jsm = await jetstreamManager(nc);
+    const out: string[] = [];
+    for await (const name of jsm.streams.names()) if (name.startsWith(prefix)) out.push(name);
+    return out.sort();
+  } finally {
+    await nc.close();
+  }
+}

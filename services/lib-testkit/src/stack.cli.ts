@@ -32,13 +32,16 @@ async function main(): Promise<number> {
   const env = process.env;
   let stack: Stack | undefined;
   let stopRequested: NodeJS.Signals | undefined;
+  let stopRequestedAt = 0;
   const stopped = new Promise<number>((resolveExit) => {
     const onSignal = (sig: NodeJS.Signals) => {
       if (stopRequested) {
-        fail(`${sig} again: still stopping (services get up to their shutdown timeout)`);
+        // `npm start` relays the terminal's Ctrl-C, so one keypress often arrives twice.
+        if (Date.now() - stopRequestedAt > 2000) fail(`${sig} again: still stopping (each service gets its shutdown timeout, then SIGKILL)`);
         return;
       }
       stopRequested = sig;
+      stopRequestedAt = Date.now();
       // While starting, main() stops what was started once startStack settles.
       if (!stack) return say(`${sig}: stopping as soon as the start-up settles`);
       say(`${sig}: stopping every service`);

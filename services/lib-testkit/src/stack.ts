@@ -74,10 +74,13 @@ const INHERITED = ['PATH', 'HOME', 'USER', 'LANG', 'LC_ALL', 'TZ', 'TMPDIR', 'NO
 
 async function assignPorts(services: ServiceSpec[], opts: StackOptions): Promise<Record<string, ServicePorts>> {
   const need = services.reduce((n, s) => n + 1 + (s.grpcPort !== undefined ? 1 : 0), 0);
-  const pool = opts.freePorts ? await freePorts(need) : [];
+  const pool = opts.freePorts || opts.gatewayPort === 0 ? await freePorts(need) : [];
   const ports: Record<string, ServicePorts> = {};
   for (const s of services) {
-    const http = s.httpPortEnv === 'GATEWAY_PORT' && opts.gatewayPort !== undefined ? opts.gatewayPort : opts.freePorts ? pool.shift()! : s.httpPort;
+    const isGateway = s.httpPortEnv === 'GATEWAY_PORT';
+    // Port 0 means "any free port": pick it here, since peers and readiness checks need the number.
+    const http =
+      isGateway && opts.gatewayPort ? opts.gatewayPort : opts.freePorts || (isGateway && opts.gatewayPort === 0) ? pool.shift()! : s.httpPort;
     const grpc = s.grpcPort === undefined ? undefined : opts.freePorts ? pool.shift()! : s.grpcPort;
     ports[s.name] = grpc === undefined ? { http } : { grpc, http };
   }

@@ -46,6 +46,12 @@ describe('unknown routes and methods', () => {
     expect(na.headers.get('allow')).toContain('PATCH');
   });
 
+  it('a malformed percent-encoding in the path is a client error, not a 500', async () => {
+    const r = await call('GET', '/entities/Sh%E0%A4%A/x', { token: 'admin-token' });
+    expect(r.status).toBe(400);
+    expect(r.json.code).toBe('bad_request');
+  });
+
   it('426 for a plain GET of the WebSocket route', async () => {
     const r = await call('GET', '/events/ws');
     expect(r.status).toBe(426);

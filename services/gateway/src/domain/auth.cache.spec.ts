@@ -1,0 +1,98 @@
+import { AppError } from '@reelbase/lib-platform';
+import type { authv1 } from '@reelbase/proto';
+import { describe, expect, it } from 'vitest';
+import { createGatewayBus } from '../live/gateway.bus.js';
+import { createLogger } from '@reelbase/lib-platform';
+import { AuthCache, tokenHash } from './auth.cache.js';
+
+const ctx = { requestId: 'r' };
+const principal = (over: Partial<authv1.Principal> = {}): authv1.Principal => ({
+  userId: 'u1',
+  role: 'Artist',
+  authKind: 'token',
+  email: 'a@example.com',
+  cacheSeconds: 60,
+  ...over,
+});
+
+function setup(table: Record<string, authv1.Principal>, maxSeconds = 5) {
+  let clock = 1_000_000;
+  const calls: string[] = [];
+  let down = false;
+  const cache = new AuthCache(
+    async (token) => {
+      calls.push(token);
+      await Promise.resolve();
+      if (down) throw AppError.unavailable('auth is unavailable');
+      const p = table[token];
+      if (!p) throw new AppError('unauthenticated', 'bad token');
+      return { principal: p };
+    },
+    maxSeconds,
+    () => clock,
+  );
+  return { cache, calls, advance: (ms: number) => (clock += ms), setDown: (v: boolean) => (down = v) };
+}
+
+describe('AuthCache', () => {
+  it('caches for min(cache_seconds, AUTH_CACHE_SECONDS)', async () => {
+    const { cache, calls, advance } = setup({ t: principal({ cacheSeconds: 60 }), s: principal({ userId: 'u2', cacheSeconds: 2 }) }, 5);
+    await cache.authenticate('t', ctx);
+    advance(4_900);
+    await cache.authenticate('t', ctx);
+    expect(calls).toEqual(['t']);
+    advance(200);
+    await cache.authenticate('t', ctx);
+    expect(calls).toEqual(['t', 't']);
+    await cache.authenticate('s', ctx);
+    advance(2_100);
+    await cache.authenticate('s', ctx);
+    expect(calls.filter((c) => c === 's')).toHaveLength(2);
+  });
+
+  it('keys entries by sha256 and maps the principal', async () => {
+    const { cache } = setup({ svc_x: principal({ authKind: 'api_key', apiKeyId: 'k1', role: 'Wizard' }) });
+    const e = await cache.authenticate('svc_x', ctx);
+    expect(e.hash).toBe(tokenHash('svc_x'));
+    expect(e.hash).not.toContain('svc_x');
+    expect(e.principal).toEqual({ userId: 'u1', role: 'Viewer', authKind: 'api_key', apiKeyId: 'k1', email: 'a@example.com' });
+  });
+
+  it('shares one in-flight call between concurrent requests', async () => {
+    const { cache, calls } = setup({ t: principal() });
+    await Promise.all([cache.authenticate('t', ctx), cache.authenticate('t', ctx), cache.authenticate('t', ctx)]);
+    expect(calls).toEqual(['t']);
+  });
+
+  it('bad tokens are unauthenticated and not cached; auth down stays unavailable', async () => {
+    const { cache, calls, setDown } = setup({});
+    await expect(cache.authenticate('x', ctx)).rejects.toMatchObject({ kind: 'unauthenticated' });
+    await expect(cache.authenticate('x', ctx)).rejects.toMatchObject({ kind: 'unauthenticated' });
+    expect(calls).toHaveLength(2);
+    setDown(true);
+    await expect(cache.authenticate('y', ctx)).rejects.toMatchObject({ kind: 'unavailable' });
+  });
+
+  it('drops a key, a user, and ignores an answer that raced a revocation', async () => {
+    const table = { a: principal({ authKind: 'api_key', apiKeyId: 'k1' }), b: principal(), c: principal({ userId: 'u2' }) };
+    const { cache, calls } = setup(table);
+    const bus = createGatewayBus(createLogger('t', 'silent'));
+    cache.subscribeTo(bus);
+    await Promise.all(['a', 'b', 'c'].map((t) => cache.authenticate(t, ctx)));
+    expect(cache.size).toBe(3);
+    bus.emit('revocation', { api_key_id: 'k1' });
+    expect(cache.size).toBe(2);
+    bus.emit('event', { row: { id: 1, entity_type: 'User', entity_id: 'u1', project_id: null, action: 'update', actor: null, changes: {}, created_at: '' }, text: '' });
+    expect(cache.size).toBe(1);
+    bus.emit('event', { row: { id: 2, entity_type: 'Shot', entity_id: 'u2', project_id: null, action: 'update', actor: null, changes: {}, created_at: '' }, text: '' });
+    expect(cache.size).toBe(1);
+
+    const racing = cache.authenticate('b', ctx);
+    bus.emit('revocation', { user_id: 'u1' });
+    await racing;
+    expect(cache.size).toBe(1); // the answer was used once but not cached
+    calls.length = 0;
+    await cache.authenticate('b', ctx);
+    expect(calls).toEqual(['b']);
+  });
+});

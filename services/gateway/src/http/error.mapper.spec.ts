@@ -1,0 +1,35 @@
+import { AppError } from '@reelbase/lib-platform';
+import { describe, expect, it } from 'vitest';
+import { toHttpError } from './error.mapper.js';
+
+describe('toHttpError', () => {
+  it('maps every AppError kind', () => {
+    const cases: [AppError, number, unknown][] = [
+      [AppError.invalid([{ loc: ['body', 'x'], msg: 'm', type: 'missing' }]), 422, { detail: [{ loc: ['body', 'x'], msg: 'm', type: 'missing' }] }],
+      [new AppError('bad_request', 'bad key'), 400, { detail: 'bad key', code: 'bad_request' }],
+      [AppError.notFound('nope'), 404, { detail: 'nope', code: 'not_found' }],
+      [AppError.conflict('code_in_use', 'in use', { usage: 3 }), 409, { detail: 'in use', code: 'code_in_use', usage: 3 }],
+      [new AppError('unauthenticated', 'who'), 401, { detail: 'who', code: 'unauthenticated' }],
+      [new AppError('forbidden', 'no'), 403, { detail: 'no', code: 'forbidden' }],
+      [AppError.unavailable('records is unavailable'), 503, { detail: 'records is unavailable', code: 'unavailable' }],
+      [new AppError('rate_limited', 'slow down', { retryAfter: 2.2 }), 429, { detail: 'slow down', code: 'rate_limited' }],
+      [new AppError('too_large', 'big'), 413, { detail: 'big', code: 'payload_too_large' }],
+      [new AppError('internal', 'secret stack detail'), 500, { detail: 'internal error', code: 'internal' }],
+    ];
+    for (const [err, status, body] of cases) {
+      const m = toHttpError(err);
+      expect(m.status, err.kind).toBe(status);
+      expect(m.body, err.kind).toEqual(body);
+    }
+    expect(toHttpError(new AppError('unauthenticated', 'x')).headers).toEqual({ 'www-authenticate': 'Bearer' });
+    expect(toHttpError(new AppError('rate_limited', 'x', { retryAfter: 2.2 })).headers).toEqual({ 'retry-after': '3' });
+  });
+
+  it('maps body-parser and other client errors, never to 500', () => {
+    expect(toHttpError(Object.assign(new Error('Unexpected token'), { type: 'entity.parse.failed', status: 400 })).status).toBe(422);
+    expect(toHttpError(Object.assign(new Error('too large'), { type: 'entity.too.large', status: 413 })).body).toEqual({ detail: expect.any(String), code: 'payload_too_large' });
+    expect(toHttpError(Object.assign(new Error('unsupported charset'), { type: 'charset.unsupported', status: 415 }))).toMatchObject({ status: 415, body: { code: 'unsupported_media_type' } });
+    expect(toHttpError(Object.assign(new URIError('bad'), { status: 400 })).status).toBe(400);
+    expect(toHttpError(new TypeError('bug')).status).toBe(500);
+  });
+});
