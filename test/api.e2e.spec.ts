@@ -167,4 +167,18 @@ describe('REST API (whole stack)', () => {
     // The login token of the same user still works.
     expectStatus(await admin.api.get('/me'), 200);
   });
+  it('rotates the signing key (Admin only) without logging anybody out', async () => {
+    const before = admin.token;
+    const artist = await createUser(admin.api, 'Artist', 'rotation-artist@studio.test');
+    expectError(await artist.api.post('/auth/signing-keys/rotate', {}), 403, 'forbidden');
+    const rotated = expectStatus(await admin.api.post('/auth/signing-keys/rotate', {}), 200, 'rotate');
+    expect(rotated.kid).toEqual(expect.any(String));
+    const kidOf = (jwt: string) => JSON.parse(Buffer.from(jwt.split('.')[0]!, 'base64url').toString()).kid;
+    expect(kidOf(before)).not.toBe(rotated.kid);
+    // The token signed by the old key still works; a new login is signed by the new key.
+    expectStatus(await admin.api.get('/me'), 200, 'old token after rotation');
+    const login = expectStatus(await e.api.post('/auth/login', { email: 'admin@studio.test', password: 'correct horse battery' }), 200);
+    expect(kidOf(login.access_token)).toBe(rotated.kid);
+    expectStatus(await e.api.as(login.access_token).get('/me'), 200, 'new token');
+  });
 });

@@ -128,9 +128,11 @@ export async function measureWsLatency(opts: WsLatencyOptions): Promise<WsLatenc
   const events = new Map<string, number>();
   const wsUrl = `${opts.baseUrl.replace(/^http/, 'ws')}/events/ws?token=${encodeURIComponent(opts.token)}`;
   let closed: string | null = null;
+  let received = 0;
   const ws = await openSocket(
     wsUrl,
     (id, at) => {
+      received++;
       if (!events.has(id)) events.set(id, at);
     },
     (why) => (closed = why),
@@ -142,8 +144,10 @@ export async function measureWsLatency(opts: WsLatencyOptions): Promise<WsLatenc
     // (a backlog left by the throughput phases) has been delivered.
     const probeStart = performance.now();
     const probeId = await postCreate(agent, opts, `${tag}_probe`);
-    if (!(await waitFor(() => events.has(probeId), opts.probeTimeoutMs))) {
-      throw new Error(`the probe create's event did not arrive on the socket within ${opts.probeTimeoutMs} ms`);
+    await waitFor(() => events.has(probeId) || closed !== null, opts.probeTimeoutMs);
+    if (!events.has(probeId)) {
+      const why = closed ?? `not within ${opts.probeTimeoutMs} ms`;
+      throw new Error(`the probe create's event did not arrive on the socket (${why}; ${received} messages received)`);
     }
     const probeWaitMs = performance.now() - probeStart;
 

@@ -6,7 +6,7 @@ import { AppError } from '@reelbase/lib-platform';
 import type { AnyRoute } from '../http/route.js';
 import { Reply, defineRoute } from '../http/route.js';
 import { etagOf, recordFromJsonText, recordJson } from '../mappers/record.mapper.js';
-import { ApiKeyCreate, ApiKeyIssued, ApiKeyList, ApiKeyPath, ApiKeyRevoked, LoginBody, LoginOut, RegisterBody, RegisterOut } from '../schemas/auth.schema.js';
+import { ApiKeyCreate, ApiKeyIssued, ApiKeyList, ApiKeyPath, ApiKeyRevoked, LoginBody, SigningKeyRotated, LoginOut, RegisterBody, RegisterOut } from '../schemas/auth.schema.js';
 import { MeOut, etagHeader } from '../schemas/record.schema.js';
 import type { RouteDeps } from './route.deps.js';
 
@@ -96,6 +96,24 @@ export function authRoutes({ peers }: RouteDeps): AnyRoute[] {
       handler: async ({ params, ctx }) => {
         await peers.auth.revokeApiKey({ id: params.id }, ctx);
         return { id: params.id, revoked: true };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/auth/signing-keys/rotate',
+      operationId: 'rotateSigningKey',
+      summary: 'Start signing login tokens with a new key (Admin).',
+      description: 'Tokens signed by older keys stay valid until they expire, so a rotation logs nobody out.',
+      tags: ['auth'],
+      auth: 'bearer',
+      authorize: (principal) => {
+        if (principal.role !== 'Admin') throw new AppError('forbidden', 'only an Admin may rotate signing keys');
+      },
+      responses: { 200: { description: 'The new key id.', schema: SigningKeyRotated } },
+      errors: [403, 503],
+      handler: async ({ ctx }) => {
+        const res = await peers.auth.rotateSigningKey({}, ctx);
+        return { kid: res.kid };
       },
     }),
     defineRoute({

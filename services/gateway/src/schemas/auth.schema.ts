@@ -49,3 +49,7 @@ export const ApiKeyList = z.object({ items: z.array(ApiKeyOut) }).meta({ id: 'Ap
 export const ApiKeyPath = z.strictObject({ id: Uuid });
 
 export const ApiKeyRevoked = z.object({ id: Uuid, revoked: z.literal(true) }).meta({ id: 'ApiKeyRevoked' });
+
+export const SigningKeyRotated = z
+  .object({ kid: z.string().meta({ description: 'Key id of the new signing key; older keys keep verifying.' }) })
+  .meta({ id: 'SigningKeyRotated' });
