@@ -31,6 +31,7 @@ describe('OpenAPI document', () => {
     const expected = [
       'get /healthz', 'get /readyz', 'get /metrics', 'get /openapi.json',
       'post /auth/login', 'post /auth/register', 'post /auth/api-keys', 'get /auth/api-keys', 'delete /auth/api-keys/{id}', 'get /me',
+      'post /auth/signing-keys/rotate',
       'post /entities/{entity_type}', 'get /entities/{entity_type}/{id}', 'patch /entities/{entity_type}/{id}',
       'delete /entities/{entity_type}/{id}', 'post /entities/{entity_type}/{id}/revive', 'get /events', 'get /events/ws',
     ];
