@@ -4,6 +4,7 @@
  */
 import {
   GrpcServer,
+  InProcessBus,
   Metrics,
   Readiness,
   connectNats,
@@ -17,7 +18,7 @@ import {
 } from '@reelbase/lib-platform';
 import { recordsv1 } from '@reelbase/proto';
 import type { RecordsConfig } from './config.js';
-import { RecordService } from './domain/record.service.js';
+import { RecordService, type RecordsBusTopics } from './domain/record.service.js';
 import { RECORDS_SERVICE_NAME, recordsHandlers } from './grpc/records.handler.js';
 import { FaultSwitch } from './outbox/fault.switch.js';
 import { OutboxRelay } from './outbox/outbox.relay.js';
@@ -61,16 +62,17 @@ export async function startRecords(config: RecordsConfig, logger?: Logger): Prom
 
     const db = orm.em.getConnection().getKnex();
     const outbox = new OutboxRepository();
+    const bus = new InProcessBus<RecordsBusTopics>((err, topic) => log.error({ err, topic }, 'bus subscriber failed'));
+    // Subscription order matters: the fault switch must act before the relay can publish.
+    bus.subscribe('committed', () => fault.afterCommit());
     const relay = new OutboxRelay({ db, outbox, nc, names, logger: log, metrics, fault, pollMs: config.OUTBOX_POLL_MS });
+    bus.subscribe('committed', () => relay.nudge());
     const service = new RecordService({
       db,
       records: new RecordRepository(),
       outbox,
       names,
-      afterCommit: () => {
-        fault.afterCommit();
-        relay.nudge();
-      },
+      bus,
     });
 
     const grpc = new GrpcServer({ logger: log, metrics });

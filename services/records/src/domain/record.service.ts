@@ -6,6 +6,7 @@
 import {
   AppError,
   dbError,
+  type InProcessBus,
   isUuid,
   newId,
   type CallContext,
@@ -28,13 +29,22 @@ import {
 } from './record.rules.js';
 import type { CreateInput, DataObject, EventAction, EventPayload, RecordView, UpdateInput } from './record.types.js';
 
+/** Topics of the records service's in-process bus. */
+export interface RecordsBusTopics extends Record<string, unknown> {
+  /** A write and its outbox row have committed. */
+  committed: EventPayload;
+}
+
 export interface RecordServiceDeps {
   db: Knex;
   records: RecordRepository;
   outbox: OutboxRepository;
   names: NatsNames;
-  /** Runs after every write that left an event has committed (relay nudge, fault switch). */
-  afterCommit: () => void;
+  /**
+   * The in-process bus (interface 6.5): every committed write is emitted on topic `committed`
+   * with its event; the fault switch and the relay are subscribers.
+   */
+  bus: InProcessBus<RecordsBusTopics>;
 }
 
 interface WriteOutcome {
@@ -202,7 +212,7 @@ export class RecordService {
       }
       dbError(err);
     }
-    if (outcome.event) this.deps.afterCommit();
+    if (outcome.event) this.deps.bus.emit('committed', outcome.event.payload);
     return outcome.record;
   }
 }
