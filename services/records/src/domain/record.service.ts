@@ -91,12 +91,21 @@ export class RecordService {
       thumbnailId: input.thumbnailId ?? null,
       data,
     };
-    return this.write(async (trx) => {
-      if (projectId !== null) await this.checkProject(trx, projectId);
-      const row = await this.deps.records.insert(trx, input.id ?? newId(), input.entityType, actorOf(principal), values);
-      const record = toView(row);
-      return { record, event: this.event(record, 'create', principal, createChanges(record)) };
-    });
+    // One statement writes the record and its outbox row; the event is built up front and
+    // gets its occurred_at (= updated_at) from the statement's clock.
+    const id = input.id ?? newId();
+    const createdBy = actorOf(principal);
+    const draft: RecordView = { id, entityType: input.entityType, createdBy, createdAt: '', updatedAt: '', ...values };
+    const event = this.event(draft, 'create', principal, createChanges(draft));
+    let row: StoredRecord | undefined;
+    try {
+      row = await this.deps.records.insertWithEvent(this.deps.db, id, input.entityType, createdBy, values, event);
+    } catch (err) {
+      this.writeFailed(err);
+    }
+    if (!row) throw AppError.invalid([projectNotFound(projectId!)]);
+    this.deps.bus.emit('committed', { ...event.payload, occurred_at: row.updatedAt });
+    return toView(row);
   }
 
   /** A live record of `entityType`; retired or missing ones are not found. */
@@ -197,6 +206,14 @@ export class RecordService {
     return { subject: this.deps.names.eventSubject(record.entityType, action), payload };
   }
 
+  /** Maps a failed write: a reused id is a conflict, a lost database `unavailable`. */
+  private writeFailed(err: unknown): never {
+    if ((err as { code?: string }).code === '23505') {
+      throw AppError.conflict('duplicate_id', 'a record with this id already exists');
+    }
+    dbError(err);
+  }
+
   /** Runs `fn` and its outbox append in one transaction, then tells the relay. */
   private async write(fn: (trx: Knex.Transaction) => Promise<WriteOutcome>): Promise<RecordView> {
     let outcome: WriteOutcome;
@@ -207,10 +224,7 @@ export class RecordService {
         return out;
       });
     } catch (err) {
-      if ((err as { code?: string }).code === '23505') {
-        throw AppError.conflict('duplicate_id', 'a record with this id already exists');
-      }
-      dbError(err);
+      this.writeFailed(err);
     }
     if (outcome.event) this.deps.bus.emit('committed', outcome.event.payload);
     return outcome.record;

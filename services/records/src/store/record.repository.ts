@@ -79,17 +79,57 @@ export class RecordRepository {
     return one(db, `select ${COLUMNS} from records.record where id = ?${lock ? ' for update' : ''}`, [id]);
   }
 
-  /** Inserts a new live record; created_at = updated_at = the statement's clock. */
-  async insert(db: Db, id: string, entityType: string, createdBy: string | null, v: RecordValues): Promise<StoredRecord> {
-    const row = await one(
+  /**
+   * Inserts a new live record and its outbox row in ONE statement (so one round trip, atomic
+   * without an explicit transaction); created_at = updated_at = the statement's clock, which
+   * also becomes the event's `occurred_at`. When `projectId` is set and is not a live Project
+   * nothing is written and the result is undefined.
+   *
+   * The project is checked without a row lock: 32 writers taking `for share` on one Project
+   * row serialise on MultiXact bookkeeping, and a Shot created while its project is being
+   * retired is no different from one created a moment before (retirement is reversible).
+   */
+  async insertWithEvent(
+    db: Db,
+    id: string,
+    entityType: string,
+    createdBy: string | null,
+    v: RecordValues,
+    event: { subject: string; payload: object },
+  ): Promise<StoredRecord | undefined> {
+    return one(
       db,
-      `insert into records.record
-         (id, entity_type, project_id, status, active, thumbnail_id, created_by, created_at, updated_at, data)
-       select ?, ?, ?, ?, ?, ?, ?, c.ts, c.ts, ?::jsonb from (select clock_timestamp() as ts) c
-       returning ${COLUMNS}`,
-      [id, entityType, v.projectId, v.status, v.active, v.thumbnailId, createdBy, JSON.stringify(v.data)],
+      `with c as (select clock_timestamp() as ts),
+       r as (
+         insert into records.record
+           (id, entity_type, project_id, status, active, thumbnail_id, created_by, created_at, updated_at, data)
+         select ?, ?, ?::uuid, ?, ?, ?, ?, c.ts, c.ts, ?::jsonb from c
+          where ?::uuid is null
+             or exists (select 1 from records.record p
+                         where p.id = ?::uuid and p.entity_type = 'Project' and p.retired_at is null)
+         returning ${COLUMNS}
+       ),
+       o as (
+         insert into records.outbox (event_id, subject, payload)
+         select ?, ?, ?::jsonb || jsonb_build_object('occurred_at', r.updated_at) from r
+       )
+       select * from r`,
+      [
+        id,
+        entityType,
+        v.projectId,
+        v.status,
+        v.active,
+        v.thumbnailId,
+        createdBy,
+        JSON.stringify(v.data),
+        v.projectId,
+        v.projectId,
+        (event.payload as { event_id: string }).event_id,
+        event.subject,
+        JSON.stringify(event.payload),
+      ],
     );
-    return row!;
   }
 
   /** Overwrites the writable columns of a row and moves its updated_at. */
