@@ -108,14 +108,20 @@ export class OutboxRelay {
 
   private async drainAll(): Promise<void> {
     try {
+      let pass: Pass;
       for (;;) {
-        const pass = await this.pass();
+        pass = await this.pass();
         if (pass === 'locked') break;
         if (pass.error !== undefined) throw pass.error;
         if (!pass.more) break;
       }
       this.failures = 0;
       this.retryAt = 0;
+      if (pass !== 'locked') {
+        // Drained to empty: no count query needed (that would be one more query per write).
+        this.backlog.set(0);
+        return;
+      }
     } catch (err) {
       this.failures++;
       const wait = Math.min(this.opts.pollMs * 2 ** Math.min(this.failures, 10), this.opts.maxBackoffMs ?? 10_000);
