@@ -91,6 +91,17 @@ describe('events: log, filters, live WebSocket, resume (whole stack)', () => {
     await socket.close();
   });
 
+  it('delivers a write made the moment the socket opens (no since=): the socket is live before open', async () => {
+    for (let round = 0; round < 5; round++) {
+      const socket = openEventSocket(e.stack.url, admin.token);
+      await socket.opened;
+      const project = expectStatus(await admin.api.post('/entities/Project', { data: { name: `Open ${round}`, code: `open_${round}` } }), 200);
+      const got = await socket.waitFor(1, 10_000);
+      expect(got[0]).toMatchObject({ entity_id: project.id, action: 'create' });
+      await socket.close();
+    }
+  });
+
   it('closes a socket with a bad token with 1008 and sends it nothing', async () => {
     for (const token of ['not-a-token', 'svc_0000000000000000000000000000']) {
       const socket = openEventSocket(e.stack.url, token);

@@ -13,6 +13,7 @@ describe('parseBenchArgs', () => {
       skipGateway: false,
       wrkThreads: 1,
       pool: 16,
+      logLevel: 'warn',
     });
   });
 

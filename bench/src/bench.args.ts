@@ -18,10 +18,12 @@ export interface BenchOptions {
   wrkThreads: number;
   /** pg pool size of the baseline. */
   pool: number;
+  /** LOG_LEVEL of the services (their logs go to files, listed at the end). */
+  logLevel: string;
 }
 
 export const USAGE = `usage: npm run bench -- [--duration 12] [--warmup 3] [--clients 1,32] [--ws-rate 300]
-                      [--ws-seconds 20] [--skip-ws] [--skip-gateway] [--wrk-threads 1] [--pool 16]`;
+                      [--ws-seconds 20] [--skip-ws] [--skip-gateway] [--wrk-threads 1] [--pool 16] [--log-level warn]`;
 
 function positive(name: string, raw: string | undefined, fallback: number): number {
   if (raw === undefined) return fallback;
@@ -45,6 +47,7 @@ export function parseBenchArgs(argv: string[]): BenchOptions {
       'skip-gateway': { type: 'boolean', default: false },
       'wrk-threads': { type: 'string' },
       pool: { type: 'string' },
+      'log-level': { type: 'string', default: 'warn' },
     },
   });
   const clients = (values.clients ?? '1,32').split(',').map((c) => positive('clients', c.trim(), 0));
@@ -60,5 +63,6 @@ export function parseBenchArgs(argv: string[]): BenchOptions {
     skipGateway: values['skip-gateway'],
     wrkThreads: Math.round(positive('wrk-threads', values['wrk-threads'], 1)),
     pool: Math.round(positive('pool', values.pool, 16)),
+    logLevel: values['log-level'],
   };
 }

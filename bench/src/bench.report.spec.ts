@@ -47,6 +47,7 @@ function wsResult(over: Partial<WsLatencyResult> = {}): WsLatencyResult {
     httpMs: summarize([5, 6]),
     maxSendLagMs: 2,
     probeWaitMs: 30,
+    probesSent: 1,
     socketClosed: null,
     ...over,
   };

@@ -148,7 +148,7 @@ export function formatReport(report: BenchReport, seconds: number): string {
     out.push(line('sent → event', ws.sendToEventMs));
     out.push(line('answered → event', ws.answerToEventMs));
     out.push(line('sent → answered (HTTP)', ws.httpMs));
-    out.push(`  generator: largest send delay ${fmt(ws.maxSendLagMs, 1)} ms; backlog wait before start ${fmt(ws.probeWaitMs)} ms`);
+    out.push(`  generator: largest send delay ${fmt(ws.maxSendLagMs, 1)} ms; wait for the probe event before start ${fmt(ws.probeWaitMs)} ms (${ws.probesSent} probe${ws.probesSent === 1 ? '' : 's'})`);
     if (ws.failures.length) out.push(`  failures: ${ws.failures.join(' | ')}`);
   }
   out.push('\ntargets');

@@ -33,3 +33,15 @@ export function waitOutboxEmpty(databaseUrl: string, timeoutMs: number): Promise
     }
   });
 }
+
+/** Where the write path stands: records written, outbox rows waiting, last event logged. */
+export function pipelineState(databaseUrl: string): Promise<string> {
+  return withClient(databaseUrl, async (c) => {
+    const r = await c.query<{ records: string; outbox: string; last_event: string | null }>(
+      `select (select count(*) from records.record) as records, (select count(*) from records.outbox) as outbox,
+              (select max(id) from events.event_log) as last_event`,
+    );
+    const row = r.rows[0]!;
+    return `records ${row.records}, outbox rows waiting ${row.outbox}, last event-log id ${row.last_event ?? 'none'}`;
+  });
+}

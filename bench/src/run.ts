@@ -4,7 +4,7 @@
  * at a fixed rate. Prints a table and PASS/MISS against the targets and writes the same as
  * JSON to bench/results/. Exits non-zero only when something failed to run.
  */
-import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,7 +13,7 @@ import { createTestDatabase, deleteStreams, startStack, uniquePrefix, type Stack
 import { parseBenchArgs, USAGE, type BenchOptions } from './bench.args.js';
 import { checkTargets, formatReport, ratios, type BenchReport, type PhaseResults } from './bench.report.js';
 import { startBaselineProcess } from './baseline.process.js';
-import { postgresVersion, waitOutboxEmpty } from './db.probe.js';
+import { pipelineState, postgresVersion, waitOutboxEmpty } from './db.probe.js';
 import { bootstrapGateway } from './gateway.bootstrap.js';
 import { runPgbench } from './pgbench.js';
 import { ensureFallbackSchema } from './schema.fallback.js';
@@ -75,7 +75,7 @@ async function main(): Promise<number> {
         databaseUrl: db.url,
         natsPrefix,
         logDir: join(dir, 'logs'),
-        logLevel: 'warn',
+        logLevel: o.logLevel,
         // The gateway's per-caller rate limit would otherwise cap the load at 50 requests/s.
         env: { RATE_LIMIT_RPS: '1000000', RATE_LIMIT_BURST: '1000000' },
         log: (line) => log(`stack: ${line}`),
@@ -136,10 +136,11 @@ async function main(): Promise<number> {
           seconds: o.wsSeconds,
           connections: 8,
           graceMs: 10_000,
-          probeTimeoutMs: 120_000,
+          probeTimeoutMs: Number(process.env.BENCH_PROBE_TIMEOUT_MS ?? 120_000),
         });
       } catch (err) {
-        failures.push(`WebSocket latency: ${(err as Error).message}`);
+        const state = await pipelineState(db.url).catch((e: Error) => `state unknown: ${e.message}`);
+        failures.push(`WebSocket latency: ${(err as Error).message} (${state})`);
       }
     }
     if (stack) {
@@ -169,7 +170,10 @@ async function main(): Promise<number> {
   await mkdir(RESULTS_DIR, { recursive: true });
   const file = join(RESULTS_DIR, `${startedAt.toISOString().replace(/[:.]/g, '-')}.json`);
   await writeFile(file, `${JSON.stringify(report, null, 2)}\n`);
-  process.stdout.write(`\nresults: ${file}${stack ? `\nservice logs: ${join(dir, 'logs')}` : ''}\n`);
+  process.stdout.write(`\nresults: ${file}\n`);
+  // Scripts and service logs are only worth keeping when something went wrong.
+  if (failures.length) process.stdout.write(`scripts and service logs: ${dir}\n`);
+  else await rm(dir, { recursive: true, force: true });
   return failures.length ? 1 : 0;
 }
 

@@ -44,9 +44,14 @@ export interface WsLatencyResult {
   /** Largest delay between a create's scheduled time and its sending (generator health). */
   maxSendLagMs: number;
   probeWaitMs: number;
+  /** Probes sent before one's event arrived (more than one: the first went unseen). */
+  probesSent: number;
   /** Set when the server closed the socket during the run. */
   socketClosed: string | null;
 }
+
+/** A probe whose event has not arrived after this long, with no other message either, is sent again. */
+const PROBE_RETRY_MS = 2000;
 
 interface Create {
   sentAt: number;
@@ -140,14 +145,34 @@ export async function measureWsLatency(opts: WsLatencyOptions): Promise<WsLatenc
   const agent = new http.Agent({ keepAlive: true, maxSockets: opts.connections });
   const tag = `ws_${Date.now().toString(36)}`;
   try {
-    // Events arrive in log order, so the probe's event also means every earlier event
-    // (a backlog left by the throughput phases) has been delivered.
+    // Events arrive in log order, so a probe's event also means every earlier event (a
+    // backlog left by the throughput phases) has been delivered. The server registers the
+    // socket a little after the handshake, and a create committed before that is not sent:
+    // whenever nothing at all arrives for PROBE_RETRY_MS, another probe goes out.
     const probeStart = performance.now();
-    const probeId = await postCreate(agent, opts, `${tag}_probe`);
-    await waitFor(() => events.has(probeId) || closed !== null, opts.probeTimeoutMs);
-    if (!events.has(probeId)) {
+    const probes: string[] = [];
+    let seen = received;
+    let lastActivity = -Infinity;
+    const probeArrived = (): boolean => probes.some((id) => events.has(id));
+    await waitFor(() => {
+      if (probeArrived() || closed !== null) return true;
+      const now = performance.now();
+      if (received !== seen) {
+        seen = received;
+        lastActivity = now;
+      }
+      if (now - lastActivity > PROBE_RETRY_MS) {
+        lastActivity = now;
+        postCreate(agent, opts, `${tag}_probe${probes.length}`).then(
+          (id) => probes.push(id),
+          () => {},
+        );
+      }
+      return false;
+    }, opts.probeTimeoutMs);
+    if (!probeArrived()) {
       const why = closed ?? `not within ${opts.probeTimeoutMs} ms`;
-      throw new Error(`the probe create's event did not arrive on the socket (${why}; ${received} messages received)`);
+      throw new Error(`no probe create's event arrived on the socket (${why}; ${probes.length} probes, ${received} messages received)`);
     }
     const probeWaitMs = performance.now() - probeStart;
 
@@ -205,6 +230,7 @@ export async function measureWsLatency(opts: WsLatencyOptions): Promise<WsLatenc
       httpMs: summarize(ok.map((c) => c.answeredAt! - c.sentAt)),
       maxSendLagMs,
       probeWaitMs,
+      probesSent: probes.length,
       socketClosed: closed,
     };
   } finally {

@@ -36,6 +36,17 @@ interface Conn {
   rechecking: boolean;
 }
 
+/** A caller allowed in, with where its cursor starts. */
+interface Admitted {
+  ctx: CallContext;
+  token: string;
+  principal: AuthedPrincipal;
+  start: number;
+}
+
+/** The outcome of checking an upgrade request. */
+type Admission = Admitted | { refuse: [code: number, reason: string] };
+
 const HIGH_WATER = 1 << 20;
 const WRITABLE_TIMEOUT_MS = 30_000;
 
@@ -63,35 +74,50 @@ export class EventsHub {
     return this.conns.size;
   }
 
-  /** Takes over an HTTP upgrade for `/events/ws`. */
+  /**
+   * Takes over an HTTP upgrade for `/events/ws`. The token is checked and the start of the
+   * cursor read BEFORE the handshake completes, so a client that writes as soon as its socket
+   * opens is guaranteed to see that write's event. A refused token still gets a completed
+   * handshake, then 1008 before any message (contract 4).
+   */
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    void this.admit(req).then(
+      (admission) => this.complete(req, socket, head, admission),
+      (err: unknown) => {
+        this.opts.logger.error({ err }, 'websocket accept failed');
+        this.complete(req, socket, head, { refuse: [1011, 'internal error'] });
+      },
+    );
+  }
+
+  private complete(req: IncomingMessage, socket: Duplex, head: Buffer, admission: Admission): void {
+    if (socket.destroyed) return;
     this.wss.handleUpgrade(req, socket, head, (ws) => {
       this.sockets.add(ws);
       ws.on('close', () => this.sockets.delete(ws));
       ws.on('error', (err) => this.opts.logger.debug({ err }, 'websocket error'));
-      void this.accept(ws, req).catch((err: unknown) => {
-        this.opts.logger.error({ err }, 'websocket accept failed');
-        ws.close(1011, 'internal error');
-      });
+      if ('refuse' in admission) return ws.close(...admission.refuse);
+      this.register(ws, admission);
     });
   }
 
-  private async accept(ws: WebSocket, req: IncomingMessage): Promise<void> {
+  /** Authenticates the caller and fixes where its cursor starts. */
+  private async admit(req: IncomingMessage): Promise<Admission> {
     const requestId = requestIdFrom(req.headers['x-request-id']);
     const url = new URL(req.url ?? '/', 'http://gateway');
     this.opts.logger.info({ request_id: requestId, route: '/events/ws', url: redactUrl(req.url ?? '') }, 'websocket opened');
     const parsed = WsQuery.safeParse(Object.fromEntries(url.searchParams));
     if (!parsed.success) {
       const missing = !url.searchParams.get('token');
-      return ws.close(1008, missing ? 'missing token' : 'invalid since');
+      return { refuse: [1008, missing ? 'missing token' : 'invalid since'] };
     }
     const ctx: CallContext = { requestId };
     let principal: AuthedPrincipal;
     try {
       principal = (await this.opts.auth.authenticate(parsed.data.token, ctx)).principal;
     } catch (err) {
-      if (isAppError(err) && err.kind === 'unauthenticated') return ws.close(1008, 'invalid token');
-      return ws.close(1013, 'authentication unavailable');
+      if (isAppError(err) && err.kind === 'unauthenticated') return { refuse: [1008, 'invalid token'] };
+      return { refuse: [1013, 'authentication unavailable'] };
     }
     ctx.principal = principal;
     let start = parsed.data.since;
@@ -100,15 +126,17 @@ export class EventsHub {
       try {
         start = (await this.opts.events.listEvents({ limit: 1 }, ctx)).lastId;
       } catch {
-        return ws.close(1013, 'event log unavailable');
+        return { refuse: [1013, 'event log unavailable'] };
       }
     }
-    if (ws.readyState !== WebSocket.OPEN) return;
+    return { ctx, token: parsed.data.token, principal, start };
+  }
 
-    const conn: Conn = { ws, token: parsed.data.token, principal, alive: true, rechecking: false, cursor: undefined as unknown as EventCursor };
+  private register(ws: WebSocket, a: Admitted): void {
+    const conn: Conn = { ws, token: a.token, principal: a.principal, alive: true, rechecking: false, cursor: undefined as unknown as EventCursor };
     conn.cursor = new EventCursor({
-      start,
-      log: this.logFor(ctx),
+      start: a.start,
+      log: this.logFor(a.ctx),
       send: (item) => this.send(conn, item),
       fail: (code, reason) => ws.close(code, reason),
       writable: () => this.writable(ws),

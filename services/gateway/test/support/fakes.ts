@@ -41,6 +41,8 @@ export interface FakeState {
   /** Names of peers that answer `unavailable`. */
   down: Set<string>;
   calls: { method: string; req: unknown; ctx: CallContext }[];
+  /** Milliseconds every events call takes (a slow event log). */
+  eventsLatencyMs?: number;
 }
 
 /** Fake peers over `state`. */
@@ -142,6 +144,7 @@ export function fakePeers(state: FakeState): Peers {
   const events = {
     listEvents: async (req: eventsv1.ListEventsRequest, ctx: CallContext) => {
       track('events', 'listEvents', req, ctx);
+      if (state.eventsLatencyMs) await new Promise((r) => setTimeout(r, state.eventsLatencyMs));
       const lastId = state.events.at(-1)?.id ?? 0;
       let items = state.events.filter((e) => (!req.entityType || e.entityType === req.entityType) && (!req.projectId || e.projectId === req.projectId));
       items = req.after !== undefined ? items.filter((e) => e.id > req.after!).slice(0, req.limit) : items.slice().reverse().slice(0, req.limit);
