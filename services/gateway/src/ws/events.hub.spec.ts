@@ -66,16 +66,16 @@ describe('WS /events/ws', () => {
   it('is live by the time the client sees open: an event appended right then is delivered', async () => {
     gw.state.eventsLatencyMs = 150; // a slow log read widens the window between handshake and registration
     try {
-    for (let round = 0; round < 3; round++) {
-      const c = connect('?token=admin-token');
-      await c.opened;
-      const id = gw.state.events.length + 1;
-      append(id);
-      await until(() => c.messages.length > 0);
-      expect(c.messages.map((m) => m.id)).toEqual([id]);
-      c.ws.close();
-      await c.closed;
-    }
+      for (let round = 0; round < 3; round++) {
+        const c = connect('?token=admin-token');
+        await c.opened;
+        const id = gw.state.events.length + 1;
+        append(id);
+        await until(() => c.messages.length > 0);
+        expect(c.messages.map((m) => m.id)).toEqual([id]);
+        c.ws.close();
+        await c.closed;
+      }
     } finally {
       gw.state.eventsLatencyMs = 0;
     }
