@@ -70,7 +70,7 @@ export interface Stack {
 }
 
 /** Variables a service may need from the parent environment; everything else it gets from the stack. */
-const INHERITED = ['PATH', 'HOME', 'USER', 'LANG', 'LC_ALL', 'TZ', 'TMPDIR', 'NODE_EXTRA_CA_CERTS', 'FFMPEG_PATH', 'FFPROBE_PATH'];
+const INHERITED = ['PATH', 'NODE_OPTIONS', 'HOME', 'USER', 'LANG', 'LC_ALL', 'TZ', 'TMPDIR', 'NODE_EXTRA_CA_CERTS', 'FFMPEG_PATH', 'FFPROBE_PATH'];
 
 async function assignPorts(services: ServiceSpec[], opts: StackOptions): Promise<Record<string, ServicePorts>> {
   const need = services.reduce((n, s) => n + 1 + (s.grpcPort !== undefined ? 1 : 0), 0);

@@ -1,9 +1,9 @@
 /**
  * Moves committed events from the outbox to JetStream (docs/architecture.md, step 3).
  * Woken right after each commit and polling for anything a crash left behind; one relay
- * drains at a time across replicas (transaction-scoped advisory lock). Rows are published in
- * `seq` order with `Nats-Msg-Id = event_id`, deleted only after every PubAck, in the same
- * transaction that holds the lock, so a crash anywhere re-publishes rather than loses, and
+ * drains at a time across replicas (a session advisory lock held on one connection, see
+ * relay.session.ts). Rows are published in `seq` order with `Nats-Msg-Id = event_id` and
+ * deleted only after their PubAcks, so a crash anywhere re-publishes rather than loses, and
  * JetStream drops the re-publish as a duplicate.
  */
 import type { Knex } from '@mikro-orm/postgresql';
@@ -17,6 +17,7 @@ import {
 } from '@reelbase/lib-platform';
 import type { OutboxRepository } from '../store/outbox.repository.js';
 import type { FaultSwitch } from './fault.switch.js';
+import { RelaySession } from './relay.session.js';
 
 export interface OutboxRelayOptions {
   db: Knex;
@@ -48,9 +49,13 @@ export class OutboxRelay {
   private failures = 0;
   private retryAt = 0;
   private stopped = true;
+  /** Seqs published and acknowledged, deleted by the next drain step. */
+  private publishedSeqs: string[] = [];
+  private readonly session: RelaySession;
 
   constructor(private readonly opts: OutboxRelayOptions) {
     this.js = jetstream(opts.nc);
+    this.session = new RelaySession(opts.db);
     this.backlog = opts.metrics.gauge('outbox_backlog', 'Outbox rows waiting to be published');
     this.published = opts.metrics.counter('outbox_published_total', 'Events published to JetStream by the relay', ['duplicate']);
   }
@@ -95,6 +100,7 @@ export class OutboxRelay {
     clearTimeout(this.timer);
     this.retryAt = 0;
     await this.drain();
+    await this.session.release();
   }
 
   private schedule(ms: number): void {
@@ -138,34 +144,37 @@ export class OutboxRelay {
       .catch(() => {});
   }
 
-  /** One transaction: lock, read a batch, publish it in order, await the acks, delete it. */
-  private pass(): Promise<Pass> {
-    const { db, outbox, fault } = this.opts;
+  /**
+   * One drain step: (as the lock holder) delete what the last step published and read the
+   * next batch in one statement, publish it in order, await the acks. The acknowledged rows
+   * are deleted by the next step, so a crash in between re-publishes them and JetStream
+   * drops the copies (Nats-Msg-Id); the event log drops them by event id after that.
+   */
+  private async pass(): Promise<Pass> {
+    const { outbox, fault } = this.opts;
     const batchSize = this.opts.batchSize ?? 200;
     const timeout = this.opts.publishTimeoutMs ?? 5000;
-    return db.transaction(async (trx): Promise<Pass> => {
-      if (!(await outbox.tryLock(trx))) return 'locked';
-      const rows = await outbox.oldest(trx, batchSize);
-      if (rows.length === 0) return { published: 0, more: false };
-      // Publishes are issued back to back on one connection, so the stream stores them in
-      // seq order; only the acks are awaited together.
-      const acks = rows.map((r) =>
-        this.js.publish(r.subject, JSON.stringify(r.payload), { msgID: r.eventId, timeout }),
-      );
-      const settled = await Promise.allSettled(acks);
-      const firstFailure = settled.findIndex((s) => s.status === 'rejected');
-      const done = firstFailure === -1 ? settled.length : firstFailure;
-      for (const s of settled.slice(0, done)) {
-        if (s.status === 'fulfilled') this.published.inc({ duplicate: String(s.value.duplicate) });
-      }
-      if (done > 0) fault.afterPublish();
-      // Only the acknowledged prefix is deleted: the rest is retried in order (a later row
-      // that did get through is dropped by JetStream as a duplicate on retry).
-      await outbox.remove(trx, rows.slice(0, done).map((r) => r.seq));
-      if (firstFailure !== -1) {
-        return { published: done, more: false, error: (settled[firstFailure] as PromiseRejectedResult).reason };
-      }
-      return { published: rows.length, more: rows.length === batchSize };
-    });
+    if (!(await this.session.acquire())) return 'locked';
+    const rows = await outbox.nextBatch(this.session, this.publishedSeqs, batchSize);
+    this.publishedSeqs = [];
+    if (rows.length === 0) return { published: 0, more: false };
+    // Publishes are issued back to back on one connection, so the stream stores them in
+    // seq order; only the acks are awaited together.
+    const acks = rows.map((r) => this.js.publish(r.subject, JSON.stringify(r.payload), { msgID: r.eventId, timeout }));
+    const settled = await Promise.allSettled(acks);
+    const firstFailure = settled.findIndex((s) => s.status === 'rejected');
+    const done = firstFailure === -1 ? settled.length : firstFailure;
+    for (const s of settled.slice(0, done)) {
+      if (s.status === 'fulfilled') this.published.inc({ duplicate: String(s.value.duplicate) });
+    }
+    if (done > 0) fault.afterPublish();
+    // Only the acknowledged prefix is deleted: the rest is retried in order (a later row
+    // that did get through is dropped by JetStream as a duplicate on retry).
+    this.publishedSeqs = rows.slice(0, done).map((r) => r.seq);
+    if (firstFailure !== -1) {
+      return { published: done, more: false, error: (settled[firstFailure] as PromiseRejectedResult).reason };
+    }
+    // Go round once more even after a short batch: that step deletes these rows.
+    return { published: rows.length, more: true };
   }
 }

@@ -4,6 +4,7 @@
  */
 import type { Knex } from '@mikro-orm/postgresql';
 import type { EventPayload } from '../domain/record.types.js';
+import type { RelaySession } from '../outbox/relay.session.js';
 import type { Db } from './record.repository.js';
 
 /** One row waiting to be published. */
@@ -13,9 +14,6 @@ export interface OutboxRow {
   subject: string;
   payload: EventPayload;
 }
-
-/** Advisory-lock key: one relay drains at a time across every replica. */
-const RELAY_LOCK = 'records:outbox-relay';
 
 /** Statements on `records.outbox`. */
 export class OutboxRepository {
@@ -28,26 +26,21 @@ export class OutboxRepository {
     ]);
   }
 
-  /** Takes the relay lock for the rest of `trx`; false when another relay holds it. */
-  async tryLock(trx: Knex.Transaction): Promise<boolean> {
-    const res = await trx.raw<{ rows: { locked: boolean }[] }>('select pg_try_advisory_xact_lock(hashtext(?)) as locked', [RELAY_LOCK]);
-    return res.rows[0]?.locked === true;
-  }
-
-  /** The oldest `limit` rows, in publication order. */
-  async oldest(db: Db, limit: number): Promise<OutboxRow[]> {
-    const res = await db.raw<{ rows: { seq: string; event_id: string; subject: string; payload: EventPayload }[] }>(
-      'select seq, event_id, subject, payload from records.outbox order by seq limit ?',
-      [limit],
+  /**
+   * One drain step in one statement: deletes the rows published by the previous step and
+   * reads the next batch in publication order. The read sees the snapshot from before the
+   * delete, so the deleted rows are excluded explicitly.
+   */
+  async nextBatch(session: RelaySession, published: string[], limit: number): Promise<OutboxRow[]> {
+    const rows = await session.query<{ seq: string; event_id: string; subject: string; payload: EventPayload }>(
+      `with d as (delete from records.outbox where seq = any($1::bigint[]))
+       select seq, event_id, subject, payload from records.outbox
+        where seq <> all($1::bigint[])
+        order by seq
+        limit $2`,
+      [`{${published.join(',')}}`, limit],
     );
-    return res.rows.map((r) => ({ seq: String(r.seq), eventId: r.event_id, subject: r.subject, payload: r.payload }));
-  }
-
-  /** Deletes published rows. */
-  async remove(db: Db, seqs: string[]): Promise<void> {
-    if (seqs.length === 0) return;
-    // Bound as one array literal: knex would expand a JS array into a list of parameters.
-    await db.raw('delete from records.outbox where seq = any(?::bigint[])', [`{${seqs.join(',')}}`]);
+    return rows.map((r) => ({ seq: String(r.seq), eventId: r.event_id, subject: r.subject, payload: r.payload }));
   }
 
   /** Rows still waiting (the `outbox_backlog` gauge). */
