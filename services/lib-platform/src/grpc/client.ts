@@ -61,6 +61,10 @@ export function createGrpcClient<C extends Client>(
 ): GrpcClient<C> {
   const raw = new Ctor(opts.address, credentials.createInsecure(), {
     'grpc.keepalive_time_ms': 30_000,
+    // Per-call bookkeeping nobody reads (Prometheus metrics cover calls) and transparent
+    // retries (writes are not idempotent; callers decide) both cost CPU on every call.
+    'grpc.enable_channelz': 0,
+    'grpc.enable_retries': 0,
     'grpc.keepalive_timeout_ms': 10_000,
     'grpc.max_receive_message_length': 16 * 1024 * 1024,
     // Reconnect quickly after a peer restarts instead of backing off for minutes.
