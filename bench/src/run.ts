@@ -16,7 +16,7 @@ import { startBaselineProcess } from './baseline.process.js';
 import { pipelineState, postgresVersion, waitOutboxEmpty } from './db.probe.js';
 import { bootstrapGateway } from './gateway.bootstrap.js';
 import { runPgbench } from './pgbench.js';
-import { ensureFallbackSchema } from './schema.fallback.js';
+import { migrateRecordsSchema } from '@reelbase/records';
 import { createShadowTables } from './shadow.schema.js';
 import { measureWsLatency, type WsLatencyResult } from './ws-latency.js';
 import { ensureWrk, runWrk, type WrkRun } from './wrk.js';
@@ -65,9 +65,9 @@ async function main(): Promise<number> {
     let actor: string | null = null;
     let projectId: string;
     if (o.skipGateway) {
-      await ensureFallbackSchema(db.url);
+      await migrateRecordsSchema(db.url);
       projectId = uuidv7();
-      notes.push('--skip-gateway: no stack; pgbench and the baseline only, on the fallback records tables');
+      notes.push('--skip-gateway: no stack; pgbench and the baseline only, on the records tables made by the records migrations');
     } else {
       log(`starting the stack (logs in ${join(dir, 'logs')})`);
       stack = await startStack({

@@ -1,0 +1,323 @@
+/**
+ * The gRPC server and client wrappers together, over loopback: responses, errors (every kind
+ * keeps its code, problems, extra fields and message), the call context in metadata,
+ * deadlines, an unreachable peer, server metrics and grpc.health.v1.
+ */
+import { createServer } from 'node:net';
+import { Writable } from 'node:stream';
+import { credentials, status, type ServiceError } from '@grpc/grpc-js';
+import { healthv1, recordsv1 } from '@reelbase/proto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CallContext } from '../context.js';
+import { AppError, type ErrorKind } from '../errors.js';
+import { createLogger } from '../logger.js';
+import { Metrics } from '../metrics.js';
+import { createGrpcClient, type GrpcClient } from './client.js';
+import { GrpcServer } from './server.js';
+
+const SERVICE = 'reelbase.records.v1.RecordsService';
+const { HealthCheckResponse_ServingStatus: Serving } = healthv1;
+
+const record = (id: string): recordsv1.Record => ({
+  id,
+  entityType: 'Shot',
+  active: true,
+  createdAt: '2025-01-01T00:00:00.000000Z',
+  updatedAt: '2025-01-01T00:00:00.000000Z',
+  dataJson: '{"code":"SH010"}',
+});
+
+/** The errors the `getRecord` handler throws, chosen by the requested id. */
+const ERRORS: Record<string, () => Error> = {
+  invalid: () =>
+    AppError.invalid([
+      { loc: ['body', 'code'], msg: 'field required', type: 'missing' },
+      { loc: ['body', 'tags', 2], msg: 'not a string', type: 'string_type' },
+    ]),
+  bad_request: () => new AppError('bad_request', 'malformed cursor'),
+  conflict: () => AppError.conflict('stale_write', 'the record changed since it was read', { usage: 3 }),
+  not_found: () => AppError.notFound("Shot 'Zoë' does not exist"),
+  forbidden: () => new AppError('forbidden', 'Viewers cannot write'),
+  unauthenticated: () => new AppError('unauthenticated', 'token expired', { code: 'token_expired' }),
+  rate_limited: () => new AppError('rate_limited', 'slow down', { retryAfter: 7 }),
+  too_large: () => new AppError('too_large', 'body over 1 MB'),
+  unavailable: () => AppError.unavailable('database is unavailable'),
+  plain: () => new Error('secret connection string postgres://u:hunter2@db'),
+};
+
+const WIRE_STATUS: Partial<Record<ErrorKind, status>> = {
+  invalid: status.INVALID_ARGUMENT,
+  bad_request: status.INVALID_ARGUMENT,
+  conflict: status.FAILED_PRECONDITION,
+  not_found: status.NOT_FOUND,
+  forbidden: status.PERMISSION_DENIED,
+  unauthenticated: status.UNAUTHENTICATED,
+  rate_limited: status.RESOURCE_EXHAUSTED,
+  too_large: status.RESOURCE_EXHAUSTED,
+  unavailable: status.UNAVAILABLE,
+};
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function rejection(p: Promise<unknown>): Promise<AppError> {
+  try {
+    await p;
+  } catch (err) {
+    expect(err).toBeInstanceOf(AppError);
+    return err as AppError;
+  }
+  throw new Error('expected the call to fail');
+}
+
+/** A port nothing listens on (bound, then released). */
+async function closedPort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
+  const port = (s.address() as { port: number }).port;
+  await new Promise<void>((r) => s.close(() => r()));
+  return port;
+}
+
+describe('GrpcServer + createGrpcClient over loopback', () => {
+  const logLines: Record<string, unknown>[] = [];
+  const logger = createLogger(
+    'grpc-test',
+    'info',
+    new Writable({
+      write(chunk, _enc, cb) {
+        logLines.push(JSON.parse(String(chunk)));
+        cb();
+      },
+    }),
+  );
+  const metrics = new Metrics('grpc-test');
+  const seen: CallContext[] = [];
+  let server: GrpcServer;
+  let port: number;
+  let client: GrpcClient<recordsv1.RecordsServiceClient>;
+
+  beforeAll(async () => {
+    server = new GrpcServer({ logger, metrics });
+    server.add<recordsv1.RecordsServiceServer>(SERVICE, recordsv1.RecordsServiceService, {
+      async createRecord(req, ctx) {
+        seen.push(ctx);
+        return { record: { ...record(req.id ?? 'new'), entityType: req.entityType, dataJson: req.dataJson } };
+      },
+      async getRecord(req) {
+        const make = ERRORS[req.id];
+        if (make) throw make();
+        if (req.id === 'slow') await sleep(1500);
+        return { record: record(req.id) };
+      },
+      async updateRecord() {
+        return {};
+      },
+      async retireRecord() {
+        return {};
+      },
+      async reviveRecord() {
+        return {};
+      },
+    });
+    port = await server.listen(0, '127.0.0.1');
+    client = createGrpcClient(recordsv1.RecordsServiceClient, recordsv1.RecordsServiceService, {
+      name: 'records',
+      address: `127.0.0.1:${port}`,
+      metrics,
+    });
+  });
+
+  afterAll(async () => {
+    client?.close();
+    await server?.close(500);
+  });
+
+  const ctx: CallContext = { requestId: 'req-1' };
+
+  it('returns the handler response', async () => {
+    const res = await client.call.createRecord({ entityType: 'Shot', dataJson: '{"a":1}', id: 'r1' }, ctx);
+    expect(res.record).toMatchObject({ id: 'r1', entityType: 'Shot', dataJson: '{"a":1}', active: true });
+  });
+
+  it.each(Object.keys(WIRE_STATUS) as ErrorKind[])('brings a %s AppError back intact', async (kind) => {
+    const thrown = ERRORS[kind]!() as AppError;
+    const err = await rejection(client.call.getRecord({ entityType: 'Shot', id: kind }, ctx));
+    expect(err.kind).toBe(kind);
+    expect(err.code).toBe(thrown.code);
+    expect(err.message).toBe(thrown.message);
+    expect(err.problems).toEqual(thrown.problems);
+    expect(err.extra).toEqual(thrown.extra);
+    expect(err.retryAfter).toBe(thrown.retryAfter);
+    // The kind decides the status on the wire, not only the metadata.
+    expect((err.cause as ServiceError).code).toBe(WIRE_STATUS[kind]);
+  });
+
+  it('keeps the details that matter to callers of the common kinds', async () => {
+    const invalid = await rejection(client.call.getRecord({ entityType: 'Shot', id: 'invalid' }, ctx));
+    expect(invalid.code).toBe('validation_error');
+    expect(invalid.problems).toEqual([
+      { loc: ['body', 'code'], msg: 'field required', type: 'missing' },
+      { loc: ['body', 'tags', 2], msg: 'not a string', type: 'string_type' },
+    ]);
+    const conflict = await rejection(client.call.getRecord({ entityType: 'Shot', id: 'conflict' }, ctx));
+    expect(conflict).toMatchObject({ kind: 'conflict', code: 'stale_write', extra: { usage: 3 } });
+    const limited = await rejection(client.call.getRecord({ entityType: 'Shot', id: 'rate_limited' }, ctx));
+    expect(limited).toMatchObject({ kind: 'rate_limited', code: 'rate_limited', retryAfter: 7 });
+    const missing = await rejection(client.call.getRecord({ entityType: 'Shot', id: 'not_found' }, ctx));
+    expect(missing.message).toBe("Shot 'Zoë' does not exist");
+  });
+
+  it('answers a plain Error as internal without leaking its message, and logs it', async () => {
+    const err = await rejection(client.call.getRecord({ entityType: 'Shot', id: 'plain' }, { requestId: 'req-plain' }));
+    expect(err.kind).toBe('internal');
+    expect(err.code).toBe('internal');
+    expect(err.message).toBe('internal error');
+    expect(err.message).not.toContain('hunter2');
+    expect((err.cause as ServiceError).code).toBe(status.INTERNAL);
+    const line = logLines.find((l) => l.msg === 'rpc failed' && l.request_id === 'req-plain');
+    expect(line).toBeDefined();
+    expect(line!.rpc).toBe(`${SERVICE}/getRecord`);
+  });
+
+  it('does not log expected client errors as failures', async () => {
+    await rejection(client.call.getRecord({ entityType: 'Shot', id: 'not_found' }, { requestId: 'req-nf' }));
+    expect(logLines.filter((l) => l.request_id === 'req-nf' && l.level === 'error')).toEqual([]);
+  });
+
+  it('hands the handler the caller context intact', async () => {
+    const full: CallContext = {
+      requestId: '01234567-89ab-7def-8123-456789abcdef',
+      principal: { userId: 'u-42', role: 'Guest', authKind: 'guest', apiKeyId: 'k-7', guestName: 'Zoë Müller (VFX, 100%)' },
+    };
+    seen.length = 0;
+    await client.call.createRecord({ entityType: 'Note', dataJson: '{}' }, full);
+    await client.call.createRecord({ entityType: 'Note', dataJson: '{}' }, { requestId: 'anon' });
+    expect(seen).toHaveLength(2);
+    expect(seen[0]).toEqual(full);
+    expect(seen[0]!.principal!.guestName).toBe('Zoë Müller (VFX, 100%)');
+    expect(seen[1]).toEqual({ requestId: 'anon' });
+    expect(seen[1]!.principal).toBeUndefined();
+  });
+
+  it('fails a call slower than its deadline with unavailable, promptly', async () => {
+    const started = Date.now();
+    const err = await rejection(client.call.getRecord({ entityType: 'Shot', id: 'slow' }, ctx, { deadlineMs: 150 }));
+    const elapsed = Date.now() - started;
+    expect(err.kind).toBe('unavailable');
+    expect((err.cause as ServiceError).code).toBe(status.DEADLINE_EXCEEDED);
+    expect(err.message).toContain('records');
+    expect(elapsed).toBeLessThan(1000);
+  });
+
+  it('fails fast with unavailable when nothing listens at the address', async () => {
+    const dead = createGrpcClient(recordsv1.RecordsServiceClient, recordsv1.RecordsServiceService, {
+      name: 'records',
+      address: `127.0.0.1:${await closedPort()}`,
+      deadlineMs: 10_000,
+    });
+    try {
+      const started = Date.now();
+      const err = await rejection(dead.call.getRecord({ entityType: 'Shot', id: 'x' }, ctx));
+      expect(err.kind).toBe('unavailable');
+      expect(err.message).toContain('records is unavailable');
+      expect(Date.now() - started).toBeLessThan(2000);
+    } finally {
+      dead.close();
+    }
+  });
+
+  it('counts handled calls by method and status code', async () => {
+    await client.call.getRecord({ entityType: 'Shot', id: 'ok-1' }, ctx);
+    await rejection(client.call.getRecord({ entityType: 'Shot', id: 'forbidden' }, ctx));
+    const { values } = await metrics.registry.getSingleMetric('grpc_server_handled_total')!.get();
+    const count = (method: string, code: string) =>
+      values.find((v) => v.labels.method === `${SERVICE}/${method}` && v.labels.code === code)?.value ?? 0;
+    expect(count('getRecord', 'OK')).toBeGreaterThanOrEqual(1);
+    expect(count('getRecord', 'PERMISSION_DENIED')).toBeGreaterThanOrEqual(1);
+    expect(count('getRecord', 'INTERNAL')).toBeGreaterThanOrEqual(1);
+    expect(count('createRecord', 'OK')).toBeGreaterThanOrEqual(1);
+    const text = await metrics.registry.metrics();
+    expect(text).toMatch(/grpc_server_handled_total\{[^}]*method="reelbase\.records\.v1\.RecordsService\/getRecord"[^}]*code="OK"[^}]*service="grpc-test"[^}]*\} \d+/);
+    expect(text).toMatch(/grpc_client_handling_seconds_count\{[^}]*method="records\/getRecord"[^}]*code="PERMISSION_DENIED"/);
+  });
+
+  it('refuses to register a service with a unary method left unhandled', () => {
+    const other = new GrpcServer({ logger, metrics: new Metrics('other') });
+    expect(() =>
+      other.add<recordsv1.RecordsServiceServer>(SERVICE, recordsv1.RecordsServiceService, {
+        createRecord: async () => ({}),
+        getRecord: async () => ({}),
+      } as never),
+    ).toThrow(/no handler for updateRecord/);
+    other.server.forceShutdown();
+  });
+
+  describe('grpc.health.v1', () => {
+    let health: GrpcClient<healthv1.HealthClient>;
+    beforeAll(() => {
+      health = createGrpcClient(healthv1.HealthClient, healthv1.HealthService, { name: 'health', address: `127.0.0.1:${port}` });
+    });
+    afterAll(() => health.close());
+
+    it('answers SERVING for the server and the registered service, NOT_FOUND for others', async () => {
+      expect((await health.call.check({ service: '' }, ctx)).status).toBe(Serving.SERVING);
+      expect((await health.call.check({ service: SERVICE }, ctx)).status).toBe(Serving.SERVING);
+      const err = await rejection(health.call.check({ service: 'reelbase.nope.v1.Nope' }, ctx));
+      expect(err.kind).toBe('not_found');
+      expect((err.cause as ServiceError).code).toBe(status.NOT_FOUND);
+    });
+
+    it('streams status changes to watchers', async () => {
+      const raw = new healthv1.HealthClient(`127.0.0.1:${port}`, credentials.createInsecure());
+      const statuses: healthv1.HealthCheckResponse_ServingStatus[] = [];
+      const stream = raw.watch({ service: 'reelbase.watched.v1.W' });
+      stream.on('error', () => {});
+      stream.on('data', (m: healthv1.HealthCheckResponse) => statuses.push(m.status));
+      await expect.poll(() => statuses).toEqual([Serving.SERVICE_UNKNOWN]);
+      server.health.set('reelbase.watched.v1.W', true);
+      await expect.poll(() => statuses).toEqual([Serving.SERVICE_UNKNOWN, Serving.SERVING]);
+      server.health.set('reelbase.watched.v1.W', false);
+      await expect.poll(() => statuses).toEqual([Serving.SERVICE_UNKNOWN, Serving.SERVING, Serving.NOT_SERVING]);
+      stream.cancel();
+      raw.close();
+    });
+
+    it('answers NOT_SERVING everywhere once the server starts stopping', async () => {
+      server.health.stopAll();
+      expect((await health.call.check({ service: '' }, ctx)).status).toBe(Serving.NOT_SERVING);
+      expect((await health.call.check({ service: SERVICE }, ctx)).status).toBe(Serving.NOT_SERVING);
+      server.health.set('', true);
+      server.health.set(SERVICE, true);
+    });
+  });
+});
+
+describe('GrpcServer.close', () => {
+  it('marks every service not serving, then stops', async () => {
+    const metrics = new Metrics('close-test');
+    const server = new GrpcServer({ logger: createLogger('close-test', 'silent'), metrics });
+    server.add<recordsv1.RecordsServiceServer>(SERVICE, recordsv1.RecordsServiceService, {
+      createRecord: async () => ({}),
+      getRecord: async () => ({}),
+      updateRecord: async () => ({}),
+      retireRecord: async () => ({}),
+      reviveRecord: async () => ({}),
+    });
+    const port = await server.listen(0, '127.0.0.1');
+    const client = createGrpcClient(recordsv1.RecordsServiceClient, recordsv1.RecordsServiceService, {
+      name: 'records',
+      address: `127.0.0.1:${port}`,
+    });
+    await client.call.getRecord({ entityType: 'Shot', id: 'a' }, { requestId: 'r' });
+    await server.close(500);
+    const check = (service: string) =>
+      new Promise<unknown>((resolve) =>
+        server.health.implementation.check({ request: { service } } as never, (err, res) => resolve(err ?? res?.status)),
+      );
+    expect(await check('')).toBe(Serving.NOT_SERVING);
+    expect(await check(SERVICE)).toBe(Serving.NOT_SERVING);
+    const err = await rejection(client.call.getRecord({ entityType: 'Shot', id: 'a' }, { requestId: 'r' }, { deadlineMs: 2000 }));
+    expect(err.kind).toBe('unavailable');
+    client.close();
+  });
+});
