@@ -181,4 +181,24 @@ describe('REST API (whole stack)', () => {
     expect(kidOf(login.access_token)).toBe(rotated.kid);
     expectStatus(await e.api.as(login.access_token).get('/me'), 200, 'new token');
   });
+  it('rejects a disabled or retired user at once, even with an unexpired token or a key', async () => {
+    const artist = await createUser(admin.api, 'Artist', 'leaver@studio.test');
+    const artistKey = expectStatus(await artist.api.post('/auth/api-keys', { name: 'leaver key' }), 200).token as string;
+    // Warm every cache in front of auth first.
+    expectStatus(await artist.api.get('/me'), 200);
+    expectStatus(await e.api.as(artistKey).get('/me'), 200);
+
+    expectStatus(await admin.api.patch(`/entities/User/${artist.user.id}`, { data: { login_enabled: false } }), 200, 'disable login');
+    await eventually(async () => ((await artist.api.get('/me')).status === 401 ? true : undefined), 3_000, 'disabled user rejected');
+    expectError(await e.api.as(artistKey).get('/me'), 401, 'unauthenticated');
+    expectError(await e.api.post('/auth/login', { email: 'leaver@studio.test', password: 'password-1234' }), 401, 'unauthenticated');
+
+    expectStatus(await admin.api.patch(`/entities/User/${artist.user.id}`, { data: { login_enabled: true } }), 200, 'enable login');
+    await eventually(async () => ((await artist.api.get('/me')).status === 200 ? true : undefined), 3_000, 'enabled again');
+
+    expectStatus(await admin.api.delete(`/entities/User/${artist.user.id}`), 200, 'retire user');
+    await eventually(async () => ((await artist.api.get('/me')).status === 401 ? true : undefined), 3_000, 'retired user rejected');
+    expectError(await e.api.as(artistKey).post('/entities/Shot', { data: { code: 'x' } }), 401, 'unauthenticated');
+  });
+
 });

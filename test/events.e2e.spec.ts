@@ -102,6 +102,17 @@ describe('events: log, filters, live WebSocket, resume (whole stack)', () => {
     }
   });
 
+  it('closes a live socket with 1008 within seconds when its API key is revoked', async () => {
+    const issued = expectStatus(await admin.api.post('/auth/api-keys', { name: 'ws watcher' }), 200);
+    const socket = openEventSocket(e.stack.url, issued.token);
+    await socket.opened;
+    const t0 = Date.now();
+    expectStatus(await admin.api.delete(`/auth/api-keys/${issued.id}`), 200, 'revoke');
+    const closed = await socket.closed;
+    expect(closed.code).toBe(1008);
+    expect(Date.now() - t0).toBeLessThan(5_000);
+  });
+
   it('closes a socket with a bad token with 1008 and sends it nothing', async () => {
     for (const token of ['not-a-token', 'svc_0000000000000000000000000000']) {
       const socket = openEventSocket(e.stack.url, token);
