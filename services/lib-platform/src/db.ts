@@ -38,7 +38,7 @@ export async function openOrm(opts: OrmOptions): Promise<MikroORM> {
       },
     },
     migrations: {
-      tableName: `${opts.schema}.mikro_orm_migrations`,
+      
       migrationsList: opts.migrations,
       transactional: true,
       allOrNothing: true,
