@@ -61,6 +61,15 @@ const one = (md: Metadata, key: string): string | undefined => {
   return v === undefined ? undefined : String(v);
 };
 
+/** The guest name as sent; a value that is not valid percent-encoding is taken as is. */
+function decodeGuest(raw: string): string {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return raw;
+  }
+}
+
 /** Decodes the context of an incoming call; a missing request id gets a fresh one. */
 export function fromMetadata(md: Metadata): CallContext {
   const requestId = one(md, MD.requestId) ?? randomUUID();
@@ -74,7 +83,7 @@ export function fromMetadata(md: Metadata): CallContext {
       role: (one(md, MD.role) ?? 'Viewer') as Principal['role'],
       authKind: kind,
       apiKeyId: one(md, MD.apiKey),
-      guestName: guest === undefined ? undefined : decodeURIComponent(guest),
+      guestName: guest === undefined ? undefined : decodeGuest(guest),
     },
   };
 }

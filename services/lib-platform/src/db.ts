@@ -28,7 +28,8 @@ export async function openOrm(opts: OrmOptions): Promise<MikroORM> {
     discovery: { warnWhenNoEntities: false },
     allowGlobalContext: false,
     debug: false,
-    pool: { min: 0, max: opts.poolMax ?? 10, acquireTimeoutMillis: 3000 },
+    // At least 2: the migration lock holds one connection while the migrator uses another.
+    pool: { min: 0, max: Math.max(2, opts.poolMax ?? 10), acquireTimeoutMillis: 3000 },
     driverOptions: {
       connection: {
         connectionTimeoutMillis: 2000,
@@ -38,7 +39,7 @@ export async function openOrm(opts: OrmOptions): Promise<MikroORM> {
       },
     },
     migrations: {
-      
+      tableName: `${opts.schema}.mikro_orm_migrations`,
       migrationsList: opts.migrations,
       transactional: true,
       allOrNothing: true,
@@ -46,6 +47,18 @@ export async function openOrm(opts: OrmOptions): Promise<MikroORM> {
     },
     logger: (msg) => opts.logger.debug({ orm: msg }),
   });
+  try {
+    await migrate(orm, opts);
+  } catch (err) {
+    // Do not leave a pool open behind a failed start.
+    await orm.close(true).catch(() => {});
+    throw err;
+  }
+  return orm;
+}
+
+/** Creates the schema and applies pending migrations under a session advisory lock. */
+async function migrate(orm: MikroORM, opts: OrmOptions): Promise<void> {
   const knex = orm.em.getConnection().getKnex();
   await knex.raw(`create schema if not exists "${opts.schema}"`).catch((err: { code?: string }) => {
     // Replicas starting together can both pass "if not exists" and then race on the catalog.
@@ -61,7 +74,6 @@ export async function openOrm(opts: OrmOptions): Promise<MikroORM> {
     await conn.query('select pg_advisory_unlock(hashtext($1))', [`migrate:${opts.schema}`]).catch(() => {});
     await knex.client.releaseConnection(conn);
   }
-  return orm;
 }
 
 const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', '57P01', '57P03', '08000', '08003', '08006']);
