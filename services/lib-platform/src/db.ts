@@ -80,11 +80,17 @@ const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EP
 
 /**
  * Maps a database failure to an {@link AppError}: lost connections and pool timeouts become
- * `unavailable`; anything else is rethrown unchanged.
+ * `unavailable`, values PostgreSQL refuses to store become `invalid`; anything else is
+ * rethrown unchanged.
  */
 export function dbError(err: unknown): never {
   if (err instanceof AppError) throw err;
   const e = err as { code?: string; message?: string; name?: string };
+  // SQLSTATE class 22 (data exception) and check violations: a value PostgreSQL refuses to
+  // store, such as a NUL character or a lone surrogate in jsonb. The client sent it: 422.
+  if (typeof e?.code === 'string' && (e.code.startsWith('22') || e.code === '23514')) {
+    throw AppError.invalid([{ loc: ['body'], msg: `a value cannot be stored: ${e.message ?? e.code}`, type: 'value_error' }], 'a value cannot be stored');
+  }
   const msg = String(e?.message ?? '');
   if (
     (e?.code && CONNECTION_CODES.has(e.code)) ||

@@ -15,6 +15,11 @@ export const recordsConfigShape = {
   HTTP_PORT: envPort(9102),
   /** How often the relay looks for outbox rows nobody nudged it about (left over by a crash). */
   OUTBOX_POLL_MS: envInt(500, 10, 60_000),
+  /**
+   * Largest event (JSON bytes) a write may produce; larger writes are refused with 413 before
+   * they commit. The NATS server's max_payload (minus headroom) lowers it further.
+   */
+  MAX_EVENT_BYTES: envInt(900_000, 1024, 64 * 1024 * 1024),
   /** Kills the process at a chosen point of the write path, to prove crash recovery. Never set in production. */
   RECORDS_FAULT: envOptionalEnum(RECORDS_FAULTS),
 };

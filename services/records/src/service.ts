@@ -67,12 +67,16 @@ export async function startRecords(config: RecordsConfig, logger?: Logger): Prom
     bus.subscribe('committed', () => fault.afterCommit());
     const relay = new OutboxRelay({ db, outbox, nc, names, logger: log, metrics, fault, pollMs: config.OUTBOX_POLL_MS });
     bus.subscribe('committed', () => relay.nudge());
+    // Keep events under the server's max_payload with room for headers and the envelope.
+    const serverMax = nc.info?.max_payload ?? Number.MAX_SAFE_INTEGER;
+    const maxEventBytes = Math.min(config.MAX_EVENT_BYTES, serverMax - 16 * 1024);
     const service = new RecordService({
       db,
       records: new RecordRepository(),
       outbox,
       names,
       bus,
+      maxEventBytes,
     });
 
     const grpc = new GrpcServer({ logger: log, metrics });

@@ -19,6 +19,7 @@ import type { OutboxRepository } from '../store/outbox.repository.js';
 import { toView, type Db, type RecordRepository, type RecordValues, type StoredRecord } from '../store/record.repository.js';
 import { createChanges, dropNulls, mergeData, parseData, updateChanges } from './record.changes.js';
 import { actorOf, buildEventPayload } from './record.event.js';
+import { checkTimeLogChange, checkTimeLogCreate } from './timelog.rules.js';
 import {
   checkEntityType,
   normalizeIfMatch,
@@ -45,11 +46,20 @@ export interface RecordServiceDeps {
    * with its event; the fault switch and the relay are subscribers.
    */
   bus: InProcessBus<RecordsBusTopics>;
+  /** Largest serialised event a write may produce (413 above it). */
+  maxEventBytes: number;
+}
+
+/** An event ready for the outbox: `json` is `payload` serialised. */
+interface OutboxEvent {
+  subject: string;
+  payload: EventPayload;
+  json: string;
 }
 
 interface WriteOutcome {
   record: RecordView;
-  event?: { subject: string; payload: EventPayload };
+  event?: OutboxEvent;
 }
 
 const notFound = (entityType: string, id: string) => AppError.notFound(`${entityType} ${id} not found`);
@@ -83,6 +93,7 @@ export class RecordService {
     const projectId = input.projectId ?? null;
     if (projectId === null && requiresProject(input.entityType)) problems.push(projectMissing(input.entityType));
     if (problems.length) throw AppError.invalid(problems);
+    if (input.entityType === 'TimeLog') checkTimeLogCreate(principal, data);
 
     const values: RecordValues = {
       projectId,
@@ -138,6 +149,7 @@ export class RecordService {
     return this.write(async (trx) => {
       const current = await this.live(trx, input.entityType, input.id, input.ifMatch);
       const merged = patch ? mergeData(current.data, patch) : { data: current.data, changed: {} };
+      if (current.entityType === 'TimeLog') checkTimeLogChange(principal, current.data, merged.data);
       const next: RecordValues = {
         projectId: input.projectId === undefined ? current.projectId : input.projectId,
         status: input.status === undefined ? current.status : input.status,
@@ -160,6 +172,7 @@ export class RecordService {
     if (!isUuid(id)) throw notFound(entityType, id);
     return this.write(async (trx) => {
       const current = await this.live(trx, entityType, id, ifMatch);
+      if (current.entityType === 'TimeLog') checkTimeLogChange(principal, current.data);
       const record = toView(await this.deps.records.setRetired(trx, current.id, true));
       return { record, event: this.event(record, 'delete', principal, {}) };
     });
@@ -176,6 +189,7 @@ export class RecordService {
     return this.write(async (trx) => {
       const current = await this.deps.records.find(trx, id, true);
       if (!current || !current.retired || current.entityType !== entityType) throw notFound(entityType, id);
+      if (current.entityType === 'TimeLog') checkTimeLogChange(principal, current.data);
       const record = toView(await this.deps.records.setRetired(trx, current.id, false));
       return { record, event: this.event(record, 'create', principal, { ...createChanges(record), revived: true }) };
     });
@@ -201,16 +215,24 @@ export class RecordService {
     if (!(await this.deps.records.isLiveProject(trx, projectId))) throw AppError.invalid([projectNotFound(projectId)]);
   }
 
-  private event(record: RecordView, action: EventAction, principal: Principal, changes: DataObject) {
+  /**
+   * The event of a write, serialised once. An event too large for the stream would block the
+   * relay, so the write is refused (413) before it commits.
+   */
+  private event(record: RecordView, action: EventAction, principal: Principal, changes: DataObject): OutboxEvent {
     const payload = buildEventPayload({ eventId: newId(), record, action, principal, changes, occurredAt: record.updatedAt });
-    return { subject: this.deps.names.eventSubject(record.entityType, action), payload };
+    const json = JSON.stringify(payload);
+    // Bytes >= UTF-16 length; only measure exactly when the cheap bound says it may be close.
+    if (json.length * 3 > this.deps.maxEventBytes && Buffer.byteLength(json) > this.deps.maxEventBytes) {
+      throw new AppError('too_large', `this write's event would be ${Buffer.byteLength(json)} bytes; the limit is ${this.deps.maxEventBytes}`);
+    }
+    return { subject: this.deps.names.eventSubject(record.entityType, action), payload, json };
   }
 
   /** Maps a failed write: a reused id is a conflict, a lost database `unavailable`. */
   private writeFailed(err: unknown): never {
-    if ((err as { code?: string }).code === '23505') {
-      throw AppError.conflict('duplicate_id', 'a record with this id already exists');
-    }
+    const code = (err as { code?: string }).code;
+    if (code === '23505') throw AppError.conflict('duplicate_id', 'a record with this id already exists');
     dbError(err);
   }
 
@@ -220,7 +242,7 @@ export class RecordService {
     try {
       outcome = await this.deps.db.transaction(async (trx) => {
         const out = await fn(trx);
-        if (out.event) await this.deps.outbox.append(trx, out.event.subject, out.event.payload);
+        if (out.event) await this.deps.outbox.append(trx, out.event.subject, out.event.payload.event_id, out.event.json);
         return out;
       });
     } catch (err) {

@@ -15,7 +15,7 @@ import {
   type NatsConnection,
   type NatsNames,
 } from '@reelbase/lib-platform';
-import type { OutboxRepository } from '../store/outbox.repository.js';
+import type { OutboxRepository, OutboxRow } from '../store/outbox.repository.js';
 import type { FaultSwitch } from './fault.switch.js';
 import { RelaySession } from './relay.session.js';
 
@@ -145,6 +145,22 @@ export class OutboxRelay {
   }
 
   /**
+   * The message body of a row. Writes refuse events above MAX_EVENT_BYTES, but a row written
+   * under a larger limit (or a server whose max_payload shrank) must not block the outbox for
+   * ever: it is published with its changes left out and `changes_truncated: true`, loudly.
+   */
+  private body(row: OutboxRow): string {
+    const json = JSON.stringify(row.payload);
+    const max = (this.opts.nc.info?.max_payload ?? Number.MAX_SAFE_INTEGER) - 4096;
+    if (json.length * 3 <= max || Buffer.byteLength(json) <= max) return json;
+    this.opts.logger.error(
+      { event_id: row.eventId, bytes: Buffer.byteLength(json), max },
+      'event larger than the NATS max_payload: published without its changes',
+    );
+    return JSON.stringify({ ...row.payload, changes: {}, changes_truncated: true });
+  }
+
+  /**
    * One drain step: (as the lock holder) delete what the last step published and read the
    * next batch in one statement, publish it in order, await the acks. The acknowledged rows
    * are deleted by the next step, so a crash in between re-publishes them and JetStream
@@ -160,7 +176,7 @@ export class OutboxRelay {
     if (rows.length === 0) return { published: 0, more: false };
     // Publishes are issued back to back on one connection, so the stream stores them in
     // seq order; only the acks are awaited together.
-    const acks = rows.map((r) => this.js.publish(r.subject, JSON.stringify(r.payload), { msgID: r.eventId, timeout }));
+    const acks = rows.map((r) => this.js.publish(r.subject, this.body(r), { msgID: r.eventId, timeout }));
     const settled = await Promise.allSettled(acks);
     const firstFailure = settled.findIndex((s) => s.status === 'rejected');
     const done = firstFailure === -1 ? settled.length : firstFailure;

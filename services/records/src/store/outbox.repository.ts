@@ -17,13 +17,9 @@ export interface OutboxRow {
 
 /** Statements on `records.outbox`. */
 export class OutboxRepository {
-  /** Appends the event of a write; call inside the write's transaction. */
-  async append(db: Db, subject: string, payload: EventPayload): Promise<void> {
-    await db.raw('insert into records.outbox (event_id, subject, payload) values (?, ?, ?::jsonb)', [
-      payload.event_id,
-      subject,
-      JSON.stringify(payload),
-    ]);
+  /** Appends the event of a write (`json` is its payload serialised); call inside the write's transaction. */
+  async append(db: Db, subject: string, eventId: string, json: string): Promise<void> {
+    await db.raw('insert into records.outbox (event_id, subject, payload) values (?, ?, ?::jsonb)', [eventId, subject, json]);
   }
 
   /**

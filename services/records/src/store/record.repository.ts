@@ -95,7 +95,7 @@ export class RecordRepository {
     entityType: string,
     createdBy: string | null,
     v: RecordValues,
-    event: { subject: string; payload: object },
+    event: { subject: string; payload: { event_id: string }; json: string },
   ): Promise<StoredRecord | undefined> {
     return one(
       db,
@@ -125,9 +125,9 @@ export class RecordRepository {
         JSON.stringify(v.data),
         v.projectId,
         v.projectId,
-        (event.payload as { event_id: string }).event_id,
+        event.payload.event_id,
         event.subject,
-        JSON.stringify(event.payload),
+        event.json,
       ],
     );
   }
