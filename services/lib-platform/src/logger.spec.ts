@@ -7,6 +7,14 @@ describe('redactUrl', () => {
     expect(redactUrl('/events/ws?token=svc_abc&since=4')).toBe('/events/ws?token=[redacted]&since=4');
     expect(redactUrl('/x?since=1&access_token=eyJ.x.y')).toBe('/x?since=1&access_token=[redacted]');
     expect(redactUrl('/events?limit=5')).toBe('/events?limit=5');
+    expect(redactUrl('/events')).toBe('/events');
+  });
+
+  it('compares parameter names decoded, as the server reads them', () => {
+    expect(redactUrl('/events/ws?%74oken=svc_SECRET')).toBe('/events/ws?%74oken=[redacted]');
+    expect(redactUrl('/x?TOKEN=abc&a=1#frag')).toBe('/x?TOKEN=[redacted]&a=1#frag');
+    expect(redactUrl('/x?token')).toBe('/x?token=[redacted]');
+    expect(redactUrl('/x?%zz=1&password=p')).toBe('/x?%zz=1&password=[redacted]');
   });
 });
 

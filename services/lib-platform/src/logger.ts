@@ -35,9 +35,33 @@ export function createLogger(service: string, level: LevelWithSilent = 'info', d
   );
 }
 
-const SECRET_PARAMS = /([?&](?:token|access_token|api_key|password)=)[^&#]*/gi;
+const SECRET_PARAMS: ReadonlySet<string> = new Set(['token', 'access_token', 'api_key', 'password']);
 
-/** Replaces the values of credential-bearing query parameters with `[redacted]`. */
+function decodedName(raw: string): string {
+  try {
+    return decodeURIComponent(raw.replace(/\+/g, ' ')).toLowerCase();
+  } catch {
+    return raw.toLowerCase();
+  }
+}
+
+/**
+ * Replaces the values of credential-bearing query parameters with `[redacted]`. Names are
+ * compared decoded (`%74oken` is `token` to the server, so it is to this function too).
+ */
 export function redactUrl(url: string): string {
-  return url.replace(SECRET_PARAMS, '$1[redacted]');
+  const q = url.indexOf('?');
+  if (q === -1) return url;
+  const hash = url.indexOf('#', q);
+  const end = hash === -1 ? url.length : hash;
+  const query = url
+    .slice(q + 1, end)
+    .split('&')
+    .map((pair) => {
+      const eq = pair.indexOf('=');
+      const name = eq === -1 ? pair : pair.slice(0, eq);
+      return SECRET_PARAMS.has(decodedName(name)) ? `${name}=[redacted]` : pair;
+    })
+    .join('&');
+  return `${url.slice(0, q + 1)}${query}${url.slice(end)}`;
 }
