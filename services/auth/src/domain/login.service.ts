@@ -31,13 +31,11 @@ export class LoginService {
   async login(rawEmail: string, password: string): Promise<IssuedToken> {
     const { credentials, users, hasher, tokens, throttle, logger } = this.deps;
     const email = normalizeEmail(rawEmail);
-    await throttle.check(email);
+    await throttle.claim(email);
     const credential = await credentials.findByEmail(email);
     const ok = credential ? await hasher.verify(password, credential.passwordHash) : await hasher.verifyDummy(password);
-    if (!credential || !ok) {
-      await throttle.recordFailure(email);
-      throw rejected();
-    }
+    // A wrong password leaves the claim counted as the failure.
+    if (!credential || !ok) throw rejected();
     const user = await users.find(credential.userId);
     if (!user || !user.loginEnabled) throw rejected();
     await throttle.reset(email).catch((err: unknown) => logger.warn({ err }, 'could not clear login failures'));

@@ -39,35 +39,50 @@ class MemoryFailures implements LoginFailureStore {
   async add(email: string, at: Date) {
     this.rows.push({ email, at: at.getTime() });
   }
+  async remove(email: string, at: Date) {
+    const i = this.rows.findIndex((r) => r.email === email && r.at === at.getTime());
+    if (i >= 0) this.rows.splice(i, 1);
+  }
   async clear(email: string) {
     this.rows = this.rows.filter((r) => r.email !== email);
   }
 }
 
 describe('LoginThrottle', () => {
-  it('limits per email and lets attempts through again after the window', async () => {
+  it('counts each attempt up front and refuses beyond max, per email, until the window passes', async () => {
     let t = 5_000_000;
     const store = new MemoryFailures();
     const throttle = new LoginThrottle(store, 2, () => t);
-    await throttle.check('a@x.io');
-    await throttle.recordFailure('a@x.io');
+    await throttle.claim('a@x.io'); // failure 1 (the claim stays: the password was wrong)
     t += 10_000;
-    await throttle.recordFailure('a@x.io');
-    const err = await throttle.check('a@x.io').catch((e: unknown) => e);
+    await throttle.claim('a@x.io'); // failure 2
+    t += 1;
+    const err = await throttle.claim('a@x.io').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(AppError);
     expect((err as AppError).kind).toBe('rate_limited');
     expect((err as AppError).retryAfter).toBe(50);
-    await throttle.check('b@x.io'); // another email is unaffected
+    expect(store.rows).toHaveLength(2); // a refused attempt is not left counted
+    await throttle.claim('b@x.io'); // another email is unaffected
     t += 50_000;
-    await throttle.check('a@x.io');
+    await throttle.claim('a@x.io');
+  });
+
+  it('lets no more than max parallel attempts through', async () => {
+    const store = new MemoryFailures();
+    let t = 1_000_000;
+    const throttle = new LoginThrottle(store, 3, () => ++t);
+    const results = await Promise.allSettled(Array.from({ length: 20 }, () => throttle.claim('p@x.io')));
+    // Every attempt is counted before any is judged, so a burst cannot slip past the limit.
+    expect(results.filter((r) => r.status === 'fulfilled').length).toBeLessThanOrEqual(3);
+    expect(results.filter((r) => r.status === 'rejected').length).toBeGreaterThanOrEqual(17);
   });
 
   it('reset clears the failures of one email', async () => {
     const store = new MemoryFailures();
     const throttle = new LoginThrottle(store, 1);
-    await throttle.recordFailure('a@x.io');
-    await expect(throttle.check('a@x.io')).rejects.toMatchObject({ kind: 'rate_limited' });
+    await throttle.claim('a@x.io');
+    await expect(throttle.claim('a@x.io')).rejects.toMatchObject({ kind: 'rate_limited' });
     await throttle.reset('a@x.io');
-    await throttle.check('a@x.io');
+    await throttle.claim('a@x.io');
   });
 });

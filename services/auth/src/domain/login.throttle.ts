@@ -1,6 +1,8 @@
 /**
  * Per-email limit on failed logins: once `max` failures fall within the window, further
- * attempts are refused with 429 until the oldest of them leaves the window.
+ * attempts are refused with 429 until the oldest of them leaves the window. Each attempt is
+ * counted BEFORE its password is checked (a claim), so parallel attempts see each other and
+ * cannot all slip under the limit; a successful login clears the count.
  */
 import { AppError } from '@reelbase/lib-platform';
 
@@ -25,6 +27,8 @@ export function throttleDecision(failures: number[], now: number, max: number, w
 export interface LoginFailureStore {
   recent(email: string, since: Date, limit: number): Promise<number[]>;
   add(email: string, at: Date): Promise<void>;
+  /** Removes one failure of `email` recorded at exactly `at`. */
+  remove(email: string, at: Date): Promise<void>;
   clear(email: string): Promise<void>;
 }
 
@@ -35,18 +39,20 @@ export class LoginThrottle {
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** Throws `rate_limited` (with retryAfter) when `email` has too many recent failures. */
-  async check(email: string): Promise<void> {
-    const now = this.now();
-    const failures = await this.store.recent(email, new Date(now - THROTTLE_WINDOW_MS), this.max);
-    const decision = throttleDecision(failures, now, this.max);
+  /**
+   * Counts an attempt for `email` as a failure, then throws `rate_limited` (with retryAfter)
+   * when, counting it, more than `max` failures are in the window; a refused attempt is not
+   * left counted. A login that succeeds calls {@link reset}.
+   */
+  async claim(email: string): Promise<void> {
+    const at = new Date(this.now());
+    await this.store.add(email, at);
+    const failures = await this.store.recent(email, new Date(at.getTime() - THROTTLE_WINDOW_MS), this.max + 1);
+    const decision = throttleDecision(failures, at.getTime(), this.max + 1);
     if (!decision.allowed) {
+      await this.store.remove(email, at).catch(() => {});
       throw new AppError('rate_limited', 'too many failed logins; try again later', { retryAfter: decision.retryAfter });
     }
-  }
-
-  recordFailure(email: string): Promise<void> {
-    return this.store.add(email, new Date(this.now()));
   }
 
   reset(email: string): Promise<void> {

@@ -31,6 +31,19 @@ export class LoginFailureRepository {
     }
   }
 
+  async remove(email: string, at: Date): Promise<void> {
+    try {
+      await this.orm.em
+        .getConnection()
+        .execute(
+          'delete from "auth"."login_failure" where ctid in (select ctid from "auth"."login_failure" where "email" = ? and "failed_at" = ? limit 1)',
+          [email, at],
+        );
+    } catch (err) {
+      return dbError(err);
+    }
+  }
+
   async clear(email: string): Promise<void> {
     try {
       await this.orm.em.getConnection().execute('delete from "auth"."login_failure" where "email" = ?', [email]);
