@@ -127,7 +127,7 @@ describe('auth service', () => {
 
   it('refuses duplicates, short passwords and bad emails', async () => {
     const dup = await failure(client.call.register({ email: 'SUP@studio.io', password: 'whatever-pw', name: 'X' }, as(admin)));
-    expect([dup.kind, dup.code]).toEqual(['conflict', 'duplicate_email']);
+    expect([dup.kind, dup.code]).toEqual(['conflict', 'duplicate_code']);
     const bad = await failure(client.call.register({ email: 'not-an-email', password: 'short', name: 'X' }, as(admin)));
     expect(bad.kind).toBe('invalid');
     expect(bad.problems).toEqual([

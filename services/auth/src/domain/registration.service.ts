@@ -63,7 +63,7 @@ export class RegistrationService {
       outcome = await credentials.register(async (tx) => {
         const first = !(await tx.anyExists());
         if (!first && !isAdmin(ctx.principal)) throw forbidden();
-        if (await tx.emailTaken(email)) throw AppError.conflict('duplicate_email', 'a user with this email already exists');
+        if (await tx.emailTaken(email)) throw AppError.conflict('duplicate_code', 'a user with this email already exists (the email is the login code)');
         await tx.insert({ userId, email, passwordHash });
         const role: Role = first ? 'Admin' : ((input.role as Role | undefined) ?? 'Artist');
         // records honours an explicit id only from a service principal; an Admin's call

@@ -51,7 +51,7 @@ export class CredentialRepository {
       });
     } catch (err) {
       if ((err as { code?: string }).code === UNIQUE_VIOLATION) {
-        throw AppError.conflict('duplicate_email', 'a user with this email already exists');
+        throw AppError.conflict('duplicate_code', 'a user with this email already exists (the email is the login code)');
       }
       return dbError(err);
     }
