@@ -93,6 +93,16 @@ describe('BatchAppender', () => {
     expect(published.map((e) => (e as { id: number }).id)).toEqual([1, 2]);
   });
 
+  it('hands back a message that failed for a passing reason and every later one, keeping order', async () => {
+    const { session, run } = setup();
+    // 40P01 (deadlock) is neither the row's fault nor a lost writer: retry later.
+    session.failWhen = (events) => (events.some((e) => e.event_id === uuid(2)) ? sqlError('40P01') : null);
+    const msgs = [msg(payload(1)), msg(payload(2)), msg(payload(3))];
+    expect(await run(0, msgs)).toBe(1);
+    expect(msgs.map((m) => m.outcome)).toEqual(['ack', 'nak', 'nak']);
+    expect([...session.rows.keys()]).toEqual([uuid(1)]);
+  });
+
   it('naks the whole batch and rethrows when the connection fails', async () => {
     const { session, run } = setup();
     session.failWhen = () => new Error('Connection terminated unexpectedly');

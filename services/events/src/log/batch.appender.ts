@@ -11,6 +11,9 @@ import { parseEventPayload, type IncomingEvent } from '../domain/event-payload.j
 import { StaleWriterError, type WriterSession } from '../store/writer.session.js';
 import type { WriterMetrics } from './writer.metrics.js';
 
+/** A single message was handed back for redelivery (see appendParsed). */
+const RETRY = Symbol('retry');
+
 interface Parsed {
   msg: JsMsg;
   event: IncomingEvent;
@@ -55,10 +58,16 @@ export class BatchAppender {
       // No reason text: nats-server 2.9 does not understand `+TERM <reason>` and would redeliver.
       msg.term();
     }
-    return parsed.length ? this.appendParsed(session, last, parsed) : last;
+    if (!parsed.length) return last;
+    const at = await this.appendParsed(session, last, parsed);
+    return at === RETRY ? last : at;
   }
 
-  private async appendParsed(session: WriterSession, last: number, batch: Parsed[]): Promise<number> {
+  /**
+   * Appends `batch` after `last`: the new last id, or {@link RETRY} when a single message
+   * failed for a passing reason and was handed back for redelivery.
+   */
+  private async appendParsed(session: WriterSession, last: number, batch: Parsed[]): Promise<number | typeof RETRY> {
     const stopTimer = this.metrics.batchDuration.startTimer();
     let result;
     try {
@@ -75,7 +84,16 @@ export class BatchAppender {
         // Something in the batch is unloggable: find it with one transaction per message.
         this.logger.warn({ err, size: batch.length }, 'batch append failed; retrying message by message');
         let at = last;
-        for (const p of batch) at = await this.appendParsed(session, at, [p]);
+        for (let i = 0; i < batch.length; i++) {
+          const next = await this.appendParsed(session, at, [batch[i]!]);
+          if (next === RETRY) {
+            // Later messages may be later events of the same record: appending them now
+            // would log them before the one handed back. Hand them back too, in order.
+            for (const p of batch.slice(i + 1)) p.msg.nak(1000);
+            return at;
+          }
+          at = next;
+        }
         return at;
       }
       const p = batch[0]!;
@@ -86,6 +104,7 @@ export class BatchAppender {
       } else {
         this.logger.warn({ err, event_id: p.event.event_id }, 'event append failed; will be redelivered');
         p.msg.nak(1000);
+        return RETRY;
       }
       return last;
     }
