@@ -476,12 +476,19 @@ async function main() {
   const gwEnv = Object.fromEntries((gw?.env ?? []).map((e) => [e.name, e.value ?? e.valueFrom]));
   check(['AUTH_ADDR', 'RECORDS_ADDR', 'EVENTS_ADDR', 'NATS_URL', 'LOG_LEVEL', 'RATE_LIMIT_RPS', 'RATE_LIMIT_BURST', 'GATEWAY_PORT'].every((k) => k in gwEnv) && !('DATABASE_URL' in gwEnv),
     'gateway: service addresses, NATS, rate limits; no DATABASE_URL');
+  const gwPorts = Object.fromEntries((gw?.ports ?? []).map((p) => [p.name, p.containerPort]));
+  const gwSvcPorts = Object.fromEntries((find(d, 'Service', fullname('gateway'))?.spec.ports ?? []).map((p) => [p.name, p.port]));
+  check(gwEnv.GATEWAY_PORT === '8080' && gwEnv.HTTP_PORT === '9100' && gwPorts.http === 8080 && gwPorts['http-ops'] === 9100 && gwSvcPorts['http-ops'] === 9100,
+    'gateway: API on http 8080 (GATEWAY_PORT), ops server on http-ops 9100 (HTTP_PORT), both on its Service');
   const auth = find(d, 'Deployment', fullname('auth'))?.spec.template.spec.containers[0];
   const authEnv = Object.fromEntries((auth?.env ?? []).map((e) => [e.name, e.value ?? e.valueFrom]));
   check(authEnv.GRPC_PORT === '50051' && authEnv.HTTP_PORT === '9101' && authEnv.JWT_TTL_SECONDS === '43200' && authEnv.DATABASE_URL?.secretKeyRef && authEnv.RECORDS_ADDR,
     'auth: ports 50051/9101, JWT_TTL_SECONDS, DATABASE_URL from the Secret, RECORDS_ADDR');
   const gwPolicy = find(d, 'NetworkPolicy', fullname('gateway'));
   check(gwPolicy?.spec.ingress.some((r) => !r.from && r.ports?.some((p) => p.port === 8080)), 'NetworkPolicy: gateway open to anyone on 8080');
+  const opsRules = gwPolicy?.spec.ingress.filter((r) => r.ports?.some((p) => p.port === 9100)) ?? [];
+  check(opsRules.length === 1 && opsRules[0].from?.length > 0 && !opsRules[0].ports.some((p) => p.port === 8080),
+    'NetworkPolicy: gateway ops port 9100 only from networkPolicy.metricsFrom, not public');
   const recPolicy = find(d, 'NetworkPolicy', fullname('records'));
   const grpcFrom = recPolicy?.spec.ingress.find((r) => r.ports?.some((p) => p.port === 50052))?.from?.map((f) => f.podSelector?.matchLabels?.['app.kubernetes.io/component']).sort();
   check(sameList(grpcFrom, ['auth', 'gateway']), `NetworkPolicy: records gRPC only from its callers (${grpcFrom?.join(', ')})`);
@@ -504,6 +511,8 @@ async function main() {
     'keda.enabled: ScaledObject, nats-jetstream trigger on TRANSCODE / transcode-workers');
   check(!find(all, 'HorizontalPodAutoscaler', fullname(WORKER)), 'keda.enabled: no HPA for the worker');
   check(sameList(byKind(all, 'ServiceMonitor').map(componentOf).sort(), deploymentsOf(all)), 'ServiceMonitor per component when the CRD is served');
+  const gwMonitor = find(all, 'ServiceMonitor', fullname('gateway'))?.spec.endpoints?.[0];
+  check(gwMonitor?.port === 'http-ops' && gwMonitor.path === '/metrics', 'ServiceMonitor: the gateway is scraped on its ops port (http-ops), not the API');
   check(find(all, 'Ingress', RELEASE)?.spec.rules[0].http.paths[0].backend.service.name === fullname('gateway'), 'Ingress routes to the gateway Service');
   const worker = find(all, 'Deployment', fullname(WORKER))?.spec.template.spec;
   check(worker?.containers[0].image.endsWith('/media-transcode:0.0.1') && worker.containers[0].env.some((e) => e.name === 'S3_SECRET_KEY'),

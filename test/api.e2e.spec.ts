@@ -136,6 +136,44 @@ describe('REST API (whole stack)', () => {
     const many = await api.post('/auth/register', { email: 'nope', password: 'short', name: '', extra: true });
     expectValidation(many, ['body', 'password']);
     expect(many.body.detail.length).toBeGreaterThanOrEqual(3);
+    // What PostgreSQL cannot store, or what is nested too deep to handle, is a 422 too, never a 500.
+    expectValidation(await api.post('/entities/Project', { data: { name: 'Nul', code: 'n\u0000ul' } }), ['body', 'data', 'code']);
+    expectValidation(await api.post('/entities/Project', { data: { ['na\u0000me']: 'Nul key', code: 'nulkey' } }), ['body', 'data']);
+    expectValidation(await api.call('POST', '/entities/Project', { rawBody: '{"data": {"name": "x\\ud800", "code": "lone"}}' }), ['body', 'data', 'name']);
+    const deep = `${'['.repeat(5000)}${']'.repeat(5000)}`;
+    const tooDeep = await api.call('POST', '/entities/Project', { rawBody: `{"data": {"name": "Deep", "code": "deep", "x": ${deep}}}` });
+    expectValidation(tooDeep, ['body', 'data', 'x']);
+    expect(tooDeep.body.detail[0].type).toBe('too_deep');
+  });
+
+  it('lets a Viewer log, change and delete their own time, but not touch another user\'s TimeLog', async () => {
+    const viewer = await createUser(admin.api, 'Viewer', 'timelog-viewer@studio.test');
+    const artist = await createUser(admin.api, 'Artist', 'timelog-artist@studio.test');
+    const project = expectStatus(await admin.api.post('/entities/Project', { data: { name: 'Time', code: 'time' } }), 200);
+    const link = (id: string) => ({ type: 'User', id });
+
+    const theirs = expectStatus(
+      await artist.api.post('/entities/TimeLog', { project_id: project.id, data: { user: link(artist.user.id), minutes: 30, date: '2026-01-05' } }),
+      200,
+      'Artist logs own time',
+    );
+    const theirPath = `/entities/TimeLog/${theirs.id}`;
+    expectError(await viewer.api.patch(theirPath, { data: { minutes: 1 } }), 403, 'forbidden');
+    expectError(await viewer.api.delete(theirPath), 403, 'forbidden');
+    expectError(await viewer.api.post('/entities/TimeLog', { project_id: project.id, data: { user: link(artist.user.id), minutes: 5 } }), 403, 'forbidden');
+    expect(expectStatus(await admin.api.get(theirPath), 200).data).toMatchObject({ user: link(artist.user.id), minutes: 30 });
+    expectStatus(await artist.api.delete(theirPath), 200, 'Artist deletes own TimeLog');
+    expectError(await viewer.api.post(`${theirPath}/revive`), 403, 'forbidden');
+
+    const own = expectStatus(
+      await viewer.api.post('/entities/TimeLog', { project_id: project.id, data: { user: link(viewer.user.id), minutes: 15, date: '2026-01-05' } }),
+      200,
+      'Viewer logs own time',
+    );
+    const ownPath = `/entities/TimeLog/${own.id}`;
+    expect(expectStatus(await viewer.api.patch(ownPath, { data: { minutes: 20 } }), 200, 'Viewer patches own TimeLog').data.minutes).toBe(20);
+    expectStatus(await viewer.api.delete(ownPath), 200, 'Viewer deletes own TimeLog');
+    expectError(await viewer.api.get(ownPath), 404, 'not_found');
   });
 
   it('applies If-Match only to an unchanged record: a stale ETag is 409 stale_write', async () => {

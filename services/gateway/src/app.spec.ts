@@ -75,6 +75,19 @@ describe('public routes', () => {
     expect(reg.ctx.principal?.userId).toBe(USERS.admin.id);
   });
 
+  it('register with a non-Admin token is 403 before any 422; anonymous calls are validated first', async () => {
+    const invalid = { email: 'not-an-email', password: 'short', extra: 1 };
+    for (const token of ['viewer-token', 'artist-token']) {
+      const r = await call('POST', '/auth/register', { token, body: invalid });
+      expect(r.status, token).toBe(403);
+      expect(r.json).toEqual({ detail: 'only an Admin may register users', code: 'forbidden' });
+    }
+    expect((await call('POST', '/auth/register', { token: 'viewer-token', raw: '{bad' })).status).toBe(403);
+    expect((await call('POST', '/auth/register', { token: 'admin-token', body: invalid })).status).toBe(422);
+    expect((await call('POST', '/auth/register', { body: invalid })).status).toBe(422);
+    expect(gw.state.calls.map((c) => c.method)).not.toContain('register');
+  });
+
   it('register validates every field at once', async () => {
     const r = await call('POST', '/auth/register', { body: { email: 'not-an-email', password: 'short', role: 'King', extra: 1 } });
     expect(r.status).toBe(422);

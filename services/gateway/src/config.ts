@@ -7,6 +7,8 @@ import type { z } from 'zod';
 export const gatewayConfigShape = {
   ...commonConfig,
   GATEWAY_PORT: envPort(8080),
+  /** The ops port: /healthz, /readyz and unauthenticated /metrics for Prometheus (not public). */
+  HTTP_PORT: envPort(9100),
   AUTH_ADDR: envAddr('127.0.0.1:50051'),
   RECORDS_ADDR: envAddr('127.0.0.1:50052'),
   EVENTS_ADDR: envAddr('127.0.0.1:50053'),

@@ -1,10 +1,12 @@
 /**
  * Starts the gateway: gRPC peers, the NATS live feed, the auth cache, the express app and the
- * WebSocket hub on one HTTP server. Tests pass fake adapters (peers, bus, readiness).
+ * WebSocket hub on one HTTP server, plus the ops server (/healthz, /readyz, /metrics without
+ * credentials, for Prometheus) on its own port like every service. Tests pass fake adapters
+ * (peers, bus, readiness).
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { connectNats, createLogger, Metrics, natsNames, Readiness, type Logger, type NatsConnection } from '@reelbase/lib-platform';
+import { connectNats, createLogger, Metrics, natsNames, Readiness, startOpsServer, type Logger, type NatsConnection } from '@reelbase/lib-platform';
 import { createApp } from './app.js';
 import { connectPeers, type PeerConnections, type Peers } from './clients/peers.js';
 import type { GatewayConfig } from './config.js';
@@ -23,7 +25,10 @@ export interface GatewayAdapters {
 }
 
 export interface RunningGateway {
+  /** The API port (GATEWAY_PORT). */
   httpPort: number;
+  /** The ops port (HTTP_PORT). */
+  opsPort: number;
   server: Server;
   bus: GatewayBus;
   stop(): Promise<void>;
@@ -96,6 +101,18 @@ export async function startGateway(
   });
   const httpPort = (server.address() as AddressInfo).port;
   logger.info({ port: httpPort }, 'gateway listening');
+  let ops: Awaited<ReturnType<typeof startOpsServer>>;
+  try {
+    ops = await startOpsServer({ port: config.HTTP_PORT, metrics, readiness, logger });
+  } catch (err) {
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await hub.close(1001, 'server shutting down');
+    feed?.stop();
+    offAuth();
+    if (nc) await nc.drain().catch(() => undefined);
+    conns?.close();
+    throw err;
+  }
 
   let stopping: Promise<void> | undefined;
   const stop = () =>
@@ -109,10 +126,12 @@ export async function startGateway(
       const force = setTimeout(() => server.closeAllConnections(), Math.min(config.SHUTDOWN_TIMEOUT_MS / 2, 5000));
       await closed;
       clearTimeout(force);
+      // After the API has drained, so Prometheus can still scrape while it does.
+      await ops.close();
       if (nc) await nc.drain().catch((err: unknown) => logger.warn({ err }, 'NATS drain failed'));
       conns?.close();
       logger.info('gateway stopped');
     })());
 
-  return { httpPort, server, bus, stop };
+  return { httpPort, opsPort: ops.port, server, bus, stop };
 }

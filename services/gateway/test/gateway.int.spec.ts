@@ -53,6 +53,7 @@ describe.skipIf(!built)('gateway with the real services', () => {
     gw = await startGateway(
       parseGatewayConfig({
         GATEWAY_PORT: '0',
+        HTTP_PORT: '0',
         NATS_PREFIX: prefix,
         AUTH_ADDR: `127.0.0.1:${auth.grpcPort}`,
         RECORDS_ADDR: `127.0.0.1:${records.grpcPort}`,

@@ -14,6 +14,12 @@ export interface ServiceSpec {
   /** Default HTTP port: the ops server (HTTP_PORT) or, for the gateway, the API (GATEWAY_PORT). */
   httpPort: number;
   httpPortEnv: 'HTTP_PORT' | 'GATEWAY_PORT';
+  /**
+   * Default ops port (HTTP_PORT) of a service whose httpPort is its API (the gateway). Used
+   * when the stack runs on default ports; otherwise the service gets HTTP_PORT=0 (any free
+   * port), so stacks on free ports never collide on it. Nothing in the stack calls it.
+   */
+  opsPort?: number;
   /** Services of one stage start together; the next stage waits until they are all ready. */
   stage: number;
   /** Gets DATABASE_URL. */
@@ -27,7 +33,7 @@ export const SERVICES: readonly ServiceSpec[] = [
   { name: 'auth', grpcPort: 50051, httpPort: 9101, httpPortEnv: 'HTTP_PORT', stage: 1, database: true },
   { name: 'records', grpcPort: 50052, httpPort: 9102, httpPortEnv: 'HTTP_PORT', stage: 1, database: true },
   { name: 'events', grpcPort: 50053, httpPort: 9103, httpPortEnv: 'HTTP_PORT', stage: 1, database: true },
-  { name: 'gateway', httpPort: 8080, httpPortEnv: 'GATEWAY_PORT', stage: 2, database: false },
+  { name: 'gateway', httpPort: 8080, opsPort: 9100, httpPortEnv: 'GATEWAY_PORT', stage: 2, database: false },
 ];
 
 /** Ports one service listens on. */
@@ -64,6 +70,7 @@ export function serviceEnv(spec: ServiceSpec, ctx: ServiceEnvContext): Record<st
   };
   const own = ctx.ports[spec.name]!;
   env[spec.httpPortEnv] = String(own.http);
+  if (spec.opsPort !== undefined) env.HTTP_PORT = String(own.http === spec.httpPort ? spec.opsPort : 0);
   if (own.grpc !== undefined) env.GRPC_PORT = String(own.grpc);
   for (const peer of ctx.services) {
     const grpc = ctx.ports[peer.name]?.grpc;

@@ -33,9 +33,12 @@ export function assertMayWrite(principal: AuthedPrincipal, entityType: string, o
   const role = principal.role;
   if (role === 'Admin') return;
   if (ADMIN_ONLY.has(entityType)) throw forbidden(`only an Admin may write ${entityType} records`);
-  const data = op === 'create' || op === 'update' ? dataOf(body) : undefined;
-  if (op === 'update' && data && Object.hasOwn(data, 'role')) throw forbidden('only an Admin may change a role');
+  // `role` is a User field, so role changes are covered by User writes being Admin only;
+  // other types may define a field of that name freely.
   if (entityType === 'TimeLog') {
+    // An explicit data.user naming someone else is refused here, before validation. Whose an
+    // existing TimeLog is (update, delete, revive) only records knows; it answers 403 itself.
+    const data = op === 'create' || op === 'update' ? dataOf(body) : undefined;
     if (data && Object.hasOwn(data, 'user')) {
       const user = linkedId(data.user);
       if (user !== principal.userId && !TIME_ADMINS.has(role)) {

@@ -65,6 +65,30 @@ describe('OpenAPI document', () => {
     expect(ws.parameters.map((p: any) => p.name)).toEqual(expect.arrayContaining(['token', 'since']));
   });
 
+  it('documents If-Match on PATCH and DELETE, 405, 415 and 500, and the metrics and register rules', () => {
+    const record = doc.paths['/entities/{entity_type}/{id}'];
+    for (const method of ['patch', 'delete']) {
+      const ifMatch = record[method].parameters.find((p: any) => p.name === 'If-Match');
+      expect(ifMatch, method).toMatchObject({ in: 'header', required: false, schema: { type: 'string' } });
+      expect(ifMatch.description).toContain('stale_write');
+    }
+    expect(record.get.parameters.map((p: any) => p.name)).not.toContain('If-Match');
+    for (const [path, ops] of Object.entries(doc.paths) as [string, Record<string, any>][]) {
+      for (const [method, op] of Object.entries(ops)) {
+        for (const s of ['405', '422', '500']) expect(op.responses[s], `${method} ${path} ${s}`).toBeDefined();
+      }
+    }
+    expect(record.get.responses['500'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Error' });
+    expect(record.get.responses['405'].headers.Allow).toBeDefined();
+    expect(record.patch.responses['415'].description).toContain('unsupported_media_type');
+    expect(doc.paths['/auth/register'].post.responses['409'].description).toContain('duplicate_code');
+    expect(doc.paths['/auth/register'].post.responses['409'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Error' });
+    expect(doc.paths['/auth/register'].post.responses['403']).toBeDefined();
+    const metrics = doc.paths['/metrics'].get;
+    expect(metrics.security).toEqual([{ bearerAuth: [] }]);
+    for (const s of ['401', '403']) expect(metrics.responses[s]).toBeDefined();
+  });
+
   it('every $ref resolves', () => {
     const refs = JSON.stringify(doc).match(/"\$ref":"[^"]+"/g) ?? [];
     for (const ref of refs) {

@@ -15,11 +15,13 @@ const ERROR_TEXT: Record<number, string> = {
   401: 'Missing or invalid bearer token (`WWW-Authenticate: Bearer`).',
   403: 'The caller’s role may not do this.',
   404: 'Not found (or retired).',
-  405: 'Method not allowed.',
+  405: 'Method not allowed: the path exists with the methods listed in `Allow` (`method_not_allowed`).',
   409: 'Conflict: `stale_write` (If-Match no longer matches), `duplicate_code`, `code_in_use` (with `usage`), ...',
   413: 'Body larger than the limit (`payload_too_large`).',
+  415: 'A request body that is not JSON (`unsupported_media_type`).',
   422: 'Request validation failed; every problem at once.',
   429: 'Rate limit exceeded; see `Retry-After`.',
+  500: 'An unexpected server failure (`internal`); details only in the server log, under the `x-request-id`.',
   503: 'A dependency is down (`unavailable`).',
 };
 
@@ -76,6 +78,7 @@ export function buildOpenApi(routes: readonly AnyRoute[], info: OpenApiInfo): Js
     const out: Json = { description: ERROR_TEXT[status] ?? 'Error.', content: { 'application/json': { schema: ref(schema, 'output') } } };
     if (status === 429) out.headers = { 'Retry-After': { description: 'Seconds to wait.', schema: { type: 'integer' } } };
     if (status === 401) out.headers = { 'WWW-Authenticate': { description: 'Bearer', schema: { type: 'string' } } };
+    if (status === 405) out.headers = { Allow: { description: 'The methods the path accepts.', schema: { type: 'string' } } };
     return out;
   };
 
@@ -85,8 +88,10 @@ export function buildOpenApi(routes: readonly AnyRoute[], info: OpenApiInfo): Js
     if (r.auth !== 'public') statuses.add(401);
     if (r.auth !== 'public' && (r.rateLimited ?? true)) statuses.add(429);
     if (r.authorize) statuses.add(403);
-    if (r.params || r.query || r.body) statuses.add(422);
-    if (r.body) statuses.add(413);
+    // Every route reads a JSON body (one it does not take is a 422) and checks query strings.
+    statuses.add(422);
+    if (r.body) statuses.add(413).add(415);
+    statuses.add(405).add(500);
     const responses: Json = {};
     for (const [status, resp] of Object.entries(r.responses)) responses[status] = response(resp);
     for (const s of [...statuses].sort()) if (!responses[s]) responses[s] = errorResponse(s);
@@ -98,6 +103,7 @@ export function buildOpenApi(routes: readonly AnyRoute[], info: OpenApiInfo): Js
       parameters: [
         ...parameters(r.params, 'path'),
         ...parameters(r.query ?? r.docQuery, 'query'),
+        ...(r.headerParams ?? []).map((h) => ({ name: h.name, in: 'header', required: h.required ?? false, description: h.description, schema: h.schema ?? { type: 'string' } })),
         { name: 'x-request-id', in: 'header', required: false, description: 'Echoed on the response; generated when absent.', schema: { type: 'string', maxLength: 128 } },
       ],
       responses,

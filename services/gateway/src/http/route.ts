@@ -34,6 +34,14 @@ export interface RouteInput<P, Q, B> {
   res: Response;
 }
 
+/** A request header documented as an operation parameter (read by the handler itself). */
+export interface HeaderParam {
+  name: string;
+  description: string;
+  required?: boolean;
+  schema?: Record<string, unknown>;
+}
+
 /** Raw (unvalidated) input given to `authorize`, which runs before validation. */
 export interface RawInput {
   params: Record<string, string>;
@@ -58,6 +66,13 @@ export interface RouteDef<P extends z.ZodType | undefined = any, Q extends z.Zod
   body?: B;
   /** Query parameters documented but validated elsewhere (the WebSocket upgrade). */
   docQuery?: z.ZodObject;
+  /** Request headers the handler reads, documented as parameters (If-Match, ...). */
+  headerParams?: HeaderParam[];
+  /**
+   * Body media types other than JSON that the handler reads from the request stream itself
+   * (`req.is` patterns). Any other non-JSON body is a 415.
+   */
+  bodyTypes?: string[];
   /** Role check: throws a `forbidden` AppError. Runs after authentication, before validation. */
   authorize?: (principal: AuthedPrincipal, raw: RawInput) => void;
   responses: Record<number, RouteResponse>;

@@ -1,13 +1,14 @@
 /**
  * Mounts route definitions on express with the contract's order of checks:
- * authentication (401) → rate limit (429) → role (403) → validation (422) → the handler,
- * whose services decide existence (404) and conflicts (409). Paths that exist with another
- * method answer 405.
+ * authentication (401) → rate limit (429) → role (403) → body and query checks (415, 413,
+ * 422) → the handler, whose services decide existence (404) and conflicts (409). Paths that
+ * exist with another method answer 405.
  */
 import { AppError, type Problem } from '@reelbase/lib-platform';
 import express, { type Express, type Request, type RequestHandler, type Response } from 'express';
 import type { AuthCache } from '../domain/auth.cache.js';
 import type { RateLimiter } from '../domain/rate.limiter.js';
+import { inspectJson } from './json.guard.js';
 import { localsOf } from './locals.js';
 import { Reply, expressPath, type AnyRoute } from './route.js';
 import { collect } from './validation.js';
@@ -20,6 +21,27 @@ export interface RouterDeps {
 
 const BEARER = /^Bearer[ \t]+([^\s]+)[ \t]*$/i;
 const EMPTY: Record<string, never> = Object.freeze({}) as Record<string, never>;
+/** `req.is` patterns of JSON: application/json and every `+json` suffix type. */
+const JSON_TYPES = ['application/json', '+json'];
+
+/** A body in a media type the route does not read: 415 through the error mapper. */
+class UnsupportedMediaType extends Error {
+  readonly status = 415;
+  readonly expose = true;
+}
+
+/**
+ * The body of a route without a body schema: none, or an empty JSON object. Anything else
+ * would be ignored silently, so every key is reported like an unknown key of a schema.
+ */
+function unexpectedBody(body: unknown, problems: Problem[]): void {
+  if (body === undefined) return;
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+    problems.push({ loc: ['body'], msg: 'Input should be a valid dictionary or object', type: 'dict_type' });
+    return;
+  }
+  for (const key of Object.keys(body)) problems.push({ loc: ['body', key], msg: 'Extra inputs are not permitted', type: 'extra_forbidden' });
+}
 
 /** Sends a handler's result. */
 function send(res: Response, out: unknown): void {
@@ -73,9 +95,17 @@ function pipeline(route: AnyRoute, deps: RouterDeps): RequestHandler {
     if (locals.bodyError) throw locals.bodyError;
 
     const problems: Problem[] = [];
+    const rawQuery: unknown = req.query;
+    // Unstorable characters and runaway nesting first: the schemas below assume neither.
+    inspectJson(rawQuery, 'query', problems);
+    if (req.body !== undefined) inspectJson(req.body, 'body', problems);
+    if (problems.length > 0) throw AppError.invalid(problems);
+
     const params = route.params ? collect(route.params, req.params, 'path', problems) : EMPTY;
-    const query = route.query ? collect(route.query, req.query, 'query', problems) : EMPTY;
-    const body = route.body ? collect(route.body, req.body ?? {}, 'body', problems) : undefined;
+    const query = route.query ? collect(route.query, rawQuery, 'query', problems) : EMPTY;
+    let body: unknown;
+    if (route.body) body = collect(route.body, req.body ?? {}, 'body', problems);
+    else unexpectedBody(req.body, problems);
     if (problems.length > 0) throw AppError.invalid(problems);
 
     const out = await route.handler({ params, query, body, ctx: locals.ctx, principal: locals.principal, req, res });
@@ -86,18 +116,36 @@ function pipeline(route: AnyRoute, deps: RouterDeps): RequestHandler {
 /** Mounts `routes` on `app`, then a 405 for known paths with an unknown method. */
 export function mountRoutes(app: Express, routes: readonly AnyRoute[], deps: RouterDeps): void {
   const json = express.json({ limit: deps.bodyLimitBytes, type: () => true, strict: true });
-  // Held back so that a bad token (401) or a forbidden role (403) wins over a malformed body.
-  const deferredJson: RequestHandler = (req, res, next) => {
-    json(req, res, (err?: unknown) => {
-      if (err) localsOf(res).bodyError = err;
-      next();
-    });
+  /**
+   * Reads a JSON body on every route (a body a route does not take is a 422, not ignored).
+   * Failures are held back so that a bad token (401) or a forbidden role (403) wins over a
+   * malformed body. A body without a Content-Type is read as JSON; one in another type is a
+   * 415 unless the route declares that type in `bodyTypes` (and reads the stream itself).
+   */
+  const deferredBody = (route: AnyRoute): RequestHandler => {
+    const own = route.bodyTypes ?? [];
+    return (req, res, next) => {
+      const isJson = req.is(JSON_TYPES);
+      if (isJson === null) return next(); // no body at all
+      if (!isJson && req.headers['content-type'] !== undefined) {
+        if (own.length > 0 && req.is(own)) return next();
+        if (req.headers['content-length'] !== '0') {
+          localsOf(res).bodyError = new UnsupportedMediaType(
+            `a request body must be JSON (Content-Type: application/json), not ${req.headers['content-type']}`,
+          );
+        }
+        return next();
+      }
+      json(req, res, (err?: unknown) => {
+        if (err) localsOf(res).bodyError = err;
+        next();
+      });
+    };
   };
   const methodsByPath = new Map<string, Set<string>>();
   for (const route of routes) {
     const path = expressPath(route.path);
-    const handlers: RequestHandler[] = route.body ? [deferredJson, pipeline(route, deps)] : [pipeline(route, deps)];
-    app[route.method](path, ...handlers);
+    app[route.method](path, deferredBody(route), pipeline(route, deps));
     let methods = methodsByPath.get(path);
     if (!methods) methodsByPath.set(path, (methods = new Set()));
     methods.add(route.method.toUpperCase());

@@ -143,10 +143,46 @@ describe('logs and metrics', () => {
   it('RED metrics are labelled by route template, never by raw path', async () => {
     await call('GET', `/entities/Shot/${ID}`, { token: 'admin-token' });
     await call('GET', '/no/such/path/123');
-    const text = (await call('GET', '/metrics')).text;
+    const text = (await call('GET', '/metrics', { token: 'admin-token' })).text;
     expect(text).toContain('route="/entities/{entity_type}/{id}"');
     expect(text).toContain('route="unmatched"');
     expect(text).not.toContain(ID);
     expect(text).not.toContain('/no/such/path');
+  });
+
+  it('/metrics on the API port needs an Admin token', async () => {
+    const anonymous = await call('GET', '/metrics');
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.headers.get('www-authenticate')).toBe('Bearer');
+    for (const token of ['supervisor-token', 'artist-token', 'viewer-token', 'svc_artist']) {
+      const r = await call('GET', '/metrics', { token });
+      expect(r.status, token).toBe(403);
+      expect(r.json.code).toBe('forbidden');
+    }
+    const admin = await call('GET', '/metrics', { token: 'admin-token' });
+    expect(admin.status).toBe(200);
+    expect(admin.headers.get('content-type')).toMatch(/^text\/plain/);
+    expect(admin.text).toContain('http_requests_total');
+  });
+
+  it('the ops port serves /healthz, /readyz and the same metrics without credentials', async () => {
+    expect(gw.opsPort).not.toBe(gw.httpPort);
+    const ops = `http://127.0.0.1:${gw.opsPort}`;
+    await call('GET', '/healthz', { headers: { 'x-request-id': 'ops-1' } });
+    const metrics = await fetch(`${ops}/metrics`);
+    expect(metrics.status).toBe(200);
+    const text = await metrics.text();
+    expect(text).toContain('route="/healthz"');
+    expect(text).toContain('http_requests_total');
+    expect(await (await fetch(`${ops}/healthz`)).json()).toEqual({ status: 'ok' });
+    const ready = await fetch(`${ops}/readyz`);
+    expect(ready.status).toBe(200);
+    expect((await ready.json()).checks).toEqual({ auth: 'ok', records: 'ok', events: 'ok', nats: 'ok' });
+    gw.state.down.add('events');
+    const notReady = await fetch(`${ops}/readyz`);
+    expect(notReady.status).toBe(503);
+    expect((await notReady.json()).detail).toBe('events is not answering');
+    // The API itself is not on the ops port.
+    expect((await fetch(`${ops}/me`)).status).toBe(404);
   });
 });

@@ -7,6 +7,7 @@ import type { AnyRoute } from '../http/route.js';
 import { Reply, defineRoute } from '../http/route.js';
 import { etagOf, recordFromJsonText, recordJson } from '../mappers/record.mapper.js';
 import { ApiKeyCreate, ApiKeyIssued, ApiKeyList, ApiKeyPath, ApiKeyRevoked, LoginBody, SigningKeyRotated, LoginOut, RegisterBody, RegisterOut } from '../schemas/auth.schema.js';
+import { ErrorBody } from '../schemas/common.schema.js';
 import { MeOut, etagHeader } from '../schemas/record.schema.js';
 import type { RouteDeps } from './route.deps.js';
 
@@ -40,8 +41,16 @@ export function authRoutes({ peers }: RouteDeps): AnyRoute[] {
       tags: ['auth'],
       auth: 'optional',
       body: RegisterBody,
-      responses: { 200: { description: 'The created User record.', schema: RegisterOut } },
-      errors: [403, 409, 503],
+      // A caller who sent a token is told 403 before any 422; anonymous calls are validated
+      // first and auth decides whether this is still the bootstrap registration.
+      authorize: (principal) => {
+        if (principal.role !== 'Admin') throw new AppError('forbidden', 'only an Admin may register users');
+      },
+      responses: {
+        200: { description: 'The created User record.', schema: RegisterOut },
+        409: { description: 'A user with this email already exists: code `duplicate_code`.', schema: ErrorBody },
+      },
+      errors: [403, 503],
       handler: async ({ body, ctx }) => {
         const res = await peers.auth.register({ email: body.email, password: body.password, name: body.name, role: body.role }, ctx);
         return {

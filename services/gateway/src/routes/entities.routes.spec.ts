@@ -1,3 +1,4 @@
+import { AppError } from '@reelbase/lib-platform';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startTestGateway, USERS, type TestGateway } from '../../test/support/fakes.js';
 import { httpClient } from '../../test/support/http.js';
@@ -158,9 +159,18 @@ describe('roles (403) and the order of checks', () => {
     expect((await call('POST', '/entities/Shot', { token: 'artist-token', body: { project_id: PROJECT } })).status).toBe(200);
   });
 
-  it('a role change is Admin only', async () => {
-    const r = await call('PATCH', `/entities/Shot/${MISSING}`, { token: 'supervisor-token', body: { data: { role: 'Admin' } } });
-    expect(r.status).toBe(403);
+  it('a `role` field of another type is an ordinary field; roles live on User records, which are Admin only', async () => {
+    const created = await call('POST', '/entities/Shot', { token: 'artist-token', body: { project_id: PROJECT, data: { code: 'r010', role: 'hero' } } });
+    expect(created.status).toBe(200);
+    expect(created.json.data.role).toBe('hero');
+    const patched = await call('PATCH', `/entities/Shot/${created.json.id}`, { token: 'artist-token', body: { data: { role: 'background' } } });
+    expect(patched.status).toBe(200);
+    expect(patched.json.data.role).toBe('background');
+    for (const token of ['supervisor-token', 'artist-token']) {
+      const r = await call('PATCH', `/entities/User/${USERS.artist.id}`, { token, body: { data: { role: 'Admin' } } });
+      expect(r.status).toBe(403);
+      expect(r.json.code).toBe('forbidden');
+    }
   });
 
   it('TimeLog for someone else needs Admin, Supervisor or Coordinator', async () => {
@@ -169,6 +179,24 @@ describe('roles (403) and the order of checks', () => {
     expect((await call('POST', '/entities/TimeLog', { token: 'artist-token', body: { project_id: PROJECT, data: { user: other, minutes: 5 } } })).status).toBe(403);
     expect((await call('POST', '/entities/TimeLog', { token: 'artist-token', body: { project_id: PROJECT, data: { user: own, minutes: 5 } } })).status).toBe(200);
     expect((await call('POST', '/entities/TimeLog', { token: 'supervisor-token', body: { project_id: PROJECT, data: { user: other, minutes: 5 } } })).status).toBe(200);
+  });
+
+  it('a TimeLog patch naming another user is 403 before validation; records’ own 403 passes through', async () => {
+    const other = { type: 'User', id: USERS.viewer.id };
+    const early = await call('PATCH', `/entities/TimeLog/${MISSING}`, { token: 'artist-token', body: { data: { user: other }, bogus: 1 } });
+    expect(early.status).toBe(403);
+    expect(gw.state.calls.map((c) => c.method)).not.toContain('updateRecord');
+    // Whose an existing TimeLog is only records knows: its refusal reaches the client unchanged.
+    for (const [method, path, body, rpc] of [
+      ['PATCH', `/entities/TimeLog/${MISSING}`, { data: { minutes: 5 } }, 'updateRecord'],
+      ['DELETE', `/entities/TimeLog/${MISSING}`, undefined, 'retireRecord'],
+      ['POST', `/entities/TimeLog/${MISSING}/revive`, undefined, 'reviveRecord'],
+    ] as const) {
+      gw.state.failNext.set(rpc, new AppError('forbidden', 'only the owner may change this TimeLog'));
+      const r = await call(method, path, { token: 'artist-token', body });
+      expect(r.status, `${method} ${path}`).toBe(403);
+      expect(r.json).toEqual({ detail: 'only the owner may change this TimeLog', code: 'forbidden' });
+    }
   });
 
   it('401 before 403 before 422 before 404', async () => {

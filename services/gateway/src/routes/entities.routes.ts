@@ -33,6 +33,12 @@ const nullable = (v: string | null | undefined): recordsv1.NullableString | unde
 
 const etagResponse = (description: string) => ({ description, schema: RecordOut, headers: etagHeader });
 
+const IF_MATCH = {
+  name: 'If-Match',
+  description: 'The record\'s quoted ETag (`"<updated_at>"`): the write applies only if the record is unchanged, else 409 `stale_write`. `*` or absent: no condition.',
+  schema: { type: 'string' },
+};
+
 export function entityRoutes({ peers }: RouteDeps): AnyRoute[] {
   const records = peers.records;
   return [
@@ -83,10 +89,13 @@ export function entityRoutes({ peers }: RouteDeps): AnyRoute[] {
       path: '/entities/{entity_type}/{id}',
       operationId: 'updateRecord',
       summary: 'Update a record; `data` is merged key by key (null removes a key).',
-      description: 'With `If-Match: "<updated_at>"` the write applies only if the record is unchanged, else 409 `stale_write`. Changing `data.role` is Admin only.',
+      description:
+        'With `If-Match: "<updated_at>"` the write applies only if the record is unchanged, else 409 `stale_write`. ' +
+        'User records (and so roles) are Admin only; a TimeLog of another user needs Admin, Supervisor or Coordinator.',
       tags: ['entities'],
       auth: 'bearer',
       params: RecordPath,
+      headerParams: [IF_MATCH],
       body: RecordPatch,
       authorize: (p, raw) => assertMayWrite(p, raw.params.entity_type ?? '', 'update', raw.body),
       responses: { 200: etagResponse('The updated record.') },
@@ -117,6 +126,7 @@ export function entityRoutes({ peers }: RouteDeps): AnyRoute[] {
       tags: ['entities'],
       auth: 'bearer',
       params: RecordPath,
+      headerParams: [IF_MATCH],
       authorize: (p, raw) => assertMayWrite(p, raw.params.entity_type ?? '', 'delete', undefined),
       responses: { 200: { description: 'Retired.', schema: RecordRetired } },
       errors: [404, 409, 503],

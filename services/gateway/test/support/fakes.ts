@@ -43,6 +43,8 @@ export interface FakeState {
   calls: { method: string; req: unknown; ctx: CallContext }[];
   /** Milliseconds every events call takes (a slow event log). */
   eventsLatencyMs?: number;
+  /** method name → error the next call of that method throws (a peer's own refusal). */
+  failNext: Map<string, unknown>;
 }
 
 /** Fake peers over `state`. */
@@ -50,6 +52,11 @@ export function fakePeers(state: FakeState): Peers {
   const track = (peer: string, method: string, req: unknown, ctx: CallContext) => {
     state.calls.push({ method, req, ctx });
     if (state.down.has(peer)) throw AppError.unavailable(`${peer} is unavailable (UNAVAILABLE)`);
+    if (state.failNext.has(method)) {
+      const err = state.failNext.get(method);
+      state.failNext.delete(method);
+      throw err;
+    }
   };
   const get = (type: string, id: string) => {
     const r = state.records.get(id);
@@ -186,7 +193,7 @@ export interface TestGateway extends RunningGateway {
 
 /** Starts a gateway on port 0 with fake peers, a fake live feed and fake readiness checks. */
 export async function startTestGateway(env: Record<string, string> = {}): Promise<TestGateway> {
-  const state: FakeState = { tokens: tokenTable(), records: new Map(), events: [], down: new Set(), calls: [] };
+  const state: FakeState = { tokens: tokenTable(), records: new Map(), events: [], down: new Set(), calls: [], failNext: new Map() };
   const logs = captureLogs();
   const bus = createGatewayBus(logs.logger);
   const readinessChecks = new Map<string, () => Promise<unknown>>();
@@ -198,7 +205,7 @@ export async function startTestGateway(env: Record<string, string> = {}): Promis
     readinessChecks.set(name, check);
     readiness.add(name, check);
   }
-  const config = parseGatewayConfig({ GATEWAY_PORT: '0', LOG_LEVEL: 'debug', ...env });
+  const config = parseGatewayConfig({ GATEWAY_PORT: '0', HTTP_PORT: '0', LOG_LEVEL: 'debug', ...env });
   const gw = await startGateway(config, logs.logger, { peers: fakePeers(state), bus, readiness });
   return { ...gw, url: `http://127.0.0.1:${gw.httpPort}`, state, bus, logs, readinessChecks };
 }
