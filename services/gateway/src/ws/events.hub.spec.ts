@@ -148,6 +148,38 @@ describe('WS /events/ws', () => {
     expect(c.messages.length).toBeGreaterThanOrEqual(1);
   });
 
+  it('re-checks again when a revocation arrives while a re-check is running', async () => {
+    gw.state.tokens.set('svc_racer', { ...gw.state.tokens.get('svc_artist')! });
+    const c = connect('?token=svc_racer');
+    await c.opened;
+    await new Promise((r) => setTimeout(r, 50));
+    gw.state.authLatencyMs = 200;
+    try {
+      // A User event starts a re-check that reads the token while it is still valid ...
+      append(gw.state.events.length + 1, 'User', USERS.artist.id);
+      await new Promise((r) => setTimeout(r, 50));
+      // ... and the key is revoked while that check is still in flight.
+      gw.state.tokens.delete('svc_racer');
+      gw.bus.emit('revocation', { api_key_id: API_KEY_ID, user_id: USERS.artist.id });
+      const { code } = await c.closed;
+      expect(code).toBe(1008);
+    } finally {
+      gw.state.authLatencyMs = 0;
+    }
+  });
+
+  it('turns away a handshake that completes while the hub is closing', async () => {
+    const own = await startTestGateway();
+    own.state.eventsLatencyMs = 300; // admission is still running when stop() begins
+    const ws = new WebSocket(`${own.url.replace('http', 'ws')}/events/ws?token=admin-token`);
+    ws.on('error', () => {});
+    const closed = new Promise<number>((r) => ws.on('close', (code) => r(code)));
+    await new Promise((r) => setTimeout(r, 50));
+    const stopped = own.stop();
+    expect([1001, 1006]).toContain(await closed);
+    await stopped; // resolves: nothing left hanging
+  });
+
   it('closes open sockets with 1001 on stop', async () => {
     const own = await startTestGateway();
     const ws = new WebSocket(`${own.url.replace('http', 'ws')}/events/ws?token=admin-token`);

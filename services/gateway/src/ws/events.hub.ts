@@ -34,6 +34,8 @@ interface Conn {
   cursor: EventCursor;
   alive: boolean;
   rechecking: boolean;
+  /** A re-check was asked for while one was running: run another when it ends. */
+  recheckAgain: boolean;
 }
 
 /** A caller allowed in, with where its cursor starts. */
@@ -58,6 +60,7 @@ export class EventsHub {
   private readonly timer: NodeJS.Timeout;
   private readonly unsubscribe: Array<() => void>;
   private readonly maxBuffered: number;
+  private closing = false;
 
   constructor(private readonly opts: HubOptions) {
     this.maxBuffered = opts.maxBufferedBytes ?? 16 << 20;
@@ -92,6 +95,8 @@ export class EventsHub {
 
   private complete(req: IncomingMessage, socket: Duplex, head: Buffer, admission: Admission): void {
     if (socket.destroyed) return;
+    // A handshake that finishes while the hub closes is turned away, or close() would miss it.
+    if (this.closing) admission = { refuse: [1001, 'server shutting down'] };
     this.wss.handleUpgrade(req, socket, head, (ws) => {
       this.sockets.add(ws);
       ws.on('close', () => this.sockets.delete(ws));
@@ -133,7 +138,7 @@ export class EventsHub {
   }
 
   private register(ws: WebSocket, a: Admitted): void {
-    const conn: Conn = { ws, token: a.token, principal: a.principal, alive: true, rechecking: false, cursor: undefined as unknown as EventCursor };
+    const conn: Conn = { ws, token: a.token, principal: a.principal, alive: true, rechecking: false, recheckAgain: false, cursor: undefined as unknown as EventCursor };
     conn.cursor = new EventCursor({
       start: a.start,
       log: this.logFor(a.ctx),
@@ -196,11 +201,25 @@ export class EventsHub {
   /** Re-authenticates matching sockets past the cache; closes those no longer valid with 1008. */
   private recheck(match: (c: Conn) => boolean): void {
     for (const conn of this.conns) {
-      if (!match(conn) || conn.rechecking) continue;
-      conn.rechecking = true;
-      void this.recheckOne(conn).finally(() => {
-        conn.rechecking = false;
-      });
+      if (!match(conn)) continue;
+      if (conn.rechecking) {
+        // The running check may have read the token before this revocation committed.
+        conn.recheckAgain = true;
+        continue;
+      }
+      void this.runRecheck(conn);
+    }
+  }
+
+  private async runRecheck(conn: Conn): Promise<void> {
+    conn.rechecking = true;
+    try {
+      do {
+        conn.recheckAgain = false;
+        await this.recheckOne(conn);
+      } while (conn.recheckAgain && conn.ws.readyState === WebSocket.OPEN);
+    } finally {
+      conn.rechecking = false;
     }
   }
 
@@ -214,11 +233,15 @@ export class EventsHub {
         conn.ws.close(1008, 'token revoked');
         return;
       }
-      // Auth is down: keep the socket and try again shortly rather than drop a valid client.
-      if (attempt < 10 && conn.ws.readyState === WebSocket.OPEN) {
+      if (conn.ws.readyState !== WebSocket.OPEN) return;
+      // Auth is down: keep the socket a while and try again rather than drop a valid client,
+      // but never keep a socket whose token could not be re-checked.
+      if (attempt < 10) {
         await new Promise((r) => setTimeout(r, 1000));
         return this.recheckOne(conn, attempt + 1);
       }
+      conn.cursor.close();
+      conn.ws.close(1013, 'authentication unavailable');
     }
   }
 
@@ -236,6 +259,7 @@ export class EventsHub {
 
   /** Closes every socket with `code` (1001 on shutdown) and stops listening to the bus. */
   async close(code = 1001, reason = 'server shutting down'): Promise<void> {
+    this.closing = true;
     clearInterval(this.timer);
     for (const off of this.unsubscribe) off();
     const closing = [...this.sockets].map(
@@ -255,6 +279,9 @@ export class EventsHub {
     );
     for (const conn of this.conns) conn.cursor.close();
     await Promise.all(closing);
+    // Whatever is still open (a client that never answered the close) must not hold the
+    // HTTP server's close open.
+    for (const ws of this.sockets) ws.terminate();
     this.wss.close();
   }
 }

@@ -43,6 +43,8 @@ export interface FakeState {
   calls: { method: string; req: unknown; ctx: CallContext }[];
   /** Milliseconds every events call takes (a slow event log). */
   eventsLatencyMs?: number;
+  /** Milliseconds an authenticate call takes AFTER reading the token table (a slow auth). */
+  authLatencyMs?: number;
   /** method name → error the next call of that method throws (a peer's own refusal). */
   failNext: Map<string, unknown>;
 }
@@ -67,6 +69,7 @@ export function fakePeers(state: FakeState): Peers {
     authenticate: async (req: authv1.AuthenticateRequest, ctx: CallContext) => {
       track('auth', 'authenticate', req, ctx);
       const p = state.tokens.get(req.token);
+      if (state.authLatencyMs) await new Promise((r) => setTimeout(r, state.authLatencyMs));
       if (!p) throw new AppError('unauthenticated', 'invalid token');
       return { principal: p };
     },
