@@ -1,5 +1,5 @@
 /**
- * Port helpers for the local stack and tests: pick free ephemeral ports, check that a port
+ * Port helpers for the local stack and tests: pick free ports, check that a port
  * is free again after a stop, and wait for an HTTP endpoint to answer 200.
  */
 import { createServer, type Server } from 'node:net';
@@ -17,18 +17,33 @@ function close(server: Server): Promise<void> {
 }
 
 /**
+ * Ports are picked below Linux's default ephemeral range (32768–60999): a port the kernel
+ * hands out for OUTGOING connections (a database pool, a NATS client) could otherwise be
+ * taken between the moment it is picked here and the moment a service binds it.
+ */
+const PICK_LOW = 20_000;
+const PICK_HIGH = 32_000;
+
+/**
  * Returns `count` distinct free TCP ports. They are held open together while picking so
  * no port is handed out twice, then released for the caller to bind.
  */
 export async function freePorts(count: number, host = '0.0.0.0'): Promise<number[]> {
   const servers: Server[] = [];
+  const ports: number[] = [];
   try {
-    for (let i = 0; i < count; i++) servers.push(await listen(0, host));
-    return servers.map((s) => {
-      const addr = s.address();
-      if (!addr || typeof addr === 'string') throw new Error('could not read a free port');
-      return addr.port;
-    });
+    for (let attempts = 0; ports.length < count; attempts++) {
+      if (attempts > 2000) throw new Error(`no ${count} free ports between ${PICK_LOW} and ${PICK_HIGH}`);
+      const port = PICK_LOW + Math.floor(Math.random() * (PICK_HIGH - PICK_LOW));
+      if (ports.includes(port)) continue;
+      try {
+        servers.push(await listen(port, host));
+        ports.push(port);
+      } catch {
+        // Taken: try another.
+      }
+    }
+    return ports;
   } finally {
     await Promise.all(servers.map(close));
   }
