@@ -12,3 +12,4 @@ export * from './deps.js';
 export * from './service.catalog.js';
 export * from './service.process.js';
 export * from './stack.js';
+export * from './errors.js';

@@ -3,8 +3,8 @@
  * real gRPC client: CRUD semantics, If-Match, validation, and one JetStream event per write.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AppError, createGrpcClient, newId, type CallContext, type GrpcClient } from '@reelbase/lib-platform';
-import { createTestDatabase, deleteStreams, uniquePrefix, type TestDatabase } from '@reelbase/lib-testkit';
+import { createGrpcClient, newId, type CallContext, type GrpcClient } from '@reelbase/lib-platform';
+import { appErrorOf, createTestDatabase, deleteStreams, uniquePrefix, type TestDatabase } from '@reelbase/lib-testkit';
 import { recordsv1 } from '@reelbase/proto';
 import { parseRecordsConfig } from '../src/config.js';
 import { startRecords, type RunningRecords } from '../src/service.js';
@@ -49,17 +49,6 @@ afterAll(async () => {
   if (prefix) await deleteStreams(prefix);
 });
 
-/** The AppError a call rejects with. */
-async function failure(p: Promise<unknown>): Promise<AppError> {
-  try {
-    await p;
-  } catch (err) {
-    expect(err).toBeInstanceOf(AppError);
-    return err as AppError;
-  }
-  throw new Error('expected the call to fail');
-}
-
 const data = (r: recordsv1.Record | undefined) => JSON.parse(r!.dataJson) as Record<string, unknown>;
 
 async function project(name = 'Feature'): Promise<recordsv1.Record> {
@@ -100,27 +89,27 @@ describe('records service', () => {
 
   it('answers not_found for an unknown id, a malformed id and the wrong type', async () => {
     const p = await project('Other');
-    expect((await failure(client.call.getRecord({ entityType: 'Project', id: newId() }, asAdmin))).kind).toBe('not_found');
-    expect((await failure(client.call.getRecord({ entityType: 'Project', id: 'nope' }, asAdmin))).kind).toBe('not_found');
-    expect((await failure(client.call.getRecord({ entityType: 'Shot', id: p.id }, asAdmin))).kind).toBe('not_found');
+    expect((await appErrorOf(client.call.getRecord({ entityType: 'Project', id: newId() }, asAdmin))).kind).toBe('not_found');
+    expect((await appErrorOf(client.call.getRecord({ entityType: 'Project', id: 'nope' }, asAdmin))).kind).toBe('not_found');
+    expect((await appErrorOf(client.call.getRecord({ entityType: 'Shot', id: p.id }, asAdmin))).kind).toBe('not_found');
   });
 
   it('checks data and project_id', async () => {
     const p = await project('Checks');
-    let err = await failure(client.call.createRecord({ entityType: 'Shot', dataJson: '{"code":"sh010"}' }, asAdmin));
+    let err = await appErrorOf(client.call.createRecord({ entityType: 'Shot', dataJson: '{"code":"sh010"}' }, asAdmin));
     expect(err.kind).toBe('invalid');
     expect(err.problems).toEqual([expect.objectContaining({ loc: ['body', 'project_id'], type: 'missing' })]);
 
-    err = await failure(client.call.createRecord({ entityType: 'Shot', projectId: newId(), dataJson: '{}' }, asAdmin));
+    err = await appErrorOf(client.call.createRecord({ entityType: 'Shot', projectId: newId(), dataJson: '{}' }, asAdmin));
     expect(err.kind).toBe('invalid');
     expect(err.problems).toEqual([expect.objectContaining({ loc: ['body', 'project_id'], type: 'link_not_found' })]);
 
-    err = await failure(client.call.createRecord({ entityType: 'Shot', projectId: 'not-a-uuid', dataJson: '[1]' }, asAdmin));
+    err = await appErrorOf(client.call.createRecord({ entityType: 'Shot', projectId: 'not-a-uuid', dataJson: '[1]' }, asAdmin));
     expect(err.problems.map((x) => x.loc.join('.')).sort()).toEqual(['body.data', 'body.project_id']);
 
     // A Shot's project must be a Project, not any record.
     const custom = await client.call.createRecord({ entityType: 'Vehicle', dataJson: '{"plate":"AB-12"}' }, asAdmin);
-    err = await failure(client.call.createRecord({ entityType: 'Shot', projectId: custom.record!.id, dataJson: '{}' }, asAdmin));
+    err = await appErrorOf(client.call.createRecord({ entityType: 'Shot', projectId: custom.record!.id, dataJson: '{}' }, asAdmin));
     expect(err.problems[0]!.type).toBe('link_not_found');
 
     const shot = await client.call.createRecord(
@@ -134,7 +123,7 @@ describe('records service', () => {
     expect(ev!.payload.changes).toEqual({ project_id: p.id, status: 'wtg', active: true, code: 'sh010', cut_in: 1001 });
 
     // Clearing the project of a project-scoped record is refused too.
-    err = await failure(client.call.updateRecord({ entityType: 'Shot', id: shot.record!.id, projectId: {} }, asAdmin));
+    err = await appErrorOf(client.call.updateRecord({ entityType: 'Shot', id: shot.record!.id, projectId: {} }, asAdmin));
     expect(err.problems[0]).toMatchObject({ loc: ['body', 'project_id'], type: 'missing' });
   });
 
@@ -167,12 +156,12 @@ describe('records service', () => {
     expect(updated.createdAt).toBe(created.createdAt);
 
     // The old ETag is stale now; nothing is written.
-    const stale = await failure(
+    const stale = await appErrorOf(
       client.call.updateRecord({ entityType: 'Asset', id, dataJson: '{"code":"bush"}', ifMatch: created.updatedAt }, asAdmin),
     );
     expect(stale.kind).toBe('conflict');
     expect(stale.code).toBe('stale_write');
-    const staleRetire = await failure(client.call.retireRecord({ entityType: 'Asset', id, ifMatch: created.updatedAt }, asAdmin));
+    const staleRetire = await appErrorOf(client.call.retireRecord({ entityType: 'Asset', id, ifMatch: created.updatedAt }, asAdmin));
     expect(staleRetire.code).toBe('stale_write');
     // The quoted HTTP form of the current ETag is accepted.
     const cleared = (
@@ -212,14 +201,14 @@ describe('records service', () => {
       () => client.call.retireRecord({ entityType: 'Shot', id }, asAdmin),
       () => client.call.reviveRecord({ entityType: 'Asset', id }, asAdmin),
     ]) {
-      expect((await failure(call())).kind).toBe('not_found');
+      expect((await appErrorOf(call())).kind).toBe('not_found');
     }
 
     const revived = (await client.call.reviveRecord({ entityType: 'Shot', id }, asAdmin)).record!;
     expect(data(revived)).toEqual({ code: 'sh020' });
     expect((await client.call.getRecord({ entityType: 'Shot', id }, asAdmin)).record).toEqual(revived);
-    expect((await failure(client.call.reviveRecord({ entityType: 'Shot', id }, asAdmin))).kind).toBe('not_found');
-    expect((await failure(client.call.reviveRecord({ entityType: 'Shot', id: newId() }, asAdmin))).kind).toBe('not_found');
+    expect((await appErrorOf(client.call.reviveRecord({ entityType: 'Shot', id }, asAdmin))).kind).toBe('not_found');
+    expect((await appErrorOf(client.call.reviveRecord({ entityType: 'Shot', id: newId() }, asAdmin))).kind).toBe('not_found');
 
     const events = await stream.exactly(id, 3);
     expect(events.map((e) => e.subject)).toEqual([
@@ -232,20 +221,20 @@ describe('records service', () => {
 
     // A retired project no longer takes new records.
     await client.call.retireRecord({ entityType: 'Project', id: p.id }, asAdmin);
-    const err = await failure(client.call.createRecord({ entityType: 'Shot', projectId: p.id, dataJson: '{}' }, asAdmin));
+    const err = await appErrorOf(client.call.createRecord({ entityType: 'Shot', projectId: p.id, dataJson: '{}' }, asAdmin));
     expect(err.problems[0]!.type).toBe('link_not_found');
   });
 
   it('lets only services choose the id; guests are named in changes; writes need a principal', async () => {
     const p = await project('Who');
     const chosen = newId();
-    const forbidden = await failure(client.call.createRecord({ entityType: 'User', id: chosen, dataJson: '{}' }, asAdmin));
+    const forbidden = await appErrorOf(client.call.createRecord({ entityType: 'User', id: chosen, dataJson: '{}' }, asAdmin));
     expect(forbidden.kind).toBe('forbidden');
 
     const user = (await client.call.createRecord({ entityType: 'User', id: chosen, dataJson: '{"name":"Ada"}' }, asService)).record!;
     expect(user.id).toBe(chosen);
     expect(user.createdBy).toBeUndefined();
-    const dup = await failure(client.call.createRecord({ entityType: 'User', id: chosen, dataJson: '{}' }, asService));
+    const dup = await appErrorOf(client.call.createRecord({ entityType: 'User', id: chosen, dataJson: '{}' }, asService));
     expect(dup.kind).toBe('conflict');
     const [userEvent] = await stream.exactly(chosen, 1);
     expect(userEvent!.payload.actor).toBeNull();
@@ -258,7 +247,7 @@ describe('records service', () => {
     expect(noteEvent!.payload.actor).toBeNull();
     expect(noteEvent!.payload.changes).toEqual({ project_id: p.id, active: true, content: 'lovely', guest_name: 'Client Jo' });
 
-    const anon = await failure(client.call.createRecord({ entityType: 'Vehicle', dataJson: '{}' }, { requestId: 'r-anon' }));
+    const anon = await appErrorOf(client.call.createRecord({ entityType: 'Vehicle', dataJson: '{}' }, { requestId: 'r-anon' }));
     expect(anon.kind).toBe('unauthenticated');
   });
 

@@ -6,8 +6,8 @@
  */
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AppError, createGrpcClient, newId, type CallContext, type GrpcClient } from '@reelbase/lib-platform';
-import { createTestDatabase, deleteStreams, uniquePrefix, type TestDatabase } from '@reelbase/lib-testkit';
+import { createGrpcClient, newId, type CallContext, type GrpcClient } from '@reelbase/lib-platform';
+import { appErrorOf, createTestDatabase, deleteStreams, uniquePrefix, type TestDatabase } from '@reelbase/lib-testkit';
 import { recordsv1 } from '@reelbase/proto';
 import { parseRecordsConfig } from '../src/config.js';
 import { startRecords, type RunningRecords } from '../src/service.js';
@@ -55,15 +55,6 @@ afterAll(async () => {
   if (prefix) await deleteStreams(prefix);
 });
 
-async function failure(p: Promise<unknown>): Promise<AppError> {
-  try {
-    await p;
-  } catch (err) {
-    return err as AppError;
-  }
-  throw new Error('expected the call to fail');
-}
-
 async function count(sql: string, params: unknown[] = []): Promise<number> {
   const c = new pg.Client({ connectionString: db.url });
   await c.connect();
@@ -78,12 +69,12 @@ describe('records limits', () => {
   it('refuses a write whose event would exceed MAX_EVENT_BYTES, before anything commits', async () => {
     const big = 'x'.repeat(30_000);
     const before = await count('select count(*) as n from records.record');
-    const err = await failure(client.call.createRecord({ entityType: 'Shot', projectId, dataJson: JSON.stringify({ description: big }) }, as(ADMIN, 'Admin')));
+    const err = await appErrorOf(client.call.createRecord({ entityType: 'Shot', projectId, dataJson: JSON.stringify({ description: big }) }, as(ADMIN, 'Admin')));
     expect(err.kind).toBe('too_large');
     expect(await count('select count(*) as n from records.record')).toBe(before);
 
     const shot = (await client.call.createRecord({ entityType: 'Shot', projectId, dataJson: '{"code":"sh010"}' }, as(ADMIN, 'Admin'))).record!;
-    const patch = await failure(client.call.updateRecord({ entityType: 'Shot', id: shot.id, dataJson: JSON.stringify({ description: big }) }, as(ADMIN, 'Admin')));
+    const patch = await appErrorOf(client.call.updateRecord({ entityType: 'Shot', id: shot.id, dataJson: JSON.stringify({ description: big }) }, as(ADMIN, 'Admin')));
     expect(patch.kind).toBe('too_large');
     const after = (await client.call.getRecord({ entityType: 'Shot', id: shot.id }, as(ADMIN, 'Admin'))).record!;
     expect(JSON.parse(after.dataJson)).toEqual({ code: 'sh010' });
@@ -91,10 +82,10 @@ describe('records limits', () => {
 
   it('answers invalid, never internal, for values PostgreSQL cannot store', async () => {
     for (const dataJson of ['{"code":"a\\u0000b"}', '{"code":"\\ud800"}']) {
-      const err = await failure(client.call.createRecord({ entityType: 'Shot', projectId, dataJson }, as(ADMIN, 'Admin')));
+      const err = await appErrorOf(client.call.createRecord({ entityType: 'Shot', projectId, dataJson }, as(ADMIN, 'Admin')));
       expect(err.kind, dataJson).toBe('invalid');
     }
-    const status = await failure(client.call.createRecord({ entityType: 'Shot', projectId, status: 'ip\u0000', dataJson: '{}' }, as(ADMIN, 'Admin')));
+    const status = await appErrorOf(client.call.createRecord({ entityType: 'Shot', projectId, status: 'ip\u0000', dataJson: '{}' }, as(ADMIN, 'Admin')));
     expect(status.kind).toBe('invalid');
   });
 
@@ -129,20 +120,20 @@ describe('records limits', () => {
     const own = (await client.call.createRecord({ entityType: 'TimeLog', projectId, dataJson: mine(VIEWER) }, as(VIEWER, 'Viewer'))).record!;
     await client.call.updateRecord({ entityType: 'TimeLog', id: own.id, dataJson: '{"minutes":45}' }, as(VIEWER, 'Viewer'));
 
-    expect((await failure(client.call.createRecord({ entityType: 'TimeLog', projectId, dataJson: mine(ARTIST) }, as(VIEWER, 'Viewer')))).kind).toBe('forbidden');
-    expect((await failure(client.call.createRecord({ entityType: 'TimeLog', projectId, dataJson: '{"minutes":5}' }, as(VIEWER, 'Viewer')))).kind).toBe('invalid');
+    expect((await appErrorOf(client.call.createRecord({ entityType: 'TimeLog', projectId, dataJson: mine(ARTIST) }, as(VIEWER, 'Viewer')))).kind).toBe('forbidden');
+    expect((await appErrorOf(client.call.createRecord({ entityType: 'TimeLog', projectId, dataJson: '{"minutes":5}' }, as(VIEWER, 'Viewer')))).kind).toBe('invalid');
 
     const artists = (await client.call.createRecord({ entityType: 'TimeLog', projectId, dataJson: mine(ARTIST) }, as(ARTIST, 'Artist'))).record!;
-    expect((await failure(client.call.updateRecord({ entityType: 'TimeLog', id: artists.id, dataJson: '{"minutes":999}' }, as(VIEWER, 'Viewer')))).kind).toBe('forbidden');
-    expect((await failure(client.call.retireRecord({ entityType: 'TimeLog', id: artists.id }, as(VIEWER, 'Viewer')))).kind).toBe('forbidden');
+    expect((await appErrorOf(client.call.updateRecord({ entityType: 'TimeLog', id: artists.id, dataJson: '{"minutes":999}' }, as(VIEWER, 'Viewer')))).kind).toBe('forbidden');
+    expect((await appErrorOf(client.call.retireRecord({ entityType: 'TimeLog', id: artists.id }, as(VIEWER, 'Viewer')))).kind).toBe('forbidden');
     // Nor may an owner hand their time to someone else.
     expect(
-      (await failure(client.call.updateRecord({ entityType: 'TimeLog', id: own.id, dataJson: JSON.stringify({ user: { type: 'User', id: ARTIST } }) }, as(VIEWER, 'Viewer')))).kind,
+      (await appErrorOf(client.call.updateRecord({ entityType: 'TimeLog', id: own.id, dataJson: JSON.stringify({ user: { type: 'User', id: ARTIST } }) }, as(VIEWER, 'Viewer')))).kind,
     ).toBe('forbidden');
 
     await client.call.updateRecord({ entityType: 'TimeLog', id: artists.id, dataJson: '{"minutes":60}' }, as(newId(), 'Supervisor'));
     await client.call.retireRecord({ entityType: 'TimeLog', id: own.id }, as(VIEWER, 'Viewer'));
-    expect((await failure(client.call.reviveRecord({ entityType: 'TimeLog', id: own.id }, as(ARTIST, 'Artist')))).kind).toBe('forbidden');
+    expect((await appErrorOf(client.call.reviveRecord({ entityType: 'TimeLog', id: own.id }, as(ARTIST, 'Artist')))).kind).toBe('forbidden');
     await client.call.reviveRecord({ entityType: 'TimeLog', id: own.id }, as(VIEWER, 'Viewer'));
   });
 });
