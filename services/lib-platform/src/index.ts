@@ -4,6 +4,7 @@
 export * from './errors.js';
 export * from './ids.js';
 export * from './bus.js';
+export * from './event.js';
 export * from './config.js';
 export * from './logger.js';
 export * from './metrics.js';

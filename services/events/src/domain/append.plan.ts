@@ -4,6 +4,7 @@
  * (a sequence leaks numbers on rollback): each new event gets `last + 1, last + 2, …`, and
  * an event already in the log, or seen earlier in the same batch, consumes no id.
  */
+import type { ContractEvent } from '@reelbase/lib-platform';
 import type { IncomingEvent } from './event-payload.js';
 
 /** A row ready to be inserted into the log. */
@@ -37,16 +38,7 @@ export function planAppend(last: number, events: readonly IncomingEvent[], exist
 }
 
 /** An event in the contract's shape (§4), as published live and returned by reads. */
-export interface LogEvent {
-  id: number;
-  entity_type: string;
-  entity_id: string;
-  project_id: string | null;
-  action: string;
-  actor: string | null;
-  changes: Record<string, unknown>;
-  created_at: string;
-}
+export type LogEvent = ContractEvent;
 
 /** The contract shape of an appended row; `createdAt` is the stored timestamp as formatted by the store. */
 export function toLogEvent(row: LogRow, createdAt: string): LogEvent {

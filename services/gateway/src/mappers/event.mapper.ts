@@ -1,19 +1,11 @@
 /**
  * Event log rows in their client form (contract 4), from gRPC and from the live feed.
  */
+import type { ContractEvent } from '@reelbase/lib-platform';
 import type { eventsv1 } from '@reelbase/proto';
 
 /** An event as clients see it. */
-export interface EventJson {
-  id: number;
-  entity_type: string;
-  entity_id: string;
-  project_id: string | null;
-  action: string;
-  actor: string | null;
-  changes: Record<string, unknown>;
-  created_at: string;
-}
+export type EventJson = ContractEvent;
 
 function parseChanges(text: string | undefined): Record<string, unknown> {
   if (!text) return {};
