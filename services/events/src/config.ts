@@ -17,6 +17,11 @@ export const eventsConfigShape = {
   EVENTS_LOCK_RETRY_MS: envInt(1_000, 50, 60_000),
   /** How often the consumer-lag gauge is refreshed. */
   EVENTS_LAG_REFRESH_MS: envInt(5_000, 100, 600_000),
+  /**
+   * Byte budget of one ListEvents page (at least one event is always sent). Kept well under
+   * the 16 MiB a gRPC client accepts, with room for one event of the largest size records allows.
+   */
+  EVENTS_PAGE_MAX_BYTES: envInt(4 * 1024 * 1024, 1, 8 * 1024 * 1024),
 };
 
 export type EventsConfig = ReturnType<typeof parseEventsConfig>;

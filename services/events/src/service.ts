@@ -70,7 +70,7 @@ export async function startEvents(config: EventsConfig, logger: Logger = createL
     });
 
     const grpc = new GrpcServer({ logger, metrics });
-    grpc.add<eventsv1.EventsServiceServer>(EVENTS_SERVICE_NAME, eventsv1.EventsServiceService, new EventsHandler(new EventLogRepository(orm)));
+    grpc.add<eventsv1.EventsServiceServer>(EVENTS_SERVICE_NAME, eventsv1.EventsServiceService, new EventsHandler(new EventLogRepository(orm, { pageMaxBytes: config.EVENTS_PAGE_MAX_BYTES })));
     const grpcPort = await grpc.listen(config.GRPC_PORT);
     cleanup.push(() => grpc.close());
 

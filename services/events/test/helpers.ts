@@ -7,23 +7,21 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstream, type JetStreamClient } from '@nats-io/jetstream';
 import { MikroORM } from '@mikro-orm/postgresql';
 import { eventsv1 } from '@reelbase/proto';
-import { createGrpcClient, natsNames, newId, systemContext, type NatsNames } from '@reelbase/lib-platform';
+import {
+  createGrpcClient,
+  encodeStreamEvent,
+  isoMicros,
+  natsNames,
+  newId,
+  systemContext,
+  type NatsNames,
+  type StreamEvent,
+} from '@reelbase/lib-platform';
 
 export const NATS_URL = process.env.TEST_NATS_URL ?? 'nats://127.0.0.1:4222';
 
-export interface EventPayload {
-  event_id: string;
-  entity_type: string;
-  entity_id: string;
-  project_id: string | null;
-  action: 'create' | 'update' | 'delete';
-  actor: string | null;
-  changes: Record<string, unknown>;
-  occurred_at: string;
-}
-
 /** A payload as the records relay publishes it. */
-export function makeEvent(over: Partial<EventPayload> = {}): EventPayload {
+export function makeEvent(over: Partial<StreamEvent> = {}): StreamEvent {
   return {
     event_id: newId(),
     entity_type: 'Shot',
@@ -32,7 +30,7 @@ export function makeEvent(over: Partial<EventPayload> = {}): EventPayload {
     action: 'create',
     actor: randomUUID(),
     changes: { code: `sh${Math.floor(Math.random() * 1000)}` },
-    occurred_at: new Date().toISOString(),
+    occurred_at: isoMicros(new Date()),
     ...over,
   };
 }
@@ -42,7 +40,7 @@ export interface Publisher {
   js: JetStreamClient;
   names: NatsNames;
   /** Publishes `e` on its subject; `msgID` defaults to the event_id, as the relay does. */
-  publish(e: EventPayload, msgID?: string): Promise<void>;
+  publish(e: StreamEvent, msgID?: string): Promise<void>;
   /** Publishes raw bytes on an events subject. */
   publishRaw(data: string, msgID?: string): Promise<void>;
   close(): Promise<void>;
@@ -57,7 +55,7 @@ export async function publisher(prefix: string): Promise<Publisher> {
     js,
     names,
     async publish(e, msgID = e.event_id) {
-      await js.publish(names.eventSubject(e.entity_type, e.action), JSON.stringify(e), { msgID });
+      await js.publish(names.eventSubject(e.entity_type, e.action), encodeStreamEvent(e), { msgID });
     },
     async publishRaw(data, msgID = randomUUID()) {
       await js.publish(names.eventSubject('Shot', 'update'), data, { msgID });
@@ -86,7 +84,7 @@ export async function readAll(client: EventsClient): Promise<eventsv1.Event[]> {
   for (;;) {
     const page = await client.list({ limit: 1000, after: all.at(-1)?.id ?? 0 });
     all.push(...page.items);
-    if (page.items.length < 1000) return all;
+    if (!page.truncated && page.items.length < 1000) return all;
   }
 }
 

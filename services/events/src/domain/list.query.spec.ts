@@ -35,6 +35,12 @@ describe('parseListQuery', () => {
     expect(parseListQuery({ limit: 5, after: 0, entityType: '', projectId: '' })).toEqual({ limit: 5, after: 0 });
   });
 
+  it('takes before= (newest first below an id) but never with after=', () => {
+    expect(parseListQuery({ limit: 5, before: 9 })).toEqual({ limit: 5, before: 9 });
+    expect(problemsOf(() => parseListQuery({ limit: 5, before: 0 }))).toEqual([['query', 'before']]);
+    expect(problemsOf(() => parseListQuery({ limit: 5, before: 9, after: 3 }))).toEqual([['query', 'before']]);
+  });
+
   it('normalises project_id', () => {
     const id = '0190F5A4-8D2E-7C3B-9A1F-2B3C4D5E6F72';
     expect(parseListQuery({ limit: 5, projectId: id, entityType: 'Shot' })).toEqual({

@@ -11,6 +11,8 @@ export interface ListQuery {
   limit: number;
   /** When set: events with id > after, oldest first; otherwise the newest, newest first. */
   after?: number;
+  /** Without `after`: only events with id < before, newest first (the next newest-first page). */
+  before?: number;
   entityType?: string;
   projectId?: string;
 }
@@ -18,6 +20,7 @@ export interface ListQuery {
 export interface ListRequestInput {
   limit: number;
   after?: number;
+  before?: number;
   entityType?: string;
   projectId?: string;
 }
@@ -32,6 +35,12 @@ export function parseListQuery(input: ListRequestInput): ListQuery {
   if (after !== undefined && (!Number.isSafeInteger(after) || after < 0)) {
     problems.push({ loc: ['query', 'after'], msg: 'Input should be a non-negative integer', type: 'range' });
   }
+  const { before } = input;
+  if (before !== undefined && (!Number.isSafeInteger(before) || before < 1)) {
+    problems.push({ loc: ['query', 'before'], msg: 'Input should be a positive integer', type: 'range' });
+  } else if (before !== undefined && after !== undefined) {
+    problems.push({ loc: ['query', 'before'], msg: 'Only one of after and before may be given', type: 'value_error' });
+  }
   // An empty filter means "no filter": proto3 cannot tell an empty string from an absent one everywhere.
   const entityType = input.entityType ? input.entityType : undefined;
   const projectId = input.projectId ? input.projectId : undefined;
@@ -42,6 +51,7 @@ export function parseListQuery(input: ListRequestInput): ListQuery {
   return {
     limit,
     ...(after !== undefined ? { after } : {}),
+    ...(before !== undefined ? { before } : {}),
     ...(entityType !== undefined ? { entityType } : {}),
     ...(projectId !== undefined ? { projectId: projectId.toLowerCase() } : {}),
   };

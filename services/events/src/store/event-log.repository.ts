@@ -3,7 +3,7 @@
  * the same snapshot: `last_id` is never below an id in the page.
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { dbError } from '@reelbase/lib-platform';
+import { dbError, sqlIsoMicros } from '@reelbase/lib-platform';
 import type { ListQuery } from '../domain/list.query.js';
 
 /** A log row as read, with `changes` still as JSON text. */
@@ -21,10 +21,15 @@ export interface StoredEvent {
 export interface EventPage {
   items: StoredEvent[];
   lastId: number;
+  /** The byte budget ended the page before `limit` rows: more matching rows follow the last one. */
+  truncated: boolean;
 }
 
-/** Microsecond-precise UTC timestamp, the format every created_at leaves the service in. */
-export const ISO_US = `'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'`;
+/**
+ * Bytes counted for one event besides its `changes` text: ids, type, action, timestamp and
+ * message framing, rounded up.
+ */
+export const EVENT_OVERHEAD_BYTES = 256;
 
 interface PageRow {
   last_id: string;
@@ -36,18 +41,37 @@ interface PageRow {
   actor: string | null;
   changes_json: string;
   created_at: string;
+  scanned: string | null;
+}
+
+export interface EventLogRepositoryOptions {
+  /**
+   * Largest page in bytes (changes text plus {@link EVENT_OVERHEAD_BYTES} per event). A page
+   * always holds at least one event, so any event the log accepted can be read.
+   */
+  pageMaxBytes: number;
 }
 
 export class EventLogRepository {
-  constructor(private readonly orm: MikroORM) {}
+  constructor(
+    private readonly orm: MikroORM,
+    private readonly opts: EventLogRepositoryOptions,
+  ) {}
 
-  /** One page of the log (see {@link ListQuery}) and the highest id in the log. */
+  /**
+   * One page of the log (see {@link ListQuery}) and the highest id in the log. The page holds
+   * at most `limit` rows and stops early (`truncated`) once the next row would take it past the
+   * byte budget; the sizes come from the stored `changes_bytes`, so rows left out are never read.
+   */
   async list(q: ListQuery): Promise<EventPage> {
     const where: string[] = [];
     const params: unknown[] = [];
     if (q.after !== undefined) {
       where.push('l.id > ?');
       params.push(q.after);
+    } else if (q.before !== undefined) {
+      where.push('l.id < ?');
+      params.push(q.before);
     }
     if (q.entityType !== undefined) {
       where.push('l.entity_type = ?');
@@ -57,7 +81,7 @@ export class EventLogRepository {
       where.push('l.project_id = ?');
       params.push(q.projectId);
     }
-    params.push(q.limit);
+    params.push(q.limit, this.opts.pageMaxBytes);
     const order = q.after !== undefined ? 'asc' : 'desc';
     const sql = `
       select m.last_id, e.*
@@ -65,11 +89,23 @@ export class EventLogRepository {
       left join lateral (
         select l.id, l.entity_type, l.entity_id, l.project_id, l.action, l.actor,
                l.changes::text as changes_json,
-               to_char(l.created_at at time zone 'UTC', ${ISO_US}) as created_at
-        from "events"."event_log" l
-        ${where.length ? `where ${where.join(' and ')}` : ''}
+               ${sqlIsoMicros('l.created_at')} as created_at,
+               p.scanned
+        from (
+          select c.id, count(*) over () as scanned,
+                 row_number() over w as rn, sum(c.bytes) over w as running
+          from (
+            select l.id, l.changes_bytes + ${EVENT_OVERHEAD_BYTES} as bytes
+            from "events"."event_log" l
+            ${where.length ? `where ${where.join(' and ')}` : ''}
+            order by l.id ${order}
+            limit ?
+          ) c
+          window w as (order by c.id ${order})
+        ) p
+        join "events"."event_log" l on l.id = p.id
+        where p.rn = 1 or p.running <= ?
         order by l.id ${order}
-        limit ?
       ) e on true`;
     let rows: PageRow[];
     try {
@@ -90,6 +126,7 @@ export class EventLogRepository {
         changesJson: r.changes_json,
         createdAt: r.created_at,
       }));
-    return { items, lastId };
+    const scanned = Number(rows[0]?.scanned ?? 0);
+    return { items, lastId, truncated: items.length < scanned };
   }
 }

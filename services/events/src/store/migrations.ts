@@ -24,5 +24,20 @@ export class Migration0001EventLog extends Migration {
   }
 }
 
+/**
+ * The size of each row's `changes` as the service sends it (its JSON text), kept beside the
+ * row so a read can stop at its byte budget without converting every candidate row.
+ */
+export class Migration0002ChangesBytes extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(
+      'alter table "events"."event_log" add column if not exists "changes_bytes" integer not null generated always as (octet_length("changes"::text)) stored',
+    );
+  }
+}
+
 /** Every migration, oldest first. */
-export const migrations: MigrationObject[] = [{ name: 'Migration0001EventLog', class: Migration0001EventLog }];
+export const migrations: MigrationObject[] = [
+  { name: 'Migration0001EventLog', class: Migration0001EventLog },
+  { name: 'Migration0002ChangesBytes', class: Migration0002ChangesBytes },
+];

@@ -49,13 +49,22 @@ export interface ListEventsRequest {
   /** When set: events after this id, oldest first; otherwise the newest, newest first. */
   after?: number | undefined;
   entityType?: string | undefined;
-  projectId?: string | undefined;
+  projectId?:
+    | string
+    | undefined;
+  /** Without `after`: only events below this id, newest first (continues a newest-first page). */
+  before?: number | undefined;
 }
 
 export interface ListEventsResponse {
   items: Event[];
   /** The highest id in the log when the answer was read. */
   lastId: number;
+  /**
+   * The page stopped at the service's byte budget before `limit` events: more events
+   * matching the request follow its last item (in the page's order).
+   */
+  truncated: boolean;
 }
 
 function createBaseEvent(): Event {
@@ -269,7 +278,7 @@ export const Event: MessageFns<Event> = {
 };
 
 function createBaseListEventsRequest(): ListEventsRequest {
-  return { limit: 0, after: undefined, entityType: undefined, projectId: undefined };
+  return { limit: 0, after: undefined, entityType: undefined, projectId: undefined, before: undefined };
 }
 
 export const ListEventsRequest: MessageFns<ListEventsRequest> = {
@@ -285,6 +294,9 @@ export const ListEventsRequest: MessageFns<ListEventsRequest> = {
     }
     if (message.projectId !== undefined) {
       writer.uint32(34).string(message.projectId);
+    }
+    if (message.before !== undefined) {
+      writer.uint32(40).int64(message.before);
     }
     return writer;
   },
@@ -334,6 +346,14 @@ export const ListEventsRequest: MessageFns<ListEventsRequest> = {
             message.projectId = reader.string();
             continue;
           }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.before = longToNumber(reader.int64());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -360,6 +380,7 @@ export const ListEventsRequest: MessageFns<ListEventsRequest> = {
         : isSet(object.project_id)
         ? globalThis.String(object.project_id)
         : undefined,
+      before: isSet(object.before) ? globalThis.Number(object.before) : undefined,
     };
   },
 
@@ -377,6 +398,9 @@ export const ListEventsRequest: MessageFns<ListEventsRequest> = {
     if (message.projectId !== undefined) {
       obj.projectId = message.projectId;
     }
+    if (message.before !== undefined) {
+      obj.before = Math.round(message.before);
+    }
     return obj;
   },
 
@@ -389,12 +413,13 @@ export const ListEventsRequest: MessageFns<ListEventsRequest> = {
     message.after = object.after ?? undefined;
     message.entityType = object.entityType ?? undefined;
     message.projectId = object.projectId ?? undefined;
+    message.before = object.before ?? undefined;
     return message;
   },
 };
 
 function createBaseListEventsResponse(): ListEventsResponse {
-  return { items: [], lastId: 0 };
+  return { items: [], lastId: 0, truncated: false };
 }
 
 export const ListEventsResponse: MessageFns<ListEventsResponse> = {
@@ -404,6 +429,9 @@ export const ListEventsResponse: MessageFns<ListEventsResponse> = {
     }
     if (message.lastId !== 0) {
       writer.uint32(16).int64(message.lastId);
+    }
+    if (message.truncated !== false) {
+      writer.uint32(24).bool(message.truncated);
     }
     return writer;
   },
@@ -437,6 +465,14 @@ export const ListEventsResponse: MessageFns<ListEventsResponse> = {
             message.lastId = longToNumber(reader.int64());
             continue;
           }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.truncated = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -457,6 +493,7 @@ export const ListEventsResponse: MessageFns<ListEventsResponse> = {
         : isSet(object.last_id)
         ? globalThis.Number(object.last_id)
         : 0,
+      truncated: isSet(object.truncated) ? globalThis.Boolean(object.truncated) : false,
     };
   },
 
@@ -468,6 +505,9 @@ export const ListEventsResponse: MessageFns<ListEventsResponse> = {
     if (message.lastId !== 0) {
       obj.lastId = Math.round(message.lastId);
     }
+    if (message.truncated !== false) {
+      obj.truncated = message.truncated;
+    }
     return obj;
   },
 
@@ -478,6 +518,7 @@ export const ListEventsResponse: MessageFns<ListEventsResponse> = {
     const message = createBaseListEventsResponse();
     message.items = object.items?.map((e) => Event.fromPartial(e)) || [];
     message.lastId = object.lastId ?? 0;
+    message.truncated = object.truncated ?? false;
     return message;
   },
 };
