@@ -78,6 +78,42 @@ describe('GET /events', () => {
     expect(after.json.items.map((e: any) => e.id)).toEqual([3, 4, 5]);
   });
 
+  it('a page cut short by the byte budget carries next_cursor, which continues it in its order', async () => {
+    gw.state.eventsPageBudget = 2;
+    try {
+      const newest = await call('GET', '/events?limit=10', { token: 'viewer-token' });
+      expect(newest.status).toBe(200);
+      expect(newest.json.items.map((e: any) => e.id)).toEqual([5, 4]);
+      expect(newest.json.next_cursor).toBe('before:4');
+      const older = await call('GET', `/events?limit=10&cursor=${newest.json.next_cursor}`, { token: 'viewer-token' });
+      expect(older.json.items.map((e: any) => e.id)).toEqual([3, 2]);
+      const oldest = await call('GET', `/events?limit=10&cursor=${older.json.next_cursor}`, { token: 'viewer-token' });
+      expect(oldest.json).toMatchObject({ items: [{ id: 1 }], next_cursor: null });
+
+      const replay: number[] = [];
+      let page = await call('GET', '/events?after=0&limit=10', { token: 'viewer-token' });
+      replay.push(...page.json.items.map((e: any) => e.id));
+      while (page.json.next_cursor) {
+        expect(page.json.next_cursor).toMatch(/^after:/);
+        page = await call('GET', `/events?limit=10&cursor=${page.json.next_cursor}`, { token: 'viewer-token' });
+        replay.push(...page.json.items.map((e: any) => e.id));
+      }
+      expect(replay).toEqual([1, 2, 3, 4, 5]);
+    } finally {
+      gw.state.eventsPageBudget = undefined;
+    }
+    // A page that is not cut short says so: next_cursor is null.
+    expect((await call('GET', '/events?limit=2', { token: 'viewer-token' })).json.next_cursor).toBeNull();
+  });
+
+  it('422 for a malformed cursor, or a cursor together with after', async () => {
+    for (const q of ['cursor=5', 'cursor=after:x', 'cursor=sideways:3', 'cursor=before:0', 'cursor=after:3&after=1']) {
+      const r = await call('GET', `/events?${q}`, { token: 'viewer-token' });
+      expect(r.status, q).toBe(422);
+      expect(r.json.detail).toEqual([{ loc: ['query', 'cursor'], msg: expect.any(String), type: expect.any(String) }]);
+    }
+  });
+
   it('422 for limits outside 1..1000 and non-integers, with query locs', async () => {
     const cases: [string, string][] = [
       ['limit=0', 'greater_than_equal'],

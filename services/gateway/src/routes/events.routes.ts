@@ -2,10 +2,11 @@
  * The event log over HTTP (polling and gapless replay) and the documentation of the
  * WebSocket stream, whose upgrade the hub handles.
  */
+import { AppError } from '@reelbase/lib-platform';
 import type { AnyRoute } from '../http/route.js';
 import { Reply, defineRoute } from '../http/route.js';
 import { eventFromProto } from '../mappers/event.mapper.js';
-import { EventList, EventsQuery, WsQuery } from '../schemas/event.schema.js';
+import { EVENTS_CURSOR, EventList, EventsQuery, WsQuery } from '../schemas/event.schema.js';
 import type { RouteDeps } from './route.deps.js';
 
 export function eventRoutes({ peers }: RouteDeps): AnyRoute[] {
@@ -15,17 +16,36 @@ export function eventRoutes({ peers }: RouteDeps): AnyRoute[] {
       path: '/events',
       operationId: 'listEvents',
       summary: 'Recent events, newest first; with `after`, the events after that id, oldest first.',
+      description:
+        'A page holds at most `limit` events and at most about 4 MiB of them (the events service\'s ' +
+        '`EVENTS_PAGE_MAX_BYTES`; one event larger than that still comes alone). A page cut short by that budget ' +
+        'carries `next_cursor`; `GET /events?cursor=<next_cursor>` with the same filters continues it in the same ' +
+        'order (newest first pages go on to older events, `after` pages to newer ones). A replay with `after` can ' +
+        'also simply go on from the last id it got.',
       tags: ['events'],
       auth: 'bearer',
       query: EventsQuery,
       responses: { 200: { description: 'Events.', schema: EventList } },
       errors: [503],
       handler: async ({ query, ctx }) => {
+        const cursor = query.cursor ? EVENTS_CURSOR.exec(query.cursor) : null;
+        if (cursor && query.after !== undefined) {
+          throw AppError.invalid([{ loc: ['query', 'cursor'], msg: 'Give either after or cursor, not both', type: 'value_error' }]);
+        }
+        const ascending = cursor ? cursor[1] === 'after' : query.after !== undefined;
+        const from = cursor ? Number(cursor[2]) : query.after;
         const res = await peers.events.listEvents(
-          { limit: query.limit, after: query.after, entityType: query.entity_type, projectId: query.project_id },
+          {
+            limit: query.limit,
+            ...(ascending ? { after: from } : from !== undefined ? { before: from } : {}),
+            entityType: query.entity_type,
+            projectId: query.project_id,
+          },
           ctx,
         );
-        return { items: res.items.map(eventFromProto) };
+        const last = res.items.at(-1);
+        const next_cursor = res.truncated && last ? `${ascending ? 'after' : 'before'}:${last.id}` : null;
+        return { items: res.items.map(eventFromProto), next_cursor };
       },
     }),
     defineRoute({

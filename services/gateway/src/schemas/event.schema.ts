@@ -17,11 +17,31 @@ export const EventOut = z
   })
   .meta({ id: 'Event' });
 
-export const EventList = z.object({ items: z.array(EventOut) }).meta({ id: 'EventList' });
+/** `after:<id>` or `before:<id>`: where a page cut short by its byte budget goes on. */
+export const EVENTS_CURSOR = /^(after|before):([1-9][0-9]{0,14})$/;
+
+export const EventList = z
+  .object({
+    items: z.array(EventOut),
+    next_cursor: z
+      .string()
+      .nullable()
+      .describe(
+        'Set when the page stopped before `limit` events because it reached the byte budget (4 MiB by default; ' +
+          'a page always holds at least one event): send it back as `cursor`, with the same filters, for the ' +
+          'events that follow in the same order. Null otherwise.',
+      ),
+  })
+  .meta({ id: 'EventList' });
 
 export const EventsQuery = z.object({
   limit: z.coerce.number().int().min(1).max(1000).default(100).describe('1..1000.'),
   after: z.coerce.number().int().min(0).optional().describe('Events after this id, oldest first (gapless replay).'),
+  cursor: z
+    .string()
+    .regex(EVENTS_CURSOR)
+    .optional()
+    .describe("A page's `next_cursor`: continues that page in its order (not together with `after`)."),
   entity_type: EntityTypeCode.optional(),
   project_id: Uuid.optional(),
 });

@@ -7,8 +7,11 @@ const item = (id: number): LiveItem => ({
   text: String(id),
 });
 
-/** A log holding ids 1..last, with a call counter and optional failures. */
-function fakeLog(last: number, opts: { failFirst?: number } = {}) {
+/**
+ * A log holding ids 1..last, with a call counter and optional failures. `budget` caps the
+ * rows per page the way the events service's byte budget does, marking such pages truncated.
+ */
+function fakeLog(last: number, opts: { failFirst?: number; budget?: number } = {}) {
   const state = { last, reads: 0, fail: opts.failFirst ?? 0 };
   const log: EventLog = {
     after: async (afterId, limit) => {
@@ -19,8 +22,9 @@ function fakeLog(last: number, opts: { failFirst?: number } = {}) {
         throw new Error('down');
       }
       const out: LiveItem[] = [];
-      for (let id = afterId + 1; id <= state.last && out.length < limit; id++) out.push(item(id));
-      return out;
+      const cap = Math.min(limit, opts.budget ?? limit);
+      for (let id = afterId + 1; id <= state.last && out.length < cap; id++) out.push(item(id));
+      return { items: out, truncated: out.length === cap && cap < limit && afterId + cap < state.last };
     },
   };
   return { log, state };
@@ -84,6 +88,17 @@ describe('EventCursor', () => {
     expect(sent[0]).toBe(101);
     expect(sent).toEqual(Array.from({ length: 2403 }, (_, i) => 101 + i));
     expect(state.reads).toBeGreaterThanOrEqual(3);
+  });
+
+  it('pages through short pages cut by the byte budget, not stopping at the first', async () => {
+    // Large events: the log answers 2 rows per read although 1000 were asked for.
+    const { log, state } = fakeLog(20, { budget: 2 });
+    const { c, sent } = cursor(0, log, { pageSize: 1000 });
+    await c.start();
+    expect(sent).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+    expect(state.reads).toBe(10);
+    c.offer(item(21));
+    expect(sent.at(-1)).toBe(21);
   });
 
   it('start with nothing new sends nothing and leaves the cursor', async () => {

@@ -6,9 +6,19 @@
  */
 import type { LiveItem } from '../live/gateway.bus.js';
 
+/** One read of the log: up to `limit` rows after an id, oldest first. */
+export interface LogPage {
+  items: LiveItem[];
+  /**
+   * The page ended at the log's byte budget before `limit` rows: more rows follow at once.
+   * Large events make pages short, so a short page alone does not mean the end of the log.
+   */
+  truncated: boolean;
+}
+
 /** Reads of the persistent log (events ListEvents with `after`). */
 export interface EventLog {
-  after(afterId: number, limit: number): Promise<LiveItem[]>;
+  after(afterId: number, limit: number): Promise<LogPage>;
 }
 
 export interface CursorOptions {
@@ -121,7 +131,7 @@ export class EventCursor {
     let stalls = 0;
     try {
       while (!this.closed) {
-        let page: LiveItem[];
+        let page: LogPage;
         try {
           page = await this.opts.log.after(this.cursor, this.pageSize);
           failures = 0;
@@ -132,7 +142,7 @@ export class EventCursor {
         }
         if (this.closed) return;
         let progressed = false;
-        for (const item of page) {
+        for (const item of page.items) {
           if (item.row.id <= this.cursor) continue;
           // The log is gapless; a hole here means a concurrent append is not visible yet.
           if (item.row.id !== this.cursor + 1) break;
@@ -147,7 +157,7 @@ export class EventCursor {
             return this.stop(1013, 'client too slow');
           }
         }
-        if (page.length >= this.pageSize && progressed) continue;
+        if (progressed && (page.truncated || page.items.length >= this.pageSize)) continue;
         this.flushPending();
         if (this.pending.length === 0) return;
         // A held row is ahead of what the log shows yet: wait for it to appear.

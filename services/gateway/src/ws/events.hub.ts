@@ -161,10 +161,11 @@ export class EventsHub {
     return {
       after: async (afterId, limit) => {
         const res = await this.opts.events.listEvents({ limit, after: afterId }, ctx);
-        return res.items.map((e) => {
+        const items = res.items.map((e) => {
           const row = eventFromProto(e);
           return { row, text: JSON.stringify(row) };
         });
+        return { items, truncated: res.truncated };
       },
     };
   }

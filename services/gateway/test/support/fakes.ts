@@ -4,7 +4,7 @@
  * port 0 with them.
  */
 import { Writable } from 'node:stream';
-import { AppError, createLogger, newId, Readiness, type CallContext, type Logger } from '@reelbase/lib-platform';
+import { AppError, createLogger, isoMicros, newId, Readiness, type CallContext, type Logger } from '@reelbase/lib-platform';
 import type { authv1, eventsv1, recordsv1 } from '@reelbase/proto';
 import type { Peers } from '../../src/clients/peers.js';
 import { parseGatewayConfig } from '../../src/config.js';
@@ -32,7 +32,7 @@ export function tokenTable(): Map<string, authv1.Principal> {
 
 let tick = 0;
 /** Microsecond timestamps that never repeat, so ETags always change on a write. */
-const now = () => new Date().toISOString().replace('Z', `${String(++tick % 1000).padStart(3, '0')}Z`);
+const now = () => isoMicros(new Date(), ++tick % 1000);
 
 export interface FakeState {
   tokens: Map<string, authv1.Principal>;
@@ -43,10 +43,14 @@ export interface FakeState {
   calls: { method: string; req: unknown; ctx: CallContext }[];
   /** Milliseconds every events call takes (a slow event log). */
   eventsLatencyMs?: number;
+  /** Most events per ListEvents page, as the byte budget of large events would cut it (truncated). */
+  eventsPageBudget?: number;
   /** Milliseconds an authenticate call takes AFTER reading the token table (a slow auth). */
   authLatencyMs?: number;
   /** method name → error the next call of that method throws (a peer's own refusal). */
   failNext: Map<string, unknown>;
+  /** Whether the first user exists (auth's GetBootstrap answer). */
+  bootstrapped?: boolean;
 }
 
 /** Fake peers over `state`. */
@@ -98,6 +102,10 @@ export function fakePeers(state: FakeState): Peers {
       return {};
     },
     rotateSigningKey: async () => ({ kid: 'k' }),
+    getBootstrap: async (req: authv1.GetBootstrapRequest, ctx: CallContext) => {
+      track('auth', 'getBootstrap', req, ctx);
+      return { done: state.bootstrapped ?? false };
+    },
   };
   const records = {
     createRecord: async (req: recordsv1.CreateRecordRequest, ctx: CallContext) => {
@@ -157,8 +165,13 @@ export function fakePeers(state: FakeState): Peers {
       if (state.eventsLatencyMs) await new Promise((r) => setTimeout(r, state.eventsLatencyMs));
       const lastId = state.events.at(-1)?.id ?? 0;
       let items = state.events.filter((e) => (!req.entityType || e.entityType === req.entityType) && (!req.projectId || e.projectId === req.projectId));
-      items = req.after !== undefined ? items.filter((e) => e.id > req.after!).slice(0, req.limit) : items.slice().reverse().slice(0, req.limit);
-      return { items, lastId };
+      items =
+        req.after !== undefined
+          ? items.filter((e) => e.id > req.after!)
+          : items.filter((e) => req.before === undefined || e.id < req.before).reverse();
+      const cap = Math.min(req.limit, state.eventsPageBudget ?? req.limit);
+      const truncated = items.length > cap && cap < req.limit;
+      return { items: items.slice(0, cap), lastId, truncated };
     },
   };
   return { auth, records, events } as unknown as Peers;

@@ -66,6 +66,8 @@ export function createGrpcClient<C extends Client>(
     'grpc.enable_channelz': 0,
     'grpc.enable_retries': 0,
     'grpc.keepalive_timeout_ms': 10_000,
+    // Well above the largest events page (EVENTS_PAGE_MAX_BYTES: 4 MiB by default, at most
+    // 8 MiB, plus one event that may pass it), so reading the log never meets this limit.
     'grpc.max_receive_message_length': 16 * 1024 * 1024,
     // Reconnect quickly after a peer restarts instead of backing off for minutes.
     'grpc.initial_reconnect_backoff_ms': 200,

@@ -31,6 +31,14 @@ describe('toServiceError / fromServiceError', () => {
     expect(late).toMatchObject({ kind: 'unavailable', message: 'auth is unavailable (DEADLINE_EXCEEDED)' });
   });
 
+  it('a bare RESOURCE_EXHAUSTED (grpc-js message size) is internal; only our own rate limit is rate_limited', () => {
+    const size = fromServiceError(serviceError(status.RESOURCE_EXHAUSTED, 'Received message larger than max (17424021 vs 16777216)'), 'events');
+    expect(size.kind).toBe('internal');
+    const ours = toServiceError(new AppError('rate_limited', 'too many failed logins', { retryAfter: 7 }));
+    expect(ours.code).toBe(status.RESOURCE_EXHAUSTED);
+    expect(fromServiceError(serviceError(ours.code!, ours.details!, ours.metadata), 'auth')).toMatchObject({ kind: 'rate_limited', retryAfter: 7 });
+  });
+
   it('falls back to the status code when the detail metadata is not JSON', () => {
     const md = new Metadata();
     md.set('x-error-bin', Buffer.from('{not json'));

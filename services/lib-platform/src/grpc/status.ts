@@ -30,7 +30,12 @@ const STATUS_TO_KIND: Partial<Record<status, ErrorKind>> = {
   [status.UNAVAILABLE]: 'unavailable',
   [status.DEADLINE_EXCEEDED]: 'unavailable',
   [status.CANCELLED]: 'unavailable',
-  [status.RESOURCE_EXHAUSTED]: 'rate_limited',
+  // RESOURCE_EXHAUSTED without the detail trailer comes from grpc-js itself (a message past
+  // the size limit, memory pressure), never from a rate limit: ours always carry the trailer
+  // with kind `rate_limited`. It is the services' own failure and a retry meets it again, so
+  // it is `internal` (500), not a 429 asking the client to slow down nor a 503 promising
+  // that waiting helps.
+  [status.RESOURCE_EXHAUSTED]: 'internal',
 };
 
 const DETAIL_KEY = 'x-error-bin';
