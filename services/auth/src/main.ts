@@ -1,16 +1,8 @@
 /**
- * Entry point: load the configuration, start, stop gracefully on SIGTERM/SIGINT.
+ * `node services/auth/dist/main.js`: the shared lifecycle (lib-platform `runService`) around `startAuth`.
  */
-import { createLogger, Shutdown } from '@reelbase/lib-platform';
+import { runService } from '@reelbase/lib-platform';
 import { loadAuthConfig } from './config.js';
 import { startAuth } from './service.js';
 
-const config = loadAuthConfig();
-const logger = createLogger('auth', config.LOG_LEVEL);
-try {
-  const service = await startAuth(config, logger);
-  new Shutdown(logger, config.SHUTDOWN_TIMEOUT_MS).add('auth', () => service.stop()).install();
-} catch (err) {
-  logger.fatal({ err }, 'auth failed to start');
-  process.exit(1);
-}
+await runService({ name: 'auth', loadConfig: loadAuthConfig, start: startAuth });

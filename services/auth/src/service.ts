@@ -12,7 +12,9 @@ import {
   pingDb,
   Readiness,
   startOpsServer,
+  withResources,
   type Logger,
+  type RunningService,
 } from '@reelbase/lib-platform';
 import { authv1, healthv1 } from '@reelbase/proto';
 import type { AuthConfig } from './config.js';
@@ -35,88 +37,75 @@ import { LoginFailureRepository } from './store/login-failure.repository.js';
 import { SigningKeyRepository } from './store/signing-key.repository.js';
 
 /** A running auth service. */
-export interface RunningAuth {
+export interface RunningAuth extends RunningService {
   grpcPort: number;
-  httpPort: number;
-  /** Stops accepting calls, finishes those in flight, drains NATS and closes the pool. */
-  stop(): Promise<void>;
 }
 
-/** Starts auth; rejects (after releasing what it opened) when a dependency is unreachable. */
-export async function startAuth(config: AuthConfig, logger: Logger = createLogger('auth', config.LOG_LEVEL)): Promise<RunningAuth> {
-  const cleanup: (() => Promise<unknown> | unknown)[] = [];
-  const stop = async () => {
-    for (const fn of cleanup.splice(0).reverse()) {
-      try {
-        await fn();
-      } catch (err) {
-        logger.warn({ err }, 'error while stopping');
-      }
-    }
-  };
-  try {
-    const metrics = new Metrics('auth');
-    const orm = await openOrm({
-      clientUrl: config.DATABASE_URL,
-      schema: AUTH_SCHEMA,
-      entities: AUTH_ENTITIES,
-      migrations: AUTH_MIGRATIONS,
-      logger,
-    });
-    cleanup.push(() => orm.close());
-    const nc = await connectNats(config.NATS_URL, 'auth', logger);
-    cleanup.push(() => nc.drain());
-    const users = new RecordsUserDirectory(config.RECORDS_ADDR, metrics);
-    cleanup.push(() => users.close());
-    const recordsHealth = createGrpcClient(healthv1.HealthClient, healthv1.HealthService, {
-      name: 'records',
-      address: config.RECORDS_ADDR,
-      deadlineMs: 1000,
-    });
-    cleanup.push(() => recordsHealth.close());
-
-    const hasher = new PasswordHasher(config.PASSWORD_SCRYPT_COST);
-    await hasher.warm();
-    const ring = new SigningKeyRing(new SigningKeyRepository(orm));
-    await ring.init();
-    const tokens = new LoginTokenIssuer(ring, config.JWT_ISSUER, config.JWT_TTL_SECONDS);
-    const credentials = new CredentialRepository(orm);
-    const apiKeyStore = new ApiKeyRepository(orm);
-    const failures = new LoginFailureRepository(orm);
-    const throttle = new LoginThrottle(failures, config.LOGIN_MAX_FAILURES);
-
-    const handlers = authHandlers({
-      registration: new RegistrationService({ credentials, users, hasher, tokens, logger }),
-      login: new LoginService({ credentials, users, hasher, tokens, throttle, logger }),
-      authenticator: new Authenticator({ apiKeys: apiKeyStore, tokens, users, cacheSeconds: config.PRINCIPAL_CACHE_SECONDS, logger }),
-      apiKeys: new ApiKeyService(apiKeyStore, new NatsRevocationPublisher(nc, config.NATS_PREFIX, logger), logger),
-      ring,
-    });
-    const grpc = new GrpcServer({ logger, metrics }).add<authv1.AuthServiceServer>(AUTH_SERVICE_NAME, authv1.AuthServiceService, handlers);
-    const grpcPort = await grpc.listen(config.GRPC_PORT);
-    cleanup.push(() => grpc.close());
-
-    const readiness = new Readiness()
-      .add('postgres', () => pingDb(orm))
-      .add('nats', () => nc.flush())
-      .add('records', async () => {
-        const res = await recordsHealth.call.check({ service: '' }, { requestId: 'readyz' });
-        if (res.status !== healthv1.HealthCheckResponse_ServingStatus.SERVING) throw new Error('records is not serving');
+/** Starts auth; rejects (after closing what it opened) when a dependency is unreachable. */
+export function startAuth(config: AuthConfig, logger: Logger = createLogger('auth', config.LOG_LEVEL)): Promise<RunningAuth> {
+  return withResources(
+    logger,
+    async (resources) => {
+      const metrics = new Metrics('auth');
+      const orm = await openOrm({
+        clientUrl: config.DATABASE_URL,
+        schema: AUTH_SCHEMA,
+        entities: AUTH_ENTITIES,
+        migrations: AUTH_MIGRATIONS,
+        logger,
       });
-    const ops = await startOpsServer({ port: config.HTTP_PORT, metrics, readiness, logger });
-    cleanup.push(() => ops.close());
+      resources.defer('postgres', () => orm.close());
+      const nc = await connectNats(config.NATS_URL, 'auth', logger);
+      resources.defer('nats', () => nc.drain());
+      const users = new RecordsUserDirectory(config.RECORDS_ADDR, metrics);
+      resources.defer('records client', () => users.close());
+      const recordsHealth = createGrpcClient(healthv1.HealthClient, healthv1.HealthService, {
+        name: 'records',
+        address: config.RECORDS_ADDR,
+        deadlineMs: 1000,
+      });
+      resources.defer('records health client', () => recordsHealth.close());
 
-    // Failures older than the window never count again; sweep them so the table stays small.
-    const sweeper = setInterval(() => {
-      failures.sweep(new Date(Date.now() - THROTTLE_WINDOW_MS)).catch((err: unknown) => logger.warn({ err }, 'login failure sweep failed'));
-    }, THROTTLE_WINDOW_MS);
-    sweeper.unref();
-    cleanup.push(() => clearInterval(sweeper));
+      const hasher = new PasswordHasher(config.PASSWORD_SCRYPT_COST);
+      await hasher.warm();
+      const ring = new SigningKeyRing(new SigningKeyRepository(orm));
+      await ring.init();
+      const tokens = new LoginTokenIssuer(ring, config.JWT_ISSUER, config.JWT_TTL_SECONDS);
+      const credentials = new CredentialRepository(orm);
+      const apiKeyStore = new ApiKeyRepository(orm);
+      const failures = new LoginFailureRepository(orm);
+      const throttle = new LoginThrottle(failures, config.LOGIN_MAX_FAILURES);
 
-    logger.info({ grpcPort, httpPort: ops.port }, 'auth started');
-    return { grpcPort, httpPort: ops.port, stop };
-  } catch (err) {
-    await stop();
-    throw err;
-  }
+      const handlers = authHandlers({
+        registration: new RegistrationService({ credentials, users, hasher, tokens, logger }),
+        login: new LoginService({ credentials, users, hasher, tokens, throttle, logger }),
+        authenticator: new Authenticator({ apiKeys: apiKeyStore, tokens, users, cacheSeconds: config.PRINCIPAL_CACHE_SECONDS, logger }),
+        apiKeys: new ApiKeyService(apiKeyStore, new NatsRevocationPublisher(nc, config.NATS_PREFIX, logger), logger),
+        ring,
+      });
+      const grpc = new GrpcServer({ logger, metrics }).add<authv1.AuthServiceServer>(AUTH_SERVICE_NAME, authv1.AuthServiceService, handlers);
+      const grpcPort = await grpc.listen(config.GRPC_PORT);
+      resources.defer('grpc', () => grpc.close());
+
+      const readiness = new Readiness()
+        .add('postgres', () => pingDb(orm))
+        .add('nats', () => nc.flush())
+        .add('records', async () => {
+          const res = await recordsHealth.call.check({ service: '' }, { requestId: 'readyz' });
+          if (res.status !== healthv1.HealthCheckResponse_ServingStatus.SERVING) throw new Error('records is not serving');
+        });
+      const ops = await startOpsServer({ port: config.HTTP_PORT, metrics, readiness, logger });
+      resources.defer('ops', () => ops.close());
+
+      // Failures older than the window never count again; sweep them so the table stays small.
+      const sweeper = setInterval(() => {
+        failures.sweep(new Date(Date.now() - THROTTLE_WINDOW_MS)).catch((err: unknown) => logger.warn({ err }, 'login failure sweep failed'));
+      }, THROTTLE_WINDOW_MS);
+      sweeper.unref();
+      resources.defer('login failure sweeper', () => clearInterval(sweeper));
+
+      return { grpcPort, httpPort: ops.port, stop: () => resources.closeAll() };
+    },
+    config.SHUTDOWN_TIMEOUT_MS,
+  );
 }

@@ -1,7 +1,6 @@
 /**
  * The events service: the persistent event log fed from the EVENTS stream, with replay.
  */
-export { startEvents, type EventsService } from './service.js';
+export { startEvents, type RunningEvents } from './service.js';
 export { eventsConfigShape, parseEventsConfig, loadEventsConfig, type EventsConfig } from './config.js';
 export { EVENTS_SERVICE_NAME } from './grpc/events.handler.js';
-export type { LogEvent } from './domain/append.plan.js';

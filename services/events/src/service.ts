@@ -14,7 +14,9 @@ import {
   pingDb,
   Readiness,
   startOpsServer,
+  withResources,
   type Logger,
+  type RunningService,
 } from '@reelbase/lib-platform';
 import type { EventsConfig } from './config.js';
 import { EVENTS_SERVICE_NAME, EventsHandler } from './grpc/events.handler.js';
@@ -24,77 +26,66 @@ import { EventLogEntrySchema } from './store/event-log.entity.js';
 import { EventLogRepository } from './store/event-log.repository.js';
 import { migrations } from './store/migrations.js';
 
-export interface EventsService {
+/** A running events service. */
+export interface RunningEvents extends RunningService {
   grpcPort: number;
-  httpPort: number;
   /** The log writer (exposed so tests can see which replica writes). */
   writer: LogWriter;
-  /** Stops consuming (finishing the batch in flight), closes the servers, drains NATS, closes the pool. */
-  stop(): Promise<void>;
 }
 
 /** Starts every part of the service; rejects (after cleaning up) if a dependency is missing. */
-export async function startEvents(config: EventsConfig, logger: Logger = createLogger('events', config.LOG_LEVEL)): Promise<EventsService> {
+export function startEvents(config: EventsConfig, logger: Logger = createLogger('events', config.LOG_LEVEL)): Promise<RunningEvents> {
   const metrics = new Metrics('events');
   const names = natsNames(config.NATS_PREFIX);
-  const orm = await openOrm({
-    clientUrl: config.DATABASE_URL,
-    schema: 'events',
-    entities: [EventLogEntrySchema],
-    migrations,
+  return withResources(
     logger,
-  });
-  const cleanup: (() => Promise<unknown>)[] = [() => orm.close()];
-  let undoing: Promise<void> | null = null;
-  const undo = () =>
-    (undoing ??= (async () => {
-      for (const fn of [...cleanup].reverse()) await fn().catch((err) => logger.warn({ err }, 'stop step failed'));
-    })());
-  try {
-    const nc = await connectNats(config.NATS_URL, 'events', logger);
-    cleanup.push(() => nc.drain());
-    // records may start later; the stream must exist before the consumer.
-    const jsm = await ensureEventsStream(nc, names);
-
-    const writer = new LogWriter({
-      orm,
-      nc,
-      jsm,
-      names,
-      logger,
-      metrics: createWriterMetrics(metrics),
-      batchMax: config.EVENTS_BATCH_MAX,
-      ackWaitMs: config.EVENTS_ACK_WAIT_MS,
-      lockRetryMs: config.EVENTS_LOCK_RETRY_MS,
-      lagRefreshMs: config.EVENTS_LAG_REFRESH_MS,
-    });
-
-    const grpc = new GrpcServer({ logger, metrics });
-    grpc.add<eventsv1.EventsServiceServer>(EVENTS_SERVICE_NAME, eventsv1.EventsServiceService, new EventsHandler(new EventLogRepository(orm, { pageMaxBytes: config.EVENTS_PAGE_MAX_BYTES })));
-    const grpcPort = await grpc.listen(config.GRPC_PORT);
-    cleanup.push(() => grpc.close());
-
-    const readiness = new Readiness()
-      .add('postgres', () => pingDb(orm))
-      .add('nats', async () => {
-        if (nc.isClosed()) throw new Error('connection closed');
-        await nc.flush();
+    async (resources) => {
+      const orm = await openOrm({
+        clientUrl: config.DATABASE_URL,
+        schema: 'events',
+        entities: [EventLogEntrySchema],
+        migrations,
+        logger,
       });
-    const ops = await startOpsServer({ port: config.HTTP_PORT, metrics, readiness, logger });
-    cleanup.push(() => ops.close());
+      resources.defer('postgres', () => orm.close());
+      const nc = await connectNats(config.NATS_URL, 'events', logger);
+      resources.defer('nats', () => nc.drain());
+      // records may start later; the stream must exist before the consumer.
+      const jsm = await ensureEventsStream(nc, names);
 
-    writer.start();
-    cleanup.push(() => writer.stop());
+      const writer = new LogWriter({
+        orm,
+        nc,
+        jsm,
+        names,
+        logger,
+        metrics: createWriterMetrics(metrics),
+        batchMax: config.EVENTS_BATCH_MAX,
+        ackWaitMs: config.EVENTS_ACK_WAIT_MS,
+        lockRetryMs: config.EVENTS_LOCK_RETRY_MS,
+        lagRefreshMs: config.EVENTS_LAG_REFRESH_MS,
+      });
 
-    return {
-      grpcPort,
-      httpPort: ops.port,
-      writer,
-      // Reverse order: the writer first, so its last batch commits while NATS and the pool are up.
-      stop: undo,
-    };
-  } catch (err) {
-    await undo();
-    throw err;
-  }
+      const grpc = new GrpcServer({ logger, metrics });
+      grpc.add<eventsv1.EventsServiceServer>(EVENTS_SERVICE_NAME, eventsv1.EventsServiceService, new EventsHandler(new EventLogRepository(orm, { pageMaxBytes: config.EVENTS_PAGE_MAX_BYTES })));
+      const grpcPort = await grpc.listen(config.GRPC_PORT);
+      resources.defer('grpc', () => grpc.close());
+
+      const readiness = new Readiness()
+        .add('postgres', () => pingDb(orm))
+        .add('nats', async () => {
+          if (nc.isClosed()) throw new Error('connection closed');
+          await nc.flush();
+        });
+      const ops = await startOpsServer({ port: config.HTTP_PORT, metrics, readiness, logger });
+      resources.defer('ops', () => ops.close());
+
+      writer.start();
+      resources.defer('log writer', () => writer.stop());
+
+      // Closed in reverse: the writer first, so its last batch commits while NATS and the pool are up.
+      return { grpcPort, httpPort: ops.port, writer, stop: () => resources.closeAll() };
+    },
+    config.SHUTDOWN_TIMEOUT_MS,
+  );
 }

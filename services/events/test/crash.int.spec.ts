@@ -45,7 +45,7 @@ async function startChild(): Promise<{ child: ChildProcess; grpcPort: number }> 
     lines.on('line', (line) => {
       try {
         const entry = JSON.parse(line) as { msg?: string; grpcPort?: number };
-        if (entry.msg === 'events service started' && entry.grpcPort) {
+        if (entry.msg === 'events started' && entry.grpcPort) {
           clearTimeout(timer);
           resolve(entry.grpcPort);
         }

@@ -4,12 +4,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AppError, createLogger } from '@reelbase/lib-platform';
+import { AppError, createLogger, type StreamEvent } from '@reelbase/lib-platform';
 import { createTestDatabase, deleteStreams, uniquePrefix, type TestDatabase } from '@reelbase/lib-testkit';
 import type { Subscription } from '@nats-io/nats-core';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { parseEventsConfig } from '../src/config.js';
-import { startEvents, type EventsService } from '../src/service.js';
+import { startEvents, type RunningEvents } from '../src/service.js';
 import {
   eventsClient,
   makeEvent,
@@ -19,24 +19,23 @@ import {
   sqlClient,
   waitFor,
   waitForLastId,
-  type EventPayload,
   type EventsClient,
   type Publisher,
 } from './helpers.js';
 
 let db: TestDatabase;
 let prefix: string;
-let svc: EventsService;
+let svc: RunningEvents;
 let pub: Publisher;
 let client: EventsClient;
 let live: Subscription;
 const liveRows: { id: number; entity_id: string; [k: string]: unknown }[] = [];
-const published: EventPayload[] = [];
+const published: StreamEvent[] = [];
 
 const projectA = randomUUID();
 const projectB = randomUUID();
 
-async function publishAll(events: EventPayload[]) {
+async function publishAll(events: StreamEvent[]) {
   for (const e of events) {
     await pub.publish(e);
     published.push(e);

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '@reelbase/lib-platform';
 import { createTestDatabase, deleteStreams, uniquePrefix, type TestDatabase } from '@reelbase/lib-testkit';
 import { parseEventsConfig } from '../src/config.js';
-import { startEvents, type EventsService } from '../src/service.js';
+import { startEvents, type RunningEvents } from '../src/service.js';
 import { EVENT_OVERHEAD_BYTES } from '../src/store/event-log.repository.js';
 import { eventsClient, makeEvent, NATS_URL, publisher, readAll, sqlClient, waitForLastId, type EventsClient, type Publisher } from './helpers.js';
 
@@ -17,7 +17,7 @@ const BIG = 30_000;
 
 let db: TestDatabase;
 let prefix: string;
-let svc: EventsService;
+let svc: RunningEvents;
 let pub: Publisher;
 let client: EventsClient;
 

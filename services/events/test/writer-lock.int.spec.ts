@@ -6,13 +6,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '@reelbase/lib-platform';
 import { createTestDatabase, deleteStreams, uniquePrefix, type TestDatabase } from '@reelbase/lib-testkit';
 import { parseEventsConfig } from '../src/config.js';
-import { startEvents, type EventsService } from '../src/service.js';
+import { startEvents, type RunningEvents } from '../src/service.js';
 import { eventsClient, makeEvent, NATS_URL, publisher, readAll, sqlClient, waitForLastId, type Publisher } from './helpers.js';
 
 let db: TestDatabase;
 let prefix: string;
 let pub: Publisher;
-const services: EventsService[] = [];
+const services: RunningEvents[] = [];
 
 function configFor(url: string, prefix: string) {
   return parseEventsConfig({
@@ -45,7 +45,7 @@ describe('two writers', () => {
     const logger = createLogger('events', 'silent');
     // Started at once: both race for the lock (and for the migrations).
     services.push(...(await Promise.all([startEvents(configFor(db.url, prefix), logger), startEvents(configFor(db.url, prefix), logger)])));
-    const [a, b] = services as [EventsService, EventsService];
+    const [a, b] = services as [RunningEvents, RunningEvents];
 
     const sent = Array.from({ length: 400 }, (_, i) => makeEvent({ changes: { i } }));
     const activeSeen: number[] = [];

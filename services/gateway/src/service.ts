@@ -6,14 +6,26 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { connectNats, createLogger, Metrics, natsNames, Readiness, startOpsServer, type Logger, type NatsConnection } from '@reelbase/lib-platform';
+import {
+  connectNats,
+  createLogger,
+  Metrics,
+  natsNames,
+  Readiness,
+  startOpsServer,
+  withResources,
+  type Logger,
+  type NatsConnection,
+  type ResourceStack,
+  type RunningService,
+} from '@reelbase/lib-platform';
 import { createApp } from './app.js';
 import { connectPeers, type PeerConnections, type Peers } from './clients/peers.js';
 import type { GatewayConfig } from './config.js';
 import { AuthCache } from './domain/auth.cache.js';
 import { RateLimiter } from './domain/rate.limiter.js';
 import { createGatewayBus, type GatewayBus } from './live/gateway.bus.js';
-import { startNatsFeed, type LiveFeed } from './live/nats.feed.js';
+import { startNatsFeed } from './live/nats.feed.js';
 import { EventsHub } from './ws/events.hub.js';
 
 /** Replaceable adapters; anything omitted is the real thing. */
@@ -24,20 +36,52 @@ export interface GatewayAdapters {
   readiness: Readiness;
 }
 
-export interface RunningGateway {
-  /** The API port (GATEWAY_PORT). */
-  httpPort: number;
-  /** The ops port (HTTP_PORT). */
+/** A running gateway: `httpPort` is the API (GATEWAY_PORT), `opsPort` the ops server (HTTP_PORT). */
+export interface RunningGateway extends RunningService {
   opsPort: number;
   server: Server;
   bus: GatewayBus;
-  stop(): Promise<void>;
 }
 
-export async function startGateway(
+const ANNOUNCE_FLUSH_MS = 1000;
+
+/**
+ * Publishes `{"user_id"}` on the revocations subject that every gateway follows, and waits
+ * (briefly) for the server to have it. A lost message only delays the effect elsewhere until
+ * the User event or the cache expiry, so it never fails the write that was already committed.
+ */
+function userChangeAnnouncer(nc: NatsConnection, subject: string, logger: Logger): (userId: string) => Promise<void> {
+  return async (userId: string) => {
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      nc.publish(subject, JSON.stringify({ user_id: userId }));
+      await Promise.race([
+        nc.flush(),
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error('NATS flush timed out')), ANNOUNCE_FLUSH_MS);
+        }),
+      ]);
+    } catch (err) {
+      logger.warn({ err, user_id: userId }, 'could not announce a User change to other gateways');
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+}
+
+export function startGateway(
   config: GatewayConfig,
   logger: Logger = createLogger('gateway', config.LOG_LEVEL),
   adapters: Partial<GatewayAdapters> = {},
+): Promise<RunningGateway> {
+  return withResources(logger, (resources) => openGateway(config, logger, adapters, resources), config.SHUTDOWN_TIMEOUT_MS);
+}
+
+async function openGateway(
+  config: GatewayConfig,
+  logger: Logger,
+  adapters: Partial<GatewayAdapters>,
+  resources: ResourceStack,
 ): Promise<RunningGateway> {
   const metrics = new Metrics('gateway');
   let conns: PeerConnections | undefined;
@@ -46,13 +90,15 @@ export async function startGateway(
     config.RPC_DEADLINE_MS,
     metrics,
   )).peers;
+  if (conns) resources.defer('peers', () => conns.close());
 
   let nc: NatsConnection | undefined;
-  let feed: LiveFeed | undefined;
   const bus = adapters.bus ?? createGatewayBus(logger);
   if (!adapters.bus) {
-    nc = await connectNats(config.NATS_URL, 'gateway', logger);
-    feed = startNatsFeed(nc, natsNames(config.NATS_PREFIX), bus, logger);
+    const natsConn = (nc = await connectNats(config.NATS_URL, 'gateway', logger));
+    resources.defer('nats', () => natsConn.drain());
+    const feed = startNatsFeed(natsConn, natsNames(config.NATS_PREFIX), bus, logger);
+    resources.defer('live feed', () => feed.stop());
   }
 
   let readiness = adapters.readiness;
@@ -70,8 +116,18 @@ export async function startGateway(
 
   // Subscribed before the hub, so a socket re-check never reads an entry about to be dropped.
   const auth = new AuthCache((token, ctx) => peers.auth.authenticate({ token }, ctx), config.AUTH_CACHE_SECONDS);
-  const offAuth = auth.subscribeTo(bus);
+  resources.defer('auth cache', auth.subscribeTo(bus));
   const limiter = new RateLimiter(config.RATE_LIMIT_RPS, config.RATE_LIMIT_BURST);
+  const announce = nc ? userChangeAnnouncer(nc, natsNames(config.NATS_PREFIX).authRevocations, logger) : undefined;
+  /**
+   * After a User write commits: this gateway forgets the user's principals and re-checks its
+   * sockets at once (the local bus), and every other gateway does when the NATS message
+   * arrives, well before the User event makes its way through the event log.
+   */
+  const userChanged = async (userId: string) => {
+    bus.emit('revocation', { user_id: userId });
+    await announce?.(userId);
+  };
   let draining = false;
   const { app } = createApp({
     logger,
@@ -82,7 +138,12 @@ export async function startGateway(
     readiness,
     bodyLimitBytes: config.BODY_LIMIT_BYTES,
     draining: () => draining,
+    userChanged,
   });
+
+  // Opened before the API and so closed after it: Prometheus can still scrape while the API drains.
+  const ops = await startOpsServer({ port: config.HTTP_PORT, metrics, readiness, logger });
+  resources.defer('ops', () => ops.close());
 
   const server = createServer({ keepAliveTimeout: 65_000 }, app);
   const hub = new EventsHub({ auth, events: peers.events, bus, logger, pingMs: config.WS_PING_SECONDS * 1000 });
@@ -91,7 +152,7 @@ export async function startGateway(
     if (path === '/events/ws') return hub.handleUpgrade(req, socket, head);
     socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
   });
-
+  resources.defer('sockets', () => hub.close(1001, 'server shutting down'));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.GATEWAY_PORT, () => {
@@ -99,39 +160,17 @@ export async function startGateway(
       resolve();
     });
   });
+  resources.defer('api', async () => {
+    draining = true;
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    server.closeIdleConnections();
+    await hub.close(1001, 'server shutting down');
+    const force = setTimeout(() => server.closeAllConnections(), Math.min(config.SHUTDOWN_TIMEOUT_MS / 2, 5000));
+    await closed;
+    clearTimeout(force);
+  });
   const httpPort = (server.address() as AddressInfo).port;
   logger.info({ port: httpPort }, 'gateway listening');
-  let ops: Awaited<ReturnType<typeof startOpsServer>>;
-  try {
-    ops = await startOpsServer({ port: config.HTTP_PORT, metrics, readiness, logger });
-  } catch (err) {
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-    await hub.close(1001, 'server shutting down');
-    feed?.stop();
-    offAuth();
-    if (nc) await nc.drain().catch(() => undefined);
-    conns?.close();
-    throw err;
-  }
 
-  let stopping: Promise<void> | undefined;
-  const stop = () =>
-    (stopping ??= (async () => {
-      draining = true;
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeIdleConnections();
-      await hub.close(1001, 'server shutting down');
-      feed?.stop();
-      offAuth();
-      const force = setTimeout(() => server.closeAllConnections(), Math.min(config.SHUTDOWN_TIMEOUT_MS / 2, 5000));
-      await closed;
-      clearTimeout(force);
-      // After the API has drained, so Prometheus can still scrape while it does.
-      await ops.close();
-      if (nc) await nc.drain().catch((err: unknown) => logger.warn({ err }, 'NATS drain failed'));
-      conns?.close();
-      logger.info('gateway stopped');
-    })());
-
-  return { httpPort, opsPort: ops.port, server, bus, stop };
+  return { httpPort, opsPort: ops.port, server, bus, stop: () => resources.closeAll() };
 }

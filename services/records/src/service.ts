@@ -14,7 +14,9 @@ import {
   openOrm,
   pingDb,
   startOpsServer,
+  withResources,
   type Logger,
+  type RunningService,
 } from '@reelbase/lib-platform';
 import { recordsv1 } from '@reelbase/proto';
 import type { RecordsConfig } from './config.js';
@@ -28,75 +30,63 @@ import { OutboxRepository } from './store/outbox.repository.js';
 import { RecordEntitySchema } from './store/record.entity.js';
 import { RecordRepository } from './store/record.repository.js';
 
-/** A running records service. */
-export interface RunningRecords {
+/** A running records service; its stop closes gRPC, then drains the relay a last time, then NATS, then the pool. */
+export interface RunningRecords extends RunningService {
   grpcPort: number;
-  httpPort: number;
-  /** Graceful stop: gRPC, then a final relay drain, then NATS, then the pool. */
-  stop(): Promise<void>;
 }
 
 /** Starts every part of the service; rejects (after cleaning up) when a dependency is down. */
-export async function startRecords(config: RecordsConfig, logger?: Logger): Promise<RunningRecords> {
+export function startRecords(config: RecordsConfig, logger?: Logger): Promise<RunningRecords> {
   const log = logger ?? createLogger('records', config.LOG_LEVEL);
   const metrics = new Metrics('records');
   const names = natsNames(config.NATS_PREFIX);
   const fault = new FaultSwitch(config.RECORDS_FAULT, log);
-  const cleanup: (() => Promise<unknown>)[] = [];
-  const closeAll = async () => {
-    for (const fn of cleanup.reverse()) await fn().catch((err) => log.warn({ err }, 'stop step failed'));
-  };
+  return withResources(
+    log,
+    async (resources) => {
+      const orm = await openOrm({
+        clientUrl: config.DATABASE_URL,
+        schema: 'records',
+        entities: [RecordEntitySchema, OutboxEntitySchema],
+        migrations: recordsMigrations,
+        logger: log,
+      });
+      resources.defer('postgres', () => orm.close(true));
+      const nc = await connectNats(config.NATS_URL, 'records', log);
+      resources.defer('nats', () => nc.drain());
+      await ensureEventsStream(nc, names);
 
-  try {
-    const orm = await openOrm({
-      clientUrl: config.DATABASE_URL,
-      schema: 'records',
-      entities: [RecordEntitySchema, OutboxEntitySchema],
-      migrations: recordsMigrations,
-      logger: log,
-    });
-    cleanup.push(() => orm.close(true));
-    const nc = await connectNats(config.NATS_URL, 'records', log);
-    cleanup.push(() => nc.drain());
-    await ensureEventsStream(nc, names);
+      const db = orm.em.getConnection().getKnex();
+      const outbox = new OutboxRepository();
+      const bus = new InProcessBus<RecordsBusTopics>((err, topic) => log.error({ err, topic }, 'bus subscriber failed'));
+      // Subscription order matters: the fault switch must act before the relay can publish.
+      bus.subscribe('committed', () => fault.afterCommit());
+      const relay = new OutboxRelay({ db, outbox, nc, names, logger: log, metrics, fault, pollMs: config.OUTBOX_POLL_MS });
+      bus.subscribe('committed', () => relay.nudge());
+      // Keep events under the server's max_payload with room for headers and the envelope.
+      const serverMax = nc.info?.max_payload ?? Number.MAX_SAFE_INTEGER;
+      const maxEventBytes = Math.min(config.MAX_EVENT_BYTES, serverMax - 16 * 1024);
+      const service = new RecordService({
+        db,
+        records: new RecordRepository(),
+        outbox,
+        names,
+        bus,
+        maxEventBytes,
+      });
 
-    const db = orm.em.getConnection().getKnex();
-    const outbox = new OutboxRepository();
-    const bus = new InProcessBus<RecordsBusTopics>((err, topic) => log.error({ err, topic }, 'bus subscriber failed'));
-    // Subscription order matters: the fault switch must act before the relay can publish.
-    bus.subscribe('committed', () => fault.afterCommit());
-    const relay = new OutboxRelay({ db, outbox, nc, names, logger: log, metrics, fault, pollMs: config.OUTBOX_POLL_MS });
-    bus.subscribe('committed', () => relay.nudge());
-    // Keep events under the server's max_payload with room for headers and the envelope.
-    const serverMax = nc.info?.max_payload ?? Number.MAX_SAFE_INTEGER;
-    const maxEventBytes = Math.min(config.MAX_EVENT_BYTES, serverMax - 16 * 1024);
-    const service = new RecordService({
-      db,
-      records: new RecordRepository(),
-      outbox,
-      names,
-      bus,
-      maxEventBytes,
-    });
+      const grpc = new GrpcServer({ logger: log, metrics });
+      grpc.add<recordsv1.RecordsServiceServer>(RECORDS_SERVICE_NAME, recordsv1.RecordsServiceService, recordsHandlers(service));
+      const readiness = new Readiness().add('postgres', () => pingDb(orm)).add('nats', () => nc.rtt());
+      const ops = await startOpsServer({ port: config.HTTP_PORT, metrics, readiness, logger: log });
+      resources.defer('ops', () => ops.close());
+      relay.start();
+      resources.defer('outbox relay', () => relay.stop());
+      const grpcPort = await grpc.listen(config.GRPC_PORT);
+      resources.defer('grpc', () => grpc.close());
 
-    const grpc = new GrpcServer({ logger: log, metrics });
-    grpc.add<recordsv1.RecordsServiceServer>(RECORDS_SERVICE_NAME, recordsv1.RecordsServiceService, recordsHandlers(service));
-    const readiness = new Readiness().add('postgres', () => pingDb(orm)).add('nats', () => nc.rtt());
-    const ops = await startOpsServer({ port: config.HTTP_PORT, metrics, readiness, logger: log });
-    cleanup.push(() => ops.close());
-    relay.start();
-    cleanup.push(() => relay.stop());
-    const grpcPort = await grpc.listen(config.GRPC_PORT);
-    cleanup.push(() => grpc.close());
-
-    let stopping: Promise<void> | null = null;
-    return {
-      grpcPort,
-      httpPort: ops.port,
-      stop: () => (stopping ??= closeAll().then(() => log.info('records stopped'))),
-    };
-  } catch (err) {
-    await closeAll();
-    throw err;
-  }
+      return { grpcPort, httpPort: ops.port, stop: () => resources.closeAll() };
+    },
+    config.SHUTDOWN_TIMEOUT_MS,
+  );
 }

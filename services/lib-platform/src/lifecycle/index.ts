@@ -1,0 +1,3 @@
+export * from './resource.stack.js';
+export * from './shutdown.js';
+export * from './run.service.js';
