@@ -9,12 +9,13 @@
  * at the right edge of the index; random v4 ids would cost more page splits and
  * write-ahead log, which would flatter the gateway.
  */
+import { sqlIsoMicros } from '@reelbase/lib-platform';
 
 /** UUID v7 from `gen_random_uuid()`: 48-bit millisecond timestamp, version bits 0111. */
 export const UUID_V7_SQL =
   "encode(set_bit(set_bit(overlay(uuid_send(gen_random_uuid()) placing substring(int8send(floor(extract(epoch from clock_timestamp()) * 1000)::bigint) from 3) from 1 for 6), 52, 1), 53, 1), 'hex')::uuid";
 
-const ts = (col: string): string => `to_char(${col} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+const ts = sqlIsoMicros;
 
 /**
  * Columns returned for the created record (the body a client gets back), formatted as the

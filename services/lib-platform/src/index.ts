@@ -7,6 +7,8 @@ export * from './bus.js';
 export * from './event.js';
 export * from './stream-event.js';
 export * from './time.js';
+export * from './stream-event.js';
+export * from './time.js';
 export * from './config.js';
 export * from './logger.js';
 export * from './metrics.js';

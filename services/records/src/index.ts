@@ -7,5 +7,5 @@ export { startRecords } from './service.js';
 export type { RunningRecords } from './service.js';
 export { RECORDS_SERVICE_NAME, toProtoRecord } from './grpc/records.handler.js';
 export { PROJECT_SCOPED_TYPES, requiresProject } from './domain/record.rules.js';
-export type { EventPayload, EventAction, RecordView } from './domain/record.types.js';
+export type { RecordView } from './domain/record.types.js';
 export { migrateRecordsSchema } from './store/migrate.js';

@@ -4,22 +4,14 @@
  */
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
-import { natsNames } from '@reelbase/lib-platform';
+import { natsNames, parseStreamEvent, type StreamEvent } from '@reelbase/lib-platform';
 
 export interface PublishedEvent {
   seq: number;
   subject: string;
   msgId: string | undefined;
-  payload: {
-    event_id: string;
-    entity_type: string;
-    entity_id: string;
-    project_id: string | null;
-    action: string;
-    actor: string | null;
-    changes: Record<string, unknown>;
-    occurred_at: string;
-  };
+  /** The payload as the events service reads it (a message it would refuse fails the test). */
+  payload: StreamEvent;
 }
 
 export class StreamReader {
@@ -49,7 +41,9 @@ export class StreamReader {
     for (let seq = first; seq <= last && last > 0; seq++) {
       const m = await this.jsm.streams.getMessage(this.stream, { seq });
       if (!m) continue;
-      out.push({ seq: m.seq, subject: m.subject, msgId: m.header?.get('Nats-Msg-Id'), payload: m.json() });
+      const parsed = parseStreamEvent(m.data);
+      if (!parsed.ok) throw new Error(`stream message ${m.seq} would be refused by the events service: ${parsed.reason}`);
+      out.push({ seq: m.seq, subject: m.subject, msgId: m.header?.get('Nats-Msg-Id'), payload: parsed.event });
     }
     return out;
   }

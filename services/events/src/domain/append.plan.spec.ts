@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { planAppend, toLogEvent } from './append.plan.js';
-import type { IncomingEvent } from './event-payload.js';
+import type { StreamEvent } from '@reelbase/lib-platform';
+import { planAppend, toContractEvent } from './append.plan.js';
 
-const ev = (n: number): IncomingEvent => ({
+const ev = (n: number): StreamEvent => ({
   event_id: `00000000-0000-7000-8000-${String(n).padStart(12, '0')}`,
   entity_type: 'Task',
   entity_id: '00000000-0000-7000-8000-aaaaaaaaaaaa',
@@ -44,10 +44,10 @@ describe('planAppend', () => {
   });
 });
 
-describe('toLogEvent', () => {
+describe('toContractEvent', () => {
   it('produces the contract shape', () => {
     const [row] = planAppend(0, [ev(5)], new Set()).rows;
-    expect(toLogEvent(row!, '2026-01-01T00:00:00.000000Z')).toEqual({
+    expect(toContractEvent(row!, '2026-01-01T00:00:00.000000Z')).toEqual({
       id: 1,
       entity_type: 'Task',
       entity_id: ev(5).entity_id,

@@ -4,11 +4,10 @@
  * (a sequence leaks numbers on rollback): each new event gets `last + 1, last + 2, …`, and
  * an event already in the log, or seen earlier in the same batch, consumes no id.
  */
-import type { ContractEvent } from '@reelbase/lib-platform';
-import type { IncomingEvent } from './event-payload.js';
+import type { ContractEvent, StreamEvent } from '@reelbase/lib-platform';
 
 /** A row ready to be inserted into the log. */
-export interface LogRow extends IncomingEvent {
+export interface LogRow extends StreamEvent {
   id: number;
 }
 
@@ -24,7 +23,7 @@ export interface AppendPlan {
  * Plans the rows to insert for `events` (in arrival order) after id `last`, skipping every
  * event whose event_id is in `existing` or appeared earlier in `events`.
  */
-export function planAppend(last: number, events: readonly IncomingEvent[], existing: ReadonlySet<string>): AppendPlan {
+export function planAppend(last: number, events: readonly StreamEvent[], existing: ReadonlySet<string>): AppendPlan {
   const seen = new Set<string>();
   const rows: LogRow[] = [];
   let next = last;
@@ -37,11 +36,8 @@ export function planAppend(last: number, events: readonly IncomingEvent[], exist
   return { rows, last: next, duplicates: events.length - rows.length };
 }
 
-/** An event in the contract's shape (§4), as published live and returned by reads. */
-export type LogEvent = ContractEvent;
-
 /** The contract shape of an appended row; `createdAt` is the stored timestamp as formatted by the store. */
-export function toLogEvent(row: LogRow, createdAt: string): LogEvent {
+export function toContractEvent(row: LogRow, createdAt: string): ContractEvent {
   return {
     id: row.id,
     entity_type: row.entity_type,

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { JsMsg } from '@nats-io/jetstream';
 import { createLogger, Metrics, natsNames, type NatsConnection } from '@reelbase/lib-platform';
 import { planAppend } from '../domain/append.plan.js';
-import type { IncomingEvent } from '../domain/event-payload.js';
+import type { StreamEvent } from '@reelbase/lib-platform';
 import type { WriterSession } from '../store/writer.session.js';
 import { BatchAppender, isWriterFailure } from './batch.appender.js';
 import { createWriterMetrics } from './writer.metrics.js';
@@ -44,8 +44,8 @@ class FakeSession {
   lost: Error | null = null;
   rows = new Map<string, number>();
   calls = 0;
-  failWhen: (events: readonly IncomingEvent[]) => Error | null = () => null;
-  async append(last: number, events: readonly IncomingEvent[]) {
+  failWhen: (events: readonly StreamEvent[]) => Error | null = () => null;
+  async append(last: number, events: readonly StreamEvent[]) {
     this.calls += 1;
     const err = this.failWhen(events);
     if (err) throw err;

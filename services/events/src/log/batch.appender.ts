@@ -5,9 +5,8 @@
  * is rethrown (after nak-ing the batch) so the writer steps down and starts over.
  */
 import type { JsMsg } from '@nats-io/jetstream';
-import type { Logger, NatsConnection, NatsNames } from '@reelbase/lib-platform';
-import { toLogEvent } from '../domain/append.plan.js';
-import { parseEventPayload, type IncomingEvent } from '../domain/event-payload.js';
+import { parseStreamEvent, type Logger, type NatsConnection, type NatsNames, type StreamEvent } from '@reelbase/lib-platform';
+import { toContractEvent } from '../domain/append.plan.js';
 import { StaleWriterError, type WriterSession } from '../store/writer.session.js';
 import type { WriterMetrics } from './writer.metrics.js';
 
@@ -16,7 +15,7 @@ const RETRY = Symbol('retry');
 
 interface Parsed {
   msg: JsMsg;
-  event: IncomingEvent;
+  event: StreamEvent;
 }
 
 /** True for a failure that says nothing about the batch's content: step down and retry. */
@@ -48,7 +47,7 @@ export class BatchAppender {
   async append(session: WriterSession, last: number, msgs: readonly JsMsg[]): Promise<number> {
     const parsed: Parsed[] = [];
     for (const msg of msgs) {
-      const r = parseEventPayload(msg.data);
+      const r = parseStreamEvent(msg.data);
       if (r.ok) {
         parsed.push({ msg, event: r.event });
         continue;
@@ -111,7 +110,7 @@ export class BatchAppender {
     stopTimer();
     // Publish in id order before acking: subscribers see rows as soon as they are durable.
     result.rows.forEach((row, i) => {
-      this.nc.publish(this.names.liveEvents, JSON.stringify(toLogEvent(row, result.createdAt[i]!)));
+      this.nc.publish(this.names.liveEvents, JSON.stringify(toContractEvent(row, result.createdAt[i]!)));
     });
     for (const p of batch) p.msg.ack();
     this.metrics.appended.inc(result.rows.length);

@@ -4,9 +4,8 @@
  * and any open transaction go with it, so a writer that lost its lock cannot commit.
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
-import type { IncomingEvent } from '../domain/event-payload.js';
+import { sqlIsoMicros, type StreamEvent } from '@reelbase/lib-platform';
 import { planAppend, type AppendPlan } from '../domain/append.plan.js';
-import { ISO_US } from './event-log.repository.js';
 
 /** The advisory lock key; advisory locks are per database, so one log = one writer. */
 export const WRITER_LOCK = 'events:event-log-writer';
@@ -93,7 +92,7 @@ export class WriterSession {
    * Appends `events` after id `last` in one transaction: events already in the log (or
    * repeated in the batch) consume no id. Resolves once committed.
    */
-  async append(last: number, events: readonly IncomingEvent[]): Promise<AppendResult> {
+  async append(last: number, events: readonly StreamEvent[]): Promise<AppendResult> {
     const c = this.conn;
     await c.query('begin');
     try {
@@ -111,7 +110,7 @@ export class WriterSession {
              (id, event_id, entity_type, entity_id, project_id, action, actor, changes, created_at)
            select * from unnest($1::bigint[], $2::uuid[], $3::text[], $4::uuid[], $5::uuid[], $6::text[], $7::uuid[], $8::jsonb[], $9::timestamptz[])
            on conflict (event_id) do nothing
-           returning id, to_char(created_at at time zone 'UTC', ${ISO_US}) as created_at`,
+           returning id, ${sqlIsoMicros('created_at')} as created_at`,
           [
             r.map((x) => x.id),
             r.map((x) => x.event_id),

@@ -2,12 +2,11 @@
  * The gateway's in-process bus (interface 6.5): live log rows and auth revocations arrive
  * here from NATS (or a fake in tests); the auth cache and the WebSocket hub subscribe.
  */
-import { InProcessBus, type Logger } from '@reelbase/lib-platform';
-import type { EventJson } from '../mappers/event.mapper.js';
+import { InProcessBus, type ContractEvent, type Logger } from '@reelbase/lib-platform';
 
 /** One live row, with its JSON text serialised once for every socket. */
 export interface LiveItem {
-  row: EventJson;
+  row: ContractEvent;
   text: string;
 }
 

@@ -4,9 +4,6 @@
 import type { ContractEvent } from '@reelbase/lib-platform';
 import type { eventsv1 } from '@reelbase/proto';
 
-/** An event as clients see it. */
-export type EventJson = ContractEvent;
-
 function parseChanges(text: string | undefined): Record<string, unknown> {
   if (!text) return {};
   const v: unknown = JSON.parse(text);
@@ -14,7 +11,7 @@ function parseChanges(text: string | undefined): Record<string, unknown> {
 }
 
 /** A gRPC log row → client form (`changes_json` parsed to `changes`). */
-export function eventFromProto(e: eventsv1.Event): EventJson {
+export function eventFromProto(e: eventsv1.Event): ContractEvent {
   return {
     id: e.id,
     entity_type: e.entityType,
@@ -33,7 +30,7 @@ const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
  * A live row from NATS → client form. Accepts `changes` as an object or `changes_json` as
  * text; throws when the row has no usable id.
  */
-export function eventFromLive(raw: unknown): EventJson {
+export function eventFromLive(raw: unknown): ContractEvent {
   const o = raw as Record<string, unknown>;
   const id = typeof o?.id === 'string' ? Number(o.id) : o?.id;
   if (typeof id !== 'number' || !Number.isSafeInteger(id) || id < 1) throw new Error('live event without a valid id');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Principal } from '@reelbase/lib-platform';
+import { encodeStreamEvent, parseStreamEvent, type Principal } from '@reelbase/lib-platform';
 import { actorOf, buildEventPayload, eventProjectId } from './record.event.js';
 import { normalizeIfMatch, requiresProject, uuidProblems } from './record.rules.js';
 import type { RecordView } from './record.types.js';
@@ -48,6 +48,19 @@ describe('buildEventPayload', () => {
     const project = { ...note, entityType: 'Project', projectId: null };
     expect(eventProjectId(project)).toBe(project.id);
     expect(buildEventPayload({ eventId: 'e4', record: project, action: 'update', principal: svc, changes: {}, occurredAt: 'x' }).project_id).toBe(project.id);
+  });
+
+  it('is read back by the events service exactly as built (one shared definition)', () => {
+    const artist: Principal = { ...user, userId: '0190a000-0000-7000-8000-0000000000c1' };
+    const p = buildEventPayload({
+      eventId: '0190a000-0000-7000-8000-0000000000e5',
+      record: note,
+      action: 'update',
+      principal: artist,
+      changes: { status: 'ip' },
+      occurredAt: note.updatedAt,
+    });
+    expect(parseStreamEvent(encodeStreamEvent(p))).toEqual({ ok: true, event: p });
   });
 
   it('has no actor for services and anonymous calls', () => {

@@ -1,8 +1,8 @@
 /**
  * Builds the event a write leaves in the outbox (docs/architecture.md, step 2).
  */
-import type { Principal } from '@reelbase/lib-platform';
-import type { DataObject, EventAction, EventPayload, RecordView } from './record.types.js';
+import type { EventAction, Principal, StreamEvent } from '@reelbase/lib-platform';
+import type { DataObject, RecordView } from './record.types.js';
 
 /**
  * The user behind a write: null for guests, anonymous calls and services acting on their own
@@ -34,7 +34,7 @@ export interface EventInput {
  * The outbox payload. A guest's write names the guest in `changes.guest_name` (contract 4),
  * except for deletes, whose changes are always `{}`.
  */
-export function buildEventPayload(input: EventInput): EventPayload {
+export function buildEventPayload(input: EventInput): StreamEvent {
   const { record, principal, action } = input;
   const changes: DataObject = { ...input.changes };
   if (principal?.authKind === 'guest' && action !== 'delete' && changes.guest_name === undefined) {

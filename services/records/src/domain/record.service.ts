@@ -6,10 +6,13 @@
 import {
   AppError,
   dbError,
+  encodeStreamEvent,
   type InProcessBus,
   isUuid,
   newId,
   type CallContext,
+  type EventAction,
+  type StreamEvent,
   type NatsNames,
   type Principal,
   type Problem,
@@ -28,12 +31,12 @@ import {
   requiresProject,
   uuidProblems,
 } from './record.rules.js';
-import type { CreateInput, DataObject, EventAction, EventPayload, RecordView, UpdateInput } from './record.types.js';
+import type { CreateInput, DataObject, RecordView, UpdateInput } from './record.types.js';
 
 /** Topics of the records service's in-process bus. */
 export interface RecordsBusTopics extends Record<string, unknown> {
   /** A write and its outbox row have committed. */
-  committed: EventPayload;
+  committed: StreamEvent;
 }
 
 export interface RecordServiceDeps {
@@ -53,7 +56,7 @@ export interface RecordServiceDeps {
 /** An event ready for the outbox: `json` is `payload` serialised. */
 interface OutboxEvent {
   subject: string;
-  payload: EventPayload;
+  payload: StreamEvent;
   json: string;
 }
 
@@ -221,7 +224,7 @@ export class RecordService {
    */
   private event(record: RecordView, action: EventAction, principal: Principal, changes: DataObject): OutboxEvent {
     const payload = buildEventPayload({ eventId: newId(), record, action, principal, changes, occurredAt: record.updatedAt });
-    const json = JSON.stringify(payload);
+    const json = encodeStreamEvent(payload);
     // Bytes >= UTF-16 length; only measure exactly when the cheap bound says it may be close.
     if (json.length * 3 > this.deps.maxEventBytes && Buffer.byteLength(json) > this.deps.maxEventBytes) {
       throw new AppError('too_large', `this write's event would be ${Buffer.byteLength(json)} bytes; the limit is ${this.deps.maxEventBytes}`);

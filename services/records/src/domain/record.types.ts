@@ -47,18 +47,3 @@ export interface UpdateInput {
   dataJson?: string;
   ifMatch?: string;
 }
-
-/** The actions of contract 4. */
-export type EventAction = 'create' | 'update' | 'delete';
-
-/** The event as written to the outbox and published on JetStream. */
-export interface EventPayload {
-  event_id: string;
-  entity_type: string;
-  entity_id: string;
-  project_id: string | null;
-  action: EventAction;
-  actor: string | null;
-  changes: DataObject;
-  occurred_at: string;
-}

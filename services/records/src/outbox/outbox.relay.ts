@@ -9,6 +9,7 @@
 import type { Knex } from '@mikro-orm/postgresql';
 import { jetstream, type JetStreamClient } from '@nats-io/jetstream';
 import {
+  encodeStreamEvent,
   ensureEventsStream,
   type Logger,
   type Metrics,
@@ -150,14 +151,14 @@ export class OutboxRelay {
    * ever: it is published with its changes left out and `changes_truncated: true`, loudly.
    */
   private body(row: OutboxRow): string {
-    const json = JSON.stringify(row.payload);
+    const json = encodeStreamEvent(row.payload);
     const max = (this.opts.nc.info?.max_payload ?? Number.MAX_SAFE_INTEGER) - 4096;
     if (json.length * 3 <= max || Buffer.byteLength(json) <= max) return json;
     this.opts.logger.error(
       { event_id: row.eventId, bytes: Buffer.byteLength(json), max },
       'event larger than the NATS max_payload: published without its changes',
     );
-    return JSON.stringify({ ...row.payload, changes: {}, changes_truncated: true });
+    return encodeStreamEvent({ ...row.payload, changes: {}, changes_truncated: true });
   }
 
   /**

@@ -3,7 +3,7 @@
  * in `seq` order by the relay.
  */
 import type { Knex } from '@mikro-orm/postgresql';
-import type { EventPayload } from '../domain/record.types.js';
+import type { StreamEvent } from '@reelbase/lib-platform';
 import type { RelaySession } from '../outbox/relay.session.js';
 import type { Db } from './record.repository.js';
 
@@ -12,7 +12,7 @@ export interface OutboxRow {
   seq: string;
   eventId: string;
   subject: string;
-  payload: EventPayload;
+  payload: StreamEvent;
 }
 
 /** Statements on `records.outbox`. */
@@ -28,7 +28,7 @@ export class OutboxRepository {
    * delete, so the deleted rows are excluded explicitly.
    */
   async nextBatch(session: RelaySession, published: string[], limit: number): Promise<OutboxRow[]> {
-    const rows = await session.query<{ seq: string; event_id: string; subject: string; payload: EventPayload }>(
+    const rows = await session.query<{ seq: string; event_id: string; subject: string; payload: StreamEvent }>(
       `with d as (delete from records.outbox where seq = any($1::bigint[]))
        select seq, event_id, subject, payload from records.outbox
         where seq <> all($1::bigint[])

@@ -4,6 +4,7 @@
  * formatted with microseconds: a JS Date would cut them to milliseconds and break ETags.
  */
 import type { Knex } from '@mikro-orm/postgresql';
+import { sqlIsoMicros } from '@reelbase/lib-platform';
 import type { DataObject, RecordView } from '../domain/record.types.js';
 
 /** A connection or a transaction. */
@@ -23,10 +24,8 @@ export interface RecordValues {
   data: DataObject;
 }
 
-const ts = (col: string) => `to_char(${col} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
-
 const COLUMNS = `id, entity_type, project_id, status, active, thumbnail_id, created_by,
-  ${ts('created_at')} as created_at, ${ts('updated_at')} as updated_at, retired_at is not null as retired, data`;
+  ${sqlIsoMicros('created_at')} as created_at, ${sqlIsoMicros('updated_at')} as updated_at, retired_at is not null as retired, data`;
 
 // Strictly increasing per row, so two writes within one microsecond (or a clock step back)
 // still give two different ETags.
