@@ -101,14 +101,16 @@ export async function createUser(admin: Api, role: string, email: string, passwo
   return { api: admin.as(login.access_token), token: login.access_token, user: reg.user };
 }
 
-/** Every event after `after`, oldest first, paging with `after=` until the end. */
+/** Every event after `after`, oldest first, paging with `after=` until the end (short pages included). */
 export async function eventsAfter(api: Api, after = 0, query = ''): Promise<any[]> {
   const out: any[] = [];
   let cursor = after;
   for (;;) {
-    const page = expectStatus(await api.get(`/events?after=${cursor}&limit=1000${query}`), 200, 'GET /events?after=').items as any[];
+    const body = expectStatus(await api.get(`/events?after=${cursor}&limit=1000${query}`), 200, 'GET /events?after=');
+    const page = body.items as any[];
     out.push(...page);
-    if (page.length < 1000) return out;
+    // A page of large events stops early at its byte budget and says so with next_cursor.
+    if (page.length < 1000 && !body.next_cursor) return out;
     cursor = page[page.length - 1].id;
   }
 }
