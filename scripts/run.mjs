@@ -5,6 +5,7 @@
 // workspace brings in from the npm registry, so every service and test runs on Node 24.
 import { spawnSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { constants as osConstants } from 'node:os';
 import { existsSync, readFileSync, writeFileSync, readdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -63,6 +64,29 @@ function node24() {
   return null;
 }
 
+/** Signals that mean "stop": each stage passes them on to its child and waits for it. */
+const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+
+/**
+ * Calls `onGone` once the process that started this one has exited (checked every 250 ms),
+ * so a parent killed outright (SIGKILL, a shell that died of SIGTERM) leaves nothing running.
+ */
+function watchParent(onGone) {
+  const parent = process.ppid;
+  if (parent <= 1) return;
+  const timer = setInterval(() => {
+    try {
+      process.kill(parent, 0);
+    } catch (err) {
+      if (err.code !== 'ESRCH') return;
+      clearInterval(timer);
+      say('the parent process is gone; stopping');
+      onGone();
+    }
+  }, 250);
+  timer.unref();
+}
+
 const task = process.argv[2] ?? 'build';
 const onNode24 = Number(process.versions.node.split('.')[0]) >= NODE_MAJOR;
 
@@ -80,9 +104,15 @@ if (!onNode24 || !process.env.REELBASE_BOOTSTRAPPED) {
     PATH: `${dirname(exe)}${process.platform === 'win32' ? ';' : ':'}${join(ROOT, 'node_modules', '.bin')}:${process.env.PATH}`,
   };
   const child = spawn(exe, [fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: 'inherit', env });
-  for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => child.kill(sig));
-  child.on('exit', (code, signal) => process.exit(code ?? (signal ? 128 + 15 : 1)));
+  // Every stop signal is passed on and this process waits for the child's exit, so
+  // `kill -INT`/`kill -TERM` of the npm process stops the whole stack in order.
+  for (const sig of STOP_SIGNALS) process.on(sig, () => child.kill(sig));
+  // Under npm the parent is npm (or the shell it runs scripts with): when it is gone, stop too.
+  if (process.env.npm_lifecycle_event) watchParent(() => child.kill('SIGTERM'));
+  child.on('exit', (code, signal) => process.exit(code ?? (signal ? 128 + (osConstants.signals[signal] ?? 15) : 1)));
 } else {
   const { runTask } = await import('./tasks.mjs');
+  // The first stage above started this process; should it die, stop as if told to.
+  watchParent(() => process.kill(process.pid, 'SIGTERM'));
   await runTask(task, process.argv.slice(3));
 }

@@ -1,5 +1,6 @@
 // The tasks behind the npm scripts; always run on Node 24 by scripts/run.mjs.
 import { spawn } from 'node:child_process';
+import { constants as osConstants } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -10,17 +11,28 @@ function say(msg) {
   process.stderr.write(`[reelbase] ${msg}\n`);
 }
 
-/** Runs a command to completion, inheriting stdio; rejects on a non-zero exit. */
+/** The step running now, and the stop signal received, if any. */
+let current = null;
+let stopSignal = null;
+// Installed once for the whole task: a stop signal goes to the running step (which stops
+// itself, e.g. the stack in order) and no later step starts. This process exits only when
+// the step has exited.
+for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
+  process.on(sig, () => {
+    stopSignal ??= sig;
+    current?.kill(sig);
+  });
+}
+
+/** Runs a command to completion, inheriting stdio; rejects on a non-zero exit or an earlier stop signal. */
 function run(cmd, args, opts = {}) {
   return new Promise((resolvePromise, reject) => {
+    if (stopSignal) return reject(new Error(`stopped by ${stopSignal}`));
     const child = spawn(cmd, args, { stdio: 'inherit', cwd: ROOT, ...opts });
-    const forward = (sig) => child.kill(sig);
-    process.on('SIGINT', forward);
-    process.on('SIGTERM', forward);
+    current = child;
     child.on('error', reject);
     child.on('exit', (code, signal) => {
-      process.off('SIGINT', forward);
-      process.off('SIGTERM', forward);
+      current = null;
       if (code === 0) resolvePromise();
       else reject(new Error(`${cmd} ${args.join(' ')} exited with ${code ?? signal}`));
     });
@@ -36,7 +48,10 @@ const tasks = {
   build,
   async start(args) {
     await build();
-    await run(process.execPath, [join(ROOT, 'services/lib-testkit/dist/stack.cli.js'), ...args]);
+    // The stack stops itself should this process disappear without passing a signal on.
+    await run(process.execPath, [join(ROOT, 'services/lib-testkit/dist/stack.cli.js'), ...args], {
+      env: { ...process.env, STACK_PARENT_PID: String(process.pid) },
+    });
   },
   async test(args) {
     await build();
@@ -65,6 +80,6 @@ export async function runTask(name, args) {
     await task(args);
   } catch (err) {
     say(err.message);
-    process.exit(1);
+    process.exit(stopSignal ? 128 + (osConstants.signals[stopSignal] ?? 15) : 1);
   }
 }

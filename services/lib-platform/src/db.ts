@@ -3,7 +3,7 @@
  * start-up under an advisory lock so replicas starting together never race, and short
  * connection timeouts so a database that is down surfaces as `unavailable` quickly.
  */
-import { MikroORM, type EntitySchema, type MigrationObject } from '@mikro-orm/postgresql';
+import { MikroORM, type EntitySchema, type Knex, type MigrationObject } from '@mikro-orm/postgresql';
 import { Migrator } from '@mikro-orm/migrations';
 import { AppError } from './errors.js';
 import type { Logger } from './logger.js';
@@ -64,15 +64,110 @@ async function migrate(orm: MikroORM, opts: OrmOptions): Promise<void> {
     // Replicas starting together can both pass "if not exists" and then race on the catalog.
     if (err?.code !== '23505' && err?.code !== '42P06') throw err;
   });
-  // Session-level lock on one pooled connection, held while migrations run.
-  const conn = await knex.client.acquireConnection();
+  // Held on one pooled connection while the migrator runs on another.
+  const lock = await LockedConnection.acquire(knex, `migrate:${opts.schema}`);
   try {
-    await conn.query('select pg_advisory_lock(hashtext($1))', [`migrate:${opts.schema}`]);
     const applied = await orm.getMigrator().up();
     if (applied.length) opts.logger.info({ migrations: applied.map((m) => m.name) }, 'migrations applied');
   } finally {
-    await conn.query('select pg_advisory_unlock(hashtext($1))', [`migrate:${opts.schema}`]).catch(() => {});
-    await knex.client.releaseConnection(conn);
+    await lock.release();
+  }
+}
+
+/** The part of a `pg` client a {@link LockedConnection} uses. */
+interface PgConnection {
+  query<R>(sql: string, params?: unknown[]): Promise<{ rows: R[] }>;
+  on(event: 'error' | 'end', fn: (err?: Error) => void): unknown;
+  removeListener(event: 'error' | 'end', fn: (err?: Error) => void): unknown;
+}
+
+/** The knex client internals that lend a pooled connection out for as long as it is needed. */
+interface PoolClient {
+  acquireConnection(): Promise<unknown>;
+  releaseConnection(conn: unknown): Promise<unknown>;
+}
+
+/**
+ * One pooled connection kept out of the pool for as long as it holds a session-level
+ * advisory lock on `key` (`pg_advisory_lock(hashtext(key))`). Whatever must happen only
+ * while the lock is held runs on this connection ({@link query}): if the connection dies, the
+ * lock goes with it ({@link lost}), so work done after losing it cannot commit. Advisory locks
+ * are per database, so one key means one holder across every replica.
+ */
+export class LockedConnection {
+  private lostError: Error | null = null;
+  private released = false;
+  private readonly lostWaiters: ((err: Error) => void)[] = [];
+  private readonly onLost = (err?: Error) => {
+    if (this.lostError) return;
+    this.lostError = err ?? new Error(`connection holding ${this.key} ended`);
+    for (const w of this.lostWaiters.splice(0)) w(this.lostError);
+  };
+
+  private constructor(
+    private readonly pool: PoolClient,
+    private readonly conn: PgConnection,
+    /** The lock's name. */
+    readonly key: string,
+  ) {
+    conn.on('error', this.onLost);
+    conn.on('end', this.onLost);
+  }
+
+  /** Waits until the lock on `key` is free, then holds it. */
+  static async acquire(knex: Knex, key: string): Promise<LockedConnection> {
+    const locked = await LockedConnection.lock(knex, key, 'select pg_advisory_lock(hashtext($1)) as locked');
+    if (!locked) throw new Error(`advisory lock ${key} was not granted`);
+    return locked;
+  }
+
+  /** Holds the lock on `key` when it is free; null at once when another session holds it. */
+  static tryAcquire(knex: Knex, key: string): Promise<LockedConnection | null> {
+    return LockedConnection.lock(knex, key, 'select pg_try_advisory_lock(hashtext($1)) as locked');
+  }
+
+  private static async lock(knex: Knex, key: string, sql: string): Promise<LockedConnection | null> {
+    const pool = knex.client as PoolClient;
+    const conn = (await pool.acquireConnection()) as PgConnection;
+    let rows: { locked: boolean | string }[];
+    try {
+      ({ rows } = await conn.query<{ locked: boolean | string }>(sql, [key]));
+    } catch (err) {
+      await pool.releaseConnection(conn).catch(() => {});
+      throw err;
+    }
+    // pg_advisory_lock returns void: its row means granted.
+    if (rows[0]?.locked !== false) return new LockedConnection(pool, conn, key);
+    await pool.releaseConnection(conn).catch(() => {});
+    return null;
+  }
+
+  /** The error that ended the connection (and so the lock), or null while it is held. */
+  get lost(): Error | null {
+    return this.lostError;
+  }
+
+  /** Resolves with that error once the connection is gone or released. */
+  whenLost(): Promise<Error> {
+    if (this.lostError) return Promise.resolve(this.lostError);
+    return new Promise((resolve) => this.lostWaiters.push(resolve));
+  }
+
+  /** Runs one statement on the locked connection; resolves with its rows. */
+  async query<R = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<R[]> {
+    if (this.released) throw new Error(`advisory lock ${this.key} was released`);
+    return (await this.conn.query<R>(sql, params)).rows;
+  }
+
+  /** Unlocks (unless the connection is gone) and returns the connection to the pool; idempotent. */
+  async release(): Promise<void> {
+    if (this.released) return;
+    this.released = true;
+    this.conn.removeListener('error', this.onLost);
+    this.conn.removeListener('end', this.onLost);
+    if (!this.lostError) await this.conn.query('select pg_advisory_unlock(hashtext($1))', [this.key]).catch(() => {});
+    this.onLost(new Error(`advisory lock ${this.key} released`));
+    await this.pool.releaseConnection(this.conn).catch(() => {});
   }
 }
 

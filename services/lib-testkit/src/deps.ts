@@ -5,7 +5,7 @@
  * Every decision is logged as one line.
  */
 import pg from 'pg';
-import { postgresAnswers, withDatabase } from './database.js';
+import { withDatabase } from './database.js';
 import { natsAnswers } from './nats.js';
 import { startNatsServer } from './nats.server.js';
 import { startEmbeddedPostgres } from './postgres.embedded.js';
@@ -64,6 +64,32 @@ export function safeUrl(url: string): string {
   }
 }
 
+/** What a connection attempt to a PostgreSQL server found. */
+export type PostgresProbe =
+  | { state: 'ok' }
+  /** Nothing listens there (or it did not answer in time). */
+  | { state: 'absent'; detail: string }
+  /** A server answered but refused the connection (login, missing role or database, …). */
+  | { state: 'refused'; detail: string };
+
+/** Connects to `url` and runs `select 1`, telling "no server" from "a server that said no". */
+export async function probePostgres(url: string, timeoutMs = 1500): Promise<PostgresProbe> {
+  const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: timeoutMs });
+  c.on('error', () => undefined);
+  try {
+    await c.connect();
+    await c.query('select 1');
+    return { state: 'ok' };
+  } catch (err) {
+    const e = err as Error & { code?: string };
+    // SQLSTATEs are five characters; socket errors carry errno names (ECONNREFUSED, …).
+    const fromServer = typeof e.code === 'string' && /^[0-9A-Z]{5}$/.test(e.code);
+    return { state: fromServer ? 'refused' : 'absent', detail: fromServer ? `${e.message} (SQLSTATE ${e.code})` : e.message || String(e.code ?? err) };
+  } finally {
+    await c.end().catch(() => undefined);
+  }
+}
+
 /** Creates `database` on the server of `adminUrl` unless it exists. */
 export async function ensureDatabase(adminUrl: string, database: string): Promise<boolean> {
   const c = new pg.Client({ connectionString: withDatabase(adminUrl, 'postgres'), connectionTimeoutMillis: 3000 });
@@ -93,17 +119,25 @@ export async function resolveDependencies(opts: DependencyOptions): Promise<Depe
     if (opts.databaseUrl) {
       databaseUrl = opts.databaseUrl;
       log(`postgres: using DATABASE_URL ${safeUrl(databaseUrl)}`);
-    } else if (await postgresAnswers(withDatabase(localPg, 'postgres'))) {
-      const created = await ensureDatabase(localPg, database);
-      databaseUrl = withDatabase(localPg, database);
-      log(`postgres: found the local server at ${safeUrl(localPg)}; database ${database} ${created ? 'created' : 'exists'}`);
     } else {
-      const emb = await startEmbeddedPostgres(opts.dataDir, log);
-      stops.push(emb.stop);
-      started.postgres = true;
-      const created = await ensureDatabase(emb.adminUrl, database);
-      databaseUrl = withDatabase(emb.adminUrl, database);
-      log(`postgres: no server at ${safeUrl(localPg)}; started an embedded one on port ${emb.port} (${emb.directory}); database ${database} ${created ? 'created' : 'exists'}`);
+      const probe = await probePostgres(withDatabase(localPg, 'postgres'));
+      if (probe.state === 'ok') {
+        const created = await ensureDatabase(localPg, database);
+        databaseUrl = withDatabase(localPg, database);
+        log(`postgres: found the local server at ${safeUrl(localPg)}; database ${database} ${created ? 'created' : 'exists'}`);
+      } else {
+        const found =
+          probe.state === 'refused'
+            ? `the server at ${safeUrl(localPg)} refused the connection: ${probe.detail}; set DATABASE_URL (with a password) to use it`
+            : `no server at ${safeUrl(localPg)}`;
+        if (probe.state === 'refused') log(`postgres: ${found}; starting an embedded one instead`);
+        const emb = await startEmbeddedPostgres(opts.dataDir, log);
+        stops.push(emb.stop);
+        started.postgres = true;
+        const created = await ensureDatabase(emb.adminUrl, database);
+        databaseUrl = withDatabase(emb.adminUrl, database);
+        log(`postgres: ${found}; started an embedded one on port ${emb.port} (${emb.directory}); database ${database} ${created ? 'created' : 'exists'}`);
+      }
     }
 
     let natsUrl: string;

@@ -1,6 +1,7 @@
 /**
  * A local `nats-server` with JetStream as a child process, for machines without one running:
- * found on PATH, installed with apt when running as root, else a clear error.
+ * found on PATH, installed with apt-get when running as root on a machine that has it, else a
+ * clear error saying what to install or set.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync } from 'node:fs';
@@ -33,10 +34,18 @@ export function ensureNatsServer(log: (line: string) => void): string {
         'or set NATS_URL to a NATS server with JetStream enabled.',
     );
   }
+  const hasApt = spawnSync('sh', ['-c', 'command -v apt-get'], { encoding: 'utf8' }).status === 0;
+  if (!hasApt) {
+    throw new Error(
+      'NATS is not running at nats://127.0.0.1:4222 and nats-server is not installed, and this machine has no apt-get ' +
+        'to install it with. Install nats-server 2.10 or newer (https://nats.io/download/, a single binary; put it on PATH), ' +
+        'or set NATS_URL to a NATS server with JetStream enabled.',
+    );
+  }
   log('nats: nats-server not found; installing it with apt-get (Debian package nats-server)');
   const r = spawnSync('sh', ['-c', 'apt-get update && apt-get install -y nats-server'], { stdio: ['ignore', 'inherit', 'inherit'] });
   const path = r.status === 0 ? findNatsServer() : null;
-  if (!path) throw new Error('installing nats-server with apt-get failed; install it by hand or set NATS_URL');
+  if (!path) throw new Error('installing nats-server with apt-get failed (see the lines above); install it by hand (https://nats.io/download/) or set NATS_URL');
   return path;
 }
 

@@ -15,9 +15,8 @@ export interface ServiceSpec {
   httpPort: number;
   httpPortEnv: 'HTTP_PORT' | 'GATEWAY_PORT';
   /**
-   * Default ops port (HTTP_PORT) of a service whose httpPort is its API (the gateway). Used
-   * when the stack runs on default ports; otherwise the service gets HTTP_PORT=0 (any free
-   * port), so stacks on free ports never collide on it. Nothing in the stack calls it.
+   * Default ops port (HTTP_PORT) of a service whose httpPort is its API (the gateway), as
+   * deployments use it. The local stack gives it a free port instead (ServicePorts.ops).
    */
   opsPort?: number;
   /** Services of one stage start together; the next stage waits until they are all ready. */
@@ -39,7 +38,10 @@ export const SERVICES: readonly ServiceSpec[] = [
 /** Ports one service listens on. */
 export interface ServicePorts {
   grpc?: number;
+  /** The ops port, or the API port of the gateway. */
   http: number;
+  /** The gateway's ops port (HTTP_PORT). */
+  ops?: number;
 }
 
 /** `media-transcode` → `MEDIA_TRANSCODE_ADDR`: how peers find a gRPC service. */
@@ -70,7 +72,7 @@ export function serviceEnv(spec: ServiceSpec, ctx: ServiceEnvContext): Record<st
   };
   const own = ctx.ports[spec.name]!;
   env[spec.httpPortEnv] = String(own.http);
-  if (spec.opsPort !== undefined) env.HTTP_PORT = String(own.http === spec.httpPort ? spec.opsPort : 0);
+  if (own.ops !== undefined) env.HTTP_PORT = String(own.ops);
   if (own.grpc !== undefined) env.GRPC_PORT = String(own.grpc);
   for (const peer of ctx.services) {
     const grpc = ctx.ports[peer.name]?.grpc;

@@ -32,6 +32,16 @@ const TAIL_LINES = 200;
 /** Status 78 (EX_CONFIG) is how services report bad configuration: restarting cannot help. */
 const EXIT_CONFIG = 78;
 
+/** Signals the child's whole process group (it is started as its leader); no error when it is gone. */
+function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  if (child.pid === undefined) return;
+  try {
+    process.kill(-child.pid, signal);
+  } catch {
+    // Already gone.
+  }
+}
+
 function describeExit(code: number | null, signal: NodeJS.Signals | null): string {
   return signal ? `was killed by ${signal}` : `exited with status ${code}`;
 }
@@ -114,9 +124,14 @@ export class ServiceProcess {
     if (!child) return;
     const closed = this.closed;
     child.kill(signal);
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    const timer = setTimeout(() => {
+      this.write(`[stack] ${this.name} did not stop within ${Math.round(timeoutMs / 1000)} s; killing it`, false);
+      killGroup(child, 'SIGKILL');
+    }, timeoutMs);
     await closed;
     clearTimeout(timer);
+    // Whatever the service started in its process group goes with it.
+    killGroup(child, 'SIGKILL');
   }
 
   /** Stops and starts again with `extraEnv` (replacing that of an earlier restart), then waits until ready. */
@@ -129,12 +144,13 @@ export class ServiceProcess {
     await this.waitReady(readyTimeoutMs);
   }
 
-  /** Resolves once /readyz answers 200; rejects naming the service and its last lines otherwise. */
-  async waitReady(timeoutMs = 60_000): Promise<void> {
+  /** Resolves once /readyz answers 200; rejects naming the service and its last lines otherwise, or when `signal` aborts. */
+  async waitReady(timeoutMs = 60_000, signal?: AbortSignal): Promise<void> {
     const url = `http://127.0.0.1:${this.opts.httpPort}/readyz`;
     const deadline = Date.now() + timeoutMs;
     let last: number | null = null;
     for (;;) {
+      if (signal?.aborted) throw new Error('the start was cancelled');
       if (this.gaveUp) throw new Error(`${this.name} is down: ${this.gaveUp}\n${this.name}'s last log lines:\n${this.tailText()}`);
       if (!this.child && !this.restartTimer) {
         throw new Error(`${this.name} is not running (${this.lastExit})\n${this.name}'s last log lines:\n${this.tailText()}`);
@@ -160,7 +176,7 @@ export class ServiceProcess {
   killNow(): void {
     this.expected = true;
     clearTimeout(this.restartTimer);
-    this.child?.kill('SIGKILL');
+    if (this.child) killGroup(this.child, 'SIGKILL');
   }
 
   private onExit(child: ChildProcess, code: number | null, signal: NodeJS.Signals | null): void {

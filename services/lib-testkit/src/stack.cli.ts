@@ -1,22 +1,26 @@
 /**
  * `npm start`: the whole stack on this machine with sensible defaults.
  *
- * Reads GATEWAY_PORT (8080), DATABASE_URL, NATS_URL, NATS_PREFIX, S3_ENDPOINT (with
- * S3_ACCESS_KEY, S3_SECRET_KEY, S3_BUCKET, S3_REGION), DATA_DIR (./.data), LOG_LEVEL (info),
- * STACK_FREE_PORTS (1: every internal port is a free ephemeral one; the gateway keeps
- * GATEWAY_PORT) and passes the services' tuning variables through. SIGINT/SIGTERM stop
- * everything and exit 0; a stack that cannot start, or a service that keeps crashing,
- * exits 1 with the reason.
+ * Reads GATEWAY_PORT (8080; checked to be free before anything starts), DATABASE_URL,
+ * NATS_URL, NATS_PREFIX, S3_ENDPOINT (with S3_ACCESS_KEY, S3_SECRET_KEY, S3_BUCKET,
+ * S3_REGION), DATA_DIR (./.data), LOG_LEVEL (info), BIND_HOST (127.0.0.1: where the internal
+ * gRPC and ops ports listen) and INTERNAL_AUTH_SECRET (a random one per run). Every internal
+ * port is a free one. Every other variable set before `npm start` (BODY_LIMIT_BYTES,
+ * MAX_EVENT_BYTES, RATE_LIMIT_RPS, …) reaches every service as given.
+ *
+ * SIGINT, SIGTERM and SIGHUP stop everything in order (gateway first, the databases last)
+ * and exit 0 after `[stack] stopped`; a stack that cannot start, or a service that keeps
+ * crashing, exits 1 with the reason.
  */
 import { resolve } from 'node:path';
 import { s3FromEnv } from './deps.js';
 import { startStack, type Stack } from './stack.js';
 
-/** Service settings a developer may set for `npm start`; handed to every service as given. */
-const PASSED_THROUGH = [
-  'SHUTDOWN_TIMEOUT_MS', 'JWT_TTL_SECONDS', 'JWT_ISSUER', 'PASSWORD_SCRYPT_COST', 'LOGIN_MAX_FAILURES',
-  'OUTBOX_POLL_MS', 'RATE_LIMIT_RPS', 'RATE_LIMIT_BURST', 'AUTH_CACHE_SECONDS', 'WS_PING_SECONDS', 'RPC_DEADLINE_MS',
-];
+/** Variables the stack sets itself for every service, or that only concern this process or npm. */
+const NOT_PASSED = /^(npm_|STACK_PARENT_PID$|GATEWAY_PORT$|DATA_DIR$|BIND_HOST$|INTERNAL_AUTH_SECRET$)/;
+
+/** A stop that takes longer than this (every service's own timeout included) is cut short. */
+const STOP_DEADLINE_MS = 45_000;
 
 const say = (line: string) => process.stdout.write(`[stack] ${line}\n`);
 const fail = (line: string) => process.stderr.write(`[stack] ${line}\n`);
@@ -28,35 +32,61 @@ function parsePort(value: string | undefined, fallback: number): number {
   return n;
 }
 
+/** Calls `onGone` once process `pid` (the `npm start` task that started this one) has exited. */
+function watchParent(pid: number, onGone: () => void): void {
+  const timer = setInterval(() => {
+    try {
+      process.kill(pid, 0);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ESRCH') return;
+      clearInterval(timer);
+      onGone();
+    }
+  }, 250);
+  timer.unref();
+}
+
 async function main(): Promise<number> {
   const env = process.env;
   let stack: Stack | undefined;
-  let stopRequested: NodeJS.Signals | undefined;
+  let stopRequested: NodeJS.Signals | 'parent exit' | undefined;
   let stopRequestedAt = 0;
-  const stopped = new Promise<number>((resolveExit) => {
-    const onSignal = (sig: NodeJS.Signals) => {
-      if (stopRequested) {
-        // `npm start` relays the terminal's Ctrl-C, so one keypress often arrives twice.
-        if (Date.now() - stopRequestedAt > 2000) fail(`${sig} again: still stopping (each service gets its shutdown timeout, then SIGKILL)`);
-        return;
-      }
-      stopRequested = sig;
-      stopRequestedAt = Date.now();
-      // While starting, main() stops what was started once startStack settles.
-      if (!stack) return say(`${sig}: stopping as soon as the start-up settles`);
-      say(`${sig}: stopping every service`);
-      void stack.stop().then(() => {
-        say('stopped');
-        resolveExit(0);
-      });
-    };
-    process.on('SIGINT', onSignal);
-    process.on('SIGTERM', onSignal);
-  });
+  const cancelStart = new AbortController();
+  let resolveExit!: (code: number) => void;
+  const stopped = new Promise<number>((r) => (resolveExit = r));
+  const stop = (why: NodeJS.Signals | 'parent exit') => {
+    if (stopRequested) {
+      // A terminal's Ctrl-C reaches this process both directly and relayed by npm and
+      // scripts/run.mjs, so one keypress arrives several times.
+      if (Date.now() - stopRequestedAt > 2000) fail(`${why} again: still stopping (each service gets its shutdown timeout, then SIGKILL)`);
+      return;
+    }
+    stopRequested = why;
+    stopRequestedAt = Date.now();
+    // Nothing may keep this process (and what it started) alive for long once told to stop.
+    setTimeout(() => {
+      fail(`stopping took longer than ${STOP_DEADLINE_MS / 1000} s; killing what is left`);
+      process.exit(1);
+    }, STOP_DEADLINE_MS).unref();
+    // While starting, main() stops what was started once startStack settles.
+    if (!stack) {
+      say(`${why}: cancelling the start`);
+      cancelStart.abort();
+      return;
+    }
+    say(`${why}: stopping every service`);
+    void stack.stop().then(() => {
+      say('stopped');
+      resolveExit(0);
+    });
+  };
+  for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(sig, stop);
+  const parent = Number(env.STACK_PARENT_PID);
+  if (Number.isInteger(parent) && parent > 1) watchParent(parent, () => stop('parent exit'));
 
   const gatewayPort = parsePort(env.GATEWAY_PORT, 8080);
   const passed: Record<string, string> = {};
-  for (const k of PASSED_THROUGH) if (env[k]) passed[k] = env[k]!;
+  for (const [k, v] of Object.entries(env)) if (v !== undefined && !NOT_PASSED.test(k)) passed[k] = v;
   const starting = startStack({
     dataDir: resolve(env.DATA_DIR || '.data'),
     databaseUrl: env.DATABASE_URL || undefined,
@@ -64,16 +94,21 @@ async function main(): Promise<number> {
     natsPrefix: env.NATS_PREFIX || '',
     s3: s3FromEnv(env),
     gatewayPort,
-    freePorts: env.STACK_FREE_PORTS === '1',
+    bindHost: env.BIND_HOST || '127.0.0.1',
+    internalAuthSecret: env.INTERNAL_AUTH_SECRET || undefined,
     logLevel: env.LOG_LEVEL || 'info',
     env: passed,
+    signal: cancelStart.signal,
     log: say,
   });
   let started: Stack;
   try {
     started = await starting;
   } catch (err) {
-    if (stopRequested) return 0;
+    if (stopRequested) {
+      say('stopped');
+      return 0;
+    }
     fail(`reelbase could not start: ${err instanceof Error ? err.message : String(err)}`);
     return 1;
   }

@@ -3,11 +3,12 @@
  * built service as its own supervised Node process, stage by stage, each waited for on
  * /readyz. Used by `npm start` (stack.cli.ts), the end-to-end tests and the benchmarks.
  */
+import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { resolveDependencies, type S3Settings } from './deps.js';
-import { freePorts } from './ports.js';
+import { freePorts, portIsFree } from './ports.js';
 import { SERVICES, serviceEnv, type ServicePorts, type ServiceSpec } from './service.catalog.js';
 import { ServiceProcess } from './service.process.js';
 
@@ -25,10 +26,19 @@ export interface StackOptions {
   s3?: S3Settings;
   /** Prefix of every NATS stream, subject and durable (default empty). */
   natsPrefix?: string;
-  /** Every port (gateway included, unless gatewayPort is set) is a free ephemeral one. */
+  /**
+   * The gateway's API port is a free one too (unless gatewayPort is set). Every internal port
+   * (gRPC and ops ports of every service) is always a free one.
+   */
   freePorts?: boolean;
-  /** Gateway port (default 8080, or free with freePorts). */
+  /** Gateway port (default 8080, or free with freePorts or 0); checked to be free before anything starts. */
   gatewayPort?: number;
+  /** Interface the services' gRPC and ops ports listen on (BIND_HOST); default 127.0.0.1. */
+  bindHost?: string;
+  /** Shared key of the signed internal calls (INTERNAL_AUTH_SECRET); default a random one per stack. */
+  internalAuthSecret?: string;
+  /** Aborting it stops a start in progress: what was started is stopped and startStack rejects. */
+  signal?: AbortSignal;
   /** Write each service's output to `<logDir>/<name>.log` instead of prefixed stdout lines. */
   logDir?: string;
   logLevel?: string;
@@ -52,6 +62,8 @@ export interface Stack {
   natsUrl: string;
   natsPrefix: string;
   s3: S3Settings;
+  /** The INTERNAL_AUTH_SECRET every service of this stack was given. */
+  internalAuthSecret: string;
   /** Names of the services running (those built). */
   services: string[];
   /** Resolves (never rejects) when a service was given up on and the stack stopped itself. */
@@ -72,17 +84,29 @@ export interface Stack {
 /** Variables a service may need from the parent environment; everything else it gets from the stack. */
 const INHERITED = ['PATH', 'NODE_OPTIONS', 'HOME', 'USER', 'LANG', 'LC_ALL', 'TZ', 'TMPDIR', 'NODE_EXTRA_CA_CERTS', 'FFMPEG_PATH', 'FFPROBE_PATH'];
 
+/**
+ * Ports of every service. Internal ones (gRPC, ops) are always free ones, so a port taken on
+ * this machine (9100 is node_exporter's) never stops the stack; only the gateway's API port
+ * is fixed, and it is checked before anything starts.
+ */
 async function assignPorts(services: ServiceSpec[], opts: StackOptions): Promise<Record<string, ServicePorts>> {
+  const isGateway = (s: ServiceSpec) => s.httpPortEnv === 'GATEWAY_PORT';
+  const fixedGateway = opts.gatewayPort ? opts.gatewayPort : opts.freePorts || opts.gatewayPort === 0 ? undefined : null;
   const need = services.reduce((n, s) => n + 1 + (s.grpcPort !== undefined ? 1 : 0), 0);
-  const pool = opts.freePorts || opts.gatewayPort === 0 ? await freePorts(need) : [];
+  const pool = await freePorts(need);
   const ports: Record<string, ServicePorts> = {};
   for (const s of services) {
-    const isGateway = s.httpPortEnv === 'GATEWAY_PORT';
-    // Port 0 means "any free port": pick it here, since peers and readiness checks need the number.
-    const http =
-      isGateway && opts.gatewayPort ? opts.gatewayPort : opts.freePorts || (isGateway && opts.gatewayPort === 0) ? pool.shift()! : s.httpPort;
-    const grpc = s.grpcPort === undefined ? undefined : opts.freePorts ? pool.shift()! : s.grpcPort;
-    ports[s.name] = grpc === undefined ? { http } : { grpc, http };
+    const grpc = s.grpcPort === undefined ? undefined : pool.shift()!;
+    if (isGateway(s)) {
+      const http = fixedGateway === undefined ? pool.shift()! : (fixedGateway ?? s.httpPort);
+      if (fixedGateway !== undefined && !(await portIsFree(http))) {
+        throw new Error(`port ${http} (GATEWAY_PORT) is already in use on this machine; stop what listens there or set GATEWAY_PORT to a free port`);
+      }
+      const ops = fixedGateway === undefined ? pool.shift()! : (await freePorts(1))[0]!;
+      ports[s.name] = { ...(grpc === undefined ? {} : { grpc }), http, ops };
+    } else {
+      ports[s.name] = grpc === undefined ? { http: pool.shift()! } : { grpc, http: pool.shift()! };
+    }
   }
   return ports;
 }
@@ -101,11 +125,21 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   });
   if (!specs.length) throw new Error(`no service is built under ${join(root, 'services')}; run \`tsc -b\` first`);
 
+  const aborted = () => {
+    if (opts.signal?.aborted) throw new Error('the start was cancelled');
+  };
   const ports = await assignPorts(specs, opts);
+  aborted();
   const deps = await resolveDependencies({ dataDir, databaseUrl: opts.databaseUrl, natsUrl: opts.natsUrl, s3: opts.s3, log });
+  if (opts.signal?.aborted) {
+    await deps.stop();
+    aborted();
+  }
   const natsPrefix = opts.natsPrefix ?? '';
   const base: Record<string, string> = {};
   for (const k of INHERITED) if (process.env[k] !== undefined) base[k] = process.env[k]!;
+  const internalAuthSecret = opts.internalAuthSecret ?? randomBytes(32).toString('base64url');
+  const shared = { BIND_HOST: opts.bindHost ?? '127.0.0.1', INTERNAL_AUTH_SECRET: internalAuthSecret };
 
   let stopping: Promise<void> | undefined;
   let resolveFatal!: (err: Error) => void;
@@ -122,7 +156,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
         httpPort: ports[spec.name]!.http,
         prefixWidth: width,
         logFile: opts.logDir ? join(opts.logDir, `${spec.name}.log`) : undefined,
-        env: (extra) => ({ ...base, ...opts.env, ...env, ...opts.serviceEnv?.[spec.name], ...extra }),
+        env: (extra) => ({ ...base, ...opts.env, ...shared, ...env, ...opts.serviceEnv?.[spec.name], ...extra }),
         onGiveUp: (name, reason) => {
           if (stopping) return;
           log(`${name} is down for good (${reason}); stopping the stack`);
@@ -149,11 +183,12 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     natsUrl: deps.natsUrl,
     natsPrefix,
     s3: deps.s3,
+    internalAuthSecret,
     services: specs.map((s) => s.name),
     fatal,
     kill: (name, signal = 'SIGKILL') => get(name).kill(signal),
     restart: (name, extraEnv) => get(name).restart(extraEnv, readyTimeoutMs),
-    waitReady: (name, timeoutMs = readyTimeoutMs) => get(name).waitReady(timeoutMs),
+    waitReady: (name, timeoutMs = readyTimeoutMs) => get(name).waitReady(timeoutMs, opts.signal),
     pid: (name) => get(name).pid,
     logFile: (name) => (opts.logDir ? join(opts.logDir, `${name}.log`) : undefined),
     stop() {
@@ -173,13 +208,15 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   try {
     for (const stage of [...new Set(specs.map((s) => s.stage))]) {
       const group = specs.filter((s) => s.stage === stage);
+      aborted();
       for (const s of group) {
         const p = ports[s.name]!;
-        log(`starting ${s.name} (${p.grpc !== undefined ? `gRPC :${p.grpc}, ` : ''}${s.httpPortEnv === 'GATEWAY_PORT' ? 'HTTP' : 'ops'} :${p.http})`);
+        const listens = [p.grpc !== undefined ? `gRPC :${p.grpc}` : '', `${s.httpPortEnv === 'GATEWAY_PORT' ? 'HTTP' : 'ops'} :${p.http}`, p.ops !== undefined ? `ops :${p.ops}` : ''];
+        log(`starting ${s.name} (${listens.filter(Boolean).join(', ')})`);
         get(s.name).start();
       }
       await Promise.all(group.map(async (s) => {
-        await get(s.name).waitReady(readyTimeoutMs);
+        await get(s.name).waitReady(readyTimeoutMs, opts.signal);
         log(`${s.name} is ready`);
       }));
     }

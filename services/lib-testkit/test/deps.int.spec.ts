@@ -1,10 +1,10 @@
-import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withDatabase } from '../src/database.js';
-import { resolveDependencies, s3FromEnv } from '../src/deps.js';
+import { probePostgres, resolveDependencies, s3FromEnv } from '../src/deps.js';
 import { natsAnswers } from '../src/nats.js';
 import { portIsFree } from '../src/ports.js';
 
@@ -91,4 +91,29 @@ describe('resolveDependencies', () => {
     }
     expect(await portIsFree(port, '127.0.0.1')).toBe(true);
   }, 120_000);
+
+  it('says so when the local server refuses the login, starts the embedded one, and stops it after it died on its own', async () => {
+    lines.length = 0;
+    const refusing = 'postgres://rb_no_such_role@127.0.0.1:5432';
+    const deps = await resolveDependencies({ dataDir: dir, localPostgresUrl: refusing, natsUrl: 'nats://n:4222', log });
+    try {
+      expect(deps.started.postgres).toBe(true);
+      const said = lines.find((l) => l.includes('refused the connection'));
+      expect(said).toMatch(/^postgres: the server at postgres:\/\/rb_no_such_role@127\.0\.0\.1:5432 refused the connection: .*rb_no_such_role.* \(SQLSTATE 28\w{3}\); set DATABASE_URL/);
+      expect(lines.some((l) => l.startsWith('postgres: no server'))).toBe(false);
+      // A terminal's Ctrl-C used to reach the server first; stopping must not wait for an exit that already happened.
+      const postmaster = Number(readFileSync(join(dir, 'pg', 'postmaster.pid'), 'utf8').split('\n')[0]);
+      process.kill(postmaster, 'SIGINT');
+      for (let i = 0; i < 100 && existsSync(join(dir, 'pg', 'postmaster.pid')); i++) await new Promise((r) => setTimeout(r, 100));
+    } finally {
+      const t0 = Date.now();
+      await deps.stop();
+      expect(Date.now() - t0).toBeLessThan(3000);
+    }
+  }, 120_000);
+
+  it('tells a server that is absent from one that refuses', async () => {
+    expect((await probePostgres(`${NOTHING_PG}/postgres`)).state).toBe('absent');
+    expect(await probePostgres('postgres://rb_no_such_role@127.0.0.1:5432/postgres')).toMatchObject({ state: 'refused' });
+  });
 });

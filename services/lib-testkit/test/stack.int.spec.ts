@@ -10,7 +10,7 @@ import type { ServiceSpec } from '../src/service.catalog.js';
 // exits with FAKE_EXIT_CODE after FAKE_EXIT_AFTER_MS, and logs a line at start.
 const FAKE = `
 const http = require('node:http');
-const port = Number(process.env.HTTP_PORT ?? process.env.GATEWAY_PORT);
+const port = Number(process.env.GATEWAY_PORT ?? process.env.HTTP_PORT);
 const t0 = Date.now();
 const readyAfter = Number(process.env.FAKE_READY_AFTER_MS ?? 0);
 http.createServer((req, res) => {

@@ -4,24 +4,11 @@
  * and any open transaction go with it, so a writer that lost its lock cannot commit.
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { sqlIsoMicros, type StreamEvent } from '@reelbase/lib-platform';
+import { LockedConnection, sqlIsoMicros, type StreamEvent } from '@reelbase/lib-platform';
 import { planAppend, type AppendPlan } from '../domain/append.plan.js';
 
 /** The advisory lock key; advisory locks are per database, so one log = one writer. */
 export const WRITER_LOCK = 'events:event-log-writer';
-
-/** The part of a pg client this session uses. */
-interface PgConnection {
-  query<R = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<{ rows: R[] }>;
-  on(event: 'error' | 'end', fn: (err?: Error) => void): void;
-  removeListener(event: 'error' | 'end', fn: (err?: Error) => void): void;
-}
-
-/** The knex client internals that lend a pooled connection out for as long as we need it. */
-interface KnexClient {
-  acquireConnection(): Promise<PgConnection>;
-  releaseConnection(conn: PgConnection): Promise<void>;
-}
 
 /** The result of one committed append. */
 export interface AppendResult extends AppendPlan {
@@ -35,51 +22,27 @@ export class StaleWriterError extends Error {
 }
 
 export class WriterSession {
-  private lostError: Error | null = null;
-  private readonly lostWaiters: ((err: Error) => void)[] = [];
-  private readonly onLost = (err?: Error) => {
-    if (this.lostError) return;
-    this.lostError = err ?? new Error('writer connection ended');
-    for (const w of this.lostWaiters.splice(0)) w(this.lostError);
-  };
-
-  private constructor(
-    private readonly client: KnexClient,
-    private readonly conn: PgConnection,
-  ) {
-    conn.on('error', this.onLost);
-    conn.on('end', this.onLost);
-  }
+  private constructor(private readonly conn: LockedConnection) {}
 
   /** Takes the writer lock on a dedicated connection; null when another session holds it. */
   static async tryOpen(orm: MikroORM): Promise<WriterSession | null> {
-    const client = orm.em.getConnection().getKnex().client as unknown as KnexClient;
-    const conn = await client.acquireConnection();
-    try {
-      const { rows } = await conn.query<{ locked: boolean }>('select pg_try_advisory_lock(hashtext($1)) as locked', [WRITER_LOCK]);
-      if (rows[0]?.locked) return new WriterSession(client, conn);
-    } catch (err) {
-      await client.releaseConnection(conn).catch(() => {});
-      throw err;
-    }
-    await client.releaseConnection(conn);
-    return null;
+    const conn = await LockedConnection.tryAcquire(orm.em.getConnection().getKnex(), WRITER_LOCK);
+    return conn ? new WriterSession(conn) : null;
   }
 
   /** The error that ended the connection, or null while it is alive. */
   get lost(): Error | null {
-    return this.lostError;
+    return this.conn.lost;
   }
 
   /** Resolves with the error once the connection is gone. */
   whenLost(): Promise<Error> {
-    if (this.lostError) return Promise.resolve(this.lostError);
-    return new Promise((resolve) => this.lostWaiters.push(resolve));
+    return this.conn.whenLost();
   }
 
   /** The highest id in the log (0 when empty). */
   async maxId(): Promise<number> {
-    const { rows } = await this.conn.query<{ last: string }>('select coalesce(max(id), 0) as last from "events"."event_log"');
+    const rows = await this.conn.query<{ last: string }>('select coalesce(max(id), 0) as last from "events"."event_log"');
     return Number(rows[0]?.last ?? 0);
   }
 
@@ -97,7 +60,7 @@ export class WriterSession {
     await c.query('begin');
     try {
       const ids = [...new Set(events.map((e) => e.event_id))];
-      const { rows: found } = await c.query<{ event_id: string }>(
+      const found = await c.query<{ event_id: string }>(
         'select event_id::text as event_id from "events"."event_log" where event_id = any($1::uuid[])',
         [ids],
       );
@@ -105,7 +68,7 @@ export class WriterSession {
       let createdAt: string[] = [];
       if (plan.rows.length) {
         const r = plan.rows;
-        const { rows: inserted } = await c.query<{ id: string; created_at: string }>(
+        const inserted = await c.query<{ id: string; created_at: string }>(
           `insert into "events"."event_log"
              (id, event_id, entity_type, entity_id, project_id, action, actor, changes, created_at)
            select * from unnest($1::bigint[], $2::uuid[], $3::text[], $4::uuid[], $5::uuid[], $6::text[], $7::uuid[], $8::jsonb[], $9::timestamptz[])
@@ -139,13 +102,7 @@ export class WriterSession {
   }
 
   /** Gives the lock up and returns the connection to the pool. */
-  async close(): Promise<void> {
-    this.conn.removeListener('error', this.onLost);
-    this.conn.removeListener('end', this.onLost);
-    if (!this.lostError) {
-      await this.conn.query('select pg_advisory_unlock(hashtext($1))', [WRITER_LOCK]).catch(() => {});
-    }
-    this.onLost(new Error('writer session closed'));
-    await this.client.releaseConnection(this.conn).catch(() => {});
+  close(): Promise<void> {
+    return this.conn.release();
   }
 }

@@ -5,16 +5,12 @@
  * Keeping one connection also lets a whole drain step be one statement (no BEGIN/COMMIT).
  */
 import type { Knex } from '@mikro-orm/postgresql';
-
-/** The subset of a `pg` client the session uses. */
-interface PgConnection {
-  query<R>(sql: string, params?: unknown[]): Promise<{ rows: R[] }>;
-}
+import { LockedConnection } from '@reelbase/lib-platform';
 
 const LOCK_KEY = 'records:outbox-relay';
 
 export class RelaySession {
-  private conn: PgConnection | null = null;
+  private conn: LockedConnection | null = null;
 
   constructor(private readonly db: Knex) {}
 
@@ -26,26 +22,15 @@ export class RelaySession {
   /** Takes the relay lock if free; false when another replica holds it. */
   async acquire(): Promise<boolean> {
     if (this.conn) return true;
-    const conn = (await this.db.client.acquireConnection()) as PgConnection;
-    try {
-      const res = await conn.query<{ locked: boolean }>('select pg_try_advisory_lock(hashtext($1)) as locked', [LOCK_KEY]);
-      if (res.rows[0]?.locked === true) {
-        this.conn = conn;
-        return true;
-      }
-    } catch (err) {
-      await this.db.client.releaseConnection(conn).catch(() => {});
-      throw err;
-    }
-    await this.db.client.releaseConnection(conn);
-    return false;
+    this.conn = await LockedConnection.tryAcquire(this.db, LOCK_KEY);
+    return this.conn !== null;
   }
 
   /** Runs `sql` on the held connection; any failure gives the lock up (it is retaken later). */
   async query<R>(sql: string, params: unknown[]): Promise<R[]> {
     if (!this.conn) throw new Error('relay lock not held');
     try {
-      return (await this.conn.query<R>(sql, params)).rows;
+      return await this.conn.query<R>(sql, params);
     } catch (err) {
       await this.release();
       throw err;
@@ -56,8 +41,6 @@ export class RelaySession {
   async release(): Promise<void> {
     const conn = this.conn;
     this.conn = null;
-    if (!conn) return;
-    await conn.query('select pg_advisory_unlock(hashtext($1))', [LOCK_KEY]).catch(() => {});
-    await this.db.client.releaseConnection(conn).catch(() => {});
+    await conn?.release();
   }
 }
