@@ -60,7 +60,14 @@ describe.skipIf(!existsSync(recordsEntry))('auth with the real records service',
   });
 
   it('bootstraps, registers, logs in, and rejects a user once records retires them', async () => {
+    expect((await client.call.getBootstrap({}, anon)).done).toBe(false);
     const boot = await client.call.register({ email: 'boss@studio.io', password: 'first-user-pw', name: 'Boss' }, anon);
+    expect((await client.call.getBootstrap({}, anon)).done).toBe(true);
+    // A login token's answer carries its expiry (the default 12-hour lifetime); an API key's is 0.
+    const bootAuth = await client.call.authenticate({ token: boot.accessToken! }, anon);
+    expect(Math.abs(bootAuth.expiresAtUnix - (Math.floor(Date.now() / 1000) + 43_200))).toBeLessThanOrEqual(5);
+    const key = await client.call.issueApiKey({ name: 'farm' }, as(bootAuth.principal!));
+    expect((await client.call.authenticate({ token: key.token }, anon)).expiresAtUnix).toBe(0);
     const bossRecord = recordsv1.Record.fromJSON(JSON.parse(boot.userJson));
     const admin = (await client.call.authenticate({ token: boot.accessToken! }, anon)).principal!;
     expect(admin).toMatchObject({ userId: bossRecord.id, role: 'Admin', authKind: 'token' });

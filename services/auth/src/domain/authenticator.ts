@@ -3,6 +3,7 @@
  * is read on every call, so a retired or login-disabled user is refused at once even with
  * an unexpired token (the gateway caches answers for `cache_seconds` only).
  */
+import { decodeJwt } from 'jose';
 import { AppError, type Logger, type Role } from '@reelbase/lib-platform';
 import { hashApiKey, isApiKeyToken, sameHash } from './api-key.token.js';
 import type { LoginTokenIssuer } from './login-token.issuer.js';
@@ -15,6 +16,8 @@ export interface ResolvedPrincipal {
   apiKeyId?: string;
   email: string;
   cacheSeconds: number;
+  /** A login token's `exp` (Unix seconds), so a socket opened with it closes then; 0 for an API key. */
+  expiresAtUnix: number;
 }
 
 export interface ApiKeyLookup {
@@ -47,6 +50,7 @@ export class Authenticator {
     if (!token) throw rejected();
     let userId: string;
     let apiKeyId: string | undefined;
+    let expiresAtUnix = 0;
     if (isApiKeyToken(token)) {
       const hash = hashApiKey(token);
       const key = await this.deps.apiKeys.findByHash(hash);
@@ -56,6 +60,10 @@ export class Authenticator {
       this.noteUse(key.id);
     } else {
       userId = await this.deps.tokens.verify(token);
+      // Verified above (signature, issuer, required exp), so the payload can be read as is.
+      const exp = decodeJwt(token).exp;
+      if (typeof exp !== 'number' || !Number.isFinite(exp)) throw rejected();
+      expiresAtUnix = Math.floor(exp);
     }
     const user = await this.deps.users.find(userId);
     if (!user || !user.loginEnabled) throw rejected();
@@ -66,6 +74,7 @@ export class Authenticator {
       apiKeyId,
       email: user.email,
       cacheSeconds: this.deps.cacheSeconds,
+      expiresAtUnix,
     };
   }
 

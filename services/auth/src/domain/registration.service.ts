@@ -45,6 +45,11 @@ const forbidden = () => new AppError('forbidden', 'only an Admin may register us
 export class RegistrationService {
   constructor(private readonly deps: RegistrationDeps) {}
 
+  /** True once the first user exists (anonymous registration is closed for good). */
+  bootstrapped(): Promise<boolean> {
+    return this.deps.credentials.anyExists();
+  }
+
   async register(input: RegistrationInput, ctx: CallContext): Promise<RegistrationResult> {
     const { credentials, users, hasher, tokens, logger } = this.deps;
     // Role check before validation (contract order: 401, 403, 422); re-checked under the lock.

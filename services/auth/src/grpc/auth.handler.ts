@@ -47,7 +47,12 @@ export function authHandlers(deps: AuthHandlerDeps): UnaryHandlers<authv1.AuthSe
           email: p.email,
           cacheSeconds: p.cacheSeconds,
         },
+        expiresAtUnix: p.expiresAtUnix,
       };
+    },
+
+    async getBootstrap() {
+      return { done: await deps.registration.bootstrapped() };
     },
 
     async issueApiKey(req, ctx) {

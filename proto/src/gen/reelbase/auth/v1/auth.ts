@@ -70,7 +70,22 @@ export interface AuthenticateRequest {
 }
 
 export interface AuthenticateResponse {
-  principal?: Principal | undefined;
+  principal?:
+    | Principal
+    | undefined;
+  /**
+   * When a login token stops being valid (its `exp`, Unix seconds); 0 for an API key, which
+   * stays valid until it is revoked.
+   */
+  expiresAtUnix: number;
+}
+
+export interface GetBootstrapRequest {
+}
+
+export interface GetBootstrapResponse {
+  /** True once the first user exists; from then on registration needs an Admin. Never reverts. */
+  done: boolean;
 }
 
 export interface IssueApiKeyRequest {
@@ -756,13 +771,16 @@ export const AuthenticateRequest: MessageFns<AuthenticateRequest> = {
 };
 
 function createBaseAuthenticateResponse(): AuthenticateResponse {
-  return { principal: undefined };
+  return { principal: undefined, expiresAtUnix: 0 };
 }
 
 export const AuthenticateResponse: MessageFns<AuthenticateResponse> = {
   encode(message: AuthenticateResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.principal !== undefined) {
       Principal.encode(message.principal, writer.uint32(10).fork()).join();
+    }
+    if (message.expiresAtUnix !== 0) {
+      writer.uint32(16).int64(message.expiresAtUnix);
     }
     return writer;
   },
@@ -788,6 +806,14 @@ export const AuthenticateResponse: MessageFns<AuthenticateResponse> = {
             message.principal = Principal.decode(reader, reader.uint32());
             continue;
           }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.expiresAtUnix = longToNumber(reader.int64());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -801,13 +827,23 @@ export const AuthenticateResponse: MessageFns<AuthenticateResponse> = {
   },
 
   fromJSON(object: any): AuthenticateResponse {
-    return { principal: isSet(object.principal) ? Principal.fromJSON(object.principal) : undefined };
+    return {
+      principal: isSet(object.principal) ? Principal.fromJSON(object.principal) : undefined,
+      expiresAtUnix: isSet(object.expiresAtUnix)
+        ? globalThis.Number(object.expiresAtUnix)
+        : isSet(object.expires_at_unix)
+        ? globalThis.Number(object.expires_at_unix)
+        : 0,
+    };
   },
 
   toJSON(message: AuthenticateResponse): unknown {
     const obj: any = {};
     if (message.principal !== undefined) {
       obj.principal = Principal.toJSON(message.principal);
+    }
+    if (message.expiresAtUnix !== 0) {
+      obj.expiresAtUnix = Math.round(message.expiresAtUnix);
     }
     return obj;
   },
@@ -820,6 +856,126 @@ export const AuthenticateResponse: MessageFns<AuthenticateResponse> = {
     message.principal = (object.principal !== undefined && object.principal !== null)
       ? Principal.fromPartial(object.principal)
       : undefined;
+    message.expiresAtUnix = object.expiresAtUnix ?? 0;
+    return message;
+  },
+};
+
+function createBaseGetBootstrapRequest(): GetBootstrapRequest {
+  return {};
+}
+
+export const GetBootstrapRequest: MessageFns<GetBootstrapRequest> = {
+  encode(_: GetBootstrapRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetBootstrapRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetBootstrapRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(_: any): GetBootstrapRequest {
+    return {};
+  },
+
+  toJSON(_: GetBootstrapRequest): unknown {
+    const obj: any = {};
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<GetBootstrapRequest>, I>>(base?: I): GetBootstrapRequest {
+    return GetBootstrapRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<GetBootstrapRequest>, I>>(_: I): GetBootstrapRequest {
+    const message = createBaseGetBootstrapRequest();
+    return message;
+  },
+};
+
+function createBaseGetBootstrapResponse(): GetBootstrapResponse {
+  return { done: false };
+}
+
+export const GetBootstrapResponse: MessageFns<GetBootstrapResponse> = {
+  encode(message: GetBootstrapResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.done !== false) {
+      writer.uint32(8).bool(message.done);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetBootstrapResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetBootstrapResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.done = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetBootstrapResponse {
+    return { done: isSet(object.done) ? globalThis.Boolean(object.done) : false };
+  },
+
+  toJSON(message: GetBootstrapResponse): unknown {
+    const obj: any = {};
+    if (message.done !== false) {
+      obj.done = message.done;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<GetBootstrapResponse>, I>>(base?: I): GetBootstrapResponse {
+    return GetBootstrapResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<GetBootstrapResponse>, I>>(object: I): GetBootstrapResponse {
+    const message = createBaseGetBootstrapResponse();
+    message.done = object.done ?? false;
     return message;
   },
 };
@@ -1511,6 +1667,17 @@ export const AuthServiceService = {
       Buffer.from(AuthenticateResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): AuthenticateResponse => AuthenticateResponse.decode(value),
   },
+  /** Whether the first user exists (anonymous registration is closed). */
+  getBootstrap: {
+    path: "/reelbase.auth.v1.AuthService/GetBootstrap" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetBootstrapRequest): Buffer => Buffer.from(GetBootstrapRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetBootstrapRequest => GetBootstrapRequest.decode(value),
+    responseSerialize: (value: GetBootstrapResponse): Buffer =>
+      Buffer.from(GetBootstrapResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): GetBootstrapResponse => GetBootstrapResponse.decode(value),
+  },
   /** Issues an API key for the calling user. */
   issueApiKey: {
     path: "/reelbase.auth.v1.AuthService/IssueApiKey" as const,
@@ -1563,6 +1730,8 @@ export interface AuthServiceServer extends UntypedServiceImplementation {
   login: handleUnaryCall<LoginRequest, LoginResponse>;
   /** Resolves a login token or API key to the principal it stands for. */
   authenticate: handleUnaryCall<AuthenticateRequest, AuthenticateResponse>;
+  /** Whether the first user exists (anonymous registration is closed). */
+  getBootstrap: handleUnaryCall<GetBootstrapRequest, GetBootstrapResponse>;
   /** Issues an API key for the calling user. */
   issueApiKey: handleUnaryCall<IssueApiKeyRequest, IssueApiKeyResponse>;
   /** Lists the calling user's API keys. */
@@ -1621,6 +1790,22 @@ export interface AuthServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: AuthenticateResponse) => void,
+  ): ClientUnaryCall;
+  /** Whether the first user exists (anonymous registration is closed). */
+  getBootstrap(
+    request: GetBootstrapRequest,
+    callback: (error: ServiceError | null, response: GetBootstrapResponse) => void,
+  ): ClientUnaryCall;
+  getBootstrap(
+    request: GetBootstrapRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: GetBootstrapResponse) => void,
+  ): ClientUnaryCall;
+  getBootstrap(
+    request: GetBootstrapRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: GetBootstrapResponse) => void,
   ): ClientUnaryCall;
   /** Issues an API key for the calling user. */
   issueApiKey(
@@ -1709,6 +1894,17 @@ export type DeepPartial<T> = T extends Builtin ? T
 type KeysOfUnion<T> = T extends T ? keyof T : never;
 export type Exact<P, I extends P> = P extends Builtin ? P
   : P & { [K in keyof P]: Exact<P[K], I[K]> } & { [K in Exclude<keyof I, KeysOfUnion<P>>]: never };
+
+function longToNumber(int64: { toString(): string }): number {
+  const num = globalThis.Number(int64.toString());
+  if (num > globalThis.Number.MAX_SAFE_INTEGER) {
+    throw new globalThis.Error("Value is larger than Number.MAX_SAFE_INTEGER");
+  }
+  if (num < globalThis.Number.MIN_SAFE_INTEGER) {
+    throw new globalThis.Error("Value is smaller than Number.MIN_SAFE_INTEGER");
+  }
+  return num;
+}
 
 function isSet(value: any): boolean {
   return value !== null && value !== undefined;
