@@ -172,6 +172,22 @@ describe('auth service', () => {
     await client.call.login({ email: supEmail, password: 'supervisor-pw' }, anon);
   });
 
+  it('counts only failed logins: 20 parallel correct ones all succeed, 30 parallel wrong ones check at most 10', async () => {
+    const email = 'ghost@studio.io';
+    const right = await Promise.allSettled(Array.from({ length: 20 }, () => client.call.login({ email, password: 'ghost-pw-1' }, anon)));
+    expect(right.filter((r) => r.status === 'fulfilled')).toHaveLength(20);
+    expect(await query('select 1 from auth.login_failure where email = ?', [email])).toHaveLength(0);
+
+    const wrong = await Promise.allSettled(Array.from({ length: 30 }, (_, i) => client.call.login({ email, password: `guess-${i}-pw` }, anon)));
+    const kinds = wrong.map((r) => (r.status === 'rejected' ? (r.reason as AppError).kind : 'ok'));
+    // The per-email limit holds under a parallel burst: only 10 passwords were checked.
+    expect(kinds.filter((k) => k === 'unauthenticated')).toHaveLength(10);
+    expect(kinds.filter((k) => k === 'rate_limited')).toHaveLength(20);
+    expect(await query('select 1 from auth.login_failure where email = ? and not pending', [email])).toHaveLength(10);
+    // Even the right password now waits for the window.
+    expect((await failure(client.call.login({ email, password: 'ghost-pw-1' }, anon))).kind).toBe('rate_limited');
+  });
+
   it('issues API keys that Authenticate resolves to their user, and lists prefixes only', async () => {
     expect((await failure(client.call.issueApiKey({ name: 'x' }, anon))).kind).toBe('unauthenticated');
     const res = await client.call.issueApiKey({ name: 'farm submitter' }, as(supervisor));

@@ -31,14 +31,27 @@ export class LoginService {
   async login(rawEmail: string, password: string): Promise<IssuedToken> {
     const { credentials, users, hasher, tokens, throttle, logger } = this.deps;
     const email = normalizeEmail(rawEmail);
-    await throttle.claim(email);
-    const credential = await credentials.findByEmail(email);
-    const ok = credential ? await hasher.verify(password, credential.passwordHash) : await hasher.verifyDummy(password);
-    // A wrong password leaves the claim counted as the failure.
-    if (!credential || !ok) throw rejected();
-    const user = await users.find(credential.userId);
-    if (!user || !user.loginEnabled) throw rejected();
-    await throttle.reset(email).catch((err: unknown) => logger.warn({ err }, 'could not clear login failures'));
-    return tokens.issue(credential.userId);
+    // A slot is reserved before the password is checked, so parallel guesses cannot pass the limit.
+    const attempt = await throttle.claim(email);
+    let userId: string;
+    try {
+      const credential = await credentials.findByEmail(email);
+      const ok = credential ? await hasher.verify(password, credential.passwordHash) : await hasher.verifyDummy(password);
+      const user = credential && ok ? await users.find(credential.userId) : null;
+      if (!credential || !ok || !user || !user.loginEnabled) {
+        await attempt.failed();
+        throw rejected();
+      }
+      userId = credential.userId;
+    } catch (err) {
+      // A lookup that failed (database or records down) says nothing about the password.
+      if (!(err instanceof AppError && err.kind === 'unauthenticated')) {
+        await attempt.abandoned().catch((e: unknown) => logger.warn({ err: e }, 'could not release a login reservation'));
+      }
+      throw err;
+    }
+    // Only failures count: a right password gives its slot back and clears the email's failures.
+    await attempt.succeeded().catch((err: unknown) => logger.warn({ err }, 'could not clear login failures'));
+    return tokens.issue(userId);
   }
 }

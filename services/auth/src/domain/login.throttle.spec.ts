@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { AppError } from '@reelbase/lib-platform';
-import { LoginThrottle, throttleDecision, type LoginFailureStore } from './login.throttle.js';
+import { LoginThrottle, throttleDecision, type LoginFailureStore, type Reservation } from './login.throttle.js';
 
 describe('throttleDecision', () => {
   const now = 1_000_000;
@@ -27,62 +27,117 @@ describe('throttleDecision', () => {
   });
 });
 
+/** The store in memory; `reserve` is atomic as the advisory lock makes it in PostgreSQL. */
 class MemoryFailures implements LoginFailureStore {
-  rows: { email: string; at: number }[] = [];
-  async recent(email: string, since: Date, limit: number) {
-    return this.rows
-      .filter((r) => r.email === email && r.at > since.getTime())
-      .map((r) => r.at)
-      .sort((a, b) => b - a)
-      .slice(0, limit);
+  rows: { id: string; email: string; at: number; pending: boolean }[] = [];
+  private next = 0;
+  async reserve(email: string, at: Date, since: Date, max: number): Promise<Reservation> {
+    const inWindow = this.rows.filter((r) => r.email === email && r.at > since.getTime());
+    if (inWindow.length < max) {
+      const id = String(++this.next);
+      this.rows.push({ id, email, at: at.getTime(), pending: true });
+      return { granted: true, id };
+    }
+    return { granted: false, failures: inWindow.filter((r) => !r.pending).map((r) => r.at), pending: inWindow.filter((r) => r.pending).length };
   }
-  async add(email: string, at: Date) {
-    this.rows.push({ email, at: at.getTime() });
+  async fail(id: string) {
+    this.rows.find((r) => r.id === id)!.pending = false;
   }
-  async remove(email: string, at: Date) {
-    const i = this.rows.findIndex((r) => r.email === email && r.at === at.getTime());
-    if (i >= 0) this.rows.splice(i, 1);
+  async release(id: string) {
+    this.rows = this.rows.filter((r) => r.id !== id);
   }
   async clear(email: string) {
-    this.rows = this.rows.filter((r) => r.email !== email);
+    this.rows = this.rows.filter((r) => r.email !== email || r.pending);
+  }
+  failures(email: string) {
+    return this.rows.filter((r) => r.email === email && !r.pending).length;
   }
 }
 
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A login as LoginService runs it: reserve, check (taking `checkMs`), then settle. */
+async function login(throttle: LoginThrottle, email: string, right: boolean, checkMs = 5): Promise<'ok' | 'wrong' | 'limited'> {
+  let attempt;
+  try {
+    attempt = await throttle.claim(email);
+  } catch (err) {
+    expect(err).toBeInstanceOf(AppError);
+    expect((err as AppError).kind).toBe('rate_limited');
+    return 'limited';
+  }
+  await sleep(checkMs);
+  if (right) {
+    await attempt.succeeded();
+    return 'ok';
+  }
+  await attempt.failed();
+  return 'wrong';
+}
+
+const count = (results: string[], what: string) => results.filter((r) => r === what).length;
+
 describe('LoginThrottle', () => {
-  it('counts each attempt up front and refuses beyond max, per email, until the window passes', async () => {
+  it('counts failures only and refuses beyond max, per email, until the window passes', async () => {
     let t = 5_000_000;
     const store = new MemoryFailures();
-    const throttle = new LoginThrottle(store, 2, () => t);
-    await throttle.claim('a@x.io'); // failure 1 (the claim stays: the password was wrong)
+    const throttle = new LoginThrottle(store, 2, { now: () => t, pollMs: 1 });
+    await (await throttle.claim('a@x.io')).failed(); // failure 1
     t += 10_000;
-    await throttle.claim('a@x.io'); // failure 2
+    await (await throttle.claim('a@x.io')).failed(); // failure 2
     t += 1;
     const err = await throttle.claim('a@x.io').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(AppError);
     expect((err as AppError).kind).toBe('rate_limited');
     expect((err as AppError).retryAfter).toBe(50);
-    expect(store.rows).toHaveLength(2); // a refused attempt is not left counted
-    await throttle.claim('b@x.io'); // another email is unaffected
+    expect(store.rows).toHaveLength(2); // a refused attempt leaves nothing behind
+    await (await throttle.claim('b@x.io')).failed(); // another email is unaffected
     t += 50_000;
     await throttle.claim('a@x.io');
   });
 
-  it('lets no more than max parallel attempts through', async () => {
+  it('a right password gives its slot back: correct logins never use up the limit', async () => {
     const store = new MemoryFailures();
-    let t = 1_000_000;
-    const throttle = new LoginThrottle(store, 3, () => ++t);
-    const results = await Promise.allSettled(Array.from({ length: 20 }, () => throttle.claim('p@x.io')));
-    // Every attempt is counted before any is judged, so a burst cannot slip past the limit.
-    expect(results.filter((r) => r.status === 'fulfilled').length).toBeLessThanOrEqual(3);
-    expect(results.filter((r) => r.status === 'rejected').length).toBeGreaterThanOrEqual(17);
+    const throttle = new LoginThrottle(store, 2, { pollMs: 1 });
+    for (let i = 0; i < 10; i++) expect(await login(throttle, 'a@x.io', true, 0)).toBe('ok');
+    expect(store.rows).toEqual([]);
   });
 
-  it('reset clears the failures of one email', async () => {
+  it('20 parallel correct logins all get through', async () => {
     const store = new MemoryFailures();
-    const throttle = new LoginThrottle(store, 1);
-    await throttle.claim('a@x.io');
-    await expect(throttle.claim('a@x.io')).rejects.toMatchObject({ kind: 'rate_limited' });
-    await throttle.reset('a@x.io');
-    await throttle.claim('a@x.io');
+    const throttle = new LoginThrottle(store, 10, { pollMs: 1 });
+    const results = await Promise.all(Array.from({ length: 20 }, () => login(throttle, 'p@x.io', true)));
+    expect(count(results, 'ok')).toBe(20);
+    expect(store.rows).toEqual([]);
+  });
+
+  it('30 parallel wrong passwords: at most max are checked, the rest are refused', async () => {
+    const store = new MemoryFailures();
+    const throttle = new LoginThrottle(store, 10, { pollMs: 1 });
+    const results = await Promise.all(Array.from({ length: 30 }, () => login(throttle, 'p@x.io', false)));
+    expect(count(results, 'wrong')).toBe(10);
+    expect(count(results, 'limited')).toBe(20);
+    expect(store.failures('p@x.io')).toBe(10);
+  });
+
+  it('an attempt that waits too long for pending checks is refused, and an abandoned one does not count', async () => {
+    const store = new MemoryFailures();
+    const throttle = new LoginThrottle(store, 1, { waitMs: 20, pollMs: 1 });
+    const slow = await throttle.claim('s@x.io');
+    const err = await throttle.claim('s@x.io').catch((e: unknown) => e);
+    expect((err as AppError).kind).toBe('rate_limited');
+    expect((err as AppError).retryAfter).toBe(1);
+    await slow.abandoned();
+    expect(store.rows).toEqual([]);
+    await throttle.claim('s@x.io');
+  });
+
+  it('a success clears the failures of its email', async () => {
+    const store = new MemoryFailures();
+    const throttle = new LoginThrottle(store, 2, { pollMs: 1 });
+    expect(await login(throttle, 'a@x.io', false, 0)).toBe('wrong');
+    expect(store.failures('a@x.io')).toBe(1);
+    expect(await login(throttle, 'a@x.io', true, 0)).toBe('ok');
+    expect(store.rows).toEqual([]);
   });
 });

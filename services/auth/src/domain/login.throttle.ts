@@ -1,12 +1,19 @@
 /**
- * Per-email limit on failed logins: once `max` failures fall within the window, further
- * attempts are refused with 429 until the oldest of them leaves the window. Each attempt is
- * counted BEFORE its password is checked (a claim), so parallel attempts see each other and
- * cannot all slip under the limit; a successful login clears the count.
+ * Per-email limit on failed logins (`max` per minute, docs/architecture.md "Auth decisions").
+ * Only failures count, yet parallel guesses must not slip past the limit, so every attempt
+ * first RESERVES a slot: reservations and failures in the window together may not pass `max`.
+ * A wrong password turns its reservation into a failure; a right one gives it back (and clears
+ * the email's failures). An attempt that finds the window full of reservations still being
+ * checked waits for them to settle, so parallel correct logins all get through while parallel
+ * wrong ones stop at `max` checked.
  */
 import { AppError } from '@reelbase/lib-platform';
 
 export const THROTTLE_WINDOW_MS = 60_000;
+/** Longest an attempt waits for other attempts' checks before it is refused. */
+export const RESERVATION_WAIT_MS = 3_000;
+/** How often a waiting attempt looks again. */
+export const RESERVATION_POLL_MS = 25;
 
 export type ThrottleDecision = { allowed: true } | { allowed: false; retryAfter: number };
 
@@ -23,39 +30,92 @@ export function throttleDecision(failures: number[], now: number, max: number, w
   return { allowed: false, retryAfter: Math.max(1, Math.ceil((expires - now) / 1000)) };
 }
 
-/** Where failures are kept (shared by every replica). */
+/** The answer of {@link LoginFailureStore.reserve}. */
+export type Reservation =
+  | { granted: true; id: string }
+  /** The window is full: the times of its failures and how many reservations are pending. */
+  | { granted: false; failures: number[]; pending: number };
+
+/** Where reservations and failures are kept (shared by every replica). */
 export interface LoginFailureStore {
-  recent(email: string, since: Date, limit: number): Promise<number[]>;
-  add(email: string, at: Date): Promise<void>;
-  /** Removes one failure of `email` recorded at exactly `at`. */
-  remove(email: string, at: Date): Promise<void>;
+  /**
+   * Atomically (per email, across replicas): when fewer than `max` failures and pending
+   * reservations of `email` lie after `since`, records a pending reservation at `at`.
+   */
+  reserve(email: string, at: Date, since: Date, max: number): Promise<Reservation>;
+  /** Turns a reservation into a failure. */
+  fail(id: string): Promise<void>;
+  /** Gives a reservation back (it never counts). */
+  release(id: string): Promise<void>;
+  /** Removes the failures of `email` (not other attempts' pending reservations). */
   clear(email: string): Promise<void>;
 }
 
+/** One reserved attempt; exactly one of its methods is called once its outcome is known. */
+export interface LoginAttempt {
+  /** The password was wrong (or the user may not log in): counts as a failure. */
+  failed(): Promise<void>;
+  /** The login succeeded: the reservation and the email's failures are cleared. */
+  succeeded(): Promise<void>;
+  /** The check could not be made (a dependency failed): the attempt does not count. */
+  abandoned(): Promise<void>;
+}
+
+export interface ThrottleOptions {
+  now?: () => number;
+  waitMs?: number;
+  pollMs?: number;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
 export class LoginThrottle {
+  private readonly now: () => number;
+  private readonly waitMs: number;
+  private readonly pollMs: number;
+
   constructor(
     private readonly store: LoginFailureStore,
     private readonly max: number,
-    private readonly now: () => number = Date.now,
-  ) {}
+    opts: ThrottleOptions = {},
+  ) {
+    this.now = opts.now ?? Date.now;
+    this.waitMs = opts.waitMs ?? RESERVATION_WAIT_MS;
+    this.pollMs = opts.pollMs ?? RESERVATION_POLL_MS;
+  }
 
   /**
-   * Counts an attempt for `email` as a failure, then throws `rate_limited` (with retryAfter)
-   * when, counting it, more than `max` failures are in the window; a refused attempt is not
-   * left counted. A login that succeeds calls {@link reset}.
+   * Reserves a slot for an attempt on `email` before its password is checked; throws
+   * `rate_limited` (with retryAfter) when `max` failures are in the window, or when the slots
+   * taken by attempts still being checked do not free up within the wait.
    */
-  async claim(email: string): Promise<void> {
-    const at = new Date(this.now());
-    await this.store.add(email, at);
-    const failures = await this.store.recent(email, new Date(at.getTime() - THROTTLE_WINDOW_MS), this.max + 1);
-    const decision = throttleDecision(failures, at.getTime(), this.max + 1);
-    if (!decision.allowed) {
-      await this.store.remove(email, at).catch(() => {});
-      throw new AppError('rate_limited', 'too many failed logins; try again later', { retryAfter: decision.retryAfter });
+  async claim(email: string): Promise<LoginAttempt> {
+    const giveUp = this.now() + this.waitMs;
+    for (;;) {
+      const at = this.now();
+      const r = await this.store.reserve(email, new Date(at), new Date(at - THROTTLE_WINDOW_MS), this.max);
+      if (r.granted) return this.attempt(email, r.id);
+      const decision = throttleDecision(r.failures, at, this.max);
+      if (!decision.allowed) throw limited(decision.retryAfter);
+      // The window is full only with attempts still being checked: wait for their outcome.
+      if (r.pending === 0 || this.now() >= giveUp) throw limited(1);
+      await sleep(this.pollMs);
     }
   }
 
-  reset(email: string): Promise<void> {
-    return this.store.clear(email);
+  private attempt(email: string, id: string): LoginAttempt {
+    const { store } = this;
+    return {
+      failed: () => store.fail(id),
+      succeeded: async () => {
+        await store.release(id);
+        await store.clear(email);
+      },
+      abandoned: () => store.release(id),
+    };
   }
+}
+
+function limited(retryAfter: number): AppError {
+  return new AppError('rate_limited', 'too many failed logins; try again later', { retryAfter });
 }

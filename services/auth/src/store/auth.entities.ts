@@ -41,6 +41,8 @@ export interface LoginFailureRow {
   id: string;
   email: string;
   failedAt: Date;
+  /** A reservation whose password check has not finished yet. */
+  pending: boolean;
 }
 
 export const CredentialEntity = new EntitySchema<CredentialRow>({
@@ -88,6 +90,7 @@ export const LoginFailureEntity = new EntitySchema<LoginFailureRow>({
     id: { type: 'bigint', primary: true, autoincrement: true },
     email: { type: 'text' },
     failedAt: { type: 'Date', columnType: 'timestamptz' },
+    pending: { type: 'boolean', default: false },
   },
 });
 

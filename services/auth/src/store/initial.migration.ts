@@ -2,6 +2,7 @@
  * The first version of schema `auth`, written by hand so the DDL is exactly what we mean.
  */
 import { Migration } from '@mikro-orm/migrations';
+import { LoginAttemptPendingMigration } from './login-failure.repository.js';
 
 export class AuthInitialMigration extends Migration {
   override async up(): Promise<void> {
@@ -47,4 +48,7 @@ export class AuthInitialMigration extends Migration {
 }
 
 /** The migrations of schema `auth`, in order. */
-export const AUTH_MIGRATIONS = [{ name: 'auth-0001-initial', class: AuthInitialMigration }];
+export const AUTH_MIGRATIONS = [
+  { name: 'auth-0001-initial', class: AuthInitialMigration },
+  { name: 'auth-0002-login-attempt-pending', class: LoginAttemptPendingMigration },
+];

@@ -1,61 +1,73 @@
 /**
- * Failed login attempts, kept in PostgreSQL so the per-email limit holds across replicas.
+ * Login attempts per email, kept in PostgreSQL so the per-email limit holds across replicas:
+ * a row is a pending reservation (an attempt whose password is being checked) or a failure.
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
+import { Migration } from '@mikro-orm/migrations';
 import { dbError } from '@reelbase/lib-platform';
+import type { LoginFailureStore, Reservation } from '../domain/login.throttle.js';
 
-export class LoginFailureRepository {
+/** Rows may be reservations still being checked; only settled ones are failures. */
+export class LoginAttemptPendingMigration extends Migration {
+  override async up(): Promise<void> {
+    this.addSql('alter table "auth"."login_failure" add column if not exists "pending" boolean not null default false');
+  }
+}
+
+export class LoginFailureRepository implements LoginFailureStore {
   constructor(private readonly orm: MikroORM) {}
 
-  /** Times (ms since epoch) of the newest `limit` failures for `email` after `since`. */
-  async recent(email: string, since: Date, limit: number): Promise<number[]> {
+  /**
+   * Reads the window and inserts the reservation under a transaction-scoped advisory lock
+   * per email, so two replicas can never both take the last slot.
+   */
+  async reserve(email: string, at: Date, since: Date, max: number): Promise<Reservation> {
     try {
-      const rows = await this.orm.em
-        .getConnection()
-        .execute<{ failed_at: Date }[]>(
-          `select "failed_at" from "auth"."login_failure"
+      return await this.orm.em.fork().transactional(async (em) => {
+        await em.execute(`select pg_advisory_xact_lock(hashtext('auth:login:' || ?))`, [email]);
+        const rows = await em.execute<{ failed_at: Date; pending: boolean }[]>(
+          `select "failed_at", "pending" from "auth"."login_failure"
             where "email" = ? and "failed_at" > ? order by "failed_at" desc limit ?`,
-          [email, since, limit],
+          [email, since, max],
         );
-      return rows.map((r) => new Date(r.failed_at).getTime());
+        if (rows.length < max) {
+          const [row] = await em.execute<{ id: string }[]>(
+            'insert into "auth"."login_failure" ("email", "failed_at", "pending") values (?, ?, true) returning "id"',
+            [email, at],
+          );
+          return { granted: true, id: String(row!.id) };
+        }
+        return {
+          granted: false,
+          failures: rows.filter((r) => !r.pending).map((r) => new Date(r.failed_at).getTime()),
+          pending: rows.filter((r) => r.pending).length,
+        };
+      });
     } catch (err) {
       return dbError(err);
     }
   }
 
-  async add(email: string, at: Date): Promise<void> {
-    try {
-      await this.orm.em.getConnection().execute('insert into "auth"."login_failure" ("email", "failed_at") values (?, ?)', [email, at]);
-    } catch (err) {
-      return dbError(err);
-    }
+  async fail(id: string): Promise<void> {
+    await this.run('update "auth"."login_failure" set "pending" = false where "id" = ?', [id]);
   }
 
-  async remove(email: string, at: Date): Promise<void> {
-    try {
-      await this.orm.em
-        .getConnection()
-        .execute(
-          'delete from "auth"."login_failure" where ctid in (select ctid from "auth"."login_failure" where "email" = ? and "failed_at" = ? limit 1)',
-          [email, at],
-        );
-    } catch (err) {
-      return dbError(err);
-    }
+  async release(id: string): Promise<void> {
+    await this.run('delete from "auth"."login_failure" where "id" = ?', [id]);
   }
 
   async clear(email: string): Promise<void> {
-    try {
-      await this.orm.em.getConnection().execute('delete from "auth"."login_failure" where "email" = ?', [email]);
-    } catch (err) {
-      return dbError(err);
-    }
+    await this.run('delete from "auth"."login_failure" where "email" = ? and not "pending"', [email]);
   }
 
   /** Drops rows that no longer count towards any window. */
   async sweep(before: Date): Promise<void> {
+    await this.run('delete from "auth"."login_failure" where "failed_at" < ?', [before]);
+  }
+
+  private async run(sql: string, params: unknown[]): Promise<void> {
     try {
-      await this.orm.em.getConnection().execute('delete from "auth"."login_failure" where "failed_at" < ?', [before]);
+      await this.orm.em.getConnection().execute(sql, params);
     } catch (err) {
       return dbError(err);
     }
