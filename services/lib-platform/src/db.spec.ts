@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { dbError } from './db.js';
+import { dbError, guarded } from './db.js';
 import { AppError } from './errors.js';
 
 /** What `dbError` throws for `err`. */
@@ -52,5 +52,44 @@ describe('dbError', () => {
   it('rethrows null and undefined as they are', () => {
     expect(mapped(null)).toBeNull();
     expect(mapped(undefined)).toBeUndefined();
+  });
+});
+
+describe('guarded', () => {
+  it('resolves with the query result', async () => {
+    await expect(guarded(async () => 42)).resolves.toBe(42);
+  });
+
+  it('maps a lost connection to unavailable, keeping the cause', async () => {
+    const err = withCode('ECONNREFUSED', 'connect ECONNREFUSED 127.0.0.1:5432');
+    const caught = await guarded(() => Promise.reject(err)).catch((e: unknown) => e);
+    expect(caught).toBeInstanceOf(AppError);
+    expect((caught as AppError).kind).toBe('unavailable');
+    expect((caught as AppError).cause).toBe(err);
+  });
+
+  it('maps a value PostgreSQL cannot store to invalid', async () => {
+    const caught = await guarded(() => Promise.reject(withCode('22P05', 'unsupported Unicode escape sequence'))).catch((e: unknown) => e);
+    expect((caught as AppError).kind).toBe('invalid');
+  });
+
+  it('maps a listed SQLSTATE to the store’s own error, before dbError', async () => {
+    const conflict = AppError.conflict('duplicate_code', 'taken');
+    const caught = await guarded(() => Promise.reject(withCode('23505')), { '23505': () => conflict }).catch((e: unknown) => e);
+    expect(caught).toBe(conflict);
+  });
+
+  it('rethrows anything else unchanged, and AppErrors as they are', async () => {
+    const other = withCode('42601', 'syntax error');
+    await expect(guarded(() => Promise.reject(other), { '23505': () => AppError.conflict('x', 'y') })).rejects.toBe(other);
+    const app = AppError.notFound('record not found');
+    await expect(guarded(() => Promise.reject(app))).rejects.toBe(app);
+  });
+
+  it('turns a synchronous throw into the same mapping', async () => {
+    const caught = await guarded(() => {
+      throw new Error('Connection terminated unexpectedly');
+    }).catch((e: unknown) => e);
+    expect((caught as AppError).kind).toBe('unavailable');
   });
 });

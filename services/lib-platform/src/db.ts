@@ -197,6 +197,27 @@ export function dbError(err: unknown): never {
   throw err;
 }
 
+/** SQLSTATE → the error a store means by it (e.g. `23505` → a conflict with its own code). */
+export type SqlStateErrors = Readonly<Record<string, (err: unknown) => AppError>>;
+
+/**
+ * Runs one store operation and maps its failure once: a SQLSTATE listed in `codes` becomes
+ * that error, everything else goes through {@link dbError} (lost connection → `unavailable`,
+ * a value PostgreSQL cannot store → `invalid`, anything else unchanged). Stores wrap each
+ * public method in it instead of a try/catch of their own.
+ */
+export async function guarded<T>(query: () => Promise<T>, codes: SqlStateErrors = {}): Promise<T> {
+  try {
+    return await query();
+  } catch (err) {
+    if (err instanceof AppError) throw err;
+    const code = (err as { code?: unknown })?.code;
+    const mapped = typeof code === 'string' && Object.hasOwn(codes, code) ? codes[code] : undefined;
+    if (mapped) throw mapped(err);
+    return dbError(err);
+  }
+}
+
 /** `select 1` for readiness checks. */
 export async function pingDb(orm: MikroORM): Promise<void> {
   await orm.em.getConnection().execute('select 1');
