@@ -7,6 +7,7 @@ import express, { type Express } from 'express';
 import type { Peers } from './clients/peers.js';
 import type { AuthCache } from './domain/auth.cache.js';
 import type { RateLimiter } from './domain/rate.limiter.js';
+import { clientAddress } from './http/client.address.js';
 import { errorMiddleware, notFoundHandler } from './http/error.mapper.js';
 import { buildOpenApi } from './http/openapi.builder.js';
 import { requestContext } from './http/request.context.js';
@@ -25,6 +26,14 @@ export interface AppDeps {
   readiness: Readiness;
   bodyLimitBytes: number;
   draining?: () => boolean;
+  /** A User record was written; defaults to forgetting the user's principals in this gateway only. */
+  userChanged?: (userId: string) => Promise<void>;
+  /** Refused credentials per client address; unset: not limited. */
+  authFailures?: RateLimiter;
+  /** Login attempts per client address; unset: not limited. */
+  loginLimiter?: RateLimiter;
+  trustProxyHops?: number;
+  maxProblems?: number;
 }
 
 export interface GatewayApp {
@@ -43,6 +52,13 @@ export function createApp(deps: AppDeps): GatewayApp {
     metrics: deps.metrics,
     openapi: () => openapiText,
     draining: deps.draining ?? (() => false),
+    userChanged:
+      deps.userChanged ??
+      (async (userId: string) => {
+        deps.auth.dropUser(userId);
+      }),
+    loginLimiter: deps.loginLimiter,
+    addressOf: (req) => clientAddress(req, deps.trustProxyHops ?? 0),
   });
   const openapi = buildOpenApi(routes, {
     title: 'reelbase',
@@ -56,7 +72,14 @@ export function createApp(deps: AppDeps): GatewayApp {
   // Record responses carry their own ETag (updated_at); hashing every body would cost for nothing.
   app.set('etag', false);
   app.use(requestContext(deps.logger, deps.metrics));
-  mountRoutes(app, routes, { auth: deps.auth, limiter: deps.limiter, bodyLimitBytes: deps.bodyLimitBytes });
+  mountRoutes(app, routes, {
+    auth: deps.auth,
+    limiter: deps.limiter,
+    authFailures: deps.authFailures,
+    trustProxyHops: deps.trustProxyHops,
+    maxProblems: deps.maxProblems,
+    bodyLimitBytes: deps.bodyLimitBytes,
+  });
   app.use(notFoundHandler);
   app.use(errorMiddleware(deps.logger));
   return { app, routes, openapi };

@@ -12,12 +12,40 @@ export const gatewayConfigShape = {
   AUTH_ADDR: envAddr('127.0.0.1:50051'),
   RECORDS_ADDR: envAddr('127.0.0.1:50052'),
   EVENTS_ADDR: envAddr('127.0.0.1:50053'),
-  /** Sustained requests per second per token. */
+  /** Sustained requests per second per principal (user or API key). */
   RATE_LIMIT_RPS: envInt(50, 1),
-  /** Requests a token may make at once above the sustained rate. */
+  /** Requests a principal may make at once above the sustained rate. */
   RATE_LIMIT_BURST: envInt(200, 1),
   /** Upper bound on how long a resolved token is trusted without asking auth again. */
   AUTH_CACHE_SECONDS: envInt(5, 0, 3600),
+  /** How long a refused token is answered 401 without asking auth again (0: never). */
+  AUTH_NEGATIVE_CACHE_SECONDS: envInt(10, 0, 3600),
+  /** Most refused tokens remembered at once (oldest forgotten first). */
+  AUTH_NEGATIVE_CACHE_MAX: envInt(10_000, 0, 10_000_000),
+  /** Requests with a refused bearer token allowed per second per client address (then 429). */
+  AUTH_FAILURE_RPS: envInt(5, 1),
+  /** Refused-token requests a client address may make at once above that rate. */
+  AUTH_FAILURE_BURST: envInt(50, 1),
+  /** Login attempts per client address per minute (a successful login is not counted); then 429. */
+  LOGIN_RATE_PER_MINUTE: envInt(20, 1),
+  /** WebSocket connects per second per client address. */
+  WS_CONNECT_RPS: envInt(5, 1),
+  /** WebSocket connects a client address may make at once above that rate. */
+  WS_CONNECT_BURST: envInt(50, 1),
+  /** Open WebSockets this gateway accepts in all (further connects: 503). */
+  WS_MAX_CONNECTIONS: envInt(10_000, 1),
+  /**
+   * Longest time a client may take to send a whole request, headers and body (then 408 and the
+   * socket is closed): a body trickled a byte at a time cannot hold a socket for long.
+   */
+  REQUEST_TIMEOUT_MS: envInt(30_000, 1000, 600_000),
+  /** 422 answers list at most this many problems, then one entry saying how many more there were. */
+  MAX_PROBLEMS: envInt(100, 1, 100_000),
+  /**
+   * Reverse proxies in front of the gateway whose `X-Forwarded-For` entries are trusted when
+   * telling client addresses apart (0: the socket's peer address is the client).
+   */
+  TRUST_PROXY_HOPS: envInt(0, 0, 10),
   WS_PING_SECONDS: envInt(30, 1, 3600),
   RPC_DEADLINE_MS: envInt(5000, 50, 120_000),
   BODY_LIMIT_BYTES: envInt(1_048_576, 1024),

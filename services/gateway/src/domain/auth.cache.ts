@@ -1,8 +1,12 @@
 /**
  * Token → principal, cached in memory so the hot path makes no auth call. Entries live for
- * min(auth's cache_seconds, AUTH_CACHE_SECONDS), are keyed by sha256(token) (the token itself
- * is never kept as a key), and are dropped at once when auth announces a revocation or a
- * User event arrives.
+ * min(auth's cache_seconds, AUTH_CACHE_SECONDS, the token's own expiry), are keyed by
+ * sha256(token) (the token itself is never kept as a key), and are dropped at once when a
+ * gateway or auth announces a User change or revocation, or a User event arrives.
+ *
+ * Refused tokens are remembered too (AUTH_NEGATIVE_CACHE_SECONDS, at most
+ * AUTH_NEGATIVE_CACHE_MAX of them, oldest forgotten first), so a bad token sent again and
+ * again costs no call to auth; any User change or revocation forgets them all.
  */
 import { createHash } from 'node:crypto';
 import { AppError, isAppError, ROLES, type CallContext, type Role } from '@reelbase/lib-platform';
@@ -15,6 +19,17 @@ export interface AuthEntry {
   readonly hash: string;
   readonly principal: AuthedPrincipal;
   readonly expiresAt: number;
+  /** When the credential itself stops being valid (ms since the epoch); undefined for an API key. */
+  readonly tokenExpiresAt?: number;
+  /** The rate-limit key: the API key's id, else the user's id (never the token's spelling). */
+  readonly rateKey: string;
+}
+
+export interface NegativeCacheOptions {
+  /** How long a refused token is answered 401 without asking auth again (0: never). */
+  seconds: number;
+  /** Most refused tokens remembered at once. */
+  max: number;
 }
 
 /** Asks auth who a token stands for (the `Authenticate` RPC). */
@@ -39,8 +54,15 @@ function toPrincipal(p: authv1.Principal): AuthedPrincipal {
   };
 }
 
+/** The rate-limit key of a principal: one bucket per API key, one per user's login tokens. */
+export function rateKeyOf(p: AuthedPrincipal): string {
+  return p.apiKeyId ? `key:${p.apiKeyId}` : `user:${p.userId}`;
+}
+
 export class AuthCache {
   private readonly entries = new Map<string, AuthEntry>();
+  /** sha256(token) → until when (ms) it is refused without asking auth. */
+  private readonly refused = new Map<string, number>();
   private readonly inflight = new Map<string, Promise<AuthEntry>>();
   /** Bumped by every drop, so an answer that raced a revocation is used once but not cached. */
   private epoch = 0;
@@ -50,7 +72,14 @@ export class AuthCache {
     private readonly resolve: TokenResolver,
     private readonly maxSeconds: number,
     private readonly now: () => number = Date.now,
+    private readonly negative: NegativeCacheOptions = { seconds: 0, max: 0 },
   ) {}
+
+  /** True when `token` is cached as valid (answered without a call to auth). */
+  hasValid(token: string): boolean {
+    const hit = this.entries.get(tokenHash(token));
+    return hit !== undefined && hit.expiresAt > this.now();
+  }
 
   /**
    * Resolves `token`; throws `unauthenticated` for a bad token and passes on `unavailable`
@@ -64,6 +93,11 @@ export class AuthCache {
         if (hit.expiresAt > this.now()) return Promise.resolve(hit);
         this.entries.delete(hash);
       }
+      const until = this.refused.get(hash);
+      if (until !== undefined) {
+        if (until > this.now()) return Promise.reject(new AppError('unauthenticated', 'invalid or expired token'));
+        this.refused.delete(hash);
+      }
       const pending = this.inflight.get(hash);
       if (pending) return pending;
     }
@@ -76,6 +110,7 @@ export class AuthCache {
       },
       (err: unknown) => {
         if (this.inflight.get(hash) === p) this.inflight.delete(hash);
+        if (started === this.epoch && isAppError(err) && err.kind === 'unauthenticated') this.remember(hash);
         throw err;
       },
     );
@@ -94,7 +129,21 @@ export class AuthCache {
     }
     if (!res.principal || !res.principal.userId) throw new AppError('unauthenticated', 'invalid or expired token');
     const seconds = Math.min(Math.max(res.principal.cacheSeconds, 0), this.maxSeconds);
-    return { hash, principal: toPrincipal(res.principal), expiresAt: this.now() + seconds * 1000 };
+    const tokenExpiresAt = res.expiresAtUnix > 0 ? res.expiresAtUnix * 1000 : undefined;
+    let expiresAt = this.now() + seconds * 1000;
+    if (tokenExpiresAt !== undefined && tokenExpiresAt < expiresAt) expiresAt = tokenExpiresAt;
+    const principal = toPrincipal(res.principal);
+    return { hash, principal, expiresAt, tokenExpiresAt, rateKey: rateKeyOf(principal) };
+  }
+
+  private remember(hash: string): void {
+    if (this.negative.seconds <= 0 || this.negative.max <= 0) return;
+    this.refused.delete(hash);
+    while (this.refused.size >= this.negative.max) {
+      const oldest = this.refused.keys().next().value as string;
+      this.refused.delete(oldest);
+    }
+    this.refused.set(hash, this.now() + this.negative.seconds * 1000);
   }
 
   private store(entry: AuthEntry): void {
@@ -120,6 +169,8 @@ export class AuthCache {
   private drop(match: (e: AuthEntry) => boolean): void {
     this.epoch++;
     this.inflight.clear();
+    // A re-enabled user's or revived key's tokens must not stay refused.
+    this.refused.clear();
     for (const [hash, e] of this.entries) if (match(e)) this.entries.delete(hash);
   }
 

@@ -1,6 +1,8 @@
 /**
- * Token bucket per key (the caller's token hash): `rps` sustained, `burst` at once
- * (contract 10). Buckets are mutated in place so an allowed request allocates nothing.
+ * Token bucket per key: `rps` sustained, `burst` at once. The gateway keys its buckets by
+ * principal (user or API key id: however a token is spelled, one caller has one bucket) and,
+ * for refused tokens, logins and WebSocket connects, by client address. Buckets are mutated
+ * in place so an allowed request allocates nothing.
  */
 
 interface Bucket {
@@ -37,6 +39,20 @@ export class RateLimiter {
       return 0;
     }
     return (1 - b.tokens) / this.rps;
+  }
+
+  /** The seconds to wait before `key` may take a token (0: it may now); takes nothing. */
+  peek(key: string): number {
+    const b = this.buckets.get(key);
+    if (b === undefined) return 0;
+    const tokens = Math.min(this.burst, b.tokens + (this.now() - b.at) * this.rps);
+    return tokens >= 1 ? 0 : (1 - tokens) / this.rps;
+  }
+
+  /** Gives back a token taken for `key` (an attempt that turned out not to count). */
+  refund(key: string): void {
+    const b = this.buckets.get(key);
+    if (b !== undefined) b.tokens = Math.min(this.burst, b.tokens + 1);
   }
 
   /** Full buckets carry no state worth keeping. */

@@ -14,7 +14,7 @@ export interface GatewayLocals {
   /** The matched route's template (labels metrics and logs; never the raw path). */
   routeLabel?: string;
   principal?: AuthedPrincipal;
-  /** sha256 of the bearer token: the rate-limit key. */
+  /** sha256 of the bearer token. */
   tokenHash?: string;
   /** The context passed to every gRPC call of this request. */
   ctx: CallContext;

@@ -75,6 +75,11 @@ export interface RouteDef<P extends z.ZodType | undefined = any, Q extends z.Zod
   bodyTypes?: string[];
   /** Role check: throws a `forbidden` AppError. Runs after authentication, before validation. */
   authorize?: (principal: AuthedPrincipal, raw: RawInput) => void;
+  /**
+   * The check of an `optional` route called without a token, in `authorize`'s place (before
+   * the body is looked at): throws a `forbidden` AppError when anonymous callers may not.
+   */
+  authorizeAnonymous?: (ctx: CallContext) => Promise<void>;
   responses: Record<number, RouteResponse>;
   /** Further documented error statuses (404, 409, 503, ...). */
   errors?: number[];

@@ -4,18 +4,26 @@
  * 422) → the handler, whose services decide existence (404) and conflicts (409). Paths that
  * exist with another method answer 405.
  */
-import { AppError, type Problem } from '@reelbase/lib-platform';
+import { AppError, isAppError, type Problem } from '@reelbase/lib-platform';
 import express, { type Express, type Request, type RequestHandler, type Response } from 'express';
-import type { AuthCache } from '../domain/auth.cache.js';
+import type { AuthCache, AuthEntry } from '../domain/auth.cache.js';
 import type { RateLimiter } from '../domain/rate.limiter.js';
+import { clientAddress } from './client.address.js';
 import { inspectJson } from './json.guard.js';
-import { localsOf } from './locals.js';
+import { localsOf, type GatewayLocals } from './locals.js';
 import { Reply, expressPath, type AnyRoute } from './route.js';
-import { collect } from './validation.js';
+import { collect, DEFAULT_MAX_PROBLEMS, invalidOf } from './validation.js';
 
 export interface RouterDeps {
   auth: AuthCache;
+  /** Requests per principal (user or API key). */
   limiter: RateLimiter;
+  /** Requests with a refused credential per client address; unset: not limited. */
+  authFailures?: RateLimiter;
+  /** Trusted proxy hops in X-Forwarded-For (see client.address.ts). */
+  trustProxyHops?: number;
+  /** Problems listed in a 422 at most. */
+  maxProblems?: number;
   bodyLimitBytes: number;
 }
 
@@ -68,30 +76,57 @@ function bearerToken(req: Request): string | undefined {
   return m[1];
 }
 
+/**
+ * Resolves the request's credential. A client address whose refused credentials used up
+ * their allowance gets 429 before auth is asked again (a token already known to be valid
+ * still passes, so one bad client behind a shared address does not lock the others out);
+ * every refusal takes from that allowance.
+ */
+async function authenticate(req: Request, locals: GatewayLocals, deps: RouterDeps): Promise<AuthEntry | undefined> {
+  const failures = deps.authFailures;
+  const header = req.headers.authorization;
+  if (header === undefined) return undefined;
+  const addr = failures ? clientAddress(req, deps.trustProxyHops ?? 0) : '';
+  const match = BEARER.exec(header);
+  if (failures && !(match && deps.auth.hasValid(match[1]!))) {
+    const wait = failures.peek(addr);
+    if (wait > 0) throw new AppError('rate_limited', 'too many requests with invalid credentials from this address', { retryAfter: Math.ceil(wait) });
+  }
+  try {
+    const token = bearerToken(req)!;
+    return await deps.auth.authenticate(token, locals.ctx);
+  } catch (err) {
+    if (failures && isAppError(err) && err.kind === 'unauthenticated') failures.take(addr);
+    throw err;
+  }
+}
+
 /** Builds the one express handler that runs a route's pipeline. */
 function pipeline(route: AnyRoute, deps: RouterDeps): RequestHandler {
   const rateLimited = route.rateLimited ?? true;
+  const maxProblems = deps.maxProblems ?? DEFAULT_MAX_PROBLEMS;
   return async (req, res) => {
     const locals = localsOf(res);
     locals.routeLabel = route.path;
     if (route.auth !== 'public') {
-      const token = bearerToken(req);
-      if (token === undefined) {
+      const entry = await authenticate(req, locals, deps);
+      if (entry === undefined) {
         if (route.auth === 'bearer') throw new AppError('unauthenticated', 'a bearer token is required');
       } else {
-        const entry = await deps.auth.authenticate(token, locals.ctx);
         locals.principal = entry.principal;
         locals.tokenHash = entry.hash;
         locals.ctx.principal = entry.principal;
         if (rateLimited) {
-          const wait = deps.limiter.take(entry.hash);
-          if (wait > 0) throw new AppError('rate_limited', 'too many requests for this token', { retryAfter: Math.ceil(wait) });
+          // One bucket per user or API key, however the token is spelled.
+          const wait = deps.limiter.take(entry.rateKey);
+          if (wait > 0) throw new AppError('rate_limited', 'too many requests for this credential', { retryAfter: Math.ceil(wait) });
         }
       }
     }
     if (route.authorize && locals.principal) {
       route.authorize(locals.principal, { params: req.params as Record<string, string>, body: locals.bodyError ? undefined : req.body });
     }
+    if (route.authorizeAnonymous && !locals.principal) await route.authorizeAnonymous(locals.ctx);
     if (locals.bodyError) throw locals.bodyError;
 
     const problems: Problem[] = [];
@@ -99,14 +134,14 @@ function pipeline(route: AnyRoute, deps: RouterDeps): RequestHandler {
     // Unstorable characters and runaway nesting first: the schemas below assume neither.
     inspectJson(rawQuery, 'query', problems);
     if (req.body !== undefined) inspectJson(req.body, 'body', problems);
-    if (problems.length > 0) throw AppError.invalid(problems);
+    if (problems.length > 0) throw invalidOf(problems, maxProblems);
 
     const params = route.params ? collect(route.params, req.params, 'path', problems) : EMPTY;
     const query = route.query ? collect(route.query, rawQuery, 'query', problems) : EMPTY;
     let body: unknown;
     if (route.body) body = collect(route.body, req.body ?? {}, 'body', problems);
     else unexpectedBody(req.body, problems);
-    if (problems.length > 0) throw AppError.invalid(problems);
+    if (problems.length > 0) throw invalidOf(problems, maxProblems);
 
     const out = await route.handler({ params, query, body, ctx: locals.ctx, principal: locals.principal, req, res });
     if (!res.headersSent) send(res, out);

@@ -108,6 +108,29 @@ export function toProblems(issues: readonly z.core.$ZodIssue[], source: Source, 
   return out;
 }
 
+/** How many problems a 422 lists by default (MAX_PROBLEMS). */
+export const DEFAULT_MAX_PROBLEMS = 100;
+
+/**
+ * The first `max` problems, then one entry `{"loc": [<source>], "type": "too_many_errors"}`
+ * whose `msg` says how many more were found: a body with thousands of unknown keys gets a
+ * short answer, in the same 422 shape.
+ */
+export function capProblems(problems: Problem[], max = DEFAULT_MAX_PROBLEMS): Problem[] {
+  if (problems.length <= max) return problems;
+  const more = problems.length - max;
+  const source = problems[max]!.loc[0] ?? 'body';
+  return [
+    ...problems.slice(0, max),
+    { loc: [source], msg: `${more} more problem${more === 1 ? '' : 's'} not listed (at most ${max} are)`, type: 'too_many_errors' },
+  ];
+}
+
+/** A 422 naming `problems` (at most `max`, see {@link capProblems}). */
+export function invalidOf(problems: Problem[], max = DEFAULT_MAX_PROBLEMS): AppError {
+  return AppError.invalid(capProblems(problems, max));
+}
+
 /** Parses `value` with `schema`; pushes problems into `problems` and returns undefined on failure. */
 export function collect<S extends z.ZodType>(schema: S, value: unknown, source: Source, problems: Problem[]): z.output<S> | undefined {
   const result = schema.safeParse(value, { reportInput: true });
@@ -120,6 +143,6 @@ export function collect<S extends z.ZodType>(schema: S, value: unknown, source: 
 export function validate<S extends z.ZodType>(schema: S, value: unknown, source: Source): z.output<S> {
   const problems: Problem[] = [];
   const out = collect(schema, value, source, problems);
-  if (problems.length > 0) throw AppError.invalid(problems);
+  if (problems.length > 0) throw invalidOf(problems);
   return out as z.output<S>;
 }

@@ -2,7 +2,8 @@
  * Login, registration, API keys and /me (contract 3). Auth decides who may register whom;
  * the gateway only passes the caller along.
  */
-import { AppError } from '@reelbase/lib-platform';
+import { AppError, isAppError } from '@reelbase/lib-platform';
+import { BootstrapState } from '../domain/bootstrap.state.js';
 import type { AnyRoute } from '../http/route.js';
 import { Reply, defineRoute } from '../http/route.js';
 import { etagOf, recordFromJsonText, recordJson } from '../mappers/record.mapper.js';
@@ -11,21 +12,38 @@ import { ErrorBody } from '../schemas/common.schema.js';
 import { MeOut, etagHeader } from '../schemas/record.schema.js';
 import type { RouteDeps } from './route.deps.js';
 
-export function authRoutes({ peers }: RouteDeps): AnyRoute[] {
+export function authRoutes({ peers, loginLimiter, addressOf }: RouteDeps): AnyRoute[] {
+  const bootstrap = new BootstrapState((ctx) => peers.auth.getBootstrap({}, ctx));
   return [
     defineRoute({
       method: 'post',
       path: '/auth/login',
       operationId: 'login',
       summary: 'Exchange email and password for a login token.',
-      description: 'Wrong email or password: 401 (same answer for both). 10 failed attempts per email per minute: 429.',
+      description:
+        'Wrong email or password: 401 (same answer for both). 10 failed attempts per email per minute: 429. ' +
+        'Attempts per client address are limited too (`LOGIN_RATE_PER_MINUTE`, 20 by default; a successful login is ' +
+        'not counted): 429 with `Retry-After`.',
       tags: ['auth'],
       auth: 'public',
       body: LoginBody,
       responses: { 200: { description: 'A signed login token.', schema: LoginOut } },
       errors: [401, 429, 503],
-      handler: async ({ body, ctx }) => {
-        const res = await peers.auth.login({ email: body.email, password: body.password }, ctx);
+      handler: async ({ body, ctx, req }) => {
+        // Counted before auth is asked (every attempt costs a password hash there, known
+        // email or not), so parallel attempts cannot pass the limit; a success is given back.
+        const addr = addressOf(req);
+        const wait = loginLimiter?.take(addr) ?? 0;
+        if (wait > 0) throw new AppError('rate_limited', 'too many login attempts from this address', { retryAfter: Math.ceil(wait) });
+        let res: Awaited<ReturnType<typeof peers.auth.login>>;
+        try {
+          res = await peers.auth.login({ email: body.email, password: body.password }, ctx);
+        } catch (err) {
+          // Only a refused attempt counts; auth being down is not the client's doing.
+          if (!(isAppError(err) && (err.kind === 'unauthenticated' || err.kind === 'rate_limited'))) loginLimiter?.refund(addr);
+          throw err;
+        }
+        loginLimiter?.refund(addr);
         return { access_token: res.accessToken, token_type: 'bearer', expires_in: res.expiresIn };
       },
     }),
@@ -41,10 +59,13 @@ export function authRoutes({ peers }: RouteDeps): AnyRoute[] {
       tags: ['auth'],
       auth: 'optional',
       body: RegisterBody,
-      // A caller who sent a token is told 403 before any 422; anonymous calls are validated
-      // first and auth decides whether this is still the bootstrap registration.
+      // 403 before any 422, with or without a token: a token must be an Admin's, and an
+      // anonymous call is refused once the first user exists (asked of auth until it does).
       authorize: (principal) => {
         if (principal.role !== 'Admin') throw new AppError('forbidden', 'only an Admin may register users');
+      },
+      authorizeAnonymous: async (ctx) => {
+        if (await bootstrap.isDone(ctx)) throw new AppError('forbidden', 'only an Admin may register users once the first user exists');
       },
       responses: {
         200: { description: 'The created User record.', schema: RegisterOut },

@@ -2,7 +2,7 @@
  * Generic record routes (contract 1): create, read, patch, retire and revive. One gRPC call
  * each; the record's data travels as JSON text and is never re-parsed on the way out.
  */
-import { AppError } from '@reelbase/lib-platform';
+import { AppError, normalizeIfMatch } from '@reelbase/lib-platform';
 import type { recordsv1 } from '@reelbase/proto';
 import { assertMayWrite } from '../domain/write.policy.js';
 import type { AnyRoute } from '../http/route.js';
@@ -18,14 +18,7 @@ function recordReply(record: recordsv1.Record | undefined): Reply {
 }
 
 /** `If-Match: "<updated_at>"` → the bare value records compares; `*` or absent → no condition. */
-export function ifMatchOf(header: string | undefined): string | undefined {
-  if (header === undefined) return undefined;
-  let v = header.trim();
-  if (v === '' || v === '*') return undefined;
-  if (v.startsWith('W/')) v = v.slice(2);
-  if (v.length >= 2 && v.startsWith('"') && v.endsWith('"')) v = v.slice(1, -1);
-  return v;
-}
+const ifMatchOf = normalizeIfMatch;
 
 /** Absent → unchanged; null → cleared; a value → set. */
 const nullable = (v: string | null | undefined): recordsv1.NullableString | undefined =>
@@ -39,8 +32,15 @@ const IF_MATCH = {
   schema: { type: 'string' },
 };
 
-export function entityRoutes({ peers }: RouteDeps): AnyRoute[] {
+const USER = 'User';
+
+export function entityRoutes({ peers, userChanged }: RouteDeps): AnyRoute[] {
   const records = peers.records;
+  /** A User write changes who may do what: every gateway must forget the user before we answer. */
+  const afterWrite = async (entityType: string, id: string): Promise<void> => {
+    // Principals carry the canonical (lower-case) id, whatever spelling the path used.
+    if (entityType === USER) await userChanged(id.toLowerCase());
+  };
   return [
     defineRoute({
       method: 'post',
@@ -114,6 +114,7 @@ export function entityRoutes({ peers }: RouteDeps): AnyRoute[] {
           },
           ctx,
         );
+        await afterWrite(params.entity_type, params.id);
         return recordReply(res.record);
       },
     }),
@@ -132,6 +133,7 @@ export function entityRoutes({ peers }: RouteDeps): AnyRoute[] {
       errors: [404, 409, 503],
       handler: async ({ params, ctx, req }) => {
         await records.retireRecord({ entityType: params.entity_type, id: params.id, ifMatch: ifMatchOf(req.headers['if-match']) }, ctx);
+        await afterWrite(params.entity_type, params.id);
         return { id: params.id, entity_type: params.entity_type, retired: true };
       },
     }),
@@ -146,7 +148,11 @@ export function entityRoutes({ peers }: RouteDeps): AnyRoute[] {
       authorize: (p, raw) => assertMayWrite(p, raw.params.entity_type ?? '', 'revive', undefined),
       responses: { 200: etagResponse('The revived record.') },
       errors: [404, 409, 503],
-      handler: async ({ params, ctx }) => recordReply((await records.reviveRecord({ entityType: params.entity_type, id: params.id }, ctx)).record),
+      handler: async ({ params, ctx }) => {
+        const res = await records.reviveRecord({ entityType: params.entity_type, id: params.id }, ctx);
+        await afterWrite(params.entity_type, params.id);
+        return recordReply(res.record);
+      },
     }),
   ];
 }

@@ -2,8 +2,10 @@
  * What route modules may use. Each module is `(deps) => AnyRoute[]`; adding a route group is
  * one new module plus one line in routes/index.ts.
  */
+import type { IncomingMessage } from 'node:http';
 import type { Metrics, Readiness } from '@reelbase/lib-platform';
 import type { Peers } from '../clients/peers.js';
+import type { RateLimiter } from '../domain/rate.limiter.js';
 
 export interface RouteDeps {
   peers: Peers;
@@ -13,4 +15,13 @@ export interface RouteDeps {
   openapi: () => string;
   /** True once a graceful stop began: /readyz answers 503 so load balancers move on. */
   draining: () => boolean;
+  /**
+   * A User record was written (role, login, retirement): forgets that user's cached
+   * principals here and tells every other gateway, before the write is answered.
+   */
+  userChanged: (userId: string) => Promise<void>;
+  /** Login attempts per client address (LOGIN_RATE_PER_MINUTE); unset: not limited. */
+  loginLimiter?: RateLimiter;
+  /** The client address of a request (TRUST_PROXY_HOPS applied). */
+  addressOf: (req: IncomingMessage) => string;
 }

@@ -51,6 +51,8 @@ export interface FakeState {
   failNext: Map<string, unknown>;
   /** Whether the first user exists (auth's GetBootstrap answer). */
   bootstrapped?: boolean;
+  /** token → its `exp` (Unix seconds); tokens not listed never expire. */
+  tokenExpiry?: Map<string, number>;
 }
 
 /** Fake peers over `state`. */
@@ -75,7 +77,9 @@ export function fakePeers(state: FakeState): Peers {
       const p = state.tokens.get(req.token);
       if (state.authLatencyMs) await new Promise((r) => setTimeout(r, state.authLatencyMs));
       if (!p) throw new AppError('unauthenticated', 'invalid token');
-      return { principal: p };
+      const exp = state.tokenExpiry?.get(req.token);
+      if (exp !== undefined && exp * 1000 <= Date.now()) throw new AppError('unauthenticated', 'token expired');
+      return { principal: p, expiresAtUnix: exp ?? 0 };
     },
     login: async (req: authv1.LoginRequest, ctx: CallContext) => {
       track('auth', 'login', req, ctx);
