@@ -2,7 +2,7 @@
  * Who may write what (contract 1 "Who may write", 8 "Logging own time"). Runs before body
  * validation, so it reads the raw body defensively.
  */
-import { AppError } from '@reelbase/lib-platform';
+import { AppError, mayWriteTimeLogOf, TIME_LOG_NOT_YOURS } from '@reelbase/lib-platform';
 import type { AuthedPrincipal } from '../http/locals.js';
 
 export type WriteOp = 'create' | 'update' | 'delete' | 'revive';
@@ -10,20 +10,12 @@ export type WriteOp = 'create' | 'update' | 'delete' | 'revive';
 const ADMIN_ONLY: ReadonlySet<string> = new Set(['Project', 'User']);
 /** Publishing, notes and own time: open to every authenticated role. */
 const ANY_ROLE: ReadonlySet<string> = new Set(['Version', 'Product', 'Representation', 'Note', 'TimeLog']);
-const TIME_ADMINS: ReadonlySet<string> = new Set(['Admin', 'Supervisor', 'Coordinator']);
 
 function dataOf(body: unknown): Record<string, unknown> | undefined {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) return undefined;
   const data = (body as Record<string, unknown>).data;
   if (data === null || typeof data !== 'object' || Array.isArray(data)) return undefined;
   return data as Record<string, unknown>;
-}
-
-/** The user id a TimeLog's `data.user` names: a link `{type, id}` or a bare id. */
-function linkedId(v: unknown): string | undefined {
-  if (typeof v === 'string') return v;
-  if (v !== null && typeof v === 'object' && typeof (v as { id?: unknown }).id === 'string') return (v as { id: string }).id;
-  return undefined;
 }
 
 const forbidden = (why: string) => new AppError('forbidden', why);
@@ -39,12 +31,7 @@ export function assertMayWrite(principal: AuthedPrincipal, entityType: string, o
     // An explicit data.user naming someone else is refused here, before validation. Whose an
     // existing TimeLog is (update, delete, revive) only records knows; it answers 403 itself.
     const data = op === 'create' || op === 'update' ? dataOf(body) : undefined;
-    if (data && Object.hasOwn(data, 'user')) {
-      const user = linkedId(data.user);
-      if (user !== principal.userId && !TIME_ADMINS.has(role)) {
-        throw forbidden('only an Admin, Supervisor or Coordinator may log time for another user');
-      }
-    }
+    if (data && Object.hasOwn(data, 'user') && !mayWriteTimeLogOf(principal, data.user)) throw forbidden(TIME_LOG_NOT_YOURS);
     return;
   }
   if (ANY_ROLE.has(entityType)) return;

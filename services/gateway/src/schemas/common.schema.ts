@@ -2,14 +2,14 @@
  * Shared zod schemas: identifiers, codes and the two error bodies (contract 0). Schemas with
  * a meta `id` become `components.schemas` entries of the OpenAPI document.
  */
-import { ROLES } from '@reelbase/lib-platform';
+import { ENTITY_TYPE_CODE, ROLES } from '@reelbase/lib-platform';
 import { z } from 'zod';
 
 /** A UUID (any version; ids are v7 but older or imported ids must still resolve). */
 export const Uuid = z.guid();
 
 /** An entity type code such as `Shot` or a custom object code. */
-export const EntityTypeCode = z.string().regex(/^[A-Z][A-Za-z0-9]{0,63}$/);
+export const EntityTypeCode = z.string().regex(ENTITY_TYPE_CODE);
 
 export const Role = z.enum(ROLES);
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { encodeStreamEvent, parseStreamEvent, type Principal } from '@reelbase/lib-platform';
 import { actorOf, buildEventPayload, eventProjectId } from './record.event.js';
-import { normalizeIfMatch, requiresProject, uuidProblems } from './record.rules.js';
+import { requiresProject, uuidProblems } from './record.rules.js';
 import type { RecordView } from './record.types.js';
 
 const user: Principal = { userId: '0190a000-0000-7000-8000-0000000000u1', role: 'Artist', authKind: 'token' };
@@ -79,12 +79,6 @@ describe('rules', () => {
     expect(requiresProject('User')).toBe(false);
     expect(requiresProject('Preset')).toBe(false);
     expect(requiresProject('Vehicle')).toBe(false);
-  });
-
-  it('If-Match accepts the bare and the quoted ETag', () => {
-    expect(normalizeIfMatch('"2026-01-01T00:00:00.000001Z"')).toBe('2026-01-01T00:00:00.000001Z');
-    expect(normalizeIfMatch('W/"abc"')).toBe('abc');
-    expect(normalizeIfMatch('abc')).toBe('abc');
   });
 
   it('uuid problems name each bad field', () => {

@@ -2,7 +2,7 @@
  * Invariants records checks itself until schema validation takes over: type names, id
  * shapes and which built-in types must belong to a project.
  */
-import { AppError, isUuid, type Problem } from '@reelbase/lib-platform';
+import { AppError, ENTITY_TYPE_CODE_PATTERN, isEntityTypeCode, isUuid, type Problem } from '@reelbase/lib-platform';
 
 /** Built-in types that always live inside a project (contract 1). */
 export const PROJECT_SCOPED_TYPES: ReadonlySet<string> = new Set([
@@ -18,9 +18,6 @@ export const PROJECT_SCOPED_TYPES: ReadonlySet<string> = new Set([
   'TimeLog',
 ]);
 
-/** Entity type codes (contract 5); they also become NATS subject tokens. */
-const TYPE_CODE = /^[A-Z][A-Za-z0-9]{0,63}$/;
-
 /** True when records of `entityType` need a `project_id`. */
 export function requiresProject(entityType: string): boolean {
   return PROJECT_SCOPED_TYPES.has(entityType);
@@ -28,9 +25,9 @@ export function requiresProject(entityType: string): boolean {
 
 /** Throws `invalid` at `["path","entity_type"]` for a malformed type code. */
 export function checkEntityType(entityType: string): void {
-  if (!TYPE_CODE.test(entityType)) {
+  if (!isEntityTypeCode(entityType)) {
     throw AppError.invalid([
-      { loc: ['path', 'entity_type'], msg: 'String should match pattern ^[A-Z][A-Za-z0-9]{0,63}$', type: 'string_pattern_mismatch' },
+      { loc: ['path', 'entity_type'], msg: `String should match pattern '${ENTITY_TYPE_CODE_PATTERN}'`, type: 'string_pattern_mismatch' },
     ]);
   }
 }
@@ -54,13 +51,4 @@ export function projectNotFound(projectId: string): Problem {
 /** The problem of a project-scoped record without a project. */
 export function projectMissing(entityType: string): Problem {
   return { loc: ['body', 'project_id'], msg: `Field required: a ${entityType} belongs to a project`, type: 'missing' };
-}
-
-/**
- * The If-Match value as compared with `updated_at`: surrounding quotes (the HTTP ETag form)
- * and a weak-validator prefix are tolerated.
- */
-export function normalizeIfMatch(v: string): string {
-  const s = v.trim().replace(/^W\//, '');
-  return s.length >= 2 && s.startsWith('"') && s.endsWith('"') ? s.slice(1, -1) : s;
 }

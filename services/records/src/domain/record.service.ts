@@ -9,6 +9,7 @@ import {
   encodeStreamEvent,
   type InProcessBus,
   isUuid,
+  normalizeIfMatch,
   newId,
   type CallContext,
   type EventAction,
@@ -25,7 +26,6 @@ import { actorOf, buildEventPayload } from './record.event.js';
 import { checkTimeLogChange, checkTimeLogCreate } from './timelog.rules.js';
 import {
   checkEntityType,
-  normalizeIfMatch,
   projectMissing,
   projectNotFound,
   requiresProject,
@@ -208,7 +208,8 @@ export class RecordService {
   private async live(trx: Db, entityType: string, id: string, ifMatch: string | undefined): Promise<StoredRecord> {
     const current = await this.deps.records.find(trx, id, true);
     if (!current || current.retired || current.entityType !== entityType) throw notFound(entityType, id);
-    if (ifMatch !== undefined && normalizeIfMatch(ifMatch) !== current.updatedAt) {
+    const expected = normalizeIfMatch(ifMatch);
+    if (expected !== undefined && expected !== current.updatedAt) {
       throw AppError.conflict('stale_write', `${entityType} ${id} was changed since ${ifMatch}`);
     }
     return current;

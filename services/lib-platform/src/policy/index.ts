@@ -1,0 +1,6 @@
+/**
+ * Rules that both the gateway and a service apply, kept once.
+ */
+export * from './entity-type.policy.js';
+export * from './if-match.policy.js';
+export * from './timelog.policy.js';
