@@ -4,7 +4,7 @@
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { Migration } from '@mikro-orm/migrations';
-import { dbError } from '@reelbase/lib-platform';
+import { guarded } from '@reelbase/lib-platform';
 import type { LoginFailureStore, Reservation } from '../domain/login.throttle.js';
 
 /** Rows may be reservations still being checked; only settled ones are failures. */
@@ -21,9 +21,9 @@ export class LoginFailureRepository implements LoginFailureStore {
    * Reads the window and inserts the reservation under a transaction-scoped advisory lock
    * per email, so two replicas can never both take the last slot.
    */
-  async reserve(email: string, at: Date, since: Date, max: number): Promise<Reservation> {
-    try {
-      return await this.orm.em.fork().transactional(async (em) => {
+  reserve(email: string, at: Date, since: Date, max: number): Promise<Reservation> {
+    return guarded(() =>
+      this.orm.em.fork().transactional(async (em) => {
         await em.execute(`select pg_advisory_xact_lock(hashtext('auth:login:' || ?))`, [email]);
         const rows = await em.execute<{ failed_at: Date; pending: boolean }[]>(
           `select "failed_at", "pending" from "auth"."login_failure"
@@ -42,10 +42,8 @@ export class LoginFailureRepository implements LoginFailureStore {
           failures: rows.filter((r) => !r.pending).map((r) => new Date(r.failed_at).getTime()),
           pending: rows.filter((r) => r.pending).length,
         };
-      });
-    } catch (err) {
-      return dbError(err);
-    }
+      }),
+    );
   }
 
   async fail(id: string): Promise<void> {
@@ -66,10 +64,6 @@ export class LoginFailureRepository implements LoginFailureStore {
   }
 
   private async run(sql: string, params: unknown[]): Promise<void> {
-    try {
-      await this.orm.em.getConnection().execute(sql, params);
-    } catch (err) {
-      return dbError(err);
-    }
+    await guarded(() => this.orm.em.getConnection().execute(sql, params));
   }
 }
