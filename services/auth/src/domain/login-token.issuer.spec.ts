@@ -1,5 +1,6 @@
-import { decodeProtectedHeader, SignJWT, generateKeyPair } from 'jose';
+import { decodeProtectedHeader, SignJWT, generateKeyPair, importJWK, jwtVerify, type JWK } from 'jose';
 import { describe, expect, it } from 'vitest';
+import { highSTwin, nonCanonicalReason } from './login-token.form.js';
 import { LoginTokenIssuer } from './login-token.issuer.js';
 import { SigningKeyRing, type SigningKeyStore, type StoredSigningKey } from './signing-key.ring.js';
 
@@ -91,5 +92,74 @@ describe('LoginTokenIssuer', () => {
     await expect(b.verificationKey('nope')).resolves.toBeNull();
     await expect(b.verificationKey('nope-2')).resolves.toBeNull();
     expect(store.loads).toBe(loads + 1);
+  });
+
+  it('issues only low-S, canonical tokens, and they verify', async () => {
+    const { issuer } = await setup();
+    for (let i = 0; i < 40; i++) {
+      const { token } = await issuer.issue(`user-${i}`);
+      expect(nonCanonicalReason(token)).toBeNull();
+      await expect(issuer.verify(token)).resolves.toBe(`user-${i}`);
+    }
+  });
+
+  it('refuses the high-S twin of a valid signature, which the bare signature check accepts', async () => {
+    const { store, issuer } = await setup();
+    const publicKey = await importJWK(store.keys[0]!.publicJwk as JWK, 'ES256');
+    const { token } = await issuer.issue('user-1');
+    const twin = highSTwin(token);
+    expect(twin).not.toBe(token);
+    // The twin is a genuine signature: only the form check refuses it.
+    await expect(jwtVerify(twin, publicKey)).resolves.toBeTruthy();
+    await expect(issuer.verify(twin)).rejects.toMatchObject({ kind: 'unauthenticated' });
+  });
+
+  it('refuses every re-spelling of a segment that decodes to the same bytes', async () => {
+    const { store, issuer } = await setup();
+    const publicKey = await importJWK(store.keys[0]!.publicJwk as JWK, 'ES256');
+    const { token } = await issuer.issue('user-1');
+    const parts = token.split('.');
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    const variants: string[] = [];
+    parts.forEach((seg, i) => {
+      const bytes = Buffer.from(seg, 'base64url');
+      for (const c of alphabet) {
+        const alt = seg.slice(0, -1) + c;
+        if (alt !== seg && Buffer.from(alt, 'base64url').equals(bytes)) variants.push(parts.map((p, j) => (j === i ? alt : p)).join('.'));
+      }
+      variants.push(parts.map((p, j) => (j === i ? `${p}${'='.repeat((4 - (p.length % 4)) % 4 || 4)}` : p)).join('.'));
+    });
+    // The 64-byte signature is 86 characters: its last one has four unused bits, 15 other spellings.
+    expect(variants.length).toBeGreaterThanOrEqual(15 + 3);
+    let acceptedByJose = 0;
+    for (const v of variants) {
+      if (await jwtVerify(v, publicKey).then(() => true, () => false)) acceptedByJose++;
+      await expect(issuer.verify(v), v).rejects.toMatchObject({ kind: 'unauthenticated' });
+    }
+    expect(acceptedByJose).toBeGreaterThanOrEqual(15);
+  });
+
+  it('refuses a validly signed token whose lifetime is longer than the configured TTL', async () => {
+    const t = Date.now();
+    const { ring, issuer } = await setup(() => t);
+    const now = Math.floor(t / 1000);
+    const { kid, privateKey } = ring.current();
+    const sign = (iat: number, exp: number) =>
+      new SignJWT({})
+        .setProtectedHeader({ alg: 'ES256', kid, typ: 'JWT' })
+        .setSubject('user-1')
+        .setIssuer('reelbase')
+        .setIssuedAt(iat)
+        .setExpirationTime(exp)
+        .sign(privateKey)
+        .then((token) => (nonCanonicalReason(token) ? highSTwin(token) : token));
+    // Exactly the TTL (3600 s here) is fine.
+    await expect(issuer.verify(await sign(now, now + 3600))).resolves.toBe('user-1');
+    // Ten years, signed by the real key.
+    await expect(issuer.verify(await sign(now, now + 10 * 365 * 86_400))).rejects.toMatchObject({ kind: 'unauthenticated' });
+    // One second more than the TTL, an old iat making room for a far exp, an iat in the future.
+    await expect(issuer.verify(await sign(now, now + 3601))).rejects.toMatchObject({ kind: 'unauthenticated' });
+    await expect(issuer.verify(await sign(now - 7200, now + 7200))).rejects.toMatchObject({ kind: 'unauthenticated' });
+    await expect(issuer.verify(await sign(now + 7200, now + 7200 + 3600))).rejects.toMatchObject({ kind: 'unauthenticated' });
   });
 });

@@ -1,9 +1,15 @@
 /**
  * Login tokens: ES256 JWTs with the signing key's kid in the header and the user id as `sub`.
+ * Only the canonical spelling is issued and accepted (login-token.form.ts), and no token may
+ * live longer than the configured lifetime (`JWT_TTL_SECONDS`), whatever its `exp` says.
  */
 import { SignJWT, jwtVerify } from 'jose';
 import { AppError } from '@reelbase/lib-platform';
+import { nonCanonicalReason, withLowS } from './login-token.form.js';
 import { SIGNING_ALG, type SigningKeyRing } from './signing-key.ring.js';
+
+/** Clock difference between replicas tolerated for `iat` and for `exp` measured from now. */
+export const CLOCK_SKEW_SECONDS = 60;
 
 export interface IssuedToken {
   token: string;
@@ -28,12 +34,15 @@ export class LoginTokenIssuer {
       .setIssuedAt(iat)
       .setExpirationTime(iat + this.ttlSeconds)
       .sign(privateKey);
-    return { token, expiresIn: this.ttlSeconds };
+    // WebCrypto picks either of the signature's two S values; issue the one we accept.
+    return { token: withLowS(token), expiresIn: this.ttlSeconds };
   }
 
   /** The user id of a valid token; anything else is `unauthenticated`. */
   async verify(token: string): Promise<string> {
     try {
+      const odd = nonCanonicalReason(token);
+      if (odd) throw new Error(`token not canonical: ${odd}`);
       const { payload } = await jwtVerify(
         token,
         async (header) => {
@@ -49,6 +58,13 @@ export class LoginTokenIssuer {
         },
       );
       if (typeof payload.sub !== 'string' || payload.sub === '') throw new Error('no subject');
+      // A validly signed token may still claim a lifetime this service never grants.
+      const now = Math.floor(this.now() / 1000);
+      const { iat, exp } = payload as { iat: number; exp: number };
+      if (iat > now + CLOCK_SKEW_SECONDS) throw new Error('issued in the future');
+      if (exp - iat > this.ttlSeconds || exp > now + this.ttlSeconds + CLOCK_SKEW_SECONDS) {
+        throw new Error('lifetime longer than JWT_TTL_SECONDS');
+      }
       return payload.sub;
     } catch (err) {
       if (err instanceof AppError) throw err;
