@@ -46,12 +46,3 @@ export function withLowS(token: string): string {
   const fixed = Buffer.concat([sig.subarray(0, 32), toBytes32(P256_N - s)]);
   return `${parts[0]}.${parts[1]}.${fixed.toString('base64url')}`;
 }
-
-/** The high-S twin of a canonical token's signature (tests build forgeries with it). */
-export function highSTwin(token: string): string {
-  const parts = token.split('.');
-  const sig = Buffer.from(parts[2]!, 'base64url');
-  const s = toBigInt(sig.subarray(32));
-  const twin = Buffer.concat([sig.subarray(0, 32), toBytes32(P256_N - s)]);
-  return `${parts[0]}.${parts[1]}.${twin.toString('base64url')}`;
-}

@@ -1,8 +1,17 @@
 import { decodeProtectedHeader, SignJWT, generateKeyPair, importJWK, jwtVerify, type JWK } from 'jose';
 import { describe, expect, it } from 'vitest';
-import { highSTwin, nonCanonicalReason } from './login-token.form.js';
+import { nonCanonicalReason, P256_N } from './login-token.form.js';
 import { LoginTokenIssuer } from './login-token.issuer.js';
 import { SigningKeyRing, type SigningKeyStore, type StoredSigningKey } from './signing-key.ring.js';
+
+/** The same signature with S replaced by n - S: valid ECDSA, another spelling. */
+function highSTwin(token: string): string {
+  const [h, p, sig] = token.split('.') as [string, string, string];
+  const bytes = Buffer.from(sig, 'base64url');
+  const s = BigInt(`0x${bytes.subarray(32).toString('hex')}`);
+  const twin = Buffer.concat([bytes.subarray(0, 32), Buffer.from((P256_N - s).toString(16).padStart(64, '0'), 'hex')]);
+  return `${h}.${p}.${twin.toString('base64url')}`;
+}
 
 /** Newest first, like the repository. */
 class MemoryKeys implements SigningKeyStore {
