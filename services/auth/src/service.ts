@@ -32,7 +32,7 @@ import { RecordsUserDirectory } from './records/records.user-directory.js';
 import { ApiKeyRepository } from './store/api-key.repository.js';
 import { AUTH_ENTITIES, AUTH_SCHEMA } from './store/auth.entities.js';
 import { CredentialRepository } from './store/credential.repository.js';
-import { AUTH_MIGRATIONS } from './store/initial.migration.js';
+import { AUTH_MIGRATIONS } from './store/migrations.js';
 import { LoginFailureRepository } from './store/login-failure.repository.js';
 import { SigningKeyRepository } from './store/signing-key.repository.js';
 
@@ -57,11 +57,12 @@ export function startAuth(config: AuthConfig, logger: Logger = createLogger('aut
       resources.defer('postgres', () => orm.close());
       const nc = await connectNats(config.NATS_URL, 'auth', logger);
       resources.defer('nats', () => nc.drain());
-      const users = new RecordsUserDirectory(config.RECORDS_ADDR, metrics);
+      const users = new RecordsUserDirectory(config.RECORDS_ADDR, config.INTERNAL_AUTH_SECRET, metrics);
       resources.defer('records client', () => users.close());
       const recordsHealth = createGrpcClient(healthv1.HealthClient, healthv1.HealthService, {
         name: 'records',
         address: config.RECORDS_ADDR,
+        internalAuthSecret: config.INTERNAL_AUTH_SECRET,
         deadlineMs: 1000,
       });
       resources.defer('records health client', () => recordsHealth.close());
@@ -83,8 +84,8 @@ export function startAuth(config: AuthConfig, logger: Logger = createLogger('aut
         apiKeys: new ApiKeyService(apiKeyStore, new NatsRevocationPublisher(nc, config.NATS_PREFIX, logger), logger),
         ring,
       });
-      const grpc = new GrpcServer({ logger, metrics }).add<authv1.AuthServiceServer>(AUTH_SERVICE_NAME, authv1.AuthServiceService, handlers);
-      const grpcPort = await grpc.listen(config.GRPC_PORT);
+      const grpc = new GrpcServer({ logger, metrics, internalAuthSecret: config.INTERNAL_AUTH_SECRET }).add<authv1.AuthServiceServer>(AUTH_SERVICE_NAME, authv1.AuthServiceService, handlers);
+      const grpcPort = await grpc.listen(config.GRPC_PORT, config.BIND_HOST);
       resources.defer('grpc', () => grpc.close());
 
       const readiness = new Readiness()
@@ -94,7 +95,7 @@ export function startAuth(config: AuthConfig, logger: Logger = createLogger('aut
           const res = await recordsHealth.call.check({ service: '' }, { requestId: 'readyz' });
           if (res.status !== healthv1.HealthCheckResponse_ServingStatus.SERVING) throw new Error('records is not serving');
         });
-      const ops = await startOpsServer({ port: config.HTTP_PORT, metrics, readiness, logger });
+      const ops = await startOpsServer({ port: config.HTTP_PORT, host: config.BIND_HOST, metrics, readiness, logger });
       resources.defer('ops', () => ops.close());
 
       // Failures older than the window never count again; sweep them so the table stays small.

@@ -19,12 +19,12 @@ import {
   type RunningService,
 } from '@reelbase/lib-platform';
 import type { EventsConfig } from './config.js';
-import { EVENTS_SERVICE_NAME, EventsHandler } from './grpc/events.handler.js';
+import { EVENTS_SERVICE_NAME, eventsHandlers } from './grpc/events.handler.js';
 import { LogWriter } from './log/log.writer.js';
 import { createWriterMetrics } from './log/writer.metrics.js';
 import { EventLogEntrySchema } from './store/event-log.entity.js';
 import { EventLogRepository } from './store/event-log.repository.js';
-import { migrations } from './store/migrations.js';
+import { EVENTS_MIGRATIONS } from './store/migrations.js';
 
 /** A running events service. */
 export interface RunningEvents extends RunningService {
@@ -44,7 +44,7 @@ export function startEvents(config: EventsConfig, logger: Logger = createLogger(
         clientUrl: config.DATABASE_URL,
         schema: 'events',
         entities: [EventLogEntrySchema],
-        migrations,
+        migrations: EVENTS_MIGRATIONS,
         logger,
       });
       resources.defer('postgres', () => orm.close());
@@ -66,9 +66,9 @@ export function startEvents(config: EventsConfig, logger: Logger = createLogger(
         lagRefreshMs: config.EVENTS_LAG_REFRESH_MS,
       });
 
-      const grpc = new GrpcServer({ logger, metrics });
-      grpc.add<eventsv1.EventsServiceServer>(EVENTS_SERVICE_NAME, eventsv1.EventsServiceService, new EventsHandler(new EventLogRepository(orm, { pageMaxBytes: config.EVENTS_PAGE_MAX_BYTES })));
-      const grpcPort = await grpc.listen(config.GRPC_PORT);
+      const grpc = new GrpcServer({ logger, metrics, internalAuthSecret: config.INTERNAL_AUTH_SECRET });
+      grpc.add<eventsv1.EventsServiceServer>(EVENTS_SERVICE_NAME, eventsv1.EventsServiceService, eventsHandlers(new EventLogRepository(orm, { pageMaxBytes: config.EVENTS_PAGE_MAX_BYTES })));
+      const grpcPort = await grpc.listen(config.GRPC_PORT, config.BIND_HOST);
       resources.defer('grpc', () => grpc.close());
 
       const readiness = new Readiness()
@@ -77,7 +77,7 @@ export function startEvents(config: EventsConfig, logger: Logger = createLogger(
           if (nc.isClosed()) throw new Error('connection closed');
           await nc.flush();
         });
-      const ops = await startOpsServer({ port: config.HTTP_PORT, metrics, readiness, logger });
+      const ops = await startOpsServer({ port: config.HTTP_PORT, host: config.BIND_HOST, metrics, readiness, logger });
       resources.defer('ops', () => ops.close());
 
       writer.start();

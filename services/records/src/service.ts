@@ -24,11 +24,11 @@ import { RecordService, type RecordsBusTopics } from './domain/record.service.js
 import { RECORDS_SERVICE_NAME, recordsHandlers } from './grpc/records.handler.js';
 import { FaultSwitch } from './outbox/fault.switch.js';
 import { OutboxRelay } from './outbox/outbox.relay.js';
-import { recordsMigrations } from './store/initial.migration.js';
+import { RECORDS_MIGRATIONS } from './store/migrations.js';
 import { OutboxEntitySchema } from './store/outbox.entity.js';
 import { OutboxRepository } from './store/outbox.repository.js';
 import { RecordEntitySchema } from './store/record.entity.js';
-import { RecordRepository } from './store/record.repository.js';
+import { KnexRecordStore } from './store/knex.record.store.js';
 
 /** A running records service; its stop closes gRPC, then drains the relay a last time, then NATS, then the pool. */
 export interface RunningRecords extends RunningService {
@@ -48,7 +48,7 @@ export function startRecords(config: RecordsConfig, logger?: Logger): Promise<Ru
         clientUrl: config.DATABASE_URL,
         schema: 'records',
         entities: [RecordEntitySchema, OutboxEntitySchema],
-        migrations: recordsMigrations,
+        migrations: RECORDS_MIGRATIONS,
         logger: log,
       });
       resources.defer('postgres', () => orm.close(true));
@@ -66,23 +66,16 @@ export function startRecords(config: RecordsConfig, logger?: Logger): Promise<Ru
       // Keep events under the server's max_payload with room for headers and the envelope.
       const serverMax = nc.info?.max_payload ?? Number.MAX_SAFE_INTEGER;
       const maxEventBytes = Math.min(config.MAX_EVENT_BYTES, serverMax - 16 * 1024);
-      const service = new RecordService({
-        db,
-        records: new RecordRepository(),
-        outbox,
-        names,
-        bus,
-        maxEventBytes,
-      });
+      const service = new RecordService({ store: new KnexRecordStore(db, names), bus, maxEventBytes });
 
-      const grpc = new GrpcServer({ logger: log, metrics });
+      const grpc = new GrpcServer({ logger: log, metrics, internalAuthSecret: config.INTERNAL_AUTH_SECRET });
       grpc.add<recordsv1.RecordsServiceServer>(RECORDS_SERVICE_NAME, recordsv1.RecordsServiceService, recordsHandlers(service));
       const readiness = new Readiness().add('postgres', () => pingDb(orm)).add('nats', () => nc.rtt());
-      const ops = await startOpsServer({ port: config.HTTP_PORT, metrics, readiness, logger: log });
+      const ops = await startOpsServer({ port: config.HTTP_PORT, host: config.BIND_HOST, metrics, readiness, logger: log });
       resources.defer('ops', () => ops.close());
       relay.start();
       resources.defer('outbox relay', () => relay.stop());
-      const grpcPort = await grpc.listen(config.GRPC_PORT);
+      const grpcPort = await grpc.listen(config.GRPC_PORT, config.BIND_HOST);
       resources.defer('grpc', () => grpc.close());
 
       return { grpcPort, httpPort: ops.port, stop: () => resources.closeAll() };

@@ -8,9 +8,9 @@ import { createRequire } from 'node:module';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { createGrpcClient, createLogger, newId, openOrm, type CallContext } from '@reelbase/lib-platform';
-import { createTestDatabase, deleteStreams, uniquePrefix, type TestDatabase } from '@reelbase/lib-testkit';
+import { createTestDatabase, deleteStreams, uniquePrefix, type TestDatabase, TEST_INTERNAL_AUTH_SECRET } from '@reelbase/lib-testkit';
 import { recordsv1 } from '@reelbase/proto';
-import { recordsMigrations } from '../src/store/initial.migration.js';
+import { RECORDS_MIGRATIONS } from '../src/store/migrations.js';
 import { OutboxEntitySchema } from '../src/store/outbox.entity.js';
 import { RecordEntitySchema } from '../src/store/record.entity.js';
 import { startChild, stopChild, type Child } from './child.helper.js';
@@ -38,7 +38,7 @@ const sql = async <T>(query: string, params: unknown[] = []) => (await orm.em.ge
 
 /** Creates a Project with a known id through the child; the call may fail when the child dies. */
 async function createThrough(c: Child, id: string): Promise<unknown> {
-  const client = createGrpcClient(recordsv1.RecordsServiceClient, recordsv1.RecordsServiceService, {
+  const client = createGrpcClient(recordsv1.RecordsServiceClient, recordsv1.RecordsServiceService, { internalAuthSecret: TEST_INTERNAL_AUTH_SECRET,
     name: 'records',
     address: `127.0.0.1:${c.grpcPort}`,
     deadlineMs: 10_000,
@@ -65,7 +65,7 @@ beforeAll(async () => {
     clientUrl: db.url,
     schema: 'records',
     entities: [RecordEntitySchema, OutboxEntitySchema],
-    migrations: recordsMigrations,
+    migrations: RECORDS_MIGRATIONS,
     logger: createLogger('records-test', 'silent'),
   });
   stream = await StreamReader.open(prefix);

@@ -2,7 +2,6 @@
  * The first version of schema `auth`, written by hand so the DDL is exactly what we mean.
  */
 import { Migration } from '@mikro-orm/migrations';
-import { LoginAttemptPendingMigration } from './login-failure.repository.js';
 
 export class AuthInitialMigration extends Migration {
   override async up(): Promise<void> {
@@ -46,9 +45,3 @@ export class AuthInitialMigration extends Migration {
     this.addSql('drop table if exists "auth"."credential"');
   }
 }
-
-/** The migrations of schema `auth`, in order. */
-export const AUTH_MIGRATIONS = [
-  { name: 'auth-0001-initial', class: AuthInitialMigration },
-  { name: 'auth-0002-login-attempt-pending', class: LoginAttemptPendingMigration },
-];

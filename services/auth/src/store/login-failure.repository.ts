@@ -3,16 +3,8 @@
  * a row is a pending reservation (an attempt whose password is being checked) or a failure.
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { Migration } from '@mikro-orm/migrations';
 import { guarded } from '@reelbase/lib-platform';
 import type { LoginFailureStore, Reservation } from '../domain/login.throttle.js';
-
-/** Rows may be reservations still being checked; only settled ones are failures. */
-export class LoginAttemptPendingMigration extends Migration {
-  override async up(): Promise<void> {
-    this.addSql('alter table "auth"."login_failure" add column if not exists "pending" boolean not null default false');
-  }
-}
 
 export class LoginFailureRepository implements LoginFailureStore {
   constructor(private readonly orm: MikroORM) {}

@@ -3,7 +3,7 @@
  */
 import { Migration } from '@mikro-orm/migrations';
 
-export class Migration20251122000001Initial extends Migration {
+export class RecordsInitialMigration extends Migration {
   override async up(): Promise<void> {
     this.addSql(`create table records.record (
       id uuid primary key,
@@ -42,6 +42,3 @@ export class Migration20251122000001Initial extends Migration {
     this.addSql('drop table if exists records.record');
   }
 }
-
-/** Every migration, oldest first, as openOrm expects them. */
-export const recordsMigrations = [{ name: 'Migration20251122000001Initial', class: Migration20251122000001Initial }];

@@ -3,7 +3,7 @@
  * exact tables, such as the benchmarks measuring raw PostgreSQL against them).
  */
 import { createLogger, openOrm, type Logger } from '@reelbase/lib-platform';
-import { recordsMigrations } from './initial.migration.js';
+import { RECORDS_MIGRATIONS } from './migrations.js';
 import { OutboxEntitySchema } from './outbox.entity.js';
 import { RecordEntitySchema } from './record.entity.js';
 
@@ -13,7 +13,7 @@ export async function migrateRecordsSchema(databaseUrl: string, logger: Logger =
     clientUrl: databaseUrl,
     schema: 'records',
     entities: [RecordEntitySchema, OutboxEntitySchema],
-    migrations: recordsMigrations,
+    migrations: RECORDS_MIGRATIONS,
     logger,
   });
   await orm.close(true);

@@ -1,0 +1,10 @@
+/**
+ * The migrations of schema `records`, applied by openOrm at start-up (see docs/architecture.md,
+ * "Service shape"). Each is a hand-written `<what>.migration.ts`; a `name` is stored in
+ * `records.mikro_orm_migrations` once applied and never changes.
+ */
+import type { MigrationObject } from '@mikro-orm/postgresql';
+import { RecordsInitialMigration } from './initial.migration.js';
+
+/** Every migration of schema `records`, oldest first. */
+export const RECORDS_MIGRATIONS: MigrationObject[] = [{ name: 'Migration20251122000001Initial', class: RecordsInitialMigration }];
