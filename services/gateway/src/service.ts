@@ -4,8 +4,9 @@
  * credentials, for Prometheus) on its own port like every service. Tests pass fake adapters
  * (peers, bus, readiness).
  */
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import {
   connectNats,
   createLogger,
@@ -24,9 +25,13 @@ import { connectPeers, type PeerConnections, type Peers } from './clients/peers.
 import type { GatewayConfig } from './config.js';
 import { AuthCache } from './domain/auth.cache.js';
 import { RateLimiter } from './domain/rate.limiter.js';
+import { clientAddress } from './http/client.address.js';
+import { clientErrorOf, writeRawError, type RawError } from './http/raw.response.js';
+import { requestIdFrom } from './http/request.context.js';
 import { createGatewayBus, type GatewayBus } from './live/gateway.bus.js';
 import { startNatsFeed } from './live/nats.feed.js';
 import { EventsHub } from './ws/events.hub.js';
+import { handshakeProblem } from './ws/handshake.js';
 
 /** Replaceable adapters; anything omitted is the real thing. */
 export interface GatewayAdapters {
@@ -115,9 +120,16 @@ async function openGateway(
   }
 
   // Subscribed before the hub, so a socket re-check never reads an entry about to be dropped.
-  const auth = new AuthCache((token, ctx) => peers.auth.authenticate({ token }, ctx), config.AUTH_CACHE_SECONDS);
+  const auth = new AuthCache((token, ctx) => peers.auth.authenticate({ token }, ctx), config.AUTH_CACHE_SECONDS, Date.now, {
+    seconds: config.AUTH_NEGATIVE_CACHE_SECONDS,
+    max: config.AUTH_NEGATIVE_CACHE_MAX,
+  });
   resources.defer('auth cache', auth.subscribeTo(bus));
   const limiter = new RateLimiter(config.RATE_LIMIT_RPS, config.RATE_LIMIT_BURST);
+  const authFailures = new RateLimiter(config.AUTH_FAILURE_RPS, config.AUTH_FAILURE_BURST);
+  const loginLimiter = new RateLimiter(config.LOGIN_RATE_PER_MINUTE / 60, config.LOGIN_RATE_PER_MINUTE);
+  const wsConnects = new RateLimiter(config.WS_CONNECT_RPS, config.WS_CONNECT_BURST);
+  const addressOf = (req: IncomingMessage) => clientAddress(req, config.TRUST_PROXY_HOPS);
   const announce = nc ? userChangeAnnouncer(nc, natsNames(config.NATS_PREFIX).authRevocations, logger) : undefined;
   /**
    * After a User write commits: this gateway forgets the user's principals and re-checks its
@@ -139,18 +151,79 @@ async function openGateway(
     bodyLimitBytes: config.BODY_LIMIT_BYTES,
     draining: () => draining,
     userChanged,
+    authFailures,
+    loginLimiter,
+    trustProxyHops: config.TRUST_PROXY_HOPS,
+    maxProblems: config.MAX_PROBLEMS,
   });
 
   // Opened before the API and so closed after it: Prometheus can still scrape while the API drains.
   const ops = await startOpsServer({ port: config.HTTP_PORT, metrics, readiness, logger });
   resources.defer('ops', () => ops.close());
 
-  const server = createServer({ keepAliveTimeout: 65_000 }, app);
+  const server = createServer(
+    {
+      keepAliveTimeout: 65_000,
+      // A whole request (headers and body) must arrive within REQUEST_TIMEOUT_MS, checked
+      // every second; a late one is answered 408 through 'clientError' below.
+      requestTimeout: config.REQUEST_TIMEOUT_MS,
+      headersTimeout: config.REQUEST_TIMEOUT_MS,
+      connectionsCheckingInterval: Math.min(1000, config.REQUEST_TIMEOUT_MS),
+      // Checked by the request context instead, so that 400 has the error body and a request id.
+      requireHostHeader: false,
+    },
+    app,
+  );
   const hub = new EventsHub({ auth, events: peers.events, bus, logger, pingMs: config.WS_PING_SECONDS * 1000 });
-  server.on('upgrade', (req, socket, head) => {
-    const path = (req.url ?? '/').split('?', 1)[0];
-    if (path === '/events/ws') return hub.handleUpgrade(req, socket, head);
-    socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+
+  /** Counts and logs an answer written outside express, then writes it. */
+  const refuse = (socket: Duplex, err: RawError, requestId: string, line: { method?: string; route: string; [k: string]: unknown }) => {
+    metrics.httpRequests.inc({ method: line.method ?? 'unknown', route: line.route, status: String(err.status) });
+    logger.info({ request_id: requestId, status: err.status, code: err.code, ...line }, 'request');
+    writeRawError(socket, err, requestId);
+  };
+
+  // Requests node's parser refuses (oversized or malformed headers, a request not received
+  // in time) never reach express: they are answered here, in the same shape.
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
+    const inflight = (socket as Duplex & { _httpMessage?: { headersSent?: boolean; getHeader?(name: string): unknown } })._httpMessage;
+    if (err.code === 'ECONNRESET' || err.code === 'EPIPE' || !socket.writable || inflight?.headersSent) {
+      socket.destroy();
+      return;
+    }
+    const id = inflight?.getHeader?.('x-request-id');
+    refuse(socket, clientErrorOf(err.code), typeof id === 'string' ? id : requestIdFrom(undefined), {
+      route: 'unmatched',
+      reason: err.code ?? err.message,
+    });
+  });
+
+  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    socket.on('error', () => socket.destroy());
+    const requestId = requestIdFrom(req.headers['x-request-id']);
+    const path = (req.url ?? '/').split('?', 1)[0]!;
+    const line = { method: req.method, route: path === '/events/ws' ? '/events/ws' : 'unmatched', upgrade: true };
+    if (path !== '/events/ws') {
+      return refuse(socket, { status: 404, code: 'not_found', detail: 'no WebSocket endpoint at this path' }, requestId, line);
+    }
+    if (req.headers.host === undefined && req.httpVersion === '1.1') {
+      return refuse(socket, { status: 400, code: 'bad_request', detail: 'the Host header is required' }, requestId, line);
+    }
+    const problem = handshakeProblem(req);
+    if (problem) return refuse(socket, problem, requestId, line);
+    if (draining) {
+      return refuse(socket, { status: 503, code: 'unavailable', detail: 'the gateway is shutting down', headers: { 'Retry-After': '1' } }, requestId, line);
+    }
+    const wait = wsConnects.take(addressOf(req));
+    if (wait > 0) {
+      const headers = { 'Retry-After': String(Math.max(1, Math.ceil(wait))) };
+      return refuse(socket, { status: 429, code: 'rate_limited', detail: 'too many WebSocket connects from this address', headers }, requestId, line);
+    }
+    if (hub.open >= config.WS_MAX_CONNECTIONS) {
+      const headers = { 'Retry-After': '5' };
+      return refuse(socket, { status: 503, code: 'unavailable', detail: 'this gateway holds as many WebSockets as it may', headers }, requestId, line);
+    }
+    hub.handleUpgrade(req, socket, head);
   });
   resources.defer('sockets', () => hub.close(1001, 'server shutting down'));
   await new Promise<void>((resolve, reject) => {

@@ -147,4 +147,14 @@ describe.each(SERVICES)('%s main.js', (name) => {
     // No bare stack trace on stderr: the failure is the fatal log line.
     expect(child.stderr.join('')).toBe('');
   }, 15_000);
+
+  it('exits 78 naming every invalid setting before it opens anything', async () => {
+    const child = run(name, { ...workingEnv(name), LOG_LEVEL: 'loud', SHUTDOWN_TIMEOUT_MS: 'soon' });
+    const how = await child.exited;
+    expect(how.code).toBe(78);
+    const fatal = child.stderr.join('');
+    expect(fatal).toContain('invalid configuration');
+    expect(fatal).toContain('LOG_LEVEL');
+    expect(fatal).toContain('SHUTDOWN_TIMEOUT_MS');
+  }, 15_000);
 });
