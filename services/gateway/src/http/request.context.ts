@@ -45,6 +45,11 @@ export function requestContext(logger: Logger, metrics: Metrics): RequestHandler
       if (QUIET.has(route) && status < 400) logger.debug(line, 'request');
       else logger.info(line, 'request');
     });
+    // HTTP/1.1 requires Host (node's own refusal would be a bare 400, so the server leaves it to us).
+    if (req.headers.host === undefined && req.httpVersionMajor === 1 && req.httpVersionMinor >= 1) {
+      res.status(400).json({ detail: 'the Host header is required', code: 'bad_request' });
+      return;
+    }
     next();
   };
 }

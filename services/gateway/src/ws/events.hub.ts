@@ -36,6 +36,8 @@ interface Conn {
   rechecking: boolean;
   /** A re-check was asked for while one was running: run another when it ends. */
   recheckAgain: boolean;
+  /** Closes the socket when its login token expires. */
+  expiry?: NodeJS.Timeout;
 }
 
 /** A caller allowed in, with where its cursor starts. */
@@ -44,6 +46,8 @@ interface Admitted {
   token: string;
   principal: AuthedPrincipal;
   start: number;
+  /** The login token's expiry (ms since the epoch); undefined for an API key. */
+  tokenExpiresAt?: number;
 }
 
 /** The outcome of checking an upgrade request. */
@@ -51,6 +55,8 @@ type Admission = Admitted | { refuse: [code: number, reason: string] };
 
 const HIGH_WATER = 1 << 20;
 const WRITABLE_TIMEOUT_MS = 30_000;
+/** setTimeout's longest delay; a later expiry re-arms the timer. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 export class EventsHub {
   private readonly wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 });
@@ -61,6 +67,8 @@ export class EventsHub {
   private readonly unsubscribe: Array<() => void>;
   private readonly maxBuffered: number;
   private closing = false;
+  /** Upgrades being authenticated, not yet in {@link sockets}. */
+  private pending = 0;
 
   constructor(private readonly opts: HubOptions) {
     this.maxBuffered = opts.maxBufferedBytes ?? 16 << 20;
@@ -77,6 +85,11 @@ export class EventsHub {
     return this.conns.size;
   }
 
+  /** Sockets open or being opened (what WS_MAX_CONNECTIONS bounds). */
+  get open(): number {
+    return this.sockets.size + this.pending;
+  }
+
   /**
    * Takes over an HTTP upgrade for `/events/ws`. The token is checked and the start of the
    * cursor read BEFORE the handshake completes, so a client that writes as soon as its socket
@@ -84,6 +97,7 @@ export class EventsHub {
    * handshake, then 1008 before any message (contract 4).
    */
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    this.pending++;
     void this.admit(req).then(
       (admission) => this.complete(req, socket, head, admission),
       (err: unknown) => {
@@ -94,6 +108,7 @@ export class EventsHub {
   }
 
   private complete(req: IncomingMessage, socket: Duplex, head: Buffer, admission: Admission): void {
+    this.pending--;
     if (socket.destroyed) return;
     // A handshake that finishes while the hub closes is turned away, or close() would miss it.
     if (this.closing) admission = { refuse: [1001, 'server shutting down'] };
@@ -118,8 +133,11 @@ export class EventsHub {
     }
     const ctx: CallContext = { requestId };
     let principal: AuthedPrincipal;
+    let tokenExpiresAt: number | undefined;
     try {
-      principal = (await this.opts.auth.authenticate(parsed.data.token, ctx)).principal;
+      const entry = await this.opts.auth.authenticate(parsed.data.token, ctx);
+      principal = entry.principal;
+      tokenExpiresAt = entry.tokenExpiresAt;
     } catch (err) {
       if (isAppError(err) && err.kind === 'unauthenticated') return { refuse: [1008, 'invalid token'] };
       return { refuse: [1013, 'authentication unavailable'] };
@@ -134,7 +152,7 @@ export class EventsHub {
         return { refuse: [1013, 'event log unavailable'] };
       }
     }
-    return { ctx, token: parsed.data.token, principal, start };
+    return { ctx, token: parsed.data.token, principal, start, tokenExpiresAt };
   }
 
   private register(ws: WebSocket, a: Admitted): void {
@@ -147,14 +165,28 @@ export class EventsHub {
       writable: () => this.writable(ws),
     });
     this.conns.add(conn);
+    if (a.tokenExpiresAt !== undefined) this.closeAt(conn, a.tokenExpiresAt);
     ws.on('pong', () => {
       conn.alive = true;
     });
     ws.on('close', () => {
       this.conns.delete(conn);
+      clearTimeout(conn.expiry);
       conn.cursor.close();
     });
     void conn.cursor.start();
+  }
+
+  /** Closes `conn` with 1008 when its login token expires (the token is no longer valid then). */
+  private closeAt(conn: Conn, at: number): void {
+    const delay = at - Date.now();
+    if (delay <= 0) {
+      conn.cursor.close();
+      conn.ws.close(1008, 'token expired');
+      return;
+    }
+    conn.expiry = setTimeout(() => this.closeAt(conn, at), Math.min(delay, MAX_TIMER_MS));
+    conn.expiry.unref();
   }
 
   private logFor(ctx: CallContext): EventLog {
