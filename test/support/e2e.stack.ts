@@ -33,7 +33,15 @@ export interface E2EStack {
 export const TEST_SERVICE_ENV: Record<string, Record<string, string>> = {
   auth: { PASSWORD_SCRYPT_COST: '1024' },
   records: { OUTBOX_POLL_MS: '200' },
-  gateway: { RATE_LIMIT_RPS: '100000', RATE_LIMIT_BURST: '100000' },
+  // Every test runs from one address: per-address limits (logins, refused tokens, WebSocket
+  // connects) are raised like the per-principal one; their own tests lower them.
+  gateway: {
+    RATE_LIMIT_RPS: '100000',
+    RATE_LIMIT_BURST: '100000',
+    LOGIN_RATE_PER_MINUTE: '100000',
+    AUTH_FAILURE_BURST: '100000',
+    WS_CONNECT_BURST: '100000',
+  },
 };
 
 export async function startE2EStack(name: string, serviceEnv: Record<string, Record<string, string>> = {}): Promise<E2EStack> {
