@@ -127,6 +127,7 @@ describe('LoginThrottle', () => {
     const err = await throttle.claim('s@x.io').catch((e: unknown) => e);
     expect((err as AppError).kind).toBe('rate_limited');
     expect((err as AppError).retryAfter).toBe(1);
+    expect((err as AppError).message).toBe('too many logins for this email at once; try again shortly');
     await slow.abandoned();
     expect(store.rows).toEqual([]);
     await throttle.claim('s@x.io');

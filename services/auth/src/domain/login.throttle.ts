@@ -98,7 +98,9 @@ export class LoginThrottle {
       const decision = throttleDecision(r.failures, at, this.max);
       if (!decision.allowed) throw limited(decision.retryAfter);
       // The window is full only with attempts still being checked: wait for their outcome.
-      if (r.pending === 0 || this.now() >= giveUp) throw limited(1);
+      if (r.pending === 0 || this.now() >= giveUp) {
+        throw new AppError('rate_limited', 'too many logins for this email at once; try again shortly', { retryAfter: 1 });
+      }
       await sleep(this.pollMs);
     }
   }
