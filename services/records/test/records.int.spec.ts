@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGrpcClient, newId, type CallContext, type GrpcClient } from '@reelbase/lib-platform';
-import { appErrorOf, createTestDatabase, deleteStreams, uniquePrefix, type TestDatabase } from '@reelbase/lib-testkit';
+import { appErrorOf, createTestDatabase, deleteStreams, uniquePrefix, TEST_INTERNAL_AUTH_SECRET, type TestDatabase } from '@reelbase/lib-testkit';
 import { recordsv1 } from '@reelbase/proto';
 import { parseRecordsConfig } from '../src/config.js';
 import { startRecords, type RunningRecords } from '../src/service.js';
@@ -26,6 +26,7 @@ beforeAll(async () => {
   db = await createTestDatabase();
   prefix = uniquePrefix('rec');
   const config = parseRecordsConfig({
+    INTERNAL_AUTH_SECRET: TEST_INTERNAL_AUTH_SECRET,
     DATABASE_URL: db.url,
     NATS_PREFIX: prefix,
     GRPC_PORT: '0',
@@ -35,6 +36,7 @@ beforeAll(async () => {
   });
   running = await startRecords(config);
   client = createGrpcClient(recordsv1.RecordsServiceClient, recordsv1.RecordsServiceService, {
+    internalAuthSecret: TEST_INTERNAL_AUTH_SECRET,
     name: 'records',
     address: `127.0.0.1:${running.grpcPort}`,
   });
@@ -98,14 +100,14 @@ describe('records service', () => {
     const p = await project('Checks');
     let err = await appErrorOf(client.call.createRecord({ entityType: 'Shot', dataJson: '{"code":"sh010"}' }, asAdmin));
     expect(err.kind).toBe('invalid');
-    expect(err.problems).toEqual([expect.objectContaining({ loc: ['body', 'project_id'], type: 'missing' })]);
+    expect(err.problems).toEqual([expect.objectContaining({ loc: ['project_id'], type: 'missing' })]);
 
     err = await appErrorOf(client.call.createRecord({ entityType: 'Shot', projectId: newId(), dataJson: '{}' }, asAdmin));
     expect(err.kind).toBe('invalid');
-    expect(err.problems).toEqual([expect.objectContaining({ loc: ['body', 'project_id'], type: 'link_not_found' })]);
+    expect(err.problems).toEqual([expect.objectContaining({ loc: ['project_id'], type: 'link_not_found' })]);
 
     err = await appErrorOf(client.call.createRecord({ entityType: 'Shot', projectId: 'not-a-uuid', dataJson: '[1]' }, asAdmin));
-    expect(err.problems.map((x) => x.loc.join('.')).sort()).toEqual(['body.data', 'body.project_id']);
+    expect(err.problems.map((x) => x.loc.join('.')).sort()).toEqual(['data', 'project_id']);
 
     // A Shot's project must be a Project, not any record.
     const custom = await client.call.createRecord({ entityType: 'Vehicle', dataJson: '{"plate":"AB-12"}' }, asAdmin);
@@ -124,7 +126,7 @@ describe('records service', () => {
 
     // Clearing the project of a project-scoped record is refused too.
     err = await appErrorOf(client.call.updateRecord({ entityType: 'Shot', id: shot.record!.id, projectId: {} }, asAdmin));
-    expect(err.problems[0]).toMatchObject({ loc: ['body', 'project_id'], type: 'missing' });
+    expect(err.problems[0]).toMatchObject({ loc: ['project_id'], type: 'missing' });
   });
 
   it('patches key by key, emits only the changes, and honours If-Match', async () => {

@@ -11,7 +11,7 @@
 import { createHash } from 'node:crypto';
 import { AppError, isAppError, ROLES, type CallContext, type Role } from '@reelbase/lib-platform';
 import type { authv1 } from '@reelbase/proto';
-import type { AuthedPrincipal } from '../http/locals.js';
+import type { AuthedPrincipal } from './authed.principal.js';
 import type { GatewayBus } from '../live/gateway.bus.js';
 
 /** One resolved token. Shared by every request that presents it: treat as read-only. */

@@ -3,7 +3,7 @@
  * validation, so it reads the raw body defensively.
  */
 import { AppError, mayWriteTimeLogOf, TIME_LOG_NOT_YOURS } from '@reelbase/lib-platform';
-import type { AuthedPrincipal } from '../http/locals.js';
+import type { AuthedPrincipal } from './authed.principal.js';
 
 export type WriteOp = 'create' | 'update' | 'delete' | 'revive';
 

@@ -1,6 +1,6 @@
 import { AppError } from '@reelbase/lib-platform';
 import { describe, expect, it } from 'vitest';
-import { toHttpError } from './error.mapper.js';
+import { locateProblems, requestShape, toHttpError } from './error.mapper.js';
 
 describe('toHttpError', () => {
   it('maps every AppError kind', () => {
@@ -31,5 +31,24 @@ describe('toHttpError', () => {
     expect(toHttpError(Object.assign(new Error('unsupported charset'), { type: 'charset.unsupported', status: 415 }))).toMatchObject({ status: 415, body: { code: 'unsupported_media_type' } });
     expect(toHttpError(Object.assign(new URIError('bad'), { status: 400 })).status).toBe(400);
     expect(toHttpError(new TypeError('bug')).status).toBe(500);
+  });
+
+  it('adds path, query or body to the field paths services report', () => {
+    const shape = requestShape('/entities/{entity_type}/{id}', { limit: '5' });
+    const err = AppError.invalid([
+      { loc: ['entity_type'], msg: 'm', type: 'string_pattern_mismatch' },
+      { loc: ['limit'], msg: 'm', type: 'range' },
+      { loc: ['project_id'], msg: 'm', type: 'link_not_found' },
+      { loc: ['data', 'user'], msg: 'm', type: 'missing' },
+      { loc: ['body', 'status'], msg: 'already located', type: 'string_type' },
+    ]);
+    expect((toHttpError(err, shape).body as { detail: { loc: unknown[] }[] }).detail.map((p) => p.loc)).toEqual([
+      ['path', 'entity_type'],
+      ['query', 'limit'],
+      ['body', 'project_id'],
+      ['body', 'data', 'user'],
+      ['body', 'status'],
+    ]);
+    expect(locateProblems([{ loc: ['id'], msg: 'm', type: 'uuid_parsing' }])).toEqual([{ loc: ['body', 'id'], msg: 'm', type: 'uuid_parsing' }]);
   });
 });

@@ -3,7 +3,7 @@
  * unexpected. Client mistakes never become a 500; internal errors are logged with the
  * request id and answered without details.
  */
-import { isAppError, type ErrorKind, type Logger } from '@reelbase/lib-platform';
+import { isAppError, type ErrorKind, type Logger, type Problem } from '@reelbase/lib-platform';
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { localsOf } from './locals.js';
 
@@ -35,17 +35,50 @@ const CLIENT_STATUS_CODES: Record<number, string> = {
   415: 'unsupported_media_type',
 };
 
+/** Which of a request's input names are path and query parameters; every other name is in the body. */
+export interface RequestShape {
+  pathParams: ReadonlySet<string>;
+  queryParams: ReadonlySet<string>;
+}
+
+const SOURCES: ReadonlySet<unknown> = new Set(['body', 'query', 'path']);
+
+/**
+ * Services name the field of a problem (`["project_id"]`, `["data", "user"]`); where the
+ * client sent it is the gateway's knowledge, so the `loc` a client sees gets its `path`,
+ * `query` or `body` head here. The gateway's own validation already locates its problems.
+ */
+export function locateProblems(problems: readonly Problem[], shape?: RequestShape): Problem[] {
+  return problems.map((p) => {
+    const head = p.loc[0];
+    if (SOURCES.has(head)) return p;
+    const name = String(head);
+    const source = shape?.pathParams.has(name) ? 'path' : shape?.queryParams.has(name) ? 'query' : 'body';
+    return { ...p, loc: [source, ...p.loc] };
+  });
+}
+
+/** The shape of a request: path parameters from the matched route's template, query names as sent. */
+export function requestShape(routeTemplate: string | undefined, query: unknown): RequestShape {
+  const pathParams = new Set([...(routeTemplate ?? '').matchAll(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g)].map((m) => m[1]!));
+  const queryParams = new Set(query !== null && typeof query === 'object' ? Object.keys(query) : []);
+  return { pathParams, queryParams };
+}
+
 /** The HTTP status for an error kind. */
 export function statusOfKind(kind: ErrorKind): number {
   return KIND_STATUS[kind];
 }
 
-/** Maps anything thrown by a route to the response the client gets. */
-export function toHttpError(err: unknown): HttpError {
+/**
+ * Maps anything thrown by a route to the response the client gets; `shape` locates the
+ * problems of a 422 (see {@link locateProblems}).
+ */
+export function toHttpError(err: unknown, shape?: RequestShape): HttpError {
   if (isAppError(err)) {
     const status = KIND_STATUS[err.kind] ?? 500;
     if (err.kind === 'invalid') {
-      const detail = err.problems.length > 0 ? err.problems : [{ loc: ['body'], msg: err.message, type: 'value_error' }];
+      const detail = err.problems.length > 0 ? locateProblems(err.problems, shape) : [{ loc: ['body'], msg: err.message, type: 'value_error' }];
       return { status, body: { detail } };
     }
     if (err.kind === 'internal') return { status, body: { detail: 'internal error', code: 'internal' } };
@@ -77,7 +110,7 @@ export function toHttpError(err: unknown): HttpError {
 export function errorMiddleware(logger: Logger): ErrorRequestHandler {
   return (err, req, res, next) => {
     if (res.headersSent) return next(err);
-    const mapped = toHttpError(err);
+    const mapped = toHttpError(err, requestShape(localsOf(res).routeLabel, req.query));
     if (mapped.status >= 500) {
       const requestId = localsOf(res).requestId;
       const level = mapped.status === 500 ? 'error' : 'warn';

@@ -1,13 +1,11 @@
 /**
  * Typed per-request state kept on `res.locals` by the gateway's middleware.
  */
-import type { CallContext, Principal } from '@reelbase/lib-platform';
+import type { CallContext } from '@reelbase/lib-platform';
 import type { Response } from 'express';
+import type { AuthedPrincipal } from '../domain/authed.principal.js';
 
-/** A principal resolved by auth, with what the gateway needs beyond lib-platform's. */
-export interface AuthedPrincipal extends Principal {
-  email: string;
-}
+export type { AuthedPrincipal };
 
 export interface GatewayLocals {
   requestId: string;

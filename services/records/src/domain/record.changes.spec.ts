@@ -30,7 +30,7 @@ describe('parseData', () => {
     } catch (err) {
       expect(err).toBeInstanceOf(AppError);
       expect((err as AppError).kind).toBe('invalid');
-      expect((err as AppError).problems[0]!.loc).toEqual(['body', 'data']);
+      expect((err as AppError).problems[0]!.loc).toEqual(['data']);
     }
   });
 });

@@ -33,10 +33,10 @@ export function parseData(json: string | undefined): DataObject {
   try {
     value = JSON.parse(json);
   } catch {
-    throw AppError.invalid([{ loc: ['body', 'data'], msg: 'Input should be a valid JSON object', type: 'json_invalid' }]);
+    throw AppError.invalid([{ loc: ['data'], msg: 'Input should be a valid JSON object', type: 'json_invalid' }]);
   }
   if (!isPlainObject(value)) {
-    throw AppError.invalid([{ loc: ['body', 'data'], msg: 'Input should be a valid dictionary', type: 'dict_type' }]);
+    throw AppError.invalid([{ loc: ['data'], msg: 'Input should be a valid dictionary', type: 'dict_type' }]);
   }
   return value;
 }

@@ -83,7 +83,7 @@ describe('rules', () => {
 
   it('uuid problems name each bad field', () => {
     expect(uuidProblems({ project_id: 'nope', thumbnail_id: null, id: undefined })).toEqual([
-      { loc: ['body', 'project_id'], msg: 'Input should be a valid UUID', type: 'uuid_parsing' },
+      { loc: ['project_id'], msg: 'Input should be a valid UUID', type: 'uuid_parsing' },
     ]);
   });
 });

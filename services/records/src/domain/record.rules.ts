@@ -27,7 +27,7 @@ export function requiresProject(entityType: string): boolean {
 export function checkEntityType(entityType: string): void {
   if (!isEntityTypeCode(entityType)) {
     throw AppError.invalid([
-      { loc: ['path', 'entity_type'], msg: `String should match pattern '${ENTITY_TYPE_CODE_PATTERN}'`, type: 'string_pattern_mismatch' },
+      { loc: ['entity_type'], msg: `String should match pattern '${ENTITY_TYPE_CODE_PATTERN}'`, type: 'string_pattern_mismatch' },
     ]);
   }
 }
@@ -37,7 +37,7 @@ export function uuidProblems(fields: Record<string, string | null | undefined>):
   const problems: Problem[] = [];
   for (const [name, value] of Object.entries(fields)) {
     if (value !== undefined && value !== null && !isUuid(value)) {
-      problems.push({ loc: ['body', name], msg: 'Input should be a valid UUID', type: 'uuid_parsing' });
+      problems.push({ loc: [name], msg: 'Input should be a valid UUID', type: 'uuid_parsing' });
     }
   }
   return problems;
@@ -45,10 +45,10 @@ export function uuidProblems(fields: Record<string, string | null | undefined>):
 
 /** The problem of a `project_id` that does not name a live Project. */
 export function projectNotFound(projectId: string): Problem {
-  return { loc: ['body', 'project_id'], msg: `no live Project with id ${projectId}`, type: 'link_not_found' };
+  return { loc: ['project_id'], msg: `no live Project with id ${projectId}`, type: 'link_not_found' };
 }
 
 /** The problem of a project-scoped record without a project. */
 export function projectMissing(entityType: string): Problem {
-  return { loc: ['body', 'project_id'], msg: `Field required: a ${entityType} belongs to a project`, type: 'missing' };
+  return { loc: ['project_id'], msg: `Field required: a ${entityType} belongs to a project`, type: 'missing' };
 }

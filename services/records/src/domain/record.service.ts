@@ -5,32 +5,22 @@
  */
 import {
   AppError,
-  dbError,
   encodeStreamEvent,
   type InProcessBus,
   isUuid,
-  normalizeIfMatch,
   newId,
+  normalizeIfMatch,
   type CallContext,
   type EventAction,
-  type StreamEvent,
-  type NatsNames,
   type Principal,
   type Problem,
+  type StreamEvent,
 } from '@reelbase/lib-platform';
-import type { Knex } from '@mikro-orm/postgresql';
-import type { OutboxRepository } from '../store/outbox.repository.js';
-import { toView, type Db, type RecordRepository, type RecordValues, type StoredRecord } from '../store/record.repository.js';
 import { createChanges, dropNulls, mergeData, parseData, updateChanges } from './record.changes.js';
 import { actorOf, buildEventPayload } from './record.event.js';
+import { checkEntityType, projectMissing, projectNotFound, requiresProject, uuidProblems } from './record.rules.js';
+import { toView, type OutboxEvent, type RecordStore, type RecordTransaction, type RecordValues, type StoredRecord } from './record.store.js';
 import { checkTimeLogChange, checkTimeLogCreate } from './timelog.rules.js';
-import {
-  checkEntityType,
-  projectMissing,
-  projectNotFound,
-  requiresProject,
-  uuidProblems,
-} from './record.rules.js';
 import type { CreateInput, DataObject, RecordView, UpdateInput } from './record.types.js';
 
 /** Topics of the records service's in-process bus. */
@@ -40,10 +30,8 @@ export interface RecordsBusTopics extends Record<string, unknown> {
 }
 
 export interface RecordServiceDeps {
-  db: Knex;
-  records: RecordRepository;
-  outbox: OutboxRepository;
-  names: NatsNames;
+  /** Storage: transactions, the outbox and database failures are its business. */
+  store: RecordStore;
   /**
    * The in-process bus (interface 6.5): every committed write is emitted on topic `committed`
    * with its event; the fault switch and the relay are subscribers.
@@ -51,13 +39,6 @@ export interface RecordServiceDeps {
   bus: InProcessBus<RecordsBusTopics>;
   /** Largest serialised event a write may produce (413 above it). */
   maxEventBytes: number;
-}
-
-/** An event ready for the outbox: `json` is `payload` serialised. */
-interface OutboxEvent {
-  subject: string;
-  payload: StreamEvent;
-  json: string;
 }
 
 interface WriteOutcome {
@@ -111,12 +92,7 @@ export class RecordService {
     const createdBy = actorOf(principal);
     const draft: RecordView = { id, entityType: input.entityType, createdBy, createdAt: '', updatedAt: '', ...values };
     const event = this.event(draft, 'create', principal, createChanges(draft));
-    let row: StoredRecord | undefined;
-    try {
-      row = await this.deps.records.insertWithEvent(this.deps.db, id, input.entityType, createdBy, values, event);
-    } catch (err) {
-      this.writeFailed(err);
-    }
+    const row = await this.deps.store.insertWithEvent({ id, entityType: input.entityType, createdBy, ...values }, event);
     if (!row) throw AppError.invalid([projectNotFound(projectId!)]);
     this.deps.bus.emit('committed', { ...event.payload, occurred_at: row.updatedAt });
     return toView(row);
@@ -125,12 +101,7 @@ export class RecordService {
   /** A live record of `entityType`; retired or missing ones are not found. */
   async get(entityType: string, id: string): Promise<RecordView> {
     if (!isUuid(id)) throw notFound(entityType, id);
-    let row: StoredRecord | undefined;
-    try {
-      row = await this.deps.records.find(this.deps.db, id);
-    } catch (err) {
-      dbError(err);
-    }
+    const row = await this.deps.store.find(id);
     if (!row || row.retired || row.entityType !== entityType) throw notFound(entityType, id);
     return toView(row);
   }
@@ -149,8 +120,8 @@ export class RecordService {
     if (input.projectId === null && requiresProject(input.entityType)) problems.push(projectMissing(input.entityType));
     if (problems.length) throw AppError.invalid(problems);
 
-    return this.write(async (trx) => {
-      const current = await this.live(trx, input.entityType, input.id, input.ifMatch);
+    return this.write(async (tx) => {
+      const current = await this.live(tx, input.entityType, input.id, input.ifMatch);
       const merged = patch ? mergeData(current.data, patch) : { data: current.data, changed: {} };
       if (current.entityType === 'TimeLog') checkTimeLogChange(principal, current.data, merged.data);
       const next: RecordValues = {
@@ -162,8 +133,8 @@ export class RecordService {
       };
       const changes = updateChanges(current, { ...current, ...next }, merged.changed);
       if (Object.keys(changes).length === 0) return { record: toView(current) };
-      if (next.projectId !== null && next.projectId !== current.projectId) await this.checkProject(trx, next.projectId);
-      const record = toView(await this.deps.records.update(trx, current.id, next));
+      if (next.projectId !== null && next.projectId !== current.projectId) await this.checkProject(tx, next.projectId);
+      const record = toView(await tx.update(current.id, next));
       return { record, event: this.event(record, 'update', principal, changes) };
     });
   }
@@ -173,10 +144,10 @@ export class RecordService {
     const principal = this.writer(ctx);
     checkEntityType(entityType);
     if (!isUuid(id)) throw notFound(entityType, id);
-    return this.write(async (trx) => {
-      const current = await this.live(trx, entityType, id, ifMatch);
+    return this.write(async (tx) => {
+      const current = await this.live(tx, entityType, id, ifMatch);
       if (current.entityType === 'TimeLog') checkTimeLogChange(principal, current.data);
-      const record = toView(await this.deps.records.setRetired(trx, current.id, true));
+      const record = toView(await tx.setRetired(current.id, true));
       return { record, event: this.event(record, 'delete', principal, {}) };
     });
   }
@@ -189,11 +160,11 @@ export class RecordService {
     const principal = this.writer(ctx);
     checkEntityType(entityType);
     if (!isUuid(id)) throw notFound(entityType, id);
-    return this.write(async (trx) => {
-      const current = await this.deps.records.find(trx, id, true);
+    return this.write(async (tx) => {
+      const current = await tx.findForUpdate(id);
       if (!current || !current.retired || current.entityType !== entityType) throw notFound(entityType, id);
       if (current.entityType === 'TimeLog') checkTimeLogChange(principal, current.data);
-      const record = toView(await this.deps.records.setRetired(trx, current.id, false));
+      const record = toView(await tx.setRetired(current.id, false));
       return { record, event: this.event(record, 'create', principal, { ...createChanges(record), revived: true }) };
     });
   }
@@ -205,8 +176,8 @@ export class RecordService {
   }
 
   /** The locked live row, after the If-Match check. */
-  private async live(trx: Db, entityType: string, id: string, ifMatch: string | undefined): Promise<StoredRecord> {
-    const current = await this.deps.records.find(trx, id, true);
+  private async live(tx: RecordTransaction, entityType: string, id: string, ifMatch: string | undefined): Promise<StoredRecord> {
+    const current = await tx.findForUpdate(id);
     if (!current || current.retired || current.entityType !== entityType) throw notFound(entityType, id);
     const expected = normalizeIfMatch(ifMatch);
     if (expected !== undefined && expected !== current.updatedAt) {
@@ -215,8 +186,8 @@ export class RecordService {
     return current;
   }
 
-  private async checkProject(trx: Db, projectId: string): Promise<void> {
-    if (!(await this.deps.records.isLiveProject(trx, projectId))) throw AppError.invalid([projectNotFound(projectId)]);
+  private async checkProject(tx: RecordTransaction, projectId: string): Promise<void> {
+    if (!(await tx.isLiveProject(projectId))) throw AppError.invalid([projectNotFound(projectId)]);
   }
 
   /**
@@ -230,28 +201,16 @@ export class RecordService {
     if (json.length * 3 > this.deps.maxEventBytes && Buffer.byteLength(json) > this.deps.maxEventBytes) {
       throw new AppError('too_large', `this write's event would be ${Buffer.byteLength(json)} bytes; the limit is ${this.deps.maxEventBytes}`);
     }
-    return { subject: this.deps.names.eventSubject(record.entityType, action), payload, json };
-  }
-
-  /** Maps a failed write: a reused id is a conflict, a lost database `unavailable`. */
-  private writeFailed(err: unknown): never {
-    const code = (err as { code?: string }).code;
-    if (code === '23505') throw AppError.conflict('duplicate_id', 'a record with this id already exists');
-    dbError(err);
+    return { payload, json };
   }
 
   /** Runs `fn` and its outbox append in one transaction, then tells the relay. */
-  private async write(fn: (trx: Knex.Transaction) => Promise<WriteOutcome>): Promise<RecordView> {
-    let outcome: WriteOutcome;
-    try {
-      outcome = await this.deps.db.transaction(async (trx) => {
-        const out = await fn(trx);
-        if (out.event) await this.deps.outbox.append(trx, out.event.subject, out.event.payload.event_id, out.event.json);
-        return out;
-      });
-    } catch (err) {
-      this.writeFailed(err);
-    }
+  private async write(fn: (tx: RecordTransaction) => Promise<WriteOutcome>): Promise<RecordView> {
+    const outcome = await this.deps.store.transaction(async (tx) => {
+      const out = await fn(tx);
+      if (out.event) await tx.appendEvent(out.event);
+      return out;
+    });
     if (outcome.event) this.deps.bus.emit('committed', outcome.event.payload);
     return outcome.record;
   }

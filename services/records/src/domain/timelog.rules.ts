@@ -11,7 +11,7 @@ const notYours = () => new AppError('forbidden', TIME_LOG_NOT_YOURS);
 export function checkTimeLogCreate(p: Principal, data: DataObject): void {
   if (mayLogTimeForOthers(p)) return;
   if (data.user === undefined || data.user === null) {
-    throw AppError.invalid([{ loc: ['body', 'data', 'user'], msg: 'Field required: the user whose time this is (yourself)', type: 'missing' }]);
+    throw AppError.invalid([{ loc: ['data', 'user'], msg: 'Field required: the user whose time this is (yourself)', type: 'missing' }]);
   }
   if (!mayWriteTimeLogOf(p, data.user)) throw notYours();
 }

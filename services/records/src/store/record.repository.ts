@@ -5,24 +5,11 @@
  */
 import type { Knex } from '@mikro-orm/postgresql';
 import { sqlIsoMicros } from '@reelbase/lib-platform';
-import type { DataObject, RecordView } from '../domain/record.types.js';
+import type { NewRecord, RecordValues, StoredRecord } from '../domain/record.store.js';
+import type { DataObject } from '../domain/record.types.js';
 
 /** A connection or a transaction. */
 export type Db = Knex | Knex.Transaction;
-
-/** A row as read for a write: the view plus whether it is retired. */
-export interface StoredRecord extends RecordView {
-  retired: boolean;
-}
-
-/** The values a write sets. */
-export interface RecordValues {
-  projectId: string | null;
-  status: string | null;
-  active: boolean;
-  thumbnailId: string | null;
-  data: DataObject;
-}
 
 const COLUMNS = `id, entity_type, project_id, status, active, thumbnail_id, created_by,
   ${sqlIsoMicros('created_at')} as created_at, ${sqlIsoMicros('updated_at')} as updated_at, retired_at is not null as retired, data`;
@@ -59,12 +46,6 @@ const toStored = (r: Row): StoredRecord => ({
   retired: r.retired,
 });
 
-/** Strips the retired flag for callers. */
-export function toView(r: StoredRecord): RecordView {
-  const { retired: _retired, ...view } = r;
-  return view;
-}
-
 async function one(db: Db, sql: string, params: readonly unknown[]): Promise<StoredRecord | undefined> {
   const res = await db.raw<{ rows: Row[] }>(sql, params as Knex.RawBinding[]);
   const row = res.rows[0];
@@ -88,14 +69,7 @@ export class RecordRepository {
    * row serialise on MultiXact bookkeeping, and a Shot created while its project is being
    * retired is no different from one created a moment before (retirement is reversible).
    */
-  async insertWithEvent(
-    db: Db,
-    id: string,
-    entityType: string,
-    createdBy: string | null,
-    v: RecordValues,
-    event: { subject: string; payload: { event_id: string }; json: string },
-  ): Promise<StoredRecord | undefined> {
+  async insertWithEvent(db: Db, v: NewRecord, event: { subject: string; eventId: string; json: string }): Promise<StoredRecord | undefined> {
     return one(
       db,
       `with c as (select clock_timestamp() as ts),
@@ -114,17 +88,17 @@ export class RecordRepository {
        )
        select * from r`,
       [
-        id,
-        entityType,
+        v.id,
+        v.entityType,
         v.projectId,
         v.status,
         v.active,
         v.thumbnailId,
-        createdBy,
+        v.createdBy,
         JSON.stringify(v.data),
         v.projectId,
         v.projectId,
-        event.payload.event_id,
+        event.eventId,
         event.subject,
         event.json,
       ],

@@ -1,0 +1,69 @@
+/**
+ * The port through which the record service reaches its storage. The service decides what
+ * must happen atomically; the store owns transactions, SQL, locking, the outbox table (and
+ * so the NATS subject each event is published on) and the mapping of database failures to
+ * AppErrors (a reused id → 409 `duplicate_id`, a lost database → `unavailable`). The
+ * PostgreSQL implementation is store/knex.record.store.ts.
+ */
+import type { StreamEvent } from '@reelbase/lib-platform';
+import type { DataObject, RecordView } from './record.types.js';
+
+/** A row as read for a write: the view plus whether it is retired. */
+export interface StoredRecord extends RecordView {
+  retired: boolean;
+}
+
+/** The values a write sets. */
+export interface RecordValues {
+  projectId: string | null;
+  status: string | null;
+  active: boolean;
+  thumbnailId: string | null;
+  data: DataObject;
+}
+
+/** A record to create: its identity plus its values. */
+export interface NewRecord extends RecordValues {
+  id: string;
+  entityType: string;
+  createdBy: string | null;
+}
+
+/** An event for the outbox: `json` is `payload` encoded once (its size was checked from it). */
+export interface OutboxEvent {
+  payload: StreamEvent;
+  json: string;
+}
+
+/** The statements of one write transaction; row locks taken here hold until it ends. */
+export interface RecordTransaction {
+  /** The row with `id`, retired or not, locked against concurrent writes. */
+  findForUpdate(id: string): Promise<StoredRecord | undefined>;
+  /** Overwrites the writable columns and moves `updated_at` (strictly later than before). */
+  update(id: string, values: RecordValues): Promise<StoredRecord>;
+  /** Retires or revives the row; either moves `updated_at`. */
+  setRetired(id: string, retired: boolean): Promise<StoredRecord>;
+  /** True when `id` is a live Project; it stays live until the transaction ends. */
+  isLiveProject(id: string): Promise<boolean>;
+  /** Adds the event to the outbox; it is published after the commit. */
+  appendEvent(event: OutboxEvent): Promise<void>;
+}
+
+export interface RecordStore {
+  /** The row with `id`, retired or not (no lock). */
+  find(id: string): Promise<StoredRecord | undefined>;
+  /**
+   * Creates a live record and its outbox event atomically. The event's `occurred_at` is set
+   * to the record's `updated_at`. Undefined (nothing written) when `record.projectId` is set
+   * and names no live Project.
+   */
+  insertWithEvent(record: NewRecord, event: OutboxEvent): Promise<StoredRecord | undefined>;
+  /** Runs `fn` in one transaction: committed when it resolves, rolled back when it throws. */
+  transaction<T>(fn: (tx: RecordTransaction) => Promise<T>): Promise<T>;
+}
+
+/** Strips the retired flag for callers. */
+export function toView(r: StoredRecord): RecordView {
+  const { retired: _retired, ...view } = r;
+  return view;
+}

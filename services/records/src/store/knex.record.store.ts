@@ -1,0 +1,56 @@
+/**
+ * The record store on PostgreSQL (domain/record.store.ts): Knex transactions around the
+ * statements of record.repository.ts and outbox.repository.ts. It names the subject each
+ * outbox row is published on and maps every database failure once.
+ */
+import type { Knex } from '@mikro-orm/postgresql';
+import { AppError, guarded, type NatsNames, type SqlStateErrors } from '@reelbase/lib-platform';
+import type { NewRecord, OutboxEvent, RecordStore, RecordTransaction, StoredRecord } from '../domain/record.store.js';
+import { OutboxRepository } from './outbox.repository.js';
+import { RecordRepository } from './record.repository.js';
+
+/** A reused record id (only services choose ids) is a conflict, not a server failure. */
+const WRITE_ERRORS: SqlStateErrors = {
+  '23505': () => AppError.conflict('duplicate_id', 'a record with this id already exists'),
+};
+
+export class KnexRecordStore implements RecordStore {
+  private readonly records = new RecordRepository();
+  private readonly outbox = new OutboxRepository();
+
+  constructor(
+    private readonly db: Knex,
+    private readonly names: NatsNames,
+  ) {}
+
+  find(id: string): Promise<StoredRecord | undefined> {
+    return guarded(() => this.records.find(this.db, id));
+  }
+
+  insertWithEvent(record: NewRecord, event: OutboxEvent): Promise<StoredRecord | undefined> {
+    return guarded(() => this.records.insertWithEvent(this.db, record, this.outboxRow(event)), WRITE_ERRORS);
+  }
+
+  transaction<T>(fn: (tx: RecordTransaction) => Promise<T>): Promise<T> {
+    return guarded(() => this.db.transaction((trx) => fn(this.statements(trx))), WRITE_ERRORS);
+  }
+
+  private statements(trx: Knex.Transaction): RecordTransaction {
+    return {
+      findForUpdate: (id) => this.records.find(trx, id, true),
+      update: (id, values) => this.records.update(trx, id, values),
+      setRetired: (id, retired) => this.records.setRetired(trx, id, retired),
+      isLiveProject: (id) => this.records.isLiveProject(trx, id),
+      appendEvent: async (event) => {
+        const row = this.outboxRow(event);
+        await this.outbox.append(trx, row.subject, row.eventId, row.json);
+      },
+    };
+  }
+
+  /** The outbox row of an event: published on `events.<Type>.<action>`. */
+  private outboxRow(event: OutboxEvent): { subject: string; eventId: string; json: string } {
+    const { payload } = event;
+    return { subject: this.names.eventSubject(payload.entity_type, payload.action), eventId: payload.event_id, json: event.json };
+  }
+}
