@@ -63,7 +63,13 @@ export function createApp(deps: AppDeps): GatewayApp {
   const openapi = buildOpenApi(routes, {
     title: 'reelbase',
     version: API_VERSION,
-    description: 'Production tracking for film, VFX and animation studios: records, events, authentication.',
+    description:
+      'Production tracking for film, VFX and animation studios: records, events, authentication. Every answer carries ' +
+      '`x-request-id`; every error but 422 has the body `{"detail","code"}`, including those given before a route is ' +
+      'reached: 400 `bad_request` (malformed request, HTTP/1.1 without Host), 408 `request_timeout` (the whole request ' +
+      'was not received within `REQUEST_TIMEOUT_MS`), 431 `headers_too_large` (request line and headers too large), ' +
+      '404 for a WebSocket upgrade on any path but `/events/ws`. Limits: per user or API key (`RATE_LIMIT_*`), and ' +
+      'per client address for refused credentials, login attempts and WebSocket connects (429 with `Retry-After`).',
   });
   openapiText = JSON.stringify(openapi);
 

@@ -95,4 +95,59 @@ describe('AuthCache', () => {
     await cache.authenticate('b', ctx);
     expect(calls).toEqual(['b']);
   });
+
+  it('remembers refused tokens for a while (bounded, oldest first) and forgets them on any User change', async () => {
+    let clock = 1_000_000;
+    const calls: string[] = [];
+    const table: Record<string, authv1.Principal> = {};
+    const cache = new AuthCache(
+      async (token) => {
+        calls.push(token);
+        const p = table[token];
+        if (!p) throw new AppError('unauthenticated', 'bad token');
+        return { principal: p, expiresAtUnix: 0 };
+      },
+      5,
+      () => clock,
+      { seconds: 10, max: 2 },
+    );
+    await expect(cache.authenticate('x', ctx)).rejects.toMatchObject({ kind: 'unauthenticated' });
+    await expect(cache.authenticate('x', ctx)).rejects.toMatchObject({ kind: 'unauthenticated' });
+    expect(calls).toEqual(['x']);
+    clock += 10_001;
+    await expect(cache.authenticate('x', ctx)).rejects.toMatchObject({ kind: 'unauthenticated' });
+    expect(calls).toEqual(['x', 'x']);
+    // Bounded: a third refused token pushes out the oldest.
+    await expect(cache.authenticate('y', ctx)).rejects.toThrow();
+    await expect(cache.authenticate('z', ctx)).rejects.toThrow();
+    await expect(cache.authenticate('x', ctx)).rejects.toThrow();
+    expect(calls).toEqual(['x', 'x', 'y', 'z', 'x']);
+    // A user enabled again: every refusal is forgotten.
+    table.z = principal();
+    cache.dropUser('u1');
+    expect((await cache.authenticate('z', ctx)).principal.userId).toBe('u1');
+  });
+
+  it("never caches past a login token's expiry, carries it, and keys rate limits by user or API key", async () => {
+    let clock = 1_000_000;
+    const cache = new AuthCache(
+      async (token) =>
+        token === 'key'
+          ? { principal: principal({ authKind: 'api_key', apiKeyId: 'k9' }), expiresAtUnix: 0 }
+          : { principal: principal(), expiresAtUnix: Math.floor(clock / 1000) + 2 },
+      60,
+      () => clock,
+    );
+    const t = await cache.authenticate('tok', ctx);
+    expect(t.tokenExpiresAt).toBe((Math.floor(1_000_000 / 1000) + 2) * 1000);
+    expect(t.expiresAt).toBe(t.tokenExpiresAt);
+    expect(t.rateKey).toBe('user:u1');
+    const k = await cache.authenticate('key', ctx);
+    expect(k.tokenExpiresAt).toBeUndefined();
+    expect(k.rateKey).toBe('key:k9');
+    expect(cache.hasValid('tok')).toBe(true);
+    clock += 2_001;
+    expect(cache.hasValid('tok')).toBe(false);
+    expect(cache.hasValid('key')).toBe(true);
+  });
 });

@@ -12,9 +12,14 @@ interface Bucket {
 }
 
 const PRUNE_ABOVE = 10_000;
+/** Buckets kept at most: past it (after pruning full ones) the least recently created go. */
+const MAX_BUCKETS = 100_000;
+/** Seconds between prunes, so a flood of new keys does not rescan the map on every request. */
+const PRUNE_EVERY = 1;
 
 export class RateLimiter {
   private readonly buckets = new Map<string, Bucket>();
+  private prunedAt = -Infinity;
 
   constructor(
     private readonly rps: number,
@@ -27,7 +32,8 @@ export class RateLimiter {
     const now = this.now();
     let b = this.buckets.get(key);
     if (b === undefined) {
-      if (this.buckets.size >= PRUNE_ABOVE) this.prune(now);
+      if (this.buckets.size >= PRUNE_ABOVE && now - this.prunedAt >= PRUNE_EVERY) this.prune(now);
+      if (this.buckets.size >= MAX_BUCKETS) this.evictOldest();
       b = { tokens: this.burst, at: now };
       this.buckets.set(key, b);
     } else {
@@ -55,8 +61,23 @@ export class RateLimiter {
     if (b !== undefined) b.tokens = Math.min(this.burst, b.tokens + 1);
   }
 
+  /** Bucket count (for tests and metrics). */
+  get size(): number {
+    return this.buckets.size;
+  }
+
+  /** Drops the oldest tenth of the buckets (a client dropped this way starts over with a full bucket). */
+  private evictOldest(): void {
+    let n = Math.ceil(this.buckets.size / 10);
+    for (const key of this.buckets.keys()) {
+      if (n-- <= 0) break;
+      this.buckets.delete(key);
+    }
+  }
+
   /** Full buckets carry no state worth keeping. */
   private prune(now: number): void {
+    this.prunedAt = now;
     for (const [key, b] of this.buckets) {
       if (b.tokens + (now - b.at) * this.rps >= this.burst) this.buckets.delete(key);
     }

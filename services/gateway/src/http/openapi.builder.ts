@@ -19,7 +19,7 @@ const ERROR_TEXT: Record<number, string> = {
   409: 'Conflict: `stale_write` (If-Match no longer matches), `duplicate_code`, `code_in_use` (with `usage`), ...',
   413: 'Body larger than the limit (`payload_too_large`).',
   415: 'A request body that is not JSON (`unsupported_media_type`).',
-  422: 'Request validation failed; every problem at once.',
+  422: 'Request validation failed; every problem at once (at most 100 listed, then one `too_many_errors` entry counting the rest).',
   429: 'Rate limit exceeded; see `Retry-After`.',
   500: 'An unexpected server failure (`internal`); details only in the server log, under the `x-request-id`.',
   503: 'A dependency is down (`unavailable`).',

@@ -54,8 +54,8 @@ export function authRoutes({ peers, loginLimiter, addressOf }: RouteDeps): AnyRo
       summary: 'Create a user: the first one (as Admin) publicly, later ones with an Admin token.',
       description:
         'While no user exists this creates the first user as Admin and returns a login token. Afterwards it needs an ' +
-        'Admin bearer token (403 otherwise) and accepts `role`; `access_token` and `expires_in` are then null. A bearer ' +
-        'token, when sent, must be valid (401).',
+        'Admin bearer token (403 otherwise, before the body is validated, with or without a token) and accepts `role`; ' +
+        '`access_token` and `expires_in` are then null. A bearer token, when sent, must be valid (401).',
       tags: ['auth'],
       auth: 'optional',
       body: RegisterBody,

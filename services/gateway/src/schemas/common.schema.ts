@@ -29,11 +29,18 @@ export const ValidationProblem = z
   .object({
     loc: z.array(z.union([z.string(), z.number().int()])).describe('Starts with body, query or path.'),
     msg: z.string(),
-    type: z.string().describe('missing, extra_forbidden, string_type, uuid_parsing, json_invalid, ...'),
+    type: z
+      .string()
+      .describe('missing, extra_forbidden, string_type, uuid_parsing, json_invalid, ...; too_many_errors on the entry that counts problems left out'),
   })
   .meta({ id: 'ValidationProblem' });
 
 /** The 422 body: every problem at once. */
 export const ValidationErrorBody = z
   .object({ detail: z.array(ValidationProblem) })
-  .meta({ id: 'ValidationError', description: 'Request validation failure (FastAPI shape).' });
+  .meta({
+    id: 'ValidationError',
+    description:
+      'Request validation failure (FastAPI shape). At most 100 problems are listed (`MAX_PROBLEMS`); when there were ' +
+      'more, a last entry `{"loc": ["body"], "msg": "<n> more problems not listed …", "type": "too_many_errors"}` counts the rest.',
+  });
