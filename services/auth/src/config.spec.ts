@@ -2,9 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError } from '@reelbase/lib-platform';
 import { parseAuthConfig } from './config.js';
 
+const INTERNAL_AUTH_SECRET = 'auth-config-test-internal-auth-secret-0123456789';
+
 describe('auth config', () => {
   it('has the documented defaults', () => {
-    expect(parseAuthConfig({})).toMatchObject({
+    expect(parseAuthConfig({ INTERNAL_AUTH_SECRET })).toMatchObject({
       DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/reelbase',
       GRPC_PORT: 50051,
       HTTP_PORT: 9101,
@@ -15,12 +17,17 @@ describe('auth config', () => {
       LOGIN_MAX_FAILURES: 10,
       PRINCIPAL_CACHE_SECONDS: 5,
       NATS_PREFIX: '',
+      BIND_HOST: '0.0.0.0',
     });
+  });
+
+  it('requires the internal secret', () => {
+    expect(() => parseAuthConfig({})).toThrow(/INTERNAL_AUTH_SECRET: is required/);
   });
 
   it('reports every problem at once', () => {
     try {
-      parseAuthConfig({ PASSWORD_SCRYPT_COST: '1000', RECORDS_ADDR: 'nope', DATABASE_URL: 'mysql://x/y', LOGIN_MAX_FAILURES: '0' });
+      parseAuthConfig({ PASSWORD_SCRYPT_COST: '1000', RECORDS_ADDR: 'nope', DATABASE_URL: 'mysql://x/y', LOGIN_MAX_FAILURES: '0', INTERNAL_AUTH_SECRET });
       expect.unreachable();
     } catch (err) {
       expect(err).toBeInstanceOf(ConfigError);

@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGrpcClient, createLogger, type AppError, type CallContext, type GrpcClient } from '@reelbase/lib-platform';
-import { createTestDatabase, deleteStreams, uniquePrefix, type TestDatabase } from '@reelbase/lib-testkit';
+import { createTestDatabase, deleteStreams, uniquePrefix, TEST_INTERNAL_AUTH_SECRET, type TestDatabase } from '@reelbase/lib-testkit';
 import { authv1, recordsv1 } from '@reelbase/proto';
 import { parseAuthConfig } from '../src/config.js';
 import { startAuth, type RunningAuth } from '../src/service.js';
@@ -37,14 +37,15 @@ describe.skipIf(!existsSync(recordsEntry))('auth with the real records service',
     db = await createTestDatabase();
     prefix = uniquePrefix('authrec');
     const mod = (await import(recordsEntry)) as RecordsModule;
-    const env = { DATABASE_URL: db.url, NATS_PREFIX: prefix, GRPC_PORT: '0', HTTP_PORT: '0', LOG_LEVEL: 'silent' };
+    const env = { DATABASE_URL: db.url, NATS_PREFIX: prefix, GRPC_PORT: '0', HTTP_PORT: '0', LOG_LEVEL: 'silent', INTERNAL_AUTH_SECRET: TEST_INTERNAL_AUTH_SECRET };
     records = await mod.startRecords(mod.parseRecordsConfig(env), logger);
     auth = await startAuth(
       parseAuthConfig({ ...env, RECORDS_ADDR: `127.0.0.1:${records.grpcPort}`, PASSWORD_SCRYPT_COST: '1024' }),
       logger,
     );
-    client = createGrpcClient(authv1.AuthServiceClient, authv1.AuthServiceService, { name: 'auth', address: `127.0.0.1:${auth.grpcPort}` });
+    client = createGrpcClient(authv1.AuthServiceClient, authv1.AuthServiceService, { internalAuthSecret: TEST_INTERNAL_AUTH_SECRET, name: 'auth', address: `127.0.0.1:${auth.grpcPort}` });
     recordsClient = createGrpcClient(recordsv1.RecordsServiceClient, recordsv1.RecordsServiceService, {
+      internalAuthSecret: TEST_INTERNAL_AUTH_SECRET,
       name: 'records',
       address: `127.0.0.1:${records.grpcPort}`,
     });

@@ -16,7 +16,7 @@ import {
   type GrpcClient,
   type NatsConnection,
 } from '@reelbase/lib-platform';
-import { createTestDatabase, deleteStreams, uniquePrefix, type TestDatabase } from '@reelbase/lib-testkit';
+import { createTestDatabase, deleteStreams, uniquePrefix, TEST_INTERNAL_AUTH_SECRET, type TestDatabase } from '@reelbase/lib-testkit';
 import { authv1, recordsv1 } from '@reelbase/proto';
 import { parseAuthConfig, type AuthConfig } from '../src/config.js';
 import { startAuth, type RunningAuth } from '../src/service.js';
@@ -47,7 +47,7 @@ let nc: NatsConnection;
 
 async function start() {
   auth = await startAuth(config, logger);
-  client = createGrpcClient(authv1.AuthServiceClient, authv1.AuthServiceService, { name: 'auth', address: `127.0.0.1:${auth.grpcPort}` });
+  client = createGrpcClient(authv1.AuthServiceClient, authv1.AuthServiceService, { internalAuthSecret: TEST_INTERNAL_AUTH_SECRET, name: 'auth', address: `127.0.0.1:${auth.grpcPort}` });
 }
 async function stop() {
   client?.close();
@@ -60,6 +60,7 @@ beforeAll(async () => {
   prefix = uniquePrefix('auth');
   fake = await startFakeRecords();
   config = parseAuthConfig({
+    INTERNAL_AUTH_SECRET: TEST_INTERNAL_AUTH_SECRET,
     DATABASE_URL: db.url,
     NATS_PREFIX: prefix,
     GRPC_PORT: '0',

@@ -5,6 +5,7 @@
  */
 import { AppError, createLogger, GrpcServer, Metrics, newId, type CallContext } from '@reelbase/lib-platform';
 import { recordsv1 } from '@reelbase/proto';
+import { TEST_INTERNAL_AUTH_SECRET } from '@reelbase/lib-testkit';
 
 interface Stored {
   record: recordsv1.Record;
@@ -31,7 +32,7 @@ export async function startFakeRecords(): Promise<FakeRecords> {
     if (!s || s.retired || s.record.entityType !== type) throw AppError.notFound(`${type} ${id} not found`);
     return s;
   };
-  const server = new GrpcServer({ logger: createLogger('fake-records', 'silent'), metrics: new Metrics('fake_records') });
+  const server = new GrpcServer({ internalAuthSecret: TEST_INTERNAL_AUTH_SECRET, logger: createLogger('fake-records', 'silent'), metrics: new Metrics('fake_records') });
   const fake: FakeRecords = {
     port: 0,
     records,

@@ -7,7 +7,7 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, deleteStreams, uniquePrefix, type TestDatabase } from '@reelbase/lib-testkit';
+import { createTestDatabase, deleteStreams, uniquePrefix, TEST_INTERNAL_AUTH_SECRET, type TestDatabase } from '@reelbase/lib-testkit';
 import { eventsClient, makeEvent, NATS_URL, publisher, readAll, sqlClient, waitFor, waitForLastId, type Publisher } from './helpers.js';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
@@ -27,6 +27,7 @@ async function startChild(): Promise<{ child: ChildProcess; grpcPort: number }> 
       DATABASE_URL: db.url,
       NATS_URL,
       NATS_PREFIX: prefix,
+      INTERNAL_AUTH_SECRET: TEST_INTERNAL_AUTH_SECRET,
       GRPC_PORT: '0',
       HTTP_PORT: '0',
       LOG_LEVEL: 'info',

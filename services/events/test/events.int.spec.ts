@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppError, createLogger, type StreamEvent } from '@reelbase/lib-platform';
-import { createTestDatabase, deleteStreams, uniquePrefix, type TestDatabase } from '@reelbase/lib-testkit';
+import { createTestDatabase, deleteStreams, uniquePrefix, TEST_INTERNAL_AUTH_SECRET, type TestDatabase } from '@reelbase/lib-testkit';
 import type { Subscription } from '@nats-io/nats-core';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { parseEventsConfig } from '../src/config.js';
@@ -46,6 +46,7 @@ beforeAll(async () => {
   db = await createTestDatabase();
   prefix = uniquePrefix('ev');
   const config = parseEventsConfig({
+    INTERNAL_AUTH_SECRET: TEST_INTERNAL_AUTH_SECRET,
     DATABASE_URL: db.url,
     NATS_URL,
     NATS_PREFIX: prefix,

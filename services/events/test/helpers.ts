@@ -17,6 +17,7 @@ import {
   type NatsNames,
   type StreamEvent,
 } from '@reelbase/lib-platform';
+import { TEST_INTERNAL_AUTH_SECRET } from '@reelbase/lib-testkit';
 
 export const NATS_URL = process.env.TEST_NATS_URL ?? 'nats://127.0.0.1:4222';
 
@@ -69,6 +70,7 @@ export type EventsClient = ReturnType<typeof eventsClient>;
 /** A ListEvents client for `port`. */
 export function eventsClient(port: number) {
   const c = createGrpcClient(eventsv1.EventsServiceClient, eventsv1.EventsServiceService, {
+    internalAuthSecret: TEST_INTERNAL_AUTH_SECRET,
     name: 'events',
     address: `127.0.0.1:${port}`,
   });

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '@reelbase/lib-platform';
-import { createTestDatabase, deleteStreams, uniquePrefix, type TestDatabase } from '@reelbase/lib-testkit';
+import { createTestDatabase, deleteStreams, uniquePrefix, TEST_INTERNAL_AUTH_SECRET, type TestDatabase } from '@reelbase/lib-testkit';
 import { parseEventsConfig } from '../src/config.js';
 import { startEvents, type RunningEvents } from '../src/service.js';
 import { EVENT_OVERHEAD_BYTES } from '../src/store/event-log.repository.js';
@@ -25,6 +25,7 @@ beforeAll(async () => {
   db = await createTestDatabase();
   prefix = uniquePrefix('evb');
   const config = parseEventsConfig({
+    INTERNAL_AUTH_SECRET: TEST_INTERNAL_AUTH_SECRET,
     DATABASE_URL: db.url,
     NATS_URL,
     NATS_PREFIX: prefix,

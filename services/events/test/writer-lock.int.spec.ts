@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '@reelbase/lib-platform';
-import { createTestDatabase, deleteStreams, uniquePrefix, type TestDatabase } from '@reelbase/lib-testkit';
+import { createTestDatabase, deleteStreams, uniquePrefix, TEST_INTERNAL_AUTH_SECRET, type TestDatabase } from '@reelbase/lib-testkit';
 import { parseEventsConfig } from '../src/config.js';
 import { startEvents, type RunningEvents } from '../src/service.js';
 import { eventsClient, makeEvent, NATS_URL, publisher, readAll, sqlClient, waitForLastId, type Publisher } from './helpers.js';
@@ -16,6 +16,7 @@ const services: RunningEvents[] = [];
 
 function configFor(url: string, prefix: string) {
   return parseEventsConfig({
+    INTERNAL_AUTH_SECRET: TEST_INTERNAL_AUTH_SECRET,
     DATABASE_URL: url,
     NATS_URL,
     NATS_PREFIX: prefix,

@@ -94,6 +94,7 @@ async function openGateway(
     { auth: config.AUTH_ADDR, records: config.RECORDS_ADDR, events: config.EVENTS_ADDR },
     config.RPC_DEADLINE_MS,
     metrics,
+    config.INTERNAL_AUTH_SECRET,
   )).peers;
   if (conns) resources.defer('peers', () => conns.close());
 
@@ -158,7 +159,7 @@ async function openGateway(
   });
 
   // Opened before the API and so closed after it: Prometheus can still scrape while the API drains.
-  const ops = await startOpsServer({ port: config.HTTP_PORT, metrics, readiness, logger });
+  const ops = await startOpsServer({ port: config.HTTP_PORT, host: config.BIND_HOST, metrics, readiness, logger });
   resources.defer('ops', () => ops.close());
 
   const server = createServer(

@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { createLogger } from '@reelbase/lib-platform';
-import { createTestDatabase, deleteStreams, uniquePrefix, type TestDatabase } from '@reelbase/lib-testkit';
+import { createTestDatabase, deleteStreams, uniquePrefix, TEST_INTERNAL_AUTH_SECRET, type TestDatabase } from '@reelbase/lib-testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { parseGatewayConfig } from '../src/config.js';
@@ -45,13 +45,14 @@ describe.skipIf(!built)('gateway with the real services', () => {
   beforeAll(async () => {
     db = await createTestDatabase();
     prefix = uniquePrefix('gw');
-    const env = { DATABASE_URL: db.url, NATS_PREFIX: prefix, GRPC_PORT: '0', HTTP_PORT: '0', LOG_LEVEL: 'silent' };
+    const env = { DATABASE_URL: db.url, NATS_PREFIX: prefix, GRPC_PORT: '0', HTTP_PORT: '0', LOG_LEVEL: 'silent', INTERNAL_AUTH_SECRET: TEST_INTERNAL_AUTH_SECRET };
     const records = await start('records', env);
     const events = await start('events', env);
     const auth = await start('auth', { ...env, RECORDS_ADDR: `127.0.0.1:${records.grpcPort}`, PASSWORD_SCRYPT_COST: '1024' });
     services.push(auth, events, records);
     gw = await startGateway(
       parseGatewayConfig({
+        INTERNAL_AUTH_SECRET: TEST_INTERNAL_AUTH_SECRET,
         GATEWAY_PORT: '0',
         HTTP_PORT: '0',
         NATS_PREFIX: prefix,

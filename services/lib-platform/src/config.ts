@@ -3,6 +3,7 @@
  * problem is reported at once and the process exits non-zero before doing any work.
  */
 import { z } from 'zod';
+import { INTERNAL_AUTH_MIN_SECRET_BYTES, isInternalAuthSecret } from './grpc/internal.auth.js';
 
 /** An integer environment variable with a default. */
 export const envInt = (def: number, min = 0, max = Number.MAX_SAFE_INTEGER) =>
@@ -55,6 +56,18 @@ export const commonConfig = {
     .default(''),
   /** Milliseconds allowed for a graceful stop before the process exits anyway. */
   SHUTDOWN_TIMEOUT_MS: envInt(10_000, 100),
+  /**
+   * Shared key that signs internal gRPC calls (at least 32 bytes; required). A service accepts
+   * a caller's principal only with a valid signature (docs/architecture.md, "Internal calls").
+   */
+  INTERNAL_AUTH_SECRET: z
+    .string({ error: 'is required: the shared key of internal calls (at least 32 bytes, e.g. `openssl rand -base64 32`)' })
+    .refine(isInternalAuthSecret, `must be at least ${INTERNAL_AUTH_MIN_SECRET_BYTES} bytes`),
+  /** Interface the internal gRPC and ops ports listen on; `npm start` sets 127.0.0.1. */
+  BIND_HOST: z
+    .string()
+    .regex(/^[A-Za-z0-9.:\-]+$/, 'must be an IP address or host name')
+    .default('0.0.0.0'),
 };
 
 /** Thrown (by {@link parseConfig}) with every problem found. */

@@ -1,6 +1,7 @@
 /**
  * Who is acting and under which request id. The gateway resolves the principal once; every
- * internal gRPC call carries it in metadata so `created_by` and event `actor` come from it.
+ * internal gRPC call carries it in metadata so `created_by` and event `actor` come from it,
+ * signed by the caller (grpc/internal.auth.ts) so no one else can claim a principal.
  */
 import { Metadata } from '@grpc/grpc-js';
 import { randomUUID } from 'node:crypto';
@@ -35,6 +36,12 @@ const MD = {
   apiKey: 'x-principal-api-key',
   guest: 'x-principal-guest',
 } as const;
+
+/**
+ * The metadata a call's context travels in. Services accept it only from callers that
+ * prove they are ours (grpc/internal.auth.ts signs and checks exactly these keys).
+ */
+export const PRINCIPAL_METADATA_KEYS: readonly string[] = Object.values(MD);
 
 /** A context for work a service starts itself (start-up jobs, relays). */
 export function systemContext(requestId: string = randomUUID()): CallContext {

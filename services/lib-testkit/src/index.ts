@@ -13,3 +13,4 @@ export * from './service.catalog.js';
 export * from './service.process.js';
 export * from './stack.js';
 export * from './errors.js';
+export * from './secrets.js';

@@ -8,7 +8,7 @@ import { createRequire } from 'node:module';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { createGrpcClient, createLogger, newId, openOrm, type CallContext } from '@reelbase/lib-platform';
-import { createTestDatabase, deleteStreams, uniquePrefix, type TestDatabase, TEST_INTERNAL_AUTH_SECRET } from '@reelbase/lib-testkit';
+import { createTestDatabase, deleteStreams, uniquePrefix, TEST_INTERNAL_AUTH_SECRET, type TestDatabase } from '@reelbase/lib-testkit';
 import { recordsv1 } from '@reelbase/proto';
 import { RECORDS_MIGRATIONS } from '../src/store/migrations.js';
 import { OutboxEntitySchema } from '../src/store/outbox.entity.js';
@@ -27,6 +27,7 @@ let child: Child | undefined;
 const env = (extra: Record<string, string> = {}) => ({
   DATABASE_URL: db.url,
   NATS_PREFIX: prefix,
+  INTERNAL_AUTH_SECRET: TEST_INTERNAL_AUTH_SECRET,
   GRPC_PORT: '0',
   HTTP_PORT: '0',
   OUTBOX_POLL_MS: '100',
@@ -38,7 +39,8 @@ const sql = async <T>(query: string, params: unknown[] = []) => (await orm.em.ge
 
 /** Creates a Project with a known id through the child; the call may fail when the child dies. */
 async function createThrough(c: Child, id: string): Promise<unknown> {
-  const client = createGrpcClient(recordsv1.RecordsServiceClient, recordsv1.RecordsServiceService, { internalAuthSecret: TEST_INTERNAL_AUTH_SECRET,
+  const client = createGrpcClient(recordsv1.RecordsServiceClient, recordsv1.RecordsServiceService, {
+    internalAuthSecret: TEST_INTERNAL_AUTH_SECRET,
     name: 'records',
     address: `127.0.0.1:${c.grpcPort}`,
     deadlineMs: 10_000,

@@ -190,6 +190,30 @@ describe('records service', () => {
     expect(events.every((e) => e.msgId === e.payload.event_id)).toBe(true);
   });
 
+  it('compares ids in one spelling: upper-case ids are stored and logged lower-case, and re-sending them is no change', async () => {
+    const p = await project('Case');
+    const up = p.id.toUpperCase();
+    const owner = { type: 'User', id: ADMIN.toUpperCase() };
+    const shot = (
+      await client.call.createRecord({ entityType: 'Shot', projectId: up, dataJson: JSON.stringify({ code: 'sh1', owner }) }, asAdmin)
+    ).record!;
+    expect(shot.projectId).toBe(p.id);
+    expect(data(shot)).toEqual({ code: 'sh1', owner: { type: 'User', id: ADMIN } });
+
+    const same = (
+      await client.call.updateRecord(
+        { entityType: 'Shot', id: shot.id.toUpperCase(), projectId: { value: up }, dataJson: JSON.stringify({ owner }), ifMatch: `"${shot.updatedAt}"` },
+        asAdmin,
+      )
+    ).record!;
+    expect(same).toEqual(shot);
+
+    const events = await stream.exactly(shot.id, 1);
+    expect(events.map((e) => e.payload.action)).toEqual(['create']);
+    expect(events[0]!.payload.project_id).toBe(p.id);
+    expect(events[0]!.payload.changes).toMatchObject({ project_id: p.id, owner: { type: 'User', id: ADMIN } });
+  });
+
   it('retires and revives', async () => {
     const p = await project('Life');
     const shot = (await client.call.createRecord({ entityType: 'Shot', projectId: p.id, dataJson: '{"code":"sh020"}' }, asAdmin)).record!;

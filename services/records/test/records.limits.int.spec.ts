@@ -7,7 +7,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGrpcClient, newId, type CallContext, type GrpcClient } from '@reelbase/lib-platform';
-import { appErrorOf, createTestDatabase, deleteStreams, uniquePrefix, type TestDatabase } from '@reelbase/lib-testkit';
+import { appErrorOf, createTestDatabase, deleteStreams, uniquePrefix, TEST_INTERNAL_AUTH_SECRET, type TestDatabase } from '@reelbase/lib-testkit';
 import { recordsv1 } from '@reelbase/proto';
 import { parseRecordsConfig } from '../src/config.js';
 import { startRecords, type RunningRecords } from '../src/service.js';
@@ -33,6 +33,7 @@ beforeAll(async () => {
   prefix = uniquePrefix('lim');
   running = await startRecords(
     parseRecordsConfig({
+      INTERNAL_AUTH_SECRET: TEST_INTERNAL_AUTH_SECRET,
       DATABASE_URL: db.url,
       NATS_PREFIX: prefix,
       GRPC_PORT: '0',
@@ -42,7 +43,7 @@ beforeAll(async () => {
       MAX_EVENT_BYTES: '20000',
     }),
   );
-  client = createGrpcClient(recordsv1.RecordsServiceClient, recordsv1.RecordsServiceService, { name: 'records', address: `127.0.0.1:${running.grpcPort}` });
+  client = createGrpcClient(recordsv1.RecordsServiceClient, recordsv1.RecordsServiceService, { internalAuthSecret: TEST_INTERNAL_AUTH_SECRET, name: 'records', address: `127.0.0.1:${running.grpcPort}` });
   stream = await StreamReader.open(prefix);
   projectId = (await client.call.createRecord({ entityType: 'Project', dataJson: '{"name":"Limits","code":"lim"}' }, as(ADMIN, 'Admin'))).record!.id;
 });

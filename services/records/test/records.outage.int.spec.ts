@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppError, createGrpcClient, newId, type CallContext, type GrpcClient } from '@reelbase/lib-platform';
-import { createTestDatabase, deleteStreams, uniquePrefix, type TestDatabase } from '@reelbase/lib-testkit';
+import { createTestDatabase, deleteStreams, uniquePrefix, TEST_INTERNAL_AUTH_SECRET, type TestDatabase } from '@reelbase/lib-testkit';
 import { recordsv1 } from '@reelbase/proto';
 import { parseRecordsConfig } from '../src/config.js';
 import { startRecords, type RunningRecords } from '../src/service.js';
@@ -51,6 +51,7 @@ beforeAll(async () => {
   dbUrl.port = String(pgProxy.port);
   running = await startRecords(
     parseRecordsConfig({
+      INTERNAL_AUTH_SECRET: TEST_INTERNAL_AUTH_SECRET,
       DATABASE_URL: dbUrl.toString(),
       NATS_URL: `nats://127.0.0.1:${natsProxy.port}`,
       NATS_PREFIX: prefix,
@@ -61,6 +62,7 @@ beforeAll(async () => {
     }),
   );
   client = createGrpcClient(recordsv1.RecordsServiceClient, recordsv1.RecordsServiceService, {
+    internalAuthSecret: TEST_INTERNAL_AUTH_SECRET,
     name: 'records',
     address: `127.0.0.1:${running.grpcPort}`,
     deadlineMs: 15_000,

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGrpcClient, newId, type CallContext, type GrpcClient } from '@reelbase/lib-platform';
-import { createTestDatabase, deleteStreams, uniquePrefix, type TestDatabase } from '@reelbase/lib-testkit';
+import { createTestDatabase, deleteStreams, uniquePrefix, TEST_INTERNAL_AUTH_SECRET, type TestDatabase } from '@reelbase/lib-testkit';
 import { recordsv1 } from '@reelbase/proto';
 import { parseRecordsConfig } from '../src/config.js';
 import { startRecords, type RunningRecords } from '../src/service.js';
@@ -24,6 +24,7 @@ beforeAll(async () => {
   prefix = uniquePrefix('relay');
   for (let i = 0; i < 2; i++) {
     const config = parseRecordsConfig({
+      INTERNAL_AUTH_SECRET: TEST_INTERNAL_AUTH_SECRET,
       DATABASE_URL: db.url,
       NATS_PREFIX: prefix,
       GRPC_PORT: '0',
@@ -34,7 +35,7 @@ beforeAll(async () => {
     const running = await startRecords(config);
     replicas.push(running);
     clients.push(
-      createGrpcClient(recordsv1.RecordsServiceClient, recordsv1.RecordsServiceService, { name: `records-${i}`, address: `127.0.0.1:${running.grpcPort}` }),
+      createGrpcClient(recordsv1.RecordsServiceClient, recordsv1.RecordsServiceService, { internalAuthSecret: TEST_INTERNAL_AUTH_SECRET, name: `records-${i}`, address: `127.0.0.1:${running.grpcPort}` }),
     );
   }
   stream = await StreamReader.open(prefix);

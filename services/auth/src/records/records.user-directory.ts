@@ -28,10 +28,11 @@ export function toUserView(record: recordsv1.Record): UserView {
 export class RecordsUserDirectory implements UserDirectory {
   private readonly client: GrpcClient<recordsv1.RecordsServiceClient>;
 
-  constructor(address: string, metrics?: Metrics, deadlineMs = 5000) {
+  constructor(address: string, internalAuthSecret: string, metrics?: Metrics, deadlineMs = 5000) {
     this.client = createGrpcClient(recordsv1.RecordsServiceClient, recordsv1.RecordsServiceService, {
       name: 'records',
       address,
+      internalAuthSecret,
       deadlineMs,
       metrics,
     });

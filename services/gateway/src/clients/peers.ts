@@ -39,17 +39,25 @@ function healthCheck(client: healthv1.HealthClient, name: string, deadlineMs: nu
 }
 
 /** Creates clients for every peer. Nothing connects until the first call. */
-export function connectPeers(addrs: PeerAddresses, deadlineMs: number, metrics: Metrics, healthDeadlineMs = 1000): PeerConnections {
-  const auth = createGrpcClient(authv1.AuthServiceClient, authv1.AuthServiceService, { name: 'auth', address: addrs.auth, deadlineMs, metrics });
+export function connectPeers(
+  addrs: PeerAddresses,
+  deadlineMs: number,
+  metrics: Metrics,
+  internalAuthSecret: string,
+  healthDeadlineMs = 1000,
+): PeerConnections {
+  const auth = createGrpcClient(authv1.AuthServiceClient, authv1.AuthServiceService, { name: 'auth', address: addrs.auth, internalAuthSecret, deadlineMs, metrics });
   const records = createGrpcClient(recordsv1.RecordsServiceClient, recordsv1.RecordsServiceService, {
     name: 'records',
     address: addrs.records,
+    internalAuthSecret,
     deadlineMs,
     metrics,
   });
   const events = createGrpcClient(eventsv1.EventsServiceClient, eventsv1.EventsServiceService, {
     name: 'events',
     address: addrs.events,
+    internalAuthSecret,
     deadlineMs,
     metrics,
   });

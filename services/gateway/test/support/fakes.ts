@@ -10,6 +10,7 @@ import type { Peers } from '../../src/clients/peers.js';
 import { parseGatewayConfig } from '../../src/config.js';
 import { createGatewayBus, type GatewayBus } from '../../src/live/gateway.bus.js';
 import { startGateway, type RunningGateway } from '../../src/service.js';
+import { TEST_INTERNAL_AUTH_SECRET } from '@reelbase/lib-testkit';
 
 export const USERS = {
   admin: { id: '0190a0b0-0000-7000-8000-000000000001', role: 'Admin' },
@@ -225,7 +226,7 @@ export async function startTestGateway(env: Record<string, string> = {}): Promis
     readinessChecks.set(name, check);
     readiness.add(name, check);
   }
-  const config = parseGatewayConfig({ GATEWAY_PORT: '0', HTTP_PORT: '0', LOG_LEVEL: 'debug', ...env });
+  const config = parseGatewayConfig({ INTERNAL_AUTH_SECRET: TEST_INTERNAL_AUTH_SECRET, GATEWAY_PORT: '0', HTTP_PORT: '0', LOG_LEVEL: 'debug', ...env });
   const gw = await startGateway(config, logs.logger, { peers: fakePeers(state), bus, readiness });
   return { ...gw, url: `http://127.0.0.1:${gw.httpPort}`, state, bus, logs, readinessChecks };
 }

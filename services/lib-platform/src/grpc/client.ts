@@ -1,7 +1,7 @@
 /**
  * gRPC clients wrapped once: each unary method becomes `(request, ctx) => Promise<response>`
- * with a deadline on every call, the caller's context in metadata, client-side metrics, and
- * errors turned back into {@link AppError}s. A peer that is down fails fast with
+ * with a deadline on every call, the caller's context in metadata signed with the internal
+ * secret (internal.auth.ts), client-side metrics, and errors turned back into {@link AppError}s. A peer that is down fails fast with
  * `unavailable` (no wait-for-ready), which the gateway answers with 503.
  */
 import {
@@ -14,6 +14,7 @@ import {
   type ServiceError,
 } from '@grpc/grpc-js';
 import { toMetadata, type CallContext } from '../context.js';
+import { InternalAuth } from './internal.auth.js';
 import type { Metrics } from '../metrics.js';
 import { fromServiceError, statusName } from './status.js';
 
@@ -40,6 +41,8 @@ export interface ClientOptions {
   /** Name used in metrics and error messages, e.g. "records". */
   name: string;
   address: string;
+  /** INTERNAL_AUTH_SECRET: every call is signed with it (at least 32 bytes). */
+  internalAuthSecret: string;
   deadlineMs?: number;
   metrics?: Metrics;
 }
@@ -74,11 +77,13 @@ export function createGrpcClient<C extends Client>(
     'grpc.max_reconnect_backoff_ms': 2000,
   });
   const defaultDeadline = opts.deadlineMs ?? 5000;
+  const auth = new InternalAuth(opts.internalAuthSecret);
   const call: Record<string, unknown> = {};
   for (const [method, def] of Object.entries(definition)) {
     if (def.requestStream || def.responseStream) continue;
     const fn = (raw as unknown as Record<string, UnaryMethod<unknown, unknown>>)[method]!.bind(raw);
     const label = `${opts.name}/${def.originalName ?? method}`;
+    const path = def.path;
     call[method] = (request: unknown, ctx: CallContext, callOpts: CallOpts = {}) =>
       new Promise((resolve, reject) => {
         const started = process.hrtime.bigint();
@@ -89,7 +94,9 @@ export function createGrpcClient<C extends Client>(
         const stackLimit = Error.stackTraceLimit;
         Error.stackTraceLimit = 0;
         try {
-          fn(request, toMetadata(ctx), { deadline }, (err, res) => {
+          const md = toMetadata(ctx);
+          auth.sign(md, path);
+          fn(request, md, { deadline }, (err, res) => {
             opts.metrics?.rpcClientDuration.observe(
               { method: label, code: err ? statusName(err.code) : 'OK' },
               Number(process.hrtime.bigint() - started) / 1e9,

@@ -5,17 +5,19 @@
  */
 import { createServer } from 'node:net';
 import { Writable } from 'node:stream';
-import { credentials, status, type ServiceError } from '@grpc/grpc-js';
+import { credentials, Metadata, status, type ServiceError } from '@grpc/grpc-js';
 import { healthv1, recordsv1 } from '@reelbase/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CallContext } from '../context.js';
+import { toMetadata, type CallContext } from '../context.js';
 import { AppError, type ErrorKind } from '../errors.js';
 import { createLogger } from '../logger.js';
 import { Metrics } from '../metrics.js';
 import { createGrpcClient, type GrpcClient } from './client.js';
+import { INTERNAL_AUTH_KEY, InternalAuth } from './internal.auth.js';
 import { GrpcServer } from './server.js';
 
 const SERVICE = 'reelbase.records.v1.RecordsService';
+const SECRET = 'round-trip-test-internal-auth-secret-0123456789';
 const { HealthCheckResponse_ServingStatus: Serving } = healthv1;
 
 const record = (id: string): recordsv1.Record => ({
@@ -97,7 +99,7 @@ describe('GrpcServer + createGrpcClient over loopback', () => {
   let client: GrpcClient<recordsv1.RecordsServiceClient>;
 
   beforeAll(async () => {
-    server = new GrpcServer({ logger, metrics });
+    server = new GrpcServer({ logger, metrics, internalAuthSecret: SECRET });
     server.add<recordsv1.RecordsServiceServer>(SERVICE, recordsv1.RecordsServiceService, {
       async createRecord(req, ctx) {
         seen.push(ctx);
@@ -123,6 +125,7 @@ describe('GrpcServer + createGrpcClient over loopback', () => {
     client = createGrpcClient(recordsv1.RecordsServiceClient, recordsv1.RecordsServiceService, {
       name: 'records',
       address: `127.0.0.1:${port}`,
+      internalAuthSecret: SECRET,
       metrics,
     });
   });
@@ -199,6 +202,62 @@ describe('GrpcServer + createGrpcClient over loopback', () => {
     expect(seen[1]!.principal).toBeUndefined();
   });
 
+  describe('internal calls prove who sends them', () => {
+    const admin: CallContext = { requestId: 'req-forged', principal: { userId: 'u-1', role: 'Admin', authKind: 'token' } };
+    const path = `/${SERVICE}/CreateRecord`;
+    /** Calls createRecord with exactly `md`, bypassing the signing client. */
+    const rawCall = (md: Metadata) =>
+      new Promise<ServiceError | null>((resolve) =>
+        client.raw.createRecord({ entityType: 'Note', dataJson: '{}' }, md, {}, (err) => resolve(err)),
+      );
+
+    it('refuses a principal without an assertion, with a wrong key, altered or expired, before the handler runs', async () => {
+      seen.length = 0;
+      const unsigned = toMetadata(admin);
+      const otherKey = toMetadata(admin);
+      new InternalAuth('another-deployment-secret-0123456789abcdef').sign(otherKey, path);
+      const altered = toMetadata({ ...admin, principal: { ...admin.principal!, role: 'Viewer' } });
+      new InternalAuth(SECRET).sign(altered, path);
+      altered.set('x-principal-role', 'Admin');
+      const otherMethod = toMetadata(admin);
+      new InternalAuth(SECRET).sign(otherMethod, `/${SERVICE}/RetireRecord`);
+      const expired = toMetadata(admin);
+      new InternalAuth(SECRET, () => Date.now() - 61_000).sign(expired, path);
+      const garbage = toMetadata(admin);
+      garbage.set(INTERNAL_AUTH_KEY, 'v1.9999999999999.AAAA');
+      for (const [md, reason] of [
+        [unsigned, 'missing'],
+        [otherKey, 'bad signature'],
+        [altered, 'bad signature'],
+        [otherMethod, 'bad signature'],
+        [expired, 'expired'],
+        [garbage, 'expired'],
+      ] as const) {
+        const err = await rawCall(md);
+        expect(err?.code, reason).toBe(status.UNAUTHENTICATED);
+        expect(err?.details).toBe(`internal call refused: ${reason} ${INTERNAL_AUTH_KEY} assertion`);
+      }
+      expect(seen).toEqual([]);
+      expect(logLines.some((l) => l.msg === 'rpc refused: no valid internal assertion' && l.reason === 'missing')).toBe(true);
+    });
+
+    it('refuses a call without any context too, and takes a correctly signed one', async () => {
+      expect((await rawCall(new Metadata()))?.code).toBe(status.UNAUTHENTICATED);
+      seen.length = 0;
+      const signed = toMetadata(admin);
+      new InternalAuth(SECRET).sign(signed, path);
+      expect(await rawCall(signed)).toBeNull();
+      expect(seen).toEqual([admin]);
+    });
+
+    it('refuses to start with a secret shorter than 32 bytes', () => {
+      expect(() => new GrpcServer({ logger, metrics, internalAuthSecret: 'short' })).toThrow(/at least 32 bytes/);
+      expect(() =>
+        createGrpcClient(recordsv1.RecordsServiceClient, recordsv1.RecordsServiceService, { name: 'r', address: '127.0.0.1:1', internalAuthSecret: 'x'.repeat(31) }),
+      ).toThrow(/at least 32 bytes/);
+    });
+  });
+
   it('fails a call slower than its deadline with unavailable, promptly', async () => {
     const started = Date.now();
     const err = await rejection(client.call.getRecord({ entityType: 'Shot', id: 'slow' }, ctx, { deadlineMs: 150 }));
@@ -213,6 +272,7 @@ describe('GrpcServer + createGrpcClient over loopback', () => {
     const dead = createGrpcClient(recordsv1.RecordsServiceClient, recordsv1.RecordsServiceService, {
       name: 'records',
       address: `127.0.0.1:${await closedPort()}`,
+      internalAuthSecret: SECRET,
       deadlineMs: 10_000,
     });
     try {
@@ -242,7 +302,7 @@ describe('GrpcServer + createGrpcClient over loopback', () => {
   });
 
   it('refuses to register a service with a unary method left unhandled', () => {
-    const other = new GrpcServer({ logger, metrics: new Metrics('other') });
+    const other = new GrpcServer({ logger, metrics: new Metrics('other'), internalAuthSecret: SECRET });
     expect(() =>
       other.add<recordsv1.RecordsServiceServer>(SERVICE, recordsv1.RecordsServiceService, {
         createRecord: async () => ({}),
@@ -255,7 +315,7 @@ describe('GrpcServer + createGrpcClient over loopback', () => {
   describe('grpc.health.v1', () => {
     let health: GrpcClient<healthv1.HealthClient>;
     beforeAll(() => {
-      health = createGrpcClient(healthv1.HealthClient, healthv1.HealthService, { name: 'health', address: `127.0.0.1:${port}` });
+      health = createGrpcClient(healthv1.HealthClient, healthv1.HealthService, { name: 'health', address: `127.0.0.1:${port}`, internalAuthSecret: SECRET });
     });
     afterAll(() => health.close());
 
@@ -295,7 +355,7 @@ describe('GrpcServer + createGrpcClient over loopback', () => {
 describe('GrpcServer.close', () => {
   it('marks every service not serving, then stops', async () => {
     const metrics = new Metrics('close-test');
-    const server = new GrpcServer({ logger: createLogger('close-test', 'silent'), metrics });
+    const server = new GrpcServer({ logger: createLogger('close-test', 'silent'), metrics, internalAuthSecret: SECRET });
     server.add<recordsv1.RecordsServiceServer>(SERVICE, recordsv1.RecordsServiceService, {
       createRecord: async () => ({}),
       getRecord: async () => ({}),
@@ -307,6 +367,7 @@ describe('GrpcServer.close', () => {
     const client = createGrpcClient(recordsv1.RecordsServiceClient, recordsv1.RecordsServiceService, {
       name: 'records',
       address: `127.0.0.1:${port}`,
+      internalAuthSecret: SECRET,
     });
     await client.call.getRecord({ entityType: 'Shot', id: 'a' }, { requestId: 'r' });
     await server.close(500);

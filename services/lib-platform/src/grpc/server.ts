@@ -1,7 +1,8 @@
 /**
  * gRPC server helpers: handlers are plain `async (request, ctx) => response` functions;
- * the wrapper decodes the call context, records RED metrics, logs failures and maps
- * errors to statuses in one place (status.ts).
+ * the wrapper refuses calls without a valid internal assertion (internal.auth.ts) with
+ * UNAUTHENTICATED, decodes the call context, records RED metrics, logs failures and maps
+ * errors to statuses in one place (status.ts). Only grpc.health.v1 answers unsigned calls.
  */
 import {
   Server,
@@ -17,6 +18,7 @@ import { AppError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import { HealthService } from './health.js';
+import { INTERNAL_AUTH_KEY, InternalAuth } from './internal.auth.js';
 import { KIND_TO_STATUS, statusName, toServiceError } from './status.js';
 
 /** The promise-returning form of a ts-proto `...Server` interface (unary methods only). */
@@ -29,6 +31,8 @@ export type UnaryHandlers<S> = {
 export interface GrpcServerOptions {
   logger: Logger;
   metrics: Metrics;
+  /** INTERNAL_AUTH_SECRET: calls must be signed with it (at least 32 bytes). */
+  internalAuthSecret: string;
 }
 
 /** A grpc-js server with health, metrics and error mapping built in. */
@@ -40,8 +44,10 @@ export class GrpcServer {
   });
   readonly health = new HealthService();
   private port = 0;
+  private readonly auth: InternalAuth;
 
   constructor(private readonly opts: GrpcServerOptions) {
+    this.auth = new InternalAuth(opts.internalAuthSecret);
     this.server.addService(healthv1.HealthService, this.opts_health());
   }
 
@@ -59,24 +65,31 @@ export class GrpcServer {
       const fn = (handlers as Record<string, (req: unknown, ctx: CallContext) => Promise<unknown>>)[method];
       if (def.requestStream || def.responseStream) continue;
       if (!fn) throw new Error(`${name}: no handler for ${method}`);
-      impl[method] = this.wrap(`${name}/${def.originalName ?? method}`, fn.bind(handlers));
+      impl[method] = this.wrap(`${name}/${def.originalName ?? method}`, def.path, fn.bind(handlers));
     }
     this.server.addService(definition, impl);
     this.health.set(name, true);
     return this;
   }
 
-  private wrap(label: string, fn: (req: unknown, ctx: CallContext) => Promise<unknown>): handleUnaryCall<unknown, unknown> {
+  private wrap(label: string, path: string, fn: (req: unknown, ctx: CallContext) => Promise<unknown>): handleUnaryCall<unknown, unknown> {
     const { logger, metrics } = this.opts;
     return (call, callback) => {
       const started = process.hrtime.bigint();
-      const ctx = fromMetadata(call.metadata);
       const done = (code: status) => {
         const seconds = Number(process.hrtime.bigint() - started) / 1e9;
         const labels = { method: label, code: statusName(code) };
         metrics.rpcRequests.inc(labels);
         metrics.rpcDuration.observe(labels, seconds);
       };
+      const refused = this.auth.verify(call.metadata, path);
+      if (refused) {
+        done(status.UNAUTHENTICATED);
+        logger.warn({ rpc: label, reason: refused, peer: call.getPeer() }, 'rpc refused: no valid internal assertion');
+        callback({ code: status.UNAUTHENTICATED, details: `internal call refused: ${refused} ${INTERNAL_AUTH_KEY} assertion` } as never, null);
+        return;
+      }
+      const ctx = fromMetadata(call.metadata);
       fn(call.request, ctx).then(
         (res) => {
           done(status.OK);
@@ -96,7 +109,7 @@ export class GrpcServer {
     };
   }
 
-  /** Binds and starts; resolves with the bound port (useful with port 0). */
+  /** Binds and starts on `host` (BIND_HOST); resolves with the bound port (useful with port 0). */
   async listen(port: number, host = '0.0.0.0'): Promise<number> {
     this.port = await new Promise<number>((resolve, reject) =>
       this.server.bindAsync(`${host}:${port}`, ServerCredentials.createInsecure(), (err, bound) =>

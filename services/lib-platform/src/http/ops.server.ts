@@ -10,6 +10,7 @@ import type { Readiness } from '../readiness.js';
 
 export interface OpsServerOptions {
   port: number;
+  /** Interface to listen on (BIND_HOST); all of them by default. */
   host?: string;
   metrics: Metrics;
   readiness: Readiness;

@@ -1,0 +1,91 @@
+import { Metadata } from '@grpc/grpc-js';
+import { describe, expect, it } from 'vitest';
+import { toMetadata, type CallContext } from '../context.js';
+import { INTERNAL_AUTH_KEY, INTERNAL_AUTH_TTL_MS, InternalAuth, isInternalAuthSecret } from './internal.auth.js';
+
+const SECRET = 'unit-test-internal-auth-secret-0123456789ab';
+const PATH = '/reelbase.records.v1.RecordsService/CreateRecord';
+const ctx: CallContext = {
+  requestId: 'r-1',
+  principal: { userId: 'u-1', role: 'Artist', authKind: 'api_key', apiKeyId: 'k-1', guestName: 'Zoë' },
+};
+
+function signed(at = 1_000_000, c: CallContext = ctx): Metadata {
+  const md = toMetadata(c);
+  new InternalAuth(SECRET, () => at).sign(md, PATH);
+  return md;
+}
+
+describe('InternalAuth', () => {
+  it('accepts its own assertion until it expires, and not after', () => {
+    const md = signed();
+    expect(String(md.get(INTERNAL_AUTH_KEY)[0])).toMatch(/^v1\.1060000\.[A-Za-z0-9_-]{43}$/);
+    expect(new InternalAuth(SECRET, () => 1_000_000).verify(md, PATH)).toBeNull();
+    expect(new InternalAuth(SECRET, () => 1_000_000 + INTERNAL_AUTH_TTL_MS).verify(md, PATH)).toBeNull();
+    expect(new InternalAuth(SECRET, () => 1_000_001 + INTERNAL_AUTH_TTL_MS).verify(md, PATH)).toBe('expired');
+  });
+
+  it('refuses an expiry too far ahead (a forged long-lived assertion)', () => {
+    const md = signed(10_000_000);
+    expect(new InternalAuth(SECRET, () => 1_000_000).verify(md, PATH)).toBe('expired');
+  });
+
+  it.each([
+    ['x-principal-user', 'u-2'],
+    ['x-principal-role', 'Admin'],
+    ['x-principal-kind', 'service'],
+    ['x-principal-api-key', 'k-2'],
+    ['x-principal-guest', 'Other'],
+    ['x-request-id', 'r-2'],
+  ])('binds %s', (key, value) => {
+    const md = signed();
+    md.set(key, value);
+    expect(new InternalAuth(SECRET, () => 1_000_000).verify(md, PATH)).toBe('bad signature');
+  });
+
+  it('binds added fields, repeated values and the method', () => {
+    const auth = new InternalAuth(SECRET, () => 1_000_000);
+    const noGuest = toMetadata({ requestId: 'r-1', principal: { userId: 'u-1', role: 'Artist', authKind: 'token' } });
+    auth.sign(noGuest, PATH);
+    noGuest.set('x-principal-guest', 'Mallory');
+    expect(auth.verify(noGuest, PATH)).toBe('bad signature');
+    const repeated = signed();
+    repeated.add('x-principal-role', 'Admin');
+    expect(auth.verify(repeated, PATH)).toBe('bad signature');
+    expect(auth.verify(signed(), '/reelbase.records.v1.RecordsService/RetireRecord')).toBe('bad signature');
+  });
+
+  it('names what is wrong with a missing or malformed assertion', () => {
+    const auth = new InternalAuth(SECRET, () => 1_000_000);
+    expect(auth.verify(toMetadata(ctx), PATH)).toBe('missing');
+    for (const bad of ['v1', 'v2.1060000.abc', 'v1.soon.abc', 'v1.1060000.abc.def']) {
+      const md = toMetadata(ctx);
+      md.set(INTERNAL_AUTH_KEY, bad);
+      expect(auth.verify(md, PATH), bad).toBe('malformed');
+    }
+    const twice = signed();
+    twice.add(INTERNAL_AUTH_KEY, String(twice.get(INTERNAL_AUTH_KEY)[0]));
+    expect(auth.verify(twice, PATH)).toBe('malformed');
+    const truncated = signed();
+    truncated.set(INTERNAL_AUTH_KEY, String(truncated.get(INTERNAL_AUTH_KEY)[0]).slice(0, -4));
+    expect(auth.verify(truncated, PATH)).toBe('bad signature');
+  });
+
+  it('refuses another deployment’s assertion', () => {
+    expect(new InternalAuth('x'.repeat(32), () => 1_000_000).verify(signed(), PATH)).toBe('bad signature');
+  });
+
+  it('wants a secret of at least 32 bytes', () => {
+    expect(isInternalAuthSecret('x'.repeat(31))).toBe(false);
+    expect(isInternalAuthSecret('x'.repeat(32))).toBe(true);
+    expect(() => new InternalAuth('x'.repeat(31))).toThrow('INTERNAL_AUTH_SECRET must be at least 32 bytes');
+  });
+
+  it('signs a call without a principal as well', () => {
+    const md = new Metadata();
+    md.set('x-request-id', 'r-9');
+    const auth = new InternalAuth(SECRET);
+    auth.sign(md, PATH);
+    expect(auth.verify(md, PATH)).toBeNull();
+  });
+});

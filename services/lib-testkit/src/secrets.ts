@@ -1,0 +1,7 @@
+/**
+ * Fixed secrets for tests that start services in-process. Never used by `npm start`
+ * (a random INTERNAL_AUTH_SECRET per run) or a deployment (a Kubernetes Secret).
+ */
+
+/** INTERNAL_AUTH_SECRET of in-process services and the clients that call them in tests. */
+export const TEST_INTERNAL_AUTH_SECRET = 'reelbase-tests-internal-auth-secret-0123456789';
