@@ -402,6 +402,7 @@ async function main() {
     { id: 'zero', label: 'defaults.replicaCount=3, components.records.replicaCount=0', args: set('defaults.replicaCount=3', 'components.records.replicaCount=0') },
     { id: 'logLevel', label: 'config.logLevel=debug', args: set('config.logLevel=debug') },
     { id: 'existingSecret', label: 'secrets.existingSecret=reelbase-secrets', args: set('secrets.existingSecret=reelbase-secrets') },
+    { id: 'internalAuth', label: 'secrets.internalAuthSecret set', args: set(`secrets.internalAuthSecret=${'k'.repeat(40)}`) },
     { id: 'noNetpol', label: 'networkPolicy.enabled=false, ServiceMonitors forced (requireCrd=false)', args: set('networkPolicy.enabled=false', 'metrics.serviceMonitor.requireCrd=false') },
   ];
   const texts = [];
@@ -526,6 +527,20 @@ async function main() {
     'secrets.existingSecret: no Secret rendered, DATABASE_URL read from the named one');
   check(byKind(S.noNetpol.objects, 'NetworkPolicy').length === 0 && byKind(S.noNetpol.objects, 'ServiceMonitor').length === BASE_COMPONENTS.length,
     'networkPolicy.enabled=false renders none; requireCrd=false renders ServiceMonitors offline');
+
+  const internalAuthOf = (objects, component) =>
+    find(objects, 'Deployment', fullname(component))?.spec.template.spec.containers[0].env.find((e) => e.name === 'INTERNAL_AUTH_SECRET')?.valueFrom?.secretKeyRef;
+  const allDeployments = (objects) => byKind(objects, 'Deployment').map(componentOf);
+  const generated = find(d, 'Secret', `${RELEASE}-internal-auth`)?.stringData?.INTERNAL_AUTH_SECRET ?? '';
+  check(allDeployments(all).every((c) => internalAuthOf(all, c)?.name === `${RELEASE}-internal-auth` && internalAuthOf(all, c)?.key === 'INTERNAL_AUTH_SECRET') &&
+    /^[A-Za-z0-9]{48}$/.test(generated) && generated !== find(S.again.objects, 'Secret', `${RELEASE}-internal-auth`)?.stringData?.INTERNAL_AUTH_SECRET,
+    'INTERNAL_AUTH_SECRET: every component reads it from <release>-internal-auth, a random 48-character key when none is given');
+  check(find(S.internalAuth.objects, 'Secret', `${RELEASE}-internal-auth`)?.stringData?.INTERNAL_AUTH_SECRET === 'k'.repeat(40),
+    'INTERNAL_AUTH_SECRET: secrets.internalAuthSecret is used as given');
+  check(allDeployments(S.existingSecret.objects).every((c) => internalAuthOf(S.existingSecret.objects, c)?.name === 'reelbase-secrets'),
+    'INTERNAL_AUTH_SECRET: read from secrets.existingSecret when one is named');
+  const shortKey = helm(['template', RELEASE, CHART, ...set('secrets.internalAuthSecret=too-short')]);
+  check(shortKey.status !== 0 && shortKey.stderr.includes('secrets.internalAuthSecret must be at least 32 bytes'), 'refused: an INTERNAL_AUTH_SECRET shorter than 32 bytes');
 
   const prod = S['file:production.yaml'];
   if (prod?.ok) {

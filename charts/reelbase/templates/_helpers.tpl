@@ -46,6 +46,11 @@ app.kubernetes.io/part-of: reelbase
 {{- .Values.secrets.existingSecret | default (printf "%s-secrets" (include "reelbase.fullname" .)) -}}
 {{- end -}}
 
+{{- /* The Secret holding INTERNAL_AUTH_SECRET: the named one, else <fullname>-internal-auth (internal-auth-secret.yaml). */ -}}
+{{- define "reelbase.internalAuthSecretName" -}}
+{{- .Values.secrets.existingSecret | default (printf "%s-internal-auth" (include "reelbase.fullname" .)) -}}
+{{- end -}}
+
 {{- define "reelbase.serviceAccountName" -}}
 {{- if .Values.serviceAccount.create -}}
 {{- .Values.serviceAccount.name | default (include "reelbase.fullname" .) -}}

@@ -214,6 +214,10 @@ conventions that this chart names differently, and references between components
 {{- if and (has "postgresql" $usedDeps) (not $v.secrets.existingSecret) (not $v.postgresql.url) (not $v.postgresql.host) -}}
 {{- $errors = append $errors "postgresql: set host (or url), or name a Secret in secrets.existingSecret" -}}
 {{- end -}}
+{{- $internalAuth := toString ($v.secrets.internalAuthSecret | default "") -}}
+{{- if and $internalAuth (lt (len $internalAuth) 32) -}}
+{{- $errors = append $errors "secrets.internalAuthSecret must be at least 32 bytes (e.g. `openssl rand -base64 32`), or empty for a random one" -}}
+{{- end -}}
 {{- if and $kedaScaled (not $v.nats.monitoringEndpoint) -}}
 {{- $errors = append $errors "nats.monitoringEndpoint is needed by the KEDA nats-jetstream trigger" -}}
 {{- end -}}
