@@ -144,6 +144,12 @@ describe('REST API (whole stack)', () => {
     const tooDeep = await api.call('POST', '/entities/Project', { rawBody: `{"data": {"name": "Deep", "code": "deep", "x": ${deep}}}` });
     expectValidation(tooDeep, ['body', 'data', 'x']);
     expect(tooDeep.body.detail[0].type).toBe('too_deep');
+    // Problems found by records name the field; the gateway says where it was sent.
+    const noProject = await api.post('/entities/Shot', { data: { code: 'x' } });
+    expect(noProject.status).toBe(422);
+    expect(noProject.body.detail).toEqual([expect.objectContaining({ loc: ['body', 'project_id'], type: 'missing' })]);
+    const missingProject = await api.post('/entities/Shot', { project_id: MISSING, data: { code: 'x' } });
+    expect(missingProject.body.detail).toEqual([expect.objectContaining({ loc: ['body', 'project_id'], type: 'link_not_found' })]);
   });
 
   it('lets a Viewer log, change and delete their own time, but not touch another user\'s TimeLog', async () => {
@@ -192,6 +198,33 @@ describe('REST API (whole stack)', () => {
     expect(expectStatus(await admin.api.get(path), 200).data.description).toBe('one');
     expectStatus(await admin.api.delete(path, { headers: { 'if-match': etag2! } }), 200, 'DELETE with current ETag');
     expectError(await admin.api.get(path), 404, 'not_found');
+  });
+
+  it('reads UUIDs in any case as the same id: a PATCH re-sending an id in upper case changes nothing and logs nothing', async () => {
+    const project = expectStatus(await admin.api.post('/entities/Project', { data: { name: 'Case', code: 'case' } }), 200);
+    const UP = String(project.id).toUpperCase();
+    const owner = { type: 'User', id: String(admin.user.id).toUpperCase() };
+    const created = await admin.api.post('/entities/Shot', { project_id: UP, data: { code: 'c010', owner } });
+    const shot = expectStatus(created, 200, 'create Shot with upper-case ids');
+    const lowerOwner = { type: 'User', id: admin.user.id };
+    expect(shot).toMatchObject({ project_id: project.id, data: { code: 'c010', owner: lowerOwner } });
+    const path = `/entities/Shot/${String(shot.id).toUpperCase()}`;
+
+    for (let i = 0; i < 3; i++) {
+      const again = await admin.api.patch(path, { project_id: UP, data: { owner } }, { headers: { 'if-match': created.headers.get('etag')! } });
+      expect(expectStatus(again, 200, 'PATCH with the same ids in upper case')).toEqual(shot);
+      expect(again.headers.get('etag')).toBe(created.headers.get('etag'));
+    }
+    // A real change afterwards: once it is logged, anything the no-op PATCHes had logged would be too.
+    expectStatus(await admin.api.patch(path, { data: { description: 'real' } }), 200, 'real PATCH');
+    const logged = await eventually(async () => {
+      const items = expectStatus(await admin.api.get(`/events?project_id=${UP}&after=0`), 200).items.filter((ev: { entity_id: string }) => ev.entity_id === shot.id);
+      return items.some((ev: { action: string }) => ev.action === 'update') ? items : undefined;
+    });
+    expect(logged.map((ev: { action: string }) => ev.action)).toEqual(['create', 'update']);
+    expect(logged[0].project_id).toBe(project.id);
+    expect(logged[0].changes).toMatchObject({ project_id: project.id, owner: lowerOwner });
+    expect(logged[1].changes).toEqual({ description: 'real' });
   });
 
   it('rejects a revoked API key within seconds', async () => {

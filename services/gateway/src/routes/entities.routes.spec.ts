@@ -215,3 +215,26 @@ describe('roles (403) and the order of checks', () => {
     expect((await call('PATCH', `/entities/Shot/${MISSING}`, { token: 'artist-token', body: { data: {} } })).status).toBe(404);
   });
 });
+
+describe('ids are canonical behind the gateway', () => {
+  it('lower-cases UUIDs in the path, the body columns and links inside data before records sees them', async () => {
+    const thumb = '0190A0B0-0000-7000-8000-0000000000AB';
+    const owner = { type: 'User', id: USERS.artist.id.toUpperCase() };
+    const created = await call('POST', '/entities/Shot', {
+      token: 'artist-token',
+      body: { project_id: PROJECT.toUpperCase(), thumbnail_id: thumb, data: { owner, list: [owner], note: { type: 'Note', id: 'not-a-uuid' }, text: thumb } },
+    });
+    expect(created.status).toBe(200);
+    const create = gw.state.calls.find((c) => c.method === 'createRecord')!.req as { projectId: string; thumbnailId: string; dataJson: string };
+    expect(create.projectId).toBe(PROJECT);
+    expect(create.thumbnailId).toBe(thumb.toLowerCase());
+    const lower = { type: 'User', id: USERS.artist.id };
+    expect(JSON.parse(create.dataJson)).toEqual({ owner: lower, list: [lower], note: { type: 'Note', id: 'not-a-uuid' }, text: thumb });
+
+    const patched = await call('PATCH', `/entities/Shot/${String(created.json.id).toUpperCase()}`, { token: 'artist-token', body: { project_id: PROJECT.toUpperCase() } });
+    expect(patched.status).toBe(200);
+    const update = gw.state.calls.find((c) => c.method === 'updateRecord')!.req as { id: string; projectId: { value: string } };
+    expect(update.id).toBe(created.json.id);
+    expect(update.projectId).toEqual({ value: PROJECT });
+  });
+});

@@ -2,11 +2,14 @@
  * Shared zod schemas: identifiers, codes and the two error bodies (contract 0). Schemas with
  * a meta `id` become `components.schemas` entries of the OpenAPI document.
  */
-import { ENTITY_TYPE_CODE, ROLES } from '@reelbase/lib-platform';
+import { canonicalLinks, ENTITY_TYPE_CODE, ROLES } from '@reelbase/lib-platform';
 import { z } from 'zod';
 
-/** A UUID (any version; ids are v7 but older or imported ids must still resolve). */
-export const Uuid = z.guid();
+/**
+ * A UUID (any version; ids are v7 but older or imported ids must still resolve), lower-cased
+ * once here so that an id re-sent in another case is the same id everywhere behind the gateway.
+ */
+export const Uuid = z.guid().overwrite((s) => s.toLowerCase());
 
 /** An entity type code such as `Shot` or a custom object code. */
 export const EntityTypeCode = z.string().regex(ENTITY_TYPE_CODE);
@@ -15,6 +18,9 @@ export const Role = z.enum(ROLES);
 
 /** A JSON object with arbitrary keys. */
 export const JsonObject = z.record(z.string(), z.unknown());
+
+/** A record's `data`: the id of every link `{"type","id"}` in it is lower-cased like {@link Uuid}. */
+export const RecordData = JsonObject.overwrite((data) => canonicalLinks(data));
 
 /** Every non-422 error body. */
 export const ErrorBody = z

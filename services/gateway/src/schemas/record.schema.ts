@@ -3,7 +3,7 @@
  * record as returned.
  */
 import { z } from 'zod';
-import { EntityTypeCode, JsonObject, Role, Uuid } from './common.schema.js';
+import { EntityTypeCode, JsonObject, RecordData, Role, Uuid } from './common.schema.js';
 
 export const EntityTypePath = z.strictObject({ entity_type: EntityTypeCode });
 
@@ -18,7 +18,7 @@ export const RecordCreate = z
     status: NullableString.describe('A status code valid for the type.'),
     active: z.boolean().optional().describe('Defaults to true.'),
     thumbnail_id: NullableUuid,
-    data: JsonObject.default({}).describe("The type's fields, by code."),
+    data: RecordData.default({}).describe("The type's fields, by code; link ids are lower-cased."),
   })
   .meta({ id: 'RecordCreate', description: 'Body of POST /entities/{entity_type}.' });
 
@@ -28,7 +28,7 @@ export const RecordPatch = z
     status: NullableString,
     active: z.boolean().optional(),
     thumbnail_id: NullableUuid,
-    data: JsonObject.optional().describe('Merged key by key; a key set to null is removed.'),
+    data: RecordData.optional().describe('Merged key by key; a key set to null is removed; link ids are lower-cased.'),
   })
   .meta({ id: 'RecordPatch', description: 'Body of PATCH /entities/{entity_type}/{id}: every key optional.' });
 

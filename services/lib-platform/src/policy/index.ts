@@ -4,3 +4,4 @@
 export * from './entity-type.policy.js';
 export * from './if-match.policy.js';
 export * from './timelog.policy.js';
+export * from './uuid.policy.js';

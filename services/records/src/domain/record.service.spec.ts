@@ -202,6 +202,35 @@ describe('RecordService update', () => {
   });
 });
 
+describe('RecordService ids in another case', () => {
+  it('stores and logs a create’s ids lower-case, links inside data included', async () => {
+    const userLink = { type: 'User', id: ME.toUpperCase() };
+    const shot = await service.create(
+      { entityType: 'Shot', projectId: projectId.toUpperCase(), dataJson: JSON.stringify({ code: 'a', owner: userLink, list: [userLink] }) },
+      artist,
+    );
+    expect(shot.projectId).toBe(projectId);
+    expect(shot.data).toEqual({ code: 'a', owner: link(ME), list: [link(ME)] });
+    expect(store.outbox.at(-1)!.payload.changes).toEqual({ project_id: projectId, active: true, code: 'a', owner: link(ME), list: [link(ME)] });
+    const svc: CallContext = { requestId: 'r', principal: { userId: '', role: 'Service', authKind: 'service' } };
+    const user = await service.create({ entityType: 'User', id: OTHER.toUpperCase() }, svc);
+    expect(user.id).toBe(OTHER);
+    expect(store.outbox.at(-1)!.payload.entity_id).toBe(OTHER);
+  });
+
+  it('treats a PATCH re-sending the same ids in upper case as no change: no event, same ETag', async () => {
+    const shot = await service.create({ entityType: 'Shot', projectId, dataJson: JSON.stringify({ owner: link(ME) }) }, artist);
+    const before = store.outbox.length;
+    const r = await service.update(
+      { entityType: 'Shot', id: shot.id.toUpperCase(), projectId: projectId.toUpperCase(), dataJson: JSON.stringify({ owner: link(ME.toUpperCase()) }), ifMatch: `"${shot.updatedAt}"` },
+      artist,
+    );
+    expect(r.updatedAt).toBe(shot.updatedAt);
+    expect(r.projectId).toBe(projectId);
+    expect(store.outbox).toHaveLength(before);
+  });
+});
+
 describe('RecordService TimeLogs', () => {
   const timeLog = (user: string, ctx: CallContext) =>
     service.create({ entityType: 'TimeLog', projectId, dataJson: JSON.stringify({ user: link(user), minutes: 30 }) }, ctx);

@@ -5,6 +5,8 @@
  */
 import {
   AppError,
+  canonicalLinks,
+  canonicalUuid,
   encodeStreamEvent,
   type InProcessBus,
   isUuid,
@@ -61,18 +63,27 @@ function collect(problems: Problem[], fn: () => DataObject): DataObject {
   }
 }
 
+/**
+ * `input` with its ids in one spelling (lower-case UUIDs), so an id re-sent in another case is
+ * no change; link ids inside `data` are lower-cased once it is parsed.
+ */
+function withCanonicalIds<T extends { id?: string; projectId?: string | null; thumbnailId?: string | null }>(input: T): T {
+  return { ...input, id: canonicalUuid(input.id), projectId: canonicalUuid(input.projectId), thumbnailId: canonicalUuid(input.thumbnailId) };
+}
+
 export class RecordService {
   constructor(private readonly deps: RecordServiceDeps) {}
 
   /** Creates a record; `input.id` is honoured only for service principals. */
-  async create(input: CreateInput, ctx: CallContext): Promise<RecordView> {
+  async create(raw: CreateInput, ctx: CallContext): Promise<RecordView> {
     const principal = this.writer(ctx);
+    const input = withCanonicalIds(raw);
     checkEntityType(input.entityType);
     if (input.id !== undefined && principal.authKind !== 'service') {
       throw new AppError('forbidden', 'only services may choose a record id');
     }
     const problems: Problem[] = [];
-    const data = collect(problems, () => dropNulls(parseData(input.dataJson)));
+    const data = collect(problems, () => dropNulls(canonicalLinks(parseData(input.dataJson))));
     problems.push(...uuidProblems({ id: input.id, project_id: input.projectId, thumbnail_id: input.thumbnailId }));
     const projectId = input.projectId ?? null;
     if (projectId === null && requiresProject(input.entityType)) problems.push(projectMissing(input.entityType));
@@ -110,12 +121,13 @@ export class RecordService {
    * Applies a PATCH. Nullable columns: `undefined` keeps, `null` clears. A PATCH that changes
    * nothing writes nothing and emits no event.
    */
-  async update(input: UpdateInput, ctx: CallContext): Promise<RecordView> {
+  async update(raw: UpdateInput, ctx: CallContext): Promise<RecordView> {
     const principal = this.writer(ctx);
+    const input = withCanonicalIds(raw);
     checkEntityType(input.entityType);
     if (!isUuid(input.id)) throw notFound(input.entityType, input.id);
     const problems: Problem[] = [];
-    const patch = input.dataJson === undefined ? undefined : collect(problems, () => parseData(input.dataJson));
+    const patch = input.dataJson === undefined ? undefined : collect(problems, () => canonicalLinks(parseData(input.dataJson)));
     problems.push(...uuidProblems({ project_id: input.projectId, thumbnail_id: input.thumbnailId }));
     if (input.projectId === null && requiresProject(input.entityType)) problems.push(projectMissing(input.entityType));
     if (problems.length) throw AppError.invalid(problems);
