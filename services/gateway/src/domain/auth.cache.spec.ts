@@ -1,12 +1,11 @@
 import { AppError } from '@reelbase/lib-platform';
-import type { authv1 } from '@reelbase/proto';
 import { describe, expect, it } from 'vitest';
 import { createGatewayBus } from '../live/gateway.bus.js';
 import { createLogger } from '@reelbase/lib-platform';
-import { AuthCache, tokenHash } from './auth.cache.js';
+import { AuthCache, tokenHash, type AuthAnswerPrincipal } from './auth.cache.js';
 
 const ctx = { requestId: 'r' };
-const principal = (over: Partial<authv1.Principal> = {}): authv1.Principal => ({
+const principal = (over: Partial<AuthAnswerPrincipal> = {}): AuthAnswerPrincipal => ({
   userId: 'u1',
   role: 'Artist',
   authKind: 'token',
@@ -15,7 +14,7 @@ const principal = (over: Partial<authv1.Principal> = {}): authv1.Principal => ({
   ...over,
 });
 
-function setup(table: Record<string, authv1.Principal>, maxSeconds = 5) {
+function setup(table: Record<string, AuthAnswerPrincipal>, maxSeconds = 5) {
   let clock = 1_000_000;
   const calls: string[] = [];
   let down = false;
@@ -99,7 +98,7 @@ describe('AuthCache', () => {
   it('remembers refused tokens for a while (bounded, oldest first) and forgets them on any User change', async () => {
     let clock = 1_000_000;
     const calls: string[] = [];
-    const table: Record<string, authv1.Principal> = {};
+    const table: Record<string, AuthAnswerPrincipal> = {};
     const cache = new AuthCache(
       async (token) => {
         calls.push(token);

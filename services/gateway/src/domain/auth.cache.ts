@@ -10,7 +10,6 @@
  */
 import { createHash } from 'node:crypto';
 import { AppError, isAppError, ROLES, type CallContext, type Role } from '@reelbase/lib-platform';
-import type { authv1 } from '@reelbase/proto';
 import type { AuthedPrincipal } from './authed.principal.js';
 import type { GatewayBus } from '../live/gateway.bus.js';
 
@@ -33,7 +32,24 @@ export interface NegativeCacheOptions {
 }
 
 /** Asks auth who a token stands for (the `Authenticate` RPC). */
-export type TokenResolver = (token: string, ctx: CallContext) => Promise<authv1.AuthenticateResponse>;
+/** What auth answers for a token: the fields of its AuthenticateResponse this cache reads. */
+export interface AuthAnswer {
+  principal?: AuthAnswerPrincipal | undefined;
+  /** When a login token stops being valid (Unix seconds); 0 for an API key. */
+  expiresAtUnix: number;
+}
+
+export interface AuthAnswerPrincipal {
+  userId: string;
+  role: string;
+  authKind: string;
+  apiKeyId?: string | undefined;
+  email: string;
+  /** Seconds the gateway may cache this answer. */
+  cacheSeconds: number;
+}
+
+export type TokenResolver = (token: string, ctx: CallContext) => Promise<AuthAnswer>;
 
 const ROLE_SET: ReadonlySet<string> = new Set(ROLES);
 const SWEEP_EVERY = 1024;
@@ -43,7 +59,7 @@ export function tokenHash(token: string): string {
   return createHash('sha256').update(token).digest('hex');
 }
 
-function toPrincipal(p: authv1.Principal): AuthedPrincipal {
+function toPrincipal(p: AuthAnswerPrincipal): AuthedPrincipal {
   return {
     userId: p.userId,
     // An unknown role is treated as the least privileged rather than trusted.
@@ -119,7 +135,7 @@ export class AuthCache {
   }
 
   private async ask(token: string, hash: string, ctx: CallContext): Promise<AuthEntry> {
-    let res: authv1.AuthenticateResponse;
+    let res: AuthAnswer;
     try {
       res = await this.resolve(token, ctx);
     } catch (err) {
