@@ -6,7 +6,7 @@
  */
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createGrpcClient, newId, type CallContext, type GrpcClient } from '@reelbase/lib-platform';
+import { createGrpcClient, encodeStreamEvent, isoMicros, newId, type CallContext, type GrpcClient, type StreamEvent } from '@reelbase/lib-platform';
 import { appErrorOf, createTestDatabase, deleteStreams, uniquePrefix, TEST_INTERNAL_AUTH_SECRET, type TestDatabase } from '@reelbase/lib-testkit';
 import { recordsv1 } from '@reelbase/proto';
 import { parseRecordsConfig } from '../src/config.js';
@@ -93,7 +93,7 @@ describe('records limits', () => {
   it('publishes an outbox row too large for NATS without its changes, and keeps going', async () => {
     const eventId = newId();
     const entityId = newId();
-    const payload = {
+    const payload: StreamEvent = {
       event_id: eventId,
       entity_type: 'Shot',
       entity_id: entityId,
@@ -101,17 +101,17 @@ describe('records limits', () => {
       action: 'create',
       actor: ADMIN,
       changes: { description: 'y'.repeat(1_200_000) },
-      occurred_at: new Date().toISOString(),
+      occurred_at: isoMicros(new Date()),
     };
     const c = new pg.Client({ connectionString: db.url });
     await c.connect();
-    await c.query('insert into records.outbox (event_id, subject, payload) values ($1, $2, $3::jsonb)', [eventId, `${prefix}events.Shot.create`, JSON.stringify(payload)]);
+    await c.query('insert into records.outbox (event_id, subject, payload) values ($1, $2, $3::jsonb)', [eventId, `${prefix}events.Shot.create`, encodeStreamEvent(payload)]);
     await c.end();
     const next = (await client.call.createRecord({ entityType: 'Shot', projectId, dataJson: '{"code":"after"}' }, as(ADMIN, 'Admin'))).record!;
 
     const [big] = await stream.exactly(entityId, 1);
     expect(big!.payload.changes).toEqual({});
-    expect((big!.payload as unknown as { changes_truncated: boolean }).changes_truncated).toBe(true);
+    expect(big!.payload.changes_truncated).toBe(true);
     expect(await stream.exactly(next.id, 1)).toHaveLength(1);
     expect(await count('select count(*) as n from records.outbox')).toBe(0);
   });
