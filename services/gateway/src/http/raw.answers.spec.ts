@@ -48,12 +48,13 @@ function raw(chunks: string | Array<string | number>, timeoutMs = 10_000): Promi
       }
       resolve({ status: Number(statusLine.split(' ')[1] ?? 0), headers, body, ms: Date.now() - started });
     });
-    socket.on('connect', async () => {
+    const send = async () => {
       for (const c of typeof chunks === 'string' ? [chunks] : chunks) {
         if (typeof c === 'number') await new Promise((r) => setTimeout(r, c));
         else if (!socket.destroyed) socket.write(c, 'latin1');
       }
-    });
+    };
+    socket.on('connect', () => void send().catch(reject));
   });
 }
 
