@@ -2,13 +2,17 @@
  * What a hostile client tries, against the whole stack: a User change takes effect on the very
  * next request (demoted, disabled, retired, with a login token and with an API key), an
  * anonymous register after bootstrap is 403 whatever its body, a body of 30,000 unknown keys
- * gets a short 422, and requests node's parser refuses still get the error shape.
+ * gets a short 422, requests node's parser refuses still get the error shape, and a WebSocket
+ * opened with a login token closes with 1008 when the token expires.
  */
+import { createPrivateKey, sign } from 'node:crypto';
 import { connect } from 'node:net';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectStatus } from './support/api.client.js';
 import { bootstrapAdmin, createUser, startE2EStack, type E2EStack, type Session } from './support/e2e.stack.js';
 import { expectError } from './support/expect.helpers.js';
+import { openEventSocket } from './support/ws.client.js';
 
 const ROUNDS = 9;
 
@@ -114,5 +118,33 @@ describe('hardening (whole stack)', () => {
       expect(out).toMatch(/\r\nx-request-id: [^\r\n]+\r\n/i);
       expect(JSON.parse(out.slice(out.indexOf('\r\n\r\n') + 4))).toEqual({ detail: expect.any(String), code });
     }
+  });
+
+  it("closes a WebSocket opened with a login token with 1008 at the token's expiry; one opened with an API key stays", async () => {
+    // A short-lived login token signed with the service's own current key (as a login would be).
+    const db = new pg.Client({ connectionString: e.db.url });
+    await db.connect();
+    let key: { kid: string; private_jwk: Record<string, unknown> };
+    try {
+      key = (await db.query('select kid, private_jwk from auth.signing_key where retired_at is null order by created_at desc limit 1')).rows[0];
+    } finally {
+      await db.end();
+    }
+    const now = Math.floor(Date.now() / 1000);
+    const enc = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
+    const input = `${enc({ alg: 'ES256', kid: key.kid, typ: 'JWT' })}.${enc({ sub: admin.user.id, iss: 'reelbase', iat: now, exp: now + 4 })}`;
+    const signature = sign('sha256', Buffer.from(input), { key: createPrivateKey({ key: key.private_jwk as any, format: 'jwk' }), dsaEncoding: 'ieee-p1363' });
+    const shortLived = `${input}.${signature.toString('base64url')}`;
+    expectStatus(await e.api.as(shortLived).get('/me'), 200, 'the short-lived token is valid');
+
+    const apiKey = expectStatus(await admin.api.post('/auth/api-keys', { name: 'ws key' }), 200).token as string;
+    const byToken = openEventSocket(e.stack.url, shortLived);
+    const byKey = openEventSocket(e.stack.url, apiKey);
+    await Promise.all([byToken.opened, byKey.opened]);
+    const closed = await Promise.race([byToken.closed, new Promise<undefined>((r) => setTimeout(() => r(undefined), 10_000))]);
+    expect(closed).toEqual({ code: 1008, reason: 'token expired' });
+    expect(Date.now() / 1000).toBeGreaterThanOrEqual(now + 4 - 0.5);
+    expect(byKey.ws.readyState).toBe(byKey.ws.OPEN);
+    await byKey.close();
   });
 });
