@@ -35,8 +35,8 @@ export interface NegativeCacheOptions {
 /** What auth answers for a token: the fields of its AuthenticateResponse this cache reads. */
 export interface AuthAnswer {
   principal?: AuthAnswerPrincipal | undefined;
-  /** When a login token stops being valid (Unix seconds); 0 for an API key. */
-  expiresAtUnix: number;
+  /** When a login token stops being valid (Unix seconds); 0 or absent for an API key. */
+  expiresAtUnix?: number;
 }
 
 export interface AuthAnswerPrincipal {
@@ -145,7 +145,7 @@ export class AuthCache {
     }
     if (!res.principal || !res.principal.userId) throw new AppError('unauthenticated', 'invalid or expired token');
     const seconds = Math.min(Math.max(res.principal.cacheSeconds, 0), this.maxSeconds);
-    const tokenExpiresAt = res.expiresAtUnix > 0 ? res.expiresAtUnix * 1000 : undefined;
+    const tokenExpiresAt = res.expiresAtUnix !== undefined && res.expiresAtUnix > 0 ? res.expiresAtUnix * 1000 : undefined;
     let expiresAt = this.now() + seconds * 1000;
     if (tokenExpiresAt !== undefined && tokenExpiresAt < expiresAt) expiresAt = tokenExpiresAt;
     const principal = toPrincipal(res.principal);
