@@ -1,0 +1,124 @@
+// The lint step of `npm test` on fixture files: the workspace's own ESLint configuration
+// (eslint.config.mjs, built for a scratch workspace) must refuse a floating promise and every
+// import that crosses a layer, and accept the imports the layers allow.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ESLint } from 'eslint';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+// @ts-expect-error -- a plain ES module without type declarations
+import { configFor } from '../eslint.config.mjs';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+let work: string;
+let eslint: ESLint;
+
+const files: Record<string, string> = {
+  'tsconfig.base.json': JSON.stringify({
+    compilerOptions: { target: 'ES2023', lib: ['ES2023'], module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, skipLibCheck: true, types: [] },
+  }),
+  'services/records/tsconfig.json': JSON.stringify({ extends: '../../tsconfig.base.json', include: ['src'], exclude: ['src/**/*.spec.ts'] }),
+  'services/records/src/store/record.store.ts': 'export async function load(): Promise<number> { return 1; }\n',
+  'services/records/src/http/answers.ts': 'export const OK = 200;\n',
+  'services/records/src/domain/rules.ts': 'export async function check(): Promise<void> {}\n',
+  'services/auth/tsconfig.json': JSON.stringify({ extends: '../../tsconfig.base.json', include: ['src'] }),
+  'services/auth/src/index.ts': 'export const AUTH = 1;\n',
+  'services/lib-platform/tsconfig.json': JSON.stringify({ extends: '../../tsconfig.base.json', include: ['src'] }),
+  'services/lib-platform/src/index.ts': 'export const LIB = 1;\n',
+};
+
+beforeAll(() => {
+  // Inside the repository (.test-data is ignored by git) so that node_modules resolves.
+  mkdirSync(join(ROOT, '.test-data'), { recursive: true });
+  work = mkdtempSync(join(ROOT, '.test-data', 'lint-'));
+  for (const [path, text] of Object.entries(files)) {
+    mkdirSync(dirname(join(work, path)), { recursive: true });
+    writeFileSync(join(work, path), text);
+  }
+  eslint = new ESLint({ cwd: work, overrideConfigFile: true, overrideConfig: configFor(work) });
+});
+
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+/** Writes `text` at `path` in the scratch workspace, lints it, returns "rule: message" lines. */
+async function lint(path: string, text: string): Promise<string[]> {
+  const file = join(work, path);
+  mkdirSync(dirname(file), { recursive: true });
+  writeFileSync(file, text);
+  const [result] = await eslint.lintFiles([file]);
+  return (result?.messages ?? []).map((m) => `${m.ruleId ?? 'parse'}: ${m.message}`);
+}
+
+describe('lint: type-aware promise rules', () => {
+  it('a floating promise in domain code is an error', async () => {
+    const problems = await lint(
+      'services/records/src/domain/floating.ts',
+      "import { check } from './rules.js';\nexport function go(): void {\n  check();\n}\n",
+    );
+    expect(problems).toEqual([expect.stringMatching(/^@typescript-eslint\/no-floating-promises: /)]);
+  });
+
+  it('a promise handed to a callback that expects void is an error', async () => {
+    const problems = await lint(
+      'services/records/src/domain/misused.ts',
+      "import { check } from './rules.js';\nexport function go(ids: string[]): void {\n  ids.forEach(async () => {\n    await check();\n  });\n}\n",
+    );
+    expect(problems).toEqual([expect.stringMatching(/^@typescript-eslint\/no-misused-promises: /)]);
+  });
+
+  it('an awaited or explicitly ignored promise is fine', async () => {
+    const text = "import { check } from './rules.js';\nexport async function go(): Promise<void> {\n  await check();\n  void check();\n}\n";
+    expect(await lint('services/records/src/domain/awaited.ts', text)).toEqual([]);
+  });
+});
+
+describe('lint: layer boundaries', () => {
+  const domain = 'services/records/src/domain/uses.ts';
+
+  it.each([
+    ["import { load } from '../store/record.store.js';", 'the store adapter'],
+    ["import { OK } from '../http/answers.js';", 'the http adapter'],
+    ["export * from '../grpc/handlers.js';", 'the grpc adapter (re-export)'],
+    ["import type { recordsv1 } from '@reelbase/proto';", 'generated protobuf code'],
+    ["import { MikroORM } from '@mikro-orm/postgresql';", 'the ORM'],
+    ["import knex from 'knex';", 'the SQL builder'],
+    ["import * as grpc from '@grpc/grpc-js';", 'the gRPC transport'],
+    ["export const load = () => import('../store/record.store.js');", 'the store adapter, dynamically'],
+  ])('domain code may not import %s (%s)', async (line) => {
+    const problems = await lint(domain, `${line}\n`);
+    expect(problems).toEqual([expect.stringMatching(/^reelbase\/layers: Domain code must not import/)]);
+  });
+
+  it('domain code may import its own domain modules and the libraries', async () => {
+    const text = "import { check } from './rules.js';\nimport { LIB } from '@reelbase/lib-platform';\nexport const x = [check, LIB];\n";
+    expect(await lint(domain, text)).toEqual([]);
+  });
+
+  it('adapters may import the ORM and generated protobuf code; domain tests may wire adapters', async () => {
+    expect(await lint('services/records/src/store/orm.ts', "import { MikroORM } from '@mikro-orm/postgresql';\nexport { MikroORM };\n")).toEqual([]);
+    expect(await lint('services/records/src/domain/rules.spec.ts', "import { load } from '../store/record.store.js';\nexport { load };\n")).toEqual([]);
+  });
+
+  it('a library never imports a service, by package name or by path', async () => {
+    for (const line of ["import { AUTH } from '@reelbase/auth';", "import { AUTH } from '../../auth/src/index.js';"]) {
+      const problems = await lint('services/lib-platform/src/uses.ts', `${line}\nexport { AUTH };\n`);
+      expect(problems).toEqual([expect.stringMatching(/^reelbase\/layers: A library \(lib-platform\) must not import the service auth/)]);
+    }
+  });
+
+  it('a service never imports another service, in its code or its tests', async () => {
+    for (const [path, line] of [
+      ['services/records/src/uses.ts', "import { AUTH } from '@reelbase/auth';"],
+      ['services/records/src/store/uses.ts', "import { AUTH } from '../../../auth/src/index.js';"],
+      ['services/records/test/uses.int.spec.ts', "import { AUTH } from '@reelbase/auth';"],
+    ] as const) {
+      const problems = await lint(path, `${line}\nexport { AUTH };\n`);
+      expect(problems, path).toEqual([expect.stringMatching(/^reelbase\/layers: The service records must not import the service auth/)]);
+    }
+  });
+
+  it('a service may import the libraries and itself', async () => {
+    const text = "import { LIB } from '@reelbase/lib-platform';\nimport { load } from './store/record.store.js';\nexport { LIB, load };\n";
+    expect(await lint('services/records/src/service.ts', text)).toEqual([]);
+  });
+});
