@@ -24,8 +24,11 @@ for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
   });
 }
 
-/** Runs a command to completion, inheriting stdio; rejects on a non-zero exit or an earlier stop signal. */
-function run(cmd, args, opts = {}) {
+/**
+ * Runs a command to completion, inheriting stdio; rejects on a non-zero exit or an earlier stop
+ * signal. `quiet`: the command says itself why it failed, so only its exit status is passed on.
+ */
+function run(cmd, args, { quiet = false, ...opts } = {}) {
   return new Promise((resolvePromise, reject) => {
     if (stopSignal) return reject(new Error(`stopped by ${stopSignal}`));
     const child = spawn(cmd, args, { stdio: 'inherit', cwd: ROOT, ...opts });
@@ -33,8 +36,10 @@ function run(cmd, args, opts = {}) {
     child.on('error', reject);
     child.on('exit', (code, signal) => {
       current = null;
-      if (code === 0) resolvePromise();
-      else reject(new Error(`${cmd} ${args.join(' ')} exited with ${code ?? signal}`));
+      if (code === 0) return resolvePromise();
+      const err = new Error(`${cmd} ${args.join(' ')} exited with ${code ?? signal}`);
+      if (quiet && code !== null) err.exitCode = code;
+      reject(err);
     });
   });
 }
@@ -44,17 +49,33 @@ async function build() {
   await run(bin('tsc'), ['-b', 'tsconfig.json']);
 }
 
+/** ESLint (type-aware; layer boundaries from scripts/eslint-layers.mjs), Prettier, and the generated env tables. */
+async function lint() {
+  say('lint: ESLint (floating promises, layer boundaries)');
+  await run(bin('eslint'), ['--max-warnings', '0', '.']);
+  say('lint: Prettier (formatting)');
+  await run(bin('prettier'), ['--check', '--log-level', 'warn', '.']);
+  say('lint: environment-variable tables match the config shapes');
+  await run(process.execPath, [join(ROOT, 'scripts/env-tables.mjs'), '--check']);
+}
+
 const tasks = {
   build,
+  async lint() {
+    await build();
+    await lint();
+  },
   async start(args) {
     await build();
     // The stack stops itself should this process disappear without passing a signal on.
     await run(process.execPath, [join(ROOT, 'services/lib-testkit/dist/stack.cli.js'), ...args], {
       env: { ...process.env, STACK_PARENT_PID: String(process.pid) },
+      quiet: true,
     });
   },
   async test(args) {
     await build();
+    await lint();
     say('proto: buf lint and generated-code drift check');
     await run(process.execPath, [join(ROOT, 'scripts/proto-check.mjs')]);
     say('Helm chart: lint, render and validate');
@@ -79,6 +100,7 @@ export async function runTask(name, args) {
   try {
     await task(args);
   } catch (err) {
+    if (err.exitCode !== undefined) process.exit(err.exitCode);
     say(err.message);
     process.exit(stopSignal ? 128 + (osConstants.signals[stopSignal] ?? 15) : 1);
   }

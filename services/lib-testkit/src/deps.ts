@@ -40,6 +40,8 @@ export interface DependencyOptions {
   /** Probed before starting anything; override to test the fall-backs. */
   localPostgresUrl?: string;
   localNatsUrl?: string;
+  /** Skip the local servers: start the embedded PostgreSQL and a nats-server child (unless URLs are given). */
+  embedded?: boolean;
   log?: (line: string) => void;
 }
 
@@ -120,7 +122,7 @@ export async function resolveDependencies(opts: DependencyOptions): Promise<Depe
       databaseUrl = opts.databaseUrl;
       log(`postgres: using DATABASE_URL ${safeUrl(databaseUrl)}`);
     } else {
-      const probe = await probePostgres(withDatabase(localPg, 'postgres'));
+      const probe: PostgresProbe = opts.embedded ? { state: 'absent', detail: 'not asked (STACK_EMBEDDED=1)' } : await probePostgres(withDatabase(localPg, 'postgres'));
       if (probe.state === 'ok') {
         const created = await ensureDatabase(localPg, database);
         databaseUrl = withDatabase(localPg, database);
@@ -129,7 +131,9 @@ export async function resolveDependencies(opts: DependencyOptions): Promise<Depe
         const found =
           probe.state === 'refused'
             ? `the server at ${safeUrl(localPg)} refused the connection: ${probe.detail}; set DATABASE_URL (with a password) to use it`
-            : `no server at ${safeUrl(localPg)}`;
+            : opts.embedded
+              ? 'STACK_EMBEDDED=1'
+              : `no server at ${safeUrl(localPg)}`;
         if (probe.state === 'refused') log(`postgres: ${found}; starting an embedded one instead`);
         const emb = await startEmbeddedPostgres(opts.dataDir, log);
         stops.push(emb.stop);
@@ -145,7 +149,7 @@ export async function resolveDependencies(opts: DependencyOptions): Promise<Depe
     if (opts.natsUrl) {
       natsUrl = opts.natsUrl;
       log(`nats: using NATS_URL ${safeUrl(natsUrl)}`);
-    } else if (await natsAnswers(localNats)) {
+    } else if (!opts.embedded && (await natsAnswers(localNats))) {
       natsUrl = localNats;
       log(`nats: found the local server at ${localNats}`);
     } else {
@@ -153,7 +157,7 @@ export async function resolveDependencies(opts: DependencyOptions): Promise<Depe
       stops.push(nats.stop);
       started.nats = true;
       natsUrl = nats.url;
-      log(`nats: no server at ${localNats}; started nats-server -js on ${nats.url} (store ${opts.dataDir}/nats)`);
+      log(`nats: ${opts.embedded ? 'STACK_EMBEDDED=1' : `no server at ${localNats}`}; started nats-server -js on ${nats.url} (store ${opts.dataDir}/nats)`);
     }
 
     let s3: S3Settings;

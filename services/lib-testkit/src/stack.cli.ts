@@ -3,7 +3,8 @@
  *
  * Reads GATEWAY_PORT (8080; checked to be free before anything starts), DATABASE_URL,
  * NATS_URL, NATS_PREFIX, S3_ENDPOINT (with S3_ACCESS_KEY, S3_SECRET_KEY, S3_BUCKET,
- * S3_REGION), DATA_DIR (./.data), LOG_LEVEL (info), BIND_HOST (127.0.0.1: where the internal
+ * S3_REGION), DATA_DIR (./.data), LOG_LEVEL (info), STACK_EMBEDDED (1: the embedded PostgreSQL
+ * and a nats-server child even when servers answer locally), BIND_HOST (127.0.0.1: where the internal
  * gRPC and ops ports listen) and INTERNAL_AUTH_SECRET (a random one per run). Every internal
  * port is a free one. Every other variable set before `npm start` (BODY_LIMIT_BYTES,
  * MAX_EVENT_BYTES, RATE_LIMIT_RPS, …) reaches every service as given.
@@ -93,6 +94,7 @@ async function main(): Promise<number> {
     natsUrl: env.NATS_URL || undefined,
     natsPrefix: env.NATS_PREFIX || '',
     s3: s3FromEnv(env),
+    embedded: env.STACK_EMBEDDED === '1',
     gatewayPort,
     bindHost: env.BIND_HOST || '127.0.0.1',
     internalAuthSecret: env.INTERNAL_AUTH_SECRET || undefined,

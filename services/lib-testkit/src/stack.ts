@@ -24,6 +24,8 @@ export interface StackOptions {
   databaseUrl?: string;
   natsUrl?: string;
   s3?: S3Settings;
+  /** Ignore servers on 5432/4222: start the embedded PostgreSQL and a nats-server child. */
+  embedded?: boolean;
   /** Prefix of every NATS stream, subject and durable (default empty). */
   natsPrefix?: string;
   /**
@@ -130,7 +132,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   };
   const ports = await assignPorts(specs, opts);
   aborted();
-  const deps = await resolveDependencies({ dataDir, databaseUrl: opts.databaseUrl, natsUrl: opts.natsUrl, s3: opts.s3, log });
+  const deps = await resolveDependencies({ dataDir, databaseUrl: opts.databaseUrl, natsUrl: opts.natsUrl, s3: opts.s3, embedded: opts.embedded, log });
   if (opts.signal?.aborted) {
     await deps.stop();
     aborted();
