@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startStack, type Stack } from '../src/stack.js';
-import { portIsFree } from '../src/ports.js';
+import { createServer } from 'node:net';
+import { freePorts, portIsFree } from '../src/ports.js';
 import type { ServiceSpec } from '../src/service.catalog.js';
 
 // A stand-in service: serves /readyz (503 while FAKE_READY_AFTER_MS has not passed) and /env,
@@ -149,6 +150,48 @@ describe('startStack with stand-in services', () => {
     await expect(startStack({ ...base(), readyTimeoutMs: 1500, serviceEnv: { beta: { FAKE_READY_AFTER_MS: '60000' } } })).rejects.toThrow(
       /beta was not ready within 2 s \(GET http:\/\/127\.0\.0\.1:\d+\/readyz → 503\)\nbeta's last log lines:\n.*fake listening/,
     );
+  });
+
+  it('gives every service a free internal port, loopback and one shared secret, even on default ports', async () => {
+    const { freePorts: _free, ...defaults } = base();
+    const gatewayPort = (await freePorts(1))[0]!;
+    stack = await startStack({ ...defaults, gatewayPort });
+    expect(stack.ports.front!.http).toBe(gatewayPort);
+    const alpha = await envOf(stack, 'alpha');
+    const front = await envOf(stack, 'front');
+    // The gateway-like service gets an ops port of its own (HTTP_PORT), picked like the others.
+    expect(front.env.HTTP_PORT).toBe(String(stack.ports.front!.ops));
+    expect(stack.ports.front!.ops).not.toBe(gatewayPort);
+    for (const env of [alpha.env, front.env]) {
+      expect(env.BIND_HOST).toBe('127.0.0.1');
+      expect(env.INTERNAL_AUTH_SECRET).toBe(stack.internalAuthSecret);
+    }
+    expect(Buffer.byteLength(stack.internalAuthSecret)).toBeGreaterThanOrEqual(32);
+    expect(alpha.env.GRPC_PORT).not.toBe('1');
+    expect(alpha.env.HTTP_PORT).not.toBe('1');
+  });
+
+  it('refuses a taken gateway port before starting anything, naming the port and the variable', async () => {
+    const blocker = createServer();
+    await new Promise<void>((r) => blocker.listen(0, '0.0.0.0', () => r()));
+    const port = (blocker.address() as { port: number }).port;
+    lines.length = 0;
+    try {
+      await expect(startStack({ ...base(), gatewayPort: port })).rejects.toThrow(
+        `port ${port} (GATEWAY_PORT) is already in use on this machine; stop what listens there or set GATEWAY_PORT to a free port`,
+      );
+      expect(lines.filter((l) => l.startsWith('starting'))).toEqual([]);
+    } finally {
+      blocker.close();
+    }
+  });
+
+  it('stops what it started when the start is cancelled', async () => {
+    const cancel = new AbortController();
+    const starting = startStack({ ...base(), signal: cancel.signal, serviceEnv: { alpha: { FAKE_READY_AFTER_MS: '60000' } } });
+    await new Promise((r) => setTimeout(r, 800));
+    cancel.abort();
+    await expect(starting).rejects.toThrow('the start was cancelled');
   });
 
   it('fails at once when a service exits with the configuration status 78', async () => {
