@@ -6,11 +6,17 @@ import { commonConfig, envAddr, envInt, envPort, envString, envUrl, loadConfig, 
 /** Every variable auth reads, with its default. */
 export const authConfigShape = {
   ...commonConfig,
+  /** PostgreSQL; the service keeps its tables in its own schema, migrated at start-up. */
   DATABASE_URL: envUrl('postgres://postgres@127.0.0.1:5432/reelbase', ['postgres', 'postgresql']),
+  /** Port of the service's internal gRPC API. */
   GRPC_PORT: envPort(50051),
+  /** The ops port: /healthz, /readyz and /metrics. */
   HTTP_PORT: envPort(9101),
+  /** records' gRPC address (host:port). */
   RECORDS_ADDR: envAddr('127.0.0.1:50052'),
+  /** Lifetime of a login token, in seconds. */
   JWT_TTL_SECONDS: envInt(43_200, 60),
+  /** `iss` claim of the login tokens this service signs and accepts. */
   JWT_ISSUER: envString('reelbase'),
   /** scrypt N; a power of two. Production keeps the default; tests lower it for speed. */
   PASSWORD_SCRYPT_COST: envInt(32_768, 2, 1 << 20).refine((n) => (n & (n - 1)) === 0, 'must be a power of two'),

@@ -6,8 +6,11 @@ import { commonConfig, envInt, envPort, envUrl, loadConfig, parseConfig } from '
 /** Every setting of the events service with its default. */
 export const eventsConfigShape = {
   ...commonConfig,
+  /** PostgreSQL; the service keeps its tables in its own schema, migrated at start-up. */
   DATABASE_URL: envUrl('postgres://postgres@127.0.0.1:5432/reelbase', ['postgres', 'postgresql']),
+  /** Port of the service's internal gRPC API. */
   GRPC_PORT: envPort(50053),
+  /** The ops port: /healthz, /readyz and /metrics. */
   HTTP_PORT: envPort(9103),
   /** Largest number of already-waiting messages appended in one transaction. */
   EVENTS_BATCH_MAX: envInt(256, 1, 10_000),

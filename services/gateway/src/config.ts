@@ -6,11 +6,15 @@ import type { z } from 'zod';
 
 export const gatewayConfigShape = {
   ...commonConfig,
+  /** Port of the public HTTP and WebSocket API. */
   GATEWAY_PORT: envPort(8080),
   /** The ops port: /healthz, /readyz and unauthenticated /metrics for Prometheus (not public). */
   HTTP_PORT: envPort(9100),
+  /** auth's gRPC address (host:port). */
   AUTH_ADDR: envAddr('127.0.0.1:50051'),
+  /** records' gRPC address (host:port). */
   RECORDS_ADDR: envAddr('127.0.0.1:50052'),
+  /** events' gRPC address (host:port). */
   EVENTS_ADDR: envAddr('127.0.0.1:50053'),
   /** Sustained requests per second per principal (user or API key). */
   RATE_LIMIT_RPS: envInt(50, 1),
@@ -46,8 +50,11 @@ export const gatewayConfigShape = {
    * telling client addresses apart (0: the socket's peer address is the client).
    */
   TRUST_PROXY_HOPS: envInt(0, 0, 10),
+  /** Seconds between pings on each open WebSocket; a socket that has not answered the last one is closed. */
   WS_PING_SECONDS: envInt(30, 1, 3600),
+  /** Deadline of each gRPC call to auth, records and events. */
   RPC_DEADLINE_MS: envInt(5000, 50, 120_000),
+  /** Largest request body accepted (then 413). */
   BODY_LIMIT_BYTES: envInt(1_048_576, 1024),
 };
 

@@ -47,7 +47,9 @@ export const envUrl = (def: string | undefined, protocols: string[]) => {
 
 /** Settings every service shares. */
 export const commonConfig = {
+  /** Least severe level written to the JSON log on stdout. */
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** NATS server with JetStream (`nats://` or `tls://`). */
   NATS_URL: envUrl('nats://127.0.0.1:4222', ['nats', 'tls']),
   /** Prefix for stream names and subjects, so several stacks can share one NATS server. */
   NATS_PREFIX: z

@@ -10,8 +10,11 @@ export type RecordsFault = (typeof RECORDS_FAULTS)[number];
 /** Every variable records reads, with its default. */
 export const recordsConfigShape = {
   ...commonConfig,
+  /** PostgreSQL; the service keeps its tables in its own schema, migrated at start-up. */
   DATABASE_URL: envUrl('postgres://postgres@127.0.0.1:5432/reelbase', ['postgres', 'postgresql']),
+  /** Port of the service's internal gRPC API. */
   GRPC_PORT: envPort(50052),
+  /** The ops port: /healthz, /readyz and /metrics. */
   HTTP_PORT: envPort(9102),
   /** How often the relay looks for outbox rows nobody nudged it about (left over by a crash). */
   OUTBOX_POLL_MS: envInt(500, 10, 60_000),
