@@ -6,6 +6,7 @@
  */
 import {
   credentials,
+  status,
   type CallOptions,
   type Client,
   type ClientUnaryCall,
@@ -14,7 +15,8 @@ import {
   type ServiceError,
 } from '@grpc/grpc-js';
 import { toMetadata, type CallContext } from '../context.js';
-import { InternalAuth } from './internal.auth.js';
+import { AppError } from '../errors.js';
+import { INTERNAL_AUTH_REFUSED, InternalAuth } from './internal.auth.js';
 import type { Metrics } from '../metrics.js';
 import { fromServiceError, statusName } from './status.js';
 
@@ -101,8 +103,12 @@ export function createGrpcClient<C extends Client>(
               { method: label, code: err ? statusName(err.code) : 'OK' },
               Number(process.hrtime.bigint() - started) / 1e9,
             );
-            if (err) reject(fromServiceError(err, opts.name));
-            else resolve(res);
+            if (!err) resolve(res);
+            // Our own key was refused (keys differ, or being rotated): a fault of the deployment,
+            // not of the end user's credentials, so never a 401 to them.
+            else if (err.code === status.UNAUTHENTICATED && err.details?.startsWith(INTERNAL_AUTH_REFUSED)) {
+              reject(AppError.unavailable(`${opts.name} refused the call (${err.details}); is INTERNAL_AUTH_SECRET the same in every service?`, err));
+            } else reject(fromServiceError(err, opts.name));
           });
         } finally {
           Error.stackTraceLimit = stackLimit;

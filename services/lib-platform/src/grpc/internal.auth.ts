@@ -23,6 +23,9 @@ export const INTERNAL_AUTH_MIN_SECRET_BYTES = 32;
 const CLOCK_SKEW_MS = 30_000;
 const VERSION = 'v1';
 
+/** Start of the details of a call refused for its assertion (status UNAUTHENTICATED). */
+export const INTERNAL_AUTH_REFUSED = 'internal call refused';
+
 /** Why an incoming call's assertion was not accepted. */
 export type InternalAuthFailure = 'missing' | 'malformed' | 'expired' | 'bad signature';
 

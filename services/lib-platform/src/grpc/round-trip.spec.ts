@@ -250,6 +250,24 @@ describe('GrpcServer + createGrpcClient over loopback', () => {
       expect(seen).toEqual([admin]);
     });
 
+    it('answers a client signing with another key with unavailable (a deployment fault), never unauthenticated', async () => {
+      const stranger = createGrpcClient(recordsv1.RecordsServiceClient, recordsv1.RecordsServiceService, {
+        name: 'records',
+        address: `127.0.0.1:${port}`,
+        internalAuthSecret: 'another-deployment-secret-0123456789abcdef',
+      });
+      try {
+        const err = await rejection(stranger.call.getRecord({ entityType: 'Shot', id: 'ok' }, admin));
+        expect(err.kind).toBe('unavailable');
+        expect(err.message).toBe(
+          'records refused the call (internal call refused: bad signature x-internal-auth assertion); is INTERNAL_AUTH_SECRET the same in every service?',
+        );
+        expect((err.cause as ServiceError).code).toBe(status.UNAUTHENTICATED);
+      } finally {
+        stranger.close();
+      }
+    });
+
     it('refuses to start with a secret shorter than 32 bytes', () => {
       expect(() => new GrpcServer({ logger, metrics, internalAuthSecret: 'short' })).toThrow(/at least 32 bytes/);
       expect(() =>

@@ -18,7 +18,7 @@ import { AppError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import { HealthService } from './health.js';
-import { INTERNAL_AUTH_KEY, InternalAuth } from './internal.auth.js';
+import { INTERNAL_AUTH_KEY, INTERNAL_AUTH_REFUSED, InternalAuth } from './internal.auth.js';
 import { KIND_TO_STATUS, statusName, toServiceError } from './status.js';
 
 /** The promise-returning form of a ts-proto `...Server` interface (unary methods only). */
@@ -86,7 +86,7 @@ export class GrpcServer {
       if (refused) {
         done(status.UNAUTHENTICATED);
         logger.warn({ rpc: label, reason: refused, peer: call.getPeer() }, 'rpc refused: no valid internal assertion');
-        callback({ code: status.UNAUTHENTICATED, details: `internal call refused: ${refused} ${INTERNAL_AUTH_KEY} assertion` } as never, null);
+        callback({ code: status.UNAUTHENTICATED, details: `${INTERNAL_AUTH_REFUSED}: ${refused} ${INTERNAL_AUTH_KEY} assertion` } as never, null);
         return;
       }
       const ctx = fromMetadata(call.metadata);
