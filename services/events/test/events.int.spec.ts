@@ -126,10 +126,10 @@ describe('events service', () => {
       const err = await client.list({ limit }).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(AppError);
       expect((err as AppError).kind).toBe('invalid');
-      expect((err as AppError).problems.map((p) => p.loc)).toEqual([['query', 'limit']]);
+      expect((err as AppError).problems.map((p) => p.loc)).toEqual([['limit']]);
     }
     const bad = await client.list({ limit: 10, projectId: 'nope' }).catch((e: unknown) => e);
-    expect((bad as AppError).problems.map((p) => p.loc)).toEqual([['query', 'project_id']]);
+    expect((bad as AppError).problems.map((p) => p.loc)).toEqual([['project_id']]);
   });
 
   it('logs a re-published event_id once, even when JetStream does not de-duplicate it', async () => {

@@ -58,10 +58,10 @@ export class ApiKeyService {
   async issue(rawName: string, ctx: CallContext): Promise<{ key: ApiKeyView; token: string }> {
     const caller = requireUser(ctx);
     const name = rawName.trim();
-    if (!name) throw AppError.invalid([{ loc: ['body', 'name'], msg: 'Field required', type: 'missing' }]);
+    if (!name) throw AppError.invalid([{ loc: ['name'], msg: 'Field required', type: 'missing' }]);
     if (name.length > MAX_KEY_NAME_LENGTH) {
       throw AppError.invalid([
-        { loc: ['body', 'name'], msg: `String should have at most ${MAX_KEY_NAME_LENGTH} characters`, type: 'string_too_long' },
+        { loc: ['name'], msg: `String should have at most ${MAX_KEY_NAME_LENGTH} characters`, type: 'string_too_long' },
       ]);
     }
     const generated = generateApiKey();

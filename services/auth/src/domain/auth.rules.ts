@@ -24,26 +24,26 @@ export interface RegistrationInput {
 export function registrationProblems(input: RegistrationInput): Problem[] {
   const problems: Problem[] = [];
   const email = normalizeEmail(input.email);
-  if (!input.email) problems.push({ loc: ['body', 'email'], msg: 'Field required', type: 'missing' });
+  if (!input.email) problems.push({ loc: ['email'], msg: 'Field required', type: 'missing' });
   else if (email.length > 254 || !EMAIL.test(email)) {
-    problems.push({ loc: ['body', 'email'], msg: 'value is not a valid email address', type: 'value_error' });
+    problems.push({ loc: ['email'], msg: 'value is not a valid email address', type: 'value_error' });
   }
   if (input.password.length < MIN_PASSWORD_LENGTH) {
     problems.push({
-      loc: ['body', 'password'],
+      loc: ['password'],
       msg: `String should have at least ${MIN_PASSWORD_LENGTH} characters`,
       type: 'string_too_short',
     });
   } else if (input.password.length > MAX_PASSWORD_LENGTH) {
     problems.push({
-      loc: ['body', 'password'],
+      loc: ['password'],
       msg: `String should have at most ${MAX_PASSWORD_LENGTH} characters`,
       type: 'string_too_long',
     });
   }
-  if (!input.name.trim()) problems.push({ loc: ['body', 'name'], msg: 'Field required', type: 'missing' });
+  if (!input.name.trim()) problems.push({ loc: ['name'], msg: 'Field required', type: 'missing' });
   if (input.role !== undefined && !ROLES.includes(input.role as Role)) {
-    problems.push({ loc: ['body', 'role'], msg: `Input should be ${ROLES.map((r) => `'${r}'`).join(', ')}`, type: 'enum' });
+    problems.push({ loc: ['role'], msg: `Input should be ${ROLES.map((r) => `'${r}'`).join(', ')}`, type: 'enum' });
   }
   return problems;
 }

@@ -94,10 +94,10 @@ describe('RegistrationService', () => {
     const err = (await service.register({ email: 'nope', password: 'short', name: ' ', role: 'King' }, anonymous).catch((e) => e)) as AppError;
     expect(err.kind).toBe('invalid');
     expect(err.problems.map((p) => [p.loc.join('.'), p.type])).toEqual([
-      ['body.email', 'value_error'],
-      ['body.password', 'string_too_short'],
-      ['body.name', 'missing'],
-      ['body.role', 'enum'],
+      ['email', 'value_error'],
+      ['password', 'string_too_short'],
+      ['name', 'missing'],
+      ['role', 'enum'],
     ]);
   });
 

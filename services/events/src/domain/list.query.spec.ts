@@ -20,14 +20,14 @@ describe('parseListQuery', () => {
   });
 
   it.each([0, -1, 1001, 2.5])('rejects limit %s at query.limit', (limit) => {
-    expect(problemsOf(() => parseListQuery({ limit }))).toEqual([['query', 'limit']]);
+    expect(problemsOf(() => parseListQuery({ limit }))).toEqual([['limit']]);
   });
 
   it('reports every problem at once', () => {
     expect(problemsOf(() => parseListQuery({ limit: 0, after: -1, projectId: 'x' }))).toEqual([
-      ['query', 'limit'],
-      ['query', 'after'],
-      ['query', 'project_id'],
+      ['limit'],
+      ['after'],
+      ['project_id'],
     ]);
   });
 
@@ -37,8 +37,8 @@ describe('parseListQuery', () => {
 
   it('takes before= (newest first below an id) but never with after=', () => {
     expect(parseListQuery({ limit: 5, before: 9 })).toEqual({ limit: 5, before: 9 });
-    expect(problemsOf(() => parseListQuery({ limit: 5, before: 0 }))).toEqual([['query', 'before']]);
-    expect(problemsOf(() => parseListQuery({ limit: 5, before: 9, after: 3 }))).toEqual([['query', 'before']]);
+    expect(problemsOf(() => parseListQuery({ limit: 5, before: 0 }))).toEqual([['before']]);
+    expect(problemsOf(() => parseListQuery({ limit: 5, before: 9, after: 3 }))).toEqual([['before']]);
   });
 
   it('normalises project_id', () => {

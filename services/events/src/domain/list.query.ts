@@ -1,6 +1,6 @@
 /**
  * Validation of an event-log read (contract §4: `GET /events?limit=&after=&entity_type=&project_id=`).
- * Problems are reported all at once, located in the query string the gateway received.
+ * Problems are reported all at once, each naming its parameter (the gateway adds `query`).
  */
 import { AppError, isUuid, type Problem } from '@reelbase/lib-platform';
 
@@ -30,22 +30,22 @@ export function parseListQuery(input: ListRequestInput): ListQuery {
   const problems: Problem[] = [];
   const { limit, after } = input;
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) {
-    problems.push({ loc: ['query', 'limit'], msg: `Input should be between 1 and ${MAX_LIMIT}`, type: 'range' });
+    problems.push({ loc: ['limit'], msg: `Input should be between 1 and ${MAX_LIMIT}`, type: 'range' });
   }
   if (after !== undefined && (!Number.isSafeInteger(after) || after < 0)) {
-    problems.push({ loc: ['query', 'after'], msg: 'Input should be a non-negative integer', type: 'range' });
+    problems.push({ loc: ['after'], msg: 'Input should be a non-negative integer', type: 'range' });
   }
   const { before } = input;
   if (before !== undefined && (!Number.isSafeInteger(before) || before < 1)) {
-    problems.push({ loc: ['query', 'before'], msg: 'Input should be a positive integer', type: 'range' });
+    problems.push({ loc: ['before'], msg: 'Input should be a positive integer', type: 'range' });
   } else if (before !== undefined && after !== undefined) {
-    problems.push({ loc: ['query', 'before'], msg: 'Only one of after and before may be given', type: 'value_error' });
+    problems.push({ loc: ['before'], msg: 'Only one of after and before may be given', type: 'value_error' });
   }
   // An empty filter means "no filter": proto3 cannot tell an empty string from an absent one everywhere.
   const entityType = input.entityType ? input.entityType : undefined;
   const projectId = input.projectId ? input.projectId : undefined;
   if (projectId !== undefined && !isUuid(projectId)) {
-    problems.push({ loc: ['query', 'project_id'], msg: 'Input should be a valid UUID', type: 'uuid_parsing' });
+    problems.push({ loc: ['project_id'], msg: 'Input should be a valid UUID', type: 'uuid_parsing' });
   }
   if (problems.length) throw AppError.invalid(problems);
   return {

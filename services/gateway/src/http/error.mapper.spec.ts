@@ -50,5 +50,8 @@ describe('toHttpError', () => {
       ['body', 'status'],
     ]);
     expect(locateProblems([{ loc: ['id'], msg: 'm', type: 'uuid_parsing' }])).toEqual([{ loc: ['body', 'id'], msg: 'm', type: 'uuid_parsing' }]);
+    // A GET has no body: a name the client did not send is still a query parameter.
+    const get = requestShape('/events', {}, 'GET');
+    expect(locateProblems([{ loc: ['after'], msg: 'm', type: 'range' }], get)[0]!.loc).toEqual(['query', 'after']);
   });
 });

@@ -39,6 +39,8 @@ const CLIENT_STATUS_CODES: Record<number, string> = {
 export interface RequestShape {
   pathParams: ReadonlySet<string>;
   queryParams: ReadonlySet<string>;
+  /** Where a name that is neither is: the body, or the query of a request that has no body (GET). */
+  otherwise?: 'body' | 'query';
 }
 
 const SOURCES: ReadonlySet<unknown> = new Set(['body', 'query', 'path']);
@@ -53,16 +55,16 @@ export function locateProblems(problems: readonly Problem[], shape?: RequestShap
     const head = p.loc[0];
     if (SOURCES.has(head)) return p;
     const name = String(head);
-    const source = shape?.pathParams.has(name) ? 'path' : shape?.queryParams.has(name) ? 'query' : 'body';
+    const source = shape?.pathParams.has(name) ? 'path' : shape?.queryParams.has(name) ? 'query' : (shape?.otherwise ?? 'body');
     return { ...p, loc: [source, ...p.loc] };
   });
 }
 
 /** The shape of a request: path parameters from the matched route's template, query names as sent. */
-export function requestShape(routeTemplate: string | undefined, query: unknown): RequestShape {
+export function requestShape(routeTemplate: string | undefined, query: unknown, method = 'POST'): RequestShape {
   const pathParams = new Set([...(routeTemplate ?? '').matchAll(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g)].map((m) => m[1]!));
   const queryParams = new Set(query !== null && typeof query === 'object' ? Object.keys(query) : []);
-  return { pathParams, queryParams };
+  return { pathParams, queryParams, otherwise: method === 'GET' || method === 'HEAD' ? 'query' : 'body' };
 }
 
 /** The HTTP status for an error kind. */
@@ -110,7 +112,7 @@ export function toHttpError(err: unknown, shape?: RequestShape): HttpError {
 export function errorMiddleware(logger: Logger): ErrorRequestHandler {
   return (err, req, res, next) => {
     if (res.headersSent) return next(err);
-    const mapped = toHttpError(err, requestShape(localsOf(res).routeLabel, req.query));
+    const mapped = toHttpError(err, requestShape(localsOf(res).routeLabel, req.query, req.method));
     if (mapped.status >= 500) {
       const requestId = localsOf(res).requestId;
       const level = mapped.status === 500 ? 'error' : 'warn';
