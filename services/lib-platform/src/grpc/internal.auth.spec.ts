@@ -1,7 +1,8 @@
+import { createHmac, randomBytes } from 'node:crypto';
 import { Metadata } from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
 import { toMetadata, type CallContext } from '../context.js';
-import { INTERNAL_AUTH_KEY, INTERNAL_AUTH_TTL_MS, InternalAuth, isInternalAuthSecret } from './internal.auth.js';
+import { HmacSha256, INTERNAL_AUTH_KEY, INTERNAL_AUTH_TTL_MS, InternalAuth, isInternalAuthSecret } from './internal.auth.js';
 
 const SECRET = 'unit-test-internal-auth-secret-0123456789ab';
 const PATH = '/reelbase.records.v1.RecordsService/CreateRecord';
@@ -15,6 +16,20 @@ function signed(at = 1_000_000, c: CallContext = ctx): Metadata {
   new InternalAuth(SECRET, () => at).sign(md, PATH);
   return md;
 }
+
+describe('HmacSha256', () => {
+  it.each([0, 1, 32, 63, 64, 65, 200])('equals createHmac for a %i-byte key', (len) => {
+    const key = randomBytes(len);
+    for (const message of ['', 'a', 'Zoë Müller', 'x'.repeat(1000)]) {
+      expect(new HmacSha256(key).digest(message).equals(createHmac('sha256', key).update(message, 'utf8').digest())).toBe(true);
+    }
+  });
+
+  it('matches the RFC 4231 test case 2', () => {
+    const mac = new HmacSha256(Buffer.from('Jefe')).digest('what do ya want for nothing?');
+    expect(mac.toString('hex')).toBe('5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843');
+  });
+});
 
 describe('InternalAuth', () => {
   it('accepts its own assertion until it expires, and not after', () => {
