@@ -49,6 +49,9 @@ function watchParent(pid: number, onGone: () => void): void {
 
 async function main(): Promise<number> {
   const env = process.env;
+  // A closed terminal (SIGHUP) makes writes fail with EIO: keep stopping the stack regardless.
+  process.stdout.on('error', () => undefined);
+  process.stderr.on('error', () => undefined);
   let stack: Stack | undefined;
   let stopRequested: NodeJS.Signals | 'parent exit' | undefined;
   let stopRequestedAt = 0;
