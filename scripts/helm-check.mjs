@@ -13,9 +13,7 @@
 // `npm pack` once into node_modules/.cache/helm/<version>/. kubernetes-models is an ES module, and
 // import() ignores NODE_PATH, so NODE_PATH is honoured here by hand (handy for trying a scratch install).
 import { spawnSync } from 'node:child_process';
-import {
-  chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync,
-} from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, delimiter, dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -31,10 +29,9 @@ const CACHE = join(ROOT, 'node_modules', '.cache', 'helm', LAYER_VERSION);
 const HELM = join(CACHE, 'helm', 'helm');
 const RELEASE = 'reelbase';
 const NAMESPACE = 'reelbase';
-const CRD_APIS = ['monitoring.coreos.com/v1/ServiceMonitor', 'keda.sh/v1alpha1/ScaledObject'];
+const CRD_APIS = ['monitoring.coreos.com/v1/ServiceMonitor'];
 const MIN_KUBE = '1.27.0';
 const BASE_COMPONENTS = ['auth', 'events', 'gateway', 'records'];
-const WORKER = 'media-transcode-worker';
 
 const started = Date.now();
 let passed = 0;
@@ -77,7 +74,11 @@ function extractFromTgz(tgzPath, wanted) {
   while (offset + 512 <= tar.length) {
     const header = tar.subarray(offset, offset + 512);
     if (header.every((b) => b === 0)) break;
-    const field = (start, len) => header.subarray(start, start + len).toString('utf8').replace(/\0.*$/s, '');
+    const field = (start, len) =>
+      header
+        .subarray(start, start + len)
+        .toString('utf8')
+        .replace(/\0.*$/s, '');
     const size = parseInt(field(124, 12).trim() || '0', 8);
     const type = String.fromCharCode(header[156] || 48);
     const prefix = field(345, 155);
@@ -216,7 +217,10 @@ function toObjects(scratch, renders) {
   renders.forEach((text, i) => writeFileSync(join(chart, 'rendered', `${i}.yaml`), text));
   const r = helm(['template', 'convert', chart]);
   if (r.status !== 0) throw new Error(`YAML conversion failed:\n${r.stderr}`);
-  const json = r.stdout.split('\n').filter((l) => l.startsWith('{')).join('');
+  const json = r.stdout
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .join('');
   const rendered = JSON.parse(json).rendered;
   return renders.map((_, i) => rendered[`${i}.yaml`] ?? []);
 }
@@ -237,7 +241,7 @@ async function importModule(spec) {
       if (!existsSync(manifestPath)) continue;
       const manifest = JSON.parse(readFileSync(manifestPath, 'utf8'));
       const target = manifest.exports?.[sub ? `./${sub}` : '.'];
-      const file = typeof target === 'string' ? target : target?.import ?? target?.default;
+      const file = typeof target === 'string' ? target : (target?.import ?? target?.default);
       if (file) return import(pathToFileURL(join(dir, pkg, file)).href);
     }
     return null;
@@ -246,7 +250,6 @@ async function importModule(spec) {
 
 function modelModuleFor(apiVersion) {
   if (apiVersion.startsWith('monitoring.coreos.com/')) return `@kubernetes-models/prometheus-operator/${apiVersion}`;
-  if (apiVersion.startsWith('keda.sh/')) return `@kubernetes-models/keda/${apiVersion}`;
   return `kubernetes-models/${apiVersion}`;
 }
 
@@ -335,11 +338,12 @@ function chartRules(objects, { networkPolicy = true } = {}) {
         const secretRef = e.valueFrom?.secretKeyRef;
         if (secretRef && secrets.length > 0) {
           const s = secrets.find((m) => m.metadata.name === secretRef.name);
-          if (!s || !(secretRef.key in (s.stringData ?? s.data ?? {}))) problems.push(`${where}: ${e.name} reads a missing Secret key ${secretRef.name}/${secretRef.key}`);
+          if (!s || !(secretRef.key in (s.stringData ?? s.data ?? {})))
+            problems.push(`${where}: ${e.name} reads a missing Secret key ${secretRef.name}/${secretRef.key}`);
         }
       }
     }
-    const scaler = find(objects, 'HorizontalPodAutoscaler', name) ?? find(objects, 'ScaledObject', name);
+    const scaler = find(objects, 'HorizontalPodAutoscaler', name);
     if (scaler && 'replicas' in d.spec) problems.push(`${name}: autoscaled but renders replicas (the two would fight)`);
     if (!scaler && !('replicas' in d.spec)) problems.push(`${name}: renders no replicas and has no autoscaler`);
     if (component === undefined) problems.push(`${name}: no app.kubernetes.io/component label`);
@@ -350,19 +354,15 @@ function chartRules(objects, { networkPolicy = true } = {}) {
       if (!svc?.spec.ports.some((p) => p.name === ep.port)) problems.push(`ServiceMonitor ${sm.metadata.name}: port ${ep.port} is not on its Service`);
     }
   }
-  for (const scaler of [...byKind(objects, 'HorizontalPodAutoscaler'), ...byKind(objects, 'ScaledObject')]) {
+  for (const scaler of byKind(objects, 'HorizontalPodAutoscaler')) {
     if (!find(objects, 'Deployment', scaler.spec.scaleTargetRef.name)) problems.push(`${scaler.kind} ${scaler.metadata.name}: no target Deployment`);
-  }
-  if (find(objects, 'HorizontalPodAutoscaler', fullname(WORKER)) && find(objects, 'ScaledObject', fullname(WORKER))) {
-    problems.push('the worker has both an HPA and a ScaledObject');
   }
   return problems;
 }
 
 const deploymentsOf = (objects) => byKind(objects, 'Deployment').map(componentOf).sort();
 const sameList = (a, b) => JSON.stringify(a) === JSON.stringify(b);
-const checksumOf = (objects, component) =>
-  find(objects, 'Deployment', fullname(component))?.spec.template.metadata.annotations?.['checksum/config'];
+const checksumOf = (objects, component) => find(objects, 'Deployment', fullname(component))?.spec.template.metadata.annotations?.['checksum/config'];
 
 // ---------------------------------------------------------------------------------------------
 
@@ -374,7 +374,10 @@ async function main() {
   check(version === HELM_VERSION, `helm ${version} (${how}, ${relative(ROOT, HELM)}), expected ${HELM_VERSION}`);
 
   const valuesFiles = existsSync(VALUES_DIR)
-    ? readdirSync(VALUES_DIR).filter((f) => /\.ya?ml$/.test(f)).sort().map((f) => join(VALUES_DIR, f))
+    ? readdirSync(VALUES_DIR)
+        .filter((f) => /\.ya?ml$/.test(f))
+        .sort()
+        .map((f) => join(VALUES_DIR, f))
     : [];
   check(valuesFiles.length > 0, `per-environment values files: ${valuesFiles.map((f) => relative(ROOT, f)).join(', ')}`);
 
@@ -392,18 +395,38 @@ async function main() {
     { id: 'defaults', label: 'default values', args: [] },
     { id: 'again', label: 'default values, rendered again', args: [] },
     { id: 'minKube', label: `default values on Kubernetes ${MIN_KUBE}`, args: ['--kube-version', MIN_KUBE] },
-    ...valuesFiles.map((f) => ({ id: `file:${basename(f)}`, label: `${relative(ROOT, f)} (cluster with Prometheus Operator and KEDA)`, args: ['-f', f, ...crdArgs], file: basename(f) })),
+    ...valuesFiles.map((f) => ({
+      id: `file:${basename(f)}`,
+      label: `${relative(ROOT, f)} (cluster with the Prometheus Operator)`,
+      args: ['-f', f, ...crdArgs],
+      file: basename(f),
+    })),
     {
       id: 'everything',
-      label: 'worker + KEDA + ServiceMonitors + Ingress',
-      args: [...crdArgs, ...set(`components.${WORKER}.enabled=true`, 'keda.enabled=true', 'ingress.enabled=true')],
+      label: 'ServiceMonitors + Ingress + records autoscaled',
+      args: [
+        ...crdArgs,
+        ...set(
+          'ingress.enabled=true',
+          'components.records.autoscaling.enabled=true',
+          'components.records.autoscaling.minReplicas=2',
+          'components.records.autoscaling.maxReplicas=6',
+        ),
+      ],
     },
-    { id: 'hpa', label: 'worker without KEDA (HPA fallback)', args: set(`components.${WORKER}.enabled=true`) },
-    { id: 'zero', label: 'defaults.replicaCount=3, components.records.replicaCount=0', args: set('defaults.replicaCount=3', 'components.records.replicaCount=0') },
+    {
+      id: 'zero',
+      label: 'defaults.replicaCount=3, components.records.replicaCount=0',
+      args: set('defaults.replicaCount=3', 'components.records.replicaCount=0'),
+    },
     { id: 'logLevel', label: 'config.logLevel=debug', args: set('config.logLevel=debug') },
     { id: 'existingSecret', label: 'secrets.existingSecret=reelbase-secrets', args: set('secrets.existingSecret=reelbase-secrets') },
     { id: 'internalAuth', label: 'secrets.internalAuthSecret set', args: set(`secrets.internalAuthSecret=${'k'.repeat(40)}`) },
-    { id: 'noNetpol', label: 'networkPolicy.enabled=false, ServiceMonitors forced (requireCrd=false)', args: set('networkPolicy.enabled=false', 'metrics.serviceMonitor.requireCrd=false') },
+    {
+      id: 'noNetpol',
+      label: 'networkPolicy.enabled=false, ServiceMonitors forced (requireCrd=false)',
+      args: set('networkPolicy.enabled=false', 'metrics.serviceMonitor.requireCrd=false'),
+    },
   ];
   const texts = [];
   for (const s of scenarios) {
@@ -451,7 +474,7 @@ async function main() {
     for (const e of errors.slice(0, 12)) console.log(`        ${e}`);
     if (errors.length > 12) console.log(`        ... and ${errors.length - 12} more`);
     for (const u of [...unknown].sort()) {
-      const extra = u.startsWith('monitoring.coreos.com') ? '@kubernetes-models/prometheus-operator' : u.startsWith('keda.sh') ? '@kubernetes-models/keda' : null;
+      const extra = u.startsWith('monitoring.coreos.com') ? '@kubernetes-models/prometheus-operator' : null;
       skip(`${u}: not known to the installed models${extra ? ` (${extra} would cover it)` : ''}`);
     }
   }
@@ -470,31 +493,55 @@ async function main() {
     check(sameList(byKind(d, kind).map(componentOf).sort(), BASE_COMPONENTS), `defaults: one ${kind} per component`);
   }
   check(byKind(d, 'ServiceMonitor').length === 0, 'defaults: no ServiceMonitor when the cluster lacks the CRD');
-  check(byKind(d, 'ScaledObject').length + byKind(d, 'HorizontalPodAutoscaler').length === 0, 'defaults: no autoscaler (worker disabled)');
-  check(byKind(d, 'Deployment').every((x) => x.spec.replicas === 1), 'defaults: replicas 1 from defaults.replicaCount');
+  check(byKind(d, 'HorizontalPodAutoscaler').length === 0, 'defaults: no autoscaler');
+  check(
+    byKind(d, 'Deployment').every((x) => x.spec.replicas === 1),
+    'defaults: replicas 1 from defaults.replicaCount',
+  );
   const gw = find(d, 'Deployment', fullname('gateway'))?.spec.template.spec.containers[0];
   check(gw?.readinessProbe?.httpGet?.path === '/readyz' && gw?.livenessProbe?.httpGet?.path === '/healthz', 'gateway: HTTP probes /healthz and /readyz');
   const gwEnv = Object.fromEntries((gw?.env ?? []).map((e) => [e.name, e.value ?? e.valueFrom]));
-  check(['AUTH_ADDR', 'RECORDS_ADDR', 'EVENTS_ADDR', 'NATS_URL', 'LOG_LEVEL', 'RATE_LIMIT_RPS', 'RATE_LIMIT_BURST', 'GATEWAY_PORT'].every((k) => k in gwEnv) && !('DATABASE_URL' in gwEnv),
-    'gateway: service addresses, NATS, rate limits; no DATABASE_URL');
+  check(
+    ['AUTH_ADDR', 'RECORDS_ADDR', 'EVENTS_ADDR', 'NATS_URL', 'LOG_LEVEL', 'RATE_LIMIT_RPS', 'RATE_LIMIT_BURST', 'GATEWAY_PORT'].every((k) => k in gwEnv) &&
+      !('DATABASE_URL' in gwEnv),
+    'gateway: service addresses, NATS, rate limits; no DATABASE_URL',
+  );
   const gwPorts = Object.fromEntries((gw?.ports ?? []).map((p) => [p.name, p.containerPort]));
   const gwSvcPorts = Object.fromEntries((find(d, 'Service', fullname('gateway'))?.spec.ports ?? []).map((p) => [p.name, p.port]));
-  check(gwEnv.GATEWAY_PORT === '8080' && gwEnv.HTTP_PORT === '9100' && gwPorts.http === 8080 && gwPorts['http-ops'] === 9100 && gwSvcPorts['http-ops'] === 9100,
-    'gateway: API on http 8080 (GATEWAY_PORT), ops server on http-ops 9100 (HTTP_PORT), both on its Service');
+  check(
+    gwEnv.GATEWAY_PORT === '8080' && gwEnv.HTTP_PORT === '9100' && gwPorts.http === 8080 && gwPorts['http-ops'] === 9100 && gwSvcPorts['http-ops'] === 9100,
+    'gateway: API on http 8080 (GATEWAY_PORT), ops server on http-ops 9100 (HTTP_PORT), both on its Service',
+  );
   const auth = find(d, 'Deployment', fullname('auth'))?.spec.template.spec.containers[0];
   const authEnv = Object.fromEntries((auth?.env ?? []).map((e) => [e.name, e.value ?? e.valueFrom]));
-  check(authEnv.GRPC_PORT === '50051' && authEnv.HTTP_PORT === '9101' && authEnv.JWT_TTL_SECONDS === '43200' && authEnv.DATABASE_URL?.secretKeyRef && authEnv.RECORDS_ADDR,
-    'auth: ports 50051/9101, JWT_TTL_SECONDS, DATABASE_URL from the Secret, RECORDS_ADDR');
+  check(
+    authEnv.GRPC_PORT === '50051' &&
+      authEnv.HTTP_PORT === '9101' &&
+      authEnv.JWT_TTL_SECONDS === '43200' &&
+      authEnv.DATABASE_URL?.secretKeyRef &&
+      authEnv.RECORDS_ADDR,
+    'auth: ports 50051/9101, JWT_TTL_SECONDS, DATABASE_URL from the Secret, RECORDS_ADDR',
+  );
   const gwPolicy = find(d, 'NetworkPolicy', fullname('gateway'));
-  check(gwPolicy?.spec.ingress.some((r) => !r.from && r.ports?.some((p) => p.port === 8080)), 'NetworkPolicy: gateway open to anyone on 8080');
+  check(
+    gwPolicy?.spec.ingress.some((r) => !r.from && r.ports?.some((p) => p.port === 8080)),
+    'NetworkPolicy: gateway open to anyone on 8080',
+  );
   const opsRules = gwPolicy?.spec.ingress.filter((r) => r.ports?.some((p) => p.port === 9100)) ?? [];
-  check(opsRules.length === 1 && opsRules[0].from?.length > 0 && !opsRules[0].ports.some((p) => p.port === 8080),
-    'NetworkPolicy: gateway ops port 9100 only from networkPolicy.metricsFrom, not public');
+  check(
+    opsRules.length === 1 && opsRules[0].from?.length > 0 && !opsRules[0].ports.some((p) => p.port === 8080),
+    'NetworkPolicy: gateway ops port 9100 only from networkPolicy.metricsFrom, not public',
+  );
   const recPolicy = find(d, 'NetworkPolicy', fullname('records'));
-  const grpcFrom = recPolicy?.spec.ingress.find((r) => r.ports?.some((p) => p.port === 50052))?.from?.map((f) => f.podSelector?.matchLabels?.['app.kubernetes.io/component']).sort();
+  const grpcFrom = recPolicy?.spec.ingress
+    .find((r) => r.ports?.some((p) => p.port === 50052))
+    ?.from?.map((f) => f.podSelector?.matchLabels?.['app.kubernetes.io/component'])
+    .sort();
   check(sameList(grpcFrom, ['auth', 'gateway']), `NetworkPolicy: records gRPC only from its callers (${grpcFrom?.join(', ')})`);
-  check(recPolicy?.spec.egress.some((r) => r.ports?.some((p) => p.port === 5432)) && recPolicy?.spec.egress.some((r) => r.ports?.some((p) => p.port === 4222)),
-    'NetworkPolicy: records egress to PostgreSQL and NATS');
+  check(
+    recPolicy?.spec.egress.some((r) => r.ports?.some((p) => p.port === 5432)) && recPolicy?.spec.egress.some((r) => r.ports?.some((p) => p.port === 4222)),
+    'NetworkPolicy: records egress to PostgreSQL and NATS',
+  );
   check(!gwPolicy?.spec.egress.some((r) => r.ports?.some((p) => p.port === 5432)), 'NetworkPolicy: gateway has no egress to PostgreSQL');
 
   check(checksumOf(d, 'gateway') === checksumOf(S.again.objects, 'gateway'), 'checksum/config: stable across renders');
@@ -505,81 +552,127 @@ async function main() {
   check(find(zero, 'Deployment', fullname('gateway'))?.spec.replicas === 3, 'components without replicaCount fall back to defaults.replicaCount (3)');
 
   const all = S.everything.objects;
-  check(sameList(deploymentsOf(all), [...BASE_COMPONENTS, WORKER].sort()), `everything: Deployments ${deploymentsOf(all).join(', ')}`);
-  const so = find(all, 'ScaledObject', fullname(WORKER));
-  const trigger = so?.spec.triggers?.[0];
-  check(trigger?.type === 'nats-jetstream' && trigger.metadata.stream === 'TRANSCODE' && trigger.metadata.consumer === 'transcode-workers',
-    'keda.enabled: ScaledObject, nats-jetstream trigger on TRANSCODE / transcode-workers');
-  check(!find(all, 'HorizontalPodAutoscaler', fullname(WORKER)), 'keda.enabled: no HPA for the worker');
+  check(sameList(deploymentsOf(all), BASE_COMPONENTS), `everything: Deployments ${deploymentsOf(all).join(', ')}`);
+  const hpa = find(all, 'HorizontalPodAutoscaler', fullname('records'));
+  check(
+    hpa?.spec.metrics?.[0]?.resource?.name === 'cpu' &&
+      hpa.spec.minReplicas === 2 &&
+      hpa.spec.maxReplicas === 6 &&
+      !('replicas' in (find(all, 'Deployment', fullname('records'))?.spec ?? {})),
+    'autoscaling.enabled: an HPA on CPU (2-6) and no replicas on the Deployment',
+  );
   check(sameList(byKind(all, 'ServiceMonitor').map(componentOf).sort(), deploymentsOf(all)), 'ServiceMonitor per component when the CRD is served');
   const gwMonitor = find(all, 'ServiceMonitor', fullname('gateway'))?.spec.endpoints?.[0];
   check(gwMonitor?.port === 'http-ops' && gwMonitor.path === '/metrics', 'ServiceMonitor: the gateway is scraped on its ops port (http-ops), not the API');
   check(find(all, 'Ingress', RELEASE)?.spec.rules[0].http.paths[0].backend.service.name === fullname('gateway'), 'Ingress routes to the gateway Service');
-  const worker = find(all, 'Deployment', fullname(WORKER))?.spec.template.spec;
-  check(worker?.containers[0].image.endsWith('/media-transcode:0.0.1') && worker.containers[0].env.some((e) => e.name === 'S3_SECRET_KEY'),
-    'worker: media-transcode image, S3 credentials from the Secret');
 
-  const hpa = find(S.hpa.objects, 'HorizontalPodAutoscaler', fullname(WORKER));
-  check(hpa?.spec.metrics?.[0]?.resource?.name === 'cpu' && !find(S.hpa.objects, 'ScaledObject', fullname(WORKER)), 'keda disabled: HPA fallback on CPU for the worker');
-
-  check(!byKind(S.existingSecret.objects, 'Secret').length &&
-    find(S.existingSecret.objects, 'Deployment', fullname('records'))?.spec.template.spec.containers[0].env.find((e) => e.name === 'DATABASE_URL')?.valueFrom.secretKeyRef.name === 'reelbase-secrets',
-    'secrets.existingSecret: no Secret rendered, DATABASE_URL read from the named one');
-  check(byKind(S.noNetpol.objects, 'NetworkPolicy').length === 0 && byKind(S.noNetpol.objects, 'ServiceMonitor').length === BASE_COMPONENTS.length,
-    'networkPolicy.enabled=false renders none; requireCrd=false renders ServiceMonitors offline');
+  check(
+    !byKind(S.existingSecret.objects, 'Secret').length &&
+      find(S.existingSecret.objects, 'Deployment', fullname('records'))?.spec.template.spec.containers[0].env.find((e) => e.name === 'DATABASE_URL')?.valueFrom
+        .secretKeyRef.name === 'reelbase-secrets',
+    'secrets.existingSecret: no Secret rendered, DATABASE_URL read from the named one',
+  );
+  check(
+    byKind(S.noNetpol.objects, 'NetworkPolicy').length === 0 && byKind(S.noNetpol.objects, 'ServiceMonitor').length === BASE_COMPONENTS.length,
+    'networkPolicy.enabled=false renders none; requireCrd=false renders ServiceMonitors offline',
+  );
 
   const internalAuthOf = (objects, component) =>
-    find(objects, 'Deployment', fullname(component))?.spec.template.spec.containers[0].env.find((e) => e.name === 'INTERNAL_AUTH_SECRET')?.valueFrom?.secretKeyRef;
+    find(objects, 'Deployment', fullname(component))?.spec.template.spec.containers[0].env.find((e) => e.name === 'INTERNAL_AUTH_SECRET')?.valueFrom
+      ?.secretKeyRef;
   const allDeployments = (objects) => byKind(objects, 'Deployment').map(componentOf);
   const generated = find(d, 'Secret', `${RELEASE}-internal-auth`)?.stringData?.INTERNAL_AUTH_SECRET ?? '';
-  check(allDeployments(all).every((c) => internalAuthOf(all, c)?.name === `${RELEASE}-internal-auth` && internalAuthOf(all, c)?.key === 'INTERNAL_AUTH_SECRET') &&
-    /^[A-Za-z0-9]{48}$/.test(generated) && generated !== find(S.again.objects, 'Secret', `${RELEASE}-internal-auth`)?.stringData?.INTERNAL_AUTH_SECRET,
-    'INTERNAL_AUTH_SECRET: every component reads it from <release>-internal-auth, a random 48-character key when none is given');
-  check(find(S.internalAuth.objects, 'Secret', `${RELEASE}-internal-auth`)?.stringData?.INTERNAL_AUTH_SECRET === 'k'.repeat(40),
-    'INTERNAL_AUTH_SECRET: secrets.internalAuthSecret is used as given');
-  check(allDeployments(S.existingSecret.objects).every((c) => internalAuthOf(S.existingSecret.objects, c)?.name === 'reelbase-secrets'),
-    'INTERNAL_AUTH_SECRET: read from secrets.existingSecret when one is named');
+  check(
+    allDeployments(all).every((c) => internalAuthOf(all, c)?.name === `${RELEASE}-internal-auth` && internalAuthOf(all, c)?.key === 'INTERNAL_AUTH_SECRET') &&
+      /^[A-Za-z0-9]{48}$/.test(generated) &&
+      generated !== find(S.again.objects, 'Secret', `${RELEASE}-internal-auth`)?.stringData?.INTERNAL_AUTH_SECRET,
+    'INTERNAL_AUTH_SECRET: every component reads it from <release>-internal-auth, a random 48-character key when none is given',
+  );
+  check(
+    find(S.internalAuth.objects, 'Secret', `${RELEASE}-internal-auth`)?.stringData?.INTERNAL_AUTH_SECRET === 'k'.repeat(40),
+    'INTERNAL_AUTH_SECRET: secrets.internalAuthSecret is used as given',
+  );
+  check(
+    allDeployments(S.existingSecret.objects).every((c) => internalAuthOf(S.existingSecret.objects, c)?.name === 'reelbase-secrets'),
+    'INTERNAL_AUTH_SECRET: read from secrets.existingSecret when one is named',
+  );
   const shortKey = helm(['template', RELEASE, CHART, ...set('secrets.internalAuthSecret=too-short')]);
-  check(shortKey.status !== 0 && shortKey.stderr.includes('secrets.internalAuthSecret must be at least 32 bytes'), 'refused: an INTERNAL_AUTH_SECRET shorter than 32 bytes');
+  check(shortKey.status !== 0 && shortKey.stderr.includes("at '/secrets/internalAuthSecret'"), 'refused: an INTERNAL_AUTH_SECRET shorter than 32 bytes');
 
   const prod = S['file:production.yaml'];
   if (prod?.ok) {
     const p = prod.objects;
-    check(!('replicas' in (find(p, 'Deployment', fullname('gateway'))?.spec ?? { replicas: 0 })) && find(p, 'HorizontalPodAutoscaler', fullname('gateway')),
-      'production: gateway scaled by an HPA');
-    check(find(p, 'Deployment', fullname('events'))?.spec.replicas === 2 && find(p, 'Deployment', fullname('records'))?.spec.replicas === 3,
-      'production: events 2 replicas, records 3');
+    check(
+      !('replicas' in (find(p, 'Deployment', fullname('gateway'))?.spec ?? { replicas: 0 })) && find(p, 'HorizontalPodAutoscaler', fullname('gateway')),
+      'production: gateway scaled by an HPA',
+    );
+    check(
+      find(p, 'Deployment', fullname('events'))?.spec.replicas === 2 && find(p, 'Deployment', fullname('records'))?.spec.replicas === 3,
+      'production: events 2 replicas, records 3',
+    );
     check(!byKind(p, 'Secret').length, 'production: Secret not rendered (existingSecret)');
     check(byKind(p, 'ServiceMonitor').length === BASE_COMPONENTS.length, 'production: a ServiceMonitor per component');
   }
 
   section('values that must be refused');
-  const refused = helm(['template', RELEASE, CHART, ...set(
-    'replicaCount=2',
-    'serviceMonitor.enabled=true',
-    'components.gateway.replicas=2',
-    'components.auth.grpcPort=1',
-    'components.gateway.typo=x',
-    'components.records.probes.port=nope',
-    'components.events.uses={postgresql,redis}',
-    'config.logLevel=loud',
-  )]);
+  // values.schema.json: Helm lists every violation in one message before rendering anything.
+  const refused = helm([
+    'template',
+    RELEASE,
+    CHART,
+    ...set(
+      'replicaCount=2',
+      'serviceMonitor.enabled=true',
+      'components.gateway.replicas=2',
+      'components.auth.grpcPort=1',
+      'components.gateway.typo=x',
+      'components.events.uses={postgresql,redis}',
+      'config.logLevel=loud',
+      'config.extra.NATS_URL=nats://elsewhere:4222',
+      'defaults.pdb.minAvailable=1',
+      'components.records.ports.grpc.port=nope',
+    ),
+  ]);
   check(refused.status !== 0, 'helm template fails on bad values');
   for (const [needle, what] of [
-    ['replicaCount is not a key of this chart: use defaults.replicaCount', 'renamed top-level key'],
-    ['serviceMonitor is not a key of this chart: use metrics.serviceMonitor', 'moved key'],
-    ['components.gateway.replicas is not a key of this chart: use components.gateway.replicaCount', 'renamed component key'],
-    ['components.auth.grpcPort is not a key of this chart: use components.auth.ports.grpc.port', 'old port key'],
-    ['unknown key components.gateway.typo', 'unknown component key'],
-    ['components.records.probes.port "nope" is not one of its ports', 'probe on a missing port'],
-    ['unknown dependency "redis"', 'unknown dependency'],
-    ['config.logLevel must be one of', 'log level the services reject'],
+    [/at '': additional properties .*'replicaCount'/, 'top-level key of other charts (replicaCount)'],
+    [/at '': additional properties .*'serviceMonitor'/, 'moved key (serviceMonitor)'],
+    [/at '\/components\/gateway': additional properties .*'replicas'/, 'renamed component key (replicas)'],
+    [/at '\/components\/gateway': additional properties .*'typo'/, 'unknown component key'],
+    ["at '/components/auth': additional properties 'grpcPort' not allowed", 'old port key'],
+    ["at '/components/events/uses/1': value must be one of 'postgresql', 'nats', 's3'", 'unknown dependency'],
+    ["at '/config/logLevel': value must be one of 'fatal'", 'log level the services reject'],
+    ["invalid propertyName 'NATS_URL'", 'a variable the chart sets from its own key (config.extra.NATS_URL)'],
+    ["at '/defaults/pdb'", 'a PodDisruptionBudget with both minAvailable and maxUnavailable'],
+    ["at '/components/records/ports/grpc/port'", 'a port that is not a number'],
   ]) {
-    check(refused.stderr.includes(needle), `refused, all in one message: ${what}`);
+    check(typeof needle === 'string' ? refused.stderr.includes(needle) : needle.test(refused.stderr), `refused, all in one message: ${what}`);
+  }
+  // templates/_validate.tpl: references the schema cannot check, also in one message.
+  const badRefs = helm([
+    'template',
+    RELEASE,
+    CHART,
+    ...set(
+      'components.records.probes.port=nope',
+      'components.events.metrics.port=none',
+      'components.events.metrics.path=/metrics',
+      'components.auth.calls={records,billing}',
+    ),
+  ]);
+  check(badRefs.status !== 0, 'helm template fails on bad references');
+  for (const [needle, what] of [
+    ['components.records.probes.port "nope" is not one of its ports', 'probe on a missing port'],
+    ['components.events: metrics port "none" is not one of its ports', 'metrics on a missing port'],
+    ['components.auth.calls: no component "billing"', 'a call to a component that does not exist'],
+  ]) {
+    check(badRefs.stderr.includes(needle), `refused, all in one message: ${what}`);
   }
   const disabledCallee = helm(['template', RELEASE, CHART, ...set('components.records.enabled=false')]);
-  check(disabledCallee.status !== 0 && disabledCallee.stderr.includes('components.gateway.calls records, which is disabled'),
-    'refused: disabling a component that others call');
+  check(
+    disabledCallee.status !== 0 && disabledCallee.stderr.includes('components.gateway.calls records, which is disabled'),
+    'refused: disabling a component that others call',
+  );
 }
 
 const scratch = mkdtempSync(join(tmpdir(), 'helm-check-'));

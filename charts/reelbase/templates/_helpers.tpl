@@ -106,7 +106,7 @@ Argument: the component context.
 {{- end -}}
 {{- end -}}
 
-{{/* "true" when the component's replicas are owned by an autoscaler (KEDA or HPA). */}}
+{{/* "true" when the component's replicas are owned by its HorizontalPodAutoscaler. */}}
 {{- define "reelbase.autoscaled" -}}
 {{- $a := .c.autoscaling | default dict -}}
 {{- if $a.enabled -}}true{{- end -}}
