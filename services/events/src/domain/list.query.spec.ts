@@ -24,11 +24,7 @@ describe('parseListQuery', () => {
   });
 
   it('reports every problem at once', () => {
-    expect(problemsOf(() => parseListQuery({ limit: 0, after: -1, projectId: 'x' }))).toEqual([
-      ['limit'],
-      ['after'],
-      ['project_id'],
-    ]);
+    expect(problemsOf(() => parseListQuery({ limit: 0, after: -1, projectId: 'x' }))).toEqual([['limit'], ['after'], ['project_id']]);
   });
 
   it('keeps after=0 and treats empty filters as absent', () => {

@@ -26,9 +26,7 @@ export function requiresProject(entityType: string): boolean {
 /** Throws `invalid` at `["path","entity_type"]` for a malformed type code. */
 export function checkEntityType(entityType: string): void {
   if (!isEntityTypeCode(entityType)) {
-    throw AppError.invalid([
-      { loc: ['entity_type'], msg: `String should match pattern '${ENTITY_TYPE_CODE_PATTERN}'`, type: 'string_pattern_mismatch' },
-    ]);
+    throw AppError.invalid([{ loc: ['entity_type'], msg: `String should match pattern '${ENTITY_TYPE_CODE_PATTERN}'`, type: 'string_pattern_mismatch' }]);
   }
 }
 

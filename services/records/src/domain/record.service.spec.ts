@@ -222,7 +222,13 @@ describe('RecordService ids in another case', () => {
     const shot = await service.create({ entityType: 'Shot', projectId, dataJson: JSON.stringify({ owner: link(ME) }) }, artist);
     const before = store.outbox.length;
     const r = await service.update(
-      { entityType: 'Shot', id: shot.id.toUpperCase(), projectId: projectId.toUpperCase(), dataJson: JSON.stringify({ owner: link(ME.toUpperCase()) }), ifMatch: `"${shot.updatedAt}"` },
+      {
+        entityType: 'Shot',
+        id: shot.id.toUpperCase(),
+        projectId: projectId.toUpperCase(),
+        dataJson: JSON.stringify({ owner: link(ME.toUpperCase()) }),
+        ifMatch: `"${shot.updatedAt}"`,
+      },
       artist,
     );
     expect(r.updatedAt).toBe(shot.updatedAt);

@@ -136,10 +136,9 @@ export class RecordRepository {
    * the project until this one commits (`for key share` would not: retiring changes no key).
    */
   async isLiveProject(db: Db, id: string): Promise<boolean> {
-    const res = await db.raw<{ rows: unknown[] }>(
-      `select 1 from records.record where id = ? and entity_type = 'Project' and retired_at is null for share`,
-      [id],
-    );
+    const res = await db.raw<{ rows: unknown[] }>(`select 1 from records.record where id = ? and entity_type = 'Project' and retired_at is null for share`, [
+      id,
+    ]);
     return res.rows.length > 0;
   }
 }
