@@ -1,6 +1,6 @@
 /**
  * The REST surface end to end: registration, login, API keys, the record lifecycle with both
- * kinds of credential, 401/403/422/409 in the contract's shapes, GET /me and key revocation.
+ * kinds of credential, 401/403/422/409 in the documented shapes, GET /me and key revocation.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Api, eventually, expectStatus } from './support/api.client.js';
@@ -122,7 +122,7 @@ describe('REST API (whole stack)', () => {
     expectError(await e.api.post('/auth/login', { email: 'walkin@studio.test', password: 'password-1234' }), 401, 'unauthenticated');
   });
 
-  it('answers 422 in the contract shape for every kind of malformed request', async () => {
+  it('answers 422 in the documented shape for every kind of malformed request', async () => {
     const api = admin.api;
     expectValidation(await api.post('/entities/Project', { data: { name: 'Typo', code: 'typo' }, bogus_key: 1 }), ['body'], 'bogus_key');
     for (const limit of ['0', '1001', 'many']) {

@@ -1,5 +1,5 @@
 /**
- * Assertions on the contract's error shapes (contract §0).
+ * Assertions on the error shapes (docs/api-notes.md, Errors).
  */
 import { expect } from 'vitest';
 import type { ApiResponse } from './api.client.js';

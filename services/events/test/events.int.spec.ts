@@ -168,7 +168,7 @@ describe('events service', () => {
     expect(info.num_redelivered).toBe(0);
   });
 
-  it('announces every appended row on live.events in id order, in the contract shape', async () => {
+  it('announces every appended row on live.events in id order, in the client shape', async () => {
     const more = Array.from({ length: 50 }, (_, i) => makeEvent({ entity_type: 'Task', changes: { i } }));
     const before = (await client.list({ limit: 1 })).lastId;
     await publishAll(more);

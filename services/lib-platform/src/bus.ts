@@ -1,5 +1,5 @@
 /**
- * The in-process event bus (interface 6.5): subscribe, emit, unsubscribe. Callbacks run
+ * The in-process event bus (docs/architecture.md, "Platform library"): subscribe, emit, unsubscribe. Callbacks run
  * synchronously inside `emit`, in subscription order; a subscriber that throws is reported
  * and never prevents the others from running.
  */

@@ -6,7 +6,7 @@
 import { Metadata } from '@grpc/grpc-js';
 import { randomUUID } from 'node:crypto';
 
-/** The five studio roles (contract 3). */
+/** The five studio roles (docs/api-notes.md, "Roles and who may write"). */
 export const ROLES = ['Admin', 'Supervisor', 'Coordinator', 'Artist', 'Viewer'] as const;
 export type Role = (typeof ROLES)[number];
 

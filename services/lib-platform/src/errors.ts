@@ -16,7 +16,7 @@ export type ErrorKind =
   | 'too_large'
   | 'internal';
 
-/** One validation problem, in the shape of the contract's 422 body. */
+/** One validation problem, in the shape of the 422 body (docs/api-notes.md, Errors). */
 export interface Problem {
   loc: (string | number)[];
   msg: string;

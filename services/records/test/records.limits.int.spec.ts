@@ -2,7 +2,7 @@
  * What a client cannot break: an event too large for the stream is refused before it commits
  * (and one that slipped into the outbox is published without its changes instead of blocking
  * every later event), values PostgreSQL cannot store are a 422, and TimeLogs belong to their
- * user (contract 8).
+ * user (docs/api-notes.md, "Roles and who may write").
  */
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -52,7 +52,7 @@ export class RegistrationService {
 
   async register(input: RegistrationInput, ctx: CallContext): Promise<RegistrationResult> {
     const { credentials, users, hasher, tokens, logger } = this.deps;
-    // Role check before validation (contract order: 401, 403, 422); re-checked under the lock.
+    // Role check before validation (the order of checks in docs/api-notes.md: 401, 403, 422); re-checked under the lock.
     if (!isAdmin(ctx.principal) && (await credentials.anyExists())) throw forbidden();
     const problems = registrationProblems(input);
     if (problems.length) throw AppError.invalid(problems);

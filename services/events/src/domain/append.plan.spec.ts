@@ -45,7 +45,7 @@ describe('planAppend', () => {
 });
 
 describe('toContractEvent', () => {
-  it('produces the contract shape', () => {
+  it('produces the client shape', () => {
     const [row] = planAppend(0, [ev(5)], new Set()).rows;
     expect(toContractEvent(row!, '2026-01-01T00:00:00.000000Z')).toEqual({
       id: 1,

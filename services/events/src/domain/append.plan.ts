@@ -36,7 +36,7 @@ export function planAppend(last: number, events: readonly StreamEvent[], existin
   return { rows, last: next, duplicates: events.length - rows.length };
 }
 
-/** The contract shape of an appended row; `createdAt` is the stored timestamp as formatted by the store. */
+/** The client shape of an appended row (docs/api-notes.md, Events); `createdAt` is the stored timestamp as formatted by the store. */
 export function toContractEvent(row: LogRow, createdAt: string): ContractEvent {
   return {
     id: row.id,

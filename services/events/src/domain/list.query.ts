@@ -1,5 +1,5 @@
 /**
- * Validation of an event-log read (contract §4: `GET /events?limit=&after=&entity_type=&project_id=`).
+ * Validation of an event-log read (`GET /events?limit=&after=&entity_type=&project_id=`, docs/api-notes.md, Events).
  * Problems are reported all at once, each naming its parameter (the gateway adds `query`).
  */
 import { AppError, isUuid, type Problem } from '@reelbase/lib-platform';

@@ -1,5 +1,5 @@
 /**
- * Who may write what (contract 1 "Who may write", 8 "Logging own time"). Runs before body
+ * Who may write what (docs/api-notes.md, "Roles and who may write"). Runs before body
  * validation, so it reads the raw body defensively.
  */
 import { AppError, mayWriteTimeLogOf, TIME_LOG_NOT_YOURS } from '@reelbase/lib-platform';

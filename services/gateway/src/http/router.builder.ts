@@ -1,5 +1,5 @@
 /**
- * Mounts route definitions on express with the contract's order of checks:
+ * Mounts route definitions on express with the order of checks (docs/api-notes.md):
  * authentication (401) → rate limit (429) → role (403) → body and query checks (415, 413,
  * 422) → the handler, whose services decide existence (404) and conflicts (409). Paths that
  * exist with another method answer 405.

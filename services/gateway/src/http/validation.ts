@@ -1,5 +1,5 @@
 /**
- * zod issues → the contract's FastAPI-style 422 entries (`loc`, `msg`, `type`), every
+ * zod issues → the FastAPI-style 422 entries (docs/api-notes.md, Errors) (`loc`, `msg`, `type`), every
  * problem at once, and the one `validate` helper every route uses.
  */
 import { AppError, type Problem } from '@reelbase/lib-platform';
@@ -56,7 +56,7 @@ function boundProblem(issue: Issue & { code: 'too_big' | 'too_small' }): [string
   }
 }
 
-/** Maps zod issues to contract problems, each `loc` starting with `source` (plus `prefix`). */
+/** Maps zod issues to 422 problems, each `loc` starting with `source` (plus `prefix`). */
 export function toProblems(issues: readonly z.core.$ZodIssue[], source: Source, prefix: (string | number)[] = []): Problem[] {
   const out: Problem[] = [];
   for (const raw of issues) {

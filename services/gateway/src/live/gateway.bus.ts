@@ -1,5 +1,5 @@
 /**
- * The gateway's in-process bus (interface 6.5): live log rows and auth revocations arrive
+ * The gateway's in-process bus (lib-platform's bus.ts): live log rows and auth revocations arrive
  * here from NATS (or a fake in tests); the auth cache and the WebSocket hub subscribe.
  */
 import { InProcessBus, type ContractEvent, type Logger } from '@reelbase/lib-platform';

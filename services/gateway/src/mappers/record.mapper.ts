@@ -1,5 +1,5 @@
 /**
- * Records in their client form (contract 1). The `data` object arrives from records as JSON
+ * Records in their client form (docs/api-notes.md, Records). The `data` object arrives from records as JSON
  * text and is spliced into the response unparsed: the hot path never parses and
  * re-serialises it.
  */

@@ -1,5 +1,5 @@
 /**
- * Login, registration, API keys and /me (contract 3). Auth decides who may register whom;
+ * Login, registration, API keys and /me (docs/api-notes.md, Authentication). Auth decides who may register whom;
  * the gateway only passes the caller along.
  */
 import { AppError, isAppError } from '@reelbase/lib-platform';

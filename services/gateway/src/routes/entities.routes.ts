@@ -1,5 +1,5 @@
 /**
- * Generic record routes (contract 1): create, read, patch, retire and revive. One gRPC call
+ * Generic record routes (docs/api-notes.md, Records): create, read, patch, retire and revive. One gRPC call
  * each; the record's data travels as JSON text and is never re-parsed on the way out.
  */
 import { AppError, normalizeIfMatch } from '@reelbase/lib-platform';

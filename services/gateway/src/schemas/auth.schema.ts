@@ -1,5 +1,5 @@
 /**
- * Auth routes' schemas (contract 3).
+ * Auth routes' schemas (docs/api-notes.md, Authentication).
  */
 import { z } from 'zod';
 import { Role, Uuid } from './common.schema.js';

@@ -1,5 +1,5 @@
 /**
- * Shared zod schemas: identifiers, codes and the two error bodies (contract 0). Schemas with
+ * Shared zod schemas: identifiers, codes and the two error bodies (docs/api-notes.md, Errors). Schemas with
  * a meta `id` become `components.schemas` entries of the OpenAPI document.
  */
 import { canonicalLinks, ENTITY_TYPE_CODE, ROLES } from '@reelbase/lib-platform';

@@ -1,5 +1,5 @@
 /**
- * Events routes' schemas (contract 4).
+ * Events routes' schemas (docs/api-notes.md, Events).
  */
 import { z } from 'zod';
 import { EntityTypeCode, JsonObject, Uuid } from './common.schema.js';

@@ -1,5 +1,5 @@
 /**
- * Records routes' schemas (contract 1): path parameters, create and patch bodies, and the
+ * Records routes' schemas (docs/api-notes.md, Records): path parameters, create and patch bodies, and the
  * record as returned.
  */
 import { z } from 'zod';

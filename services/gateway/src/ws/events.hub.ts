@@ -1,5 +1,5 @@
 /**
- * The WebSocket endpoint `/events/ws` (contract 4): a subscriber of the gateway bus. Every
+ * The WebSocket endpoint `/events/ws` (docs/api-notes.md, Events): a subscriber of the gateway bus. Every
  * handshake completes; a bad token is then closed with 1008 before any message. Each socket
  * gets an {@link EventCursor} so it sees every event once, in order, from `since` or from the
  * log's end at connect time. Revocations re-check the socket's token within seconds.
@@ -94,7 +94,7 @@ export class EventsHub {
    * Takes over an HTTP upgrade for `/events/ws`. The token is checked and the start of the
    * cursor read BEFORE the handshake completes, so a client that writes as soon as its socket
    * opens is guaranteed to see that write's event. A refused token still gets a completed
-   * handshake, then 1008 before any message (contract 4).
+   * handshake, then 1008 before any message (docs/api-notes.md, Events).
    */
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     this.pending++;

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { natsNames } from './subjects.js';
 
 describe('natsNames', () => {
-  it('uses the contract names without a prefix', () => {
+  it('uses the stream and subject names without a prefix', () => {
     const n = natsNames();
     expect(n.eventsStream).toBe('EVENTS');
     expect(n.eventSubject('Shot', 'create')).toBe('events.Shot.create');

@@ -1,11 +1,11 @@
 /**
  * Pure functions behind every write: parsing `data`, merging a PATCH into it, and computing
- * the flat `changes` object of the event (contract 4).
+ * the flat `changes` object of the event (docs/api-notes.md, Events).
  */
 import { AppError } from '@reelbase/lib-platform';
 import type { DataObject, RecordView } from './record.types.js';
 
-/** The record columns that appear in events, by their contract names. */
+/** The record columns that appear in events, by their names in events. */
 export const EVENT_COLUMNS = ['project_id', 'status', 'active', 'thumbnail_id'] as const;
 export type EventColumn = (typeof EVENT_COLUMNS)[number];
 

@@ -31,7 +31,7 @@ export interface EventInput {
 }
 
 /**
- * The outbox payload. A guest's write names the guest in `changes.guest_name` (contract 4),
+ * The outbox payload. A guest's write names the guest in `changes.guest_name` (docs/api-notes.md, Events),
  * except for deletes, whose changes are always `{}`.
  */
 export function buildEventPayload(input: EventInput): StreamEvent {

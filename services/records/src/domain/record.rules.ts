@@ -4,7 +4,7 @@
  */
 import { AppError, ENTITY_TYPE_CODE_PATTERN, isEntityTypeCode, isUuid, type Problem } from '@reelbase/lib-platform';
 
-/** Built-in types that always live inside a project (contract 1). */
+/** Built-in types that always live inside a project (docs/api-notes.md, Records). */
 export const PROJECT_SCOPED_TYPES: ReadonlySet<string> = new Set([
   'Sequence',
   'Shot',

@@ -35,7 +35,7 @@ export interface RecordServiceDeps {
   /** Storage: transactions, the outbox and database failures are its business. */
   store: RecordStore;
   /**
-   * The in-process bus (interface 6.5): every committed write is emitted on topic `committed`
+   * The in-process bus (lib-platform's bus.ts): every committed write is emitted on topic `committed`
    * with its event; the fault switch and the relay are subscribers.
    */
   bus: InProcessBus<RecordsBusTopics>;

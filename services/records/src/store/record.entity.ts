@@ -5,7 +5,7 @@
  */
 import { EntitySchema } from '@mikro-orm/postgresql';
 
-/** One production entity (contract 1 / interface 2.1). */
+/** One production entity (docs/api-notes.md, Records). */
 export interface RecordEntity {
   id: string;
   entityType: string;
