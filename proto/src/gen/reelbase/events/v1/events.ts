@@ -23,7 +23,7 @@ export const protobufPackage = "reelbase.events.v1";
 
 export const protobufFileName = "reelbase/events/v1/events.proto";
 
-/** One entry of the log (contract section 4). */
+/** One entry of the log (docs/api-notes.md, Events). */
 export interface Event {
   /** Global, gapless, increasing. */
   id: number;

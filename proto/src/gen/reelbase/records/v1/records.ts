@@ -23,7 +23,7 @@ export const protobufPackage = "reelbase.records.v1";
 
 export const protobufFileName = "reelbase/records/v1/records.proto";
 
-/** One record, as returned to clients (contract section 1). */
+/** One record, as returned to clients (docs/api-notes.md, Records). */
 export interface Record {
   id: string;
   entityType: string;
