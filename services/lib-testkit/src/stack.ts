@@ -93,22 +93,22 @@ const INHERITED = ['PATH', 'NODE_OPTIONS', 'HOME', 'USER', 'LANG', 'LC_ALL', 'TZ
  */
 async function assignPorts(services: ServiceSpec[], opts: StackOptions): Promise<Record<string, ServicePorts>> {
   const isGateway = (s: ServiceSpec) => s.httpPortEnv === 'GATEWAY_PORT';
-  const fixedGateway = opts.gatewayPort ? opts.gatewayPort : opts.freePorts || opts.gatewayPort === 0 ? undefined : null;
-  const need = services.reduce((n, s) => n + 1 + (s.grpcPort !== undefined ? 1 : 0), 0);
-  const pool = await freePorts(need);
+  // The API port: as given, else a free one (freePorts or 0), else the catalog's default (8080).
+  const pickGateway = !opts.gatewayPort && (opts.freePorts || opts.gatewayPort === 0);
+  // One port per gRPC server, one ops port each, one more for a picked API port; and one spare,
+  // so a fixed API port that happens to be picked too can be left out.
+  const need = services.reduce((n, s) => n + (s.grpcPort !== undefined ? 1 : 0) + 1 + (isGateway(s) && pickGateway ? 1 : 0), 1);
+  const gateway = services.find(isGateway);
+  const fixed = gateway && !pickGateway ? opts.gatewayPort || gateway.httpPort : undefined;
+  if (fixed !== undefined && !(await portIsFree(fixed))) {
+    throw new Error(`port ${fixed} (GATEWAY_PORT) is already in use on this machine; stop what listens there or set GATEWAY_PORT to a free port`);
+  }
+  const pool = (await freePorts(need)).filter((p) => p !== fixed);
   const ports: Record<string, ServicePorts> = {};
   for (const s of services) {
-    const grpc = s.grpcPort === undefined ? undefined : pool.shift()!;
-    if (isGateway(s)) {
-      const http = fixedGateway === undefined ? pool.shift()! : (fixedGateway ?? s.httpPort);
-      if (fixedGateway !== undefined && !(await portIsFree(http))) {
-        throw new Error(`port ${http} (GATEWAY_PORT) is already in use on this machine; stop what listens there or set GATEWAY_PORT to a free port`);
-      }
-      const ops = fixedGateway === undefined ? pool.shift()! : (await freePorts(1))[0]!;
-      ports[s.name] = { ...(grpc === undefined ? {} : { grpc }), http, ops };
-    } else {
-      ports[s.name] = grpc === undefined ? { http: pool.shift()! } : { grpc, http: pool.shift()! };
-    }
+    const grpc = s.grpcPort === undefined ? {} : { grpc: pool.shift()! };
+    if (!isGateway(s)) ports[s.name] = { ...grpc, http: pool.shift()! };
+    else ports[s.name] = { ...grpc, http: fixed ?? pool.shift()!, ops: pool.shift()! };
   }
   return ports;
 }
