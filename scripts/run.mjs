@@ -18,6 +18,9 @@ const STAMP = join(ROOT, 'node_modules', '.reelbase-install');
 function say(msg) {
   process.stderr.write(`[reelbase] ${msg}\n`);
 }
+// Output gone (a closed terminal): keep passing signals on and waiting for the child regardless.
+process.stdout.on('error', () => undefined);
+process.stderr.on('error', () => undefined);
 
 function run(cmd, args, opts = {}) {
   const r = spawnSync(cmd, args, { stdio: 'inherit', cwd: ROOT, ...opts });

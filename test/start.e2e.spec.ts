@@ -7,6 +7,7 @@
  * (SIGINT to the whole process group) — stops every service in order (gateway first, the
  * databases last), prints `[stack] stopped`, exits 0 and leaves no process behind: every
  * process whose command line or environment names this run's DATA_DIR or NATS prefix is gone.
+ * An npm process killed outright (SIGKILL) leaves nothing behind either.
  * Internal ports are free ones (ports others commonly hold do not matter), bound to loopback,
  * and a gRPC call with a forged principal is refused.
  */
@@ -316,6 +317,23 @@ describe('npm start', () => {
     expect(exits.slice(1).sort()).toEqual(['auth exited with status 0', 'events exited with status 0', 'records exited with status 0']);
     expect(after).not.toMatch(/SERVICE CRASHED|"level":"(error|fatal)"/);
     expect(leftovers(dir, pfx)).toEqual([]);
+  });
+
+  it('stops everything when the npm process is killed outright (SIGKILL, no signal to pass on)', async () => {
+    const port = await freePort();
+    const dir = dataDir();
+    const pfx = newPrefix();
+    const run = start({ GATEWAY_PORT: String(port), DATA_DIR: dir, DATABASE_URL: db.url, NATS_URL: natsUrl, NATS_PREFIX: pfx, LOG_LEVEL: 'warn' });
+    await waitUp(run, port);
+    expect(leftovers(dir, pfx).length).toBeGreaterThanOrEqual(8);
+    process.kill(run.child.pid!, 'SIGKILL');
+    await run.exit;
+    // scripts/run.mjs notices its parent is gone and stops the stack as on SIGTERM.
+    const remaining = await eventually(async () => (leftovers(dir, pfx).length === 0 ? [] : undefined), 15_000, 'every process gone').catch(() => leftovers(dir, pfx));
+    expect(remaining).toEqual([]);
+    expect(run.output()).toContain('[stack] SIGTERM: stopping every service');
+    expect(run.output()).toContain('[stack] stopped');
+    expect(await portIsFree(port)).toBe(true);
   });
 
   it('names a taken GATEWAY_PORT in one line and starts nothing', async () => {
