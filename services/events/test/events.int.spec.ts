@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AppError, createLogger, type StreamEvent } from '@reelbase/lib-platform';
+import { AppError, createLogger, parseContractEvent, type StreamEvent } from '@reelbase/lib-platform';
 import { createTestDatabase, deleteStreams, uniquePrefix, TEST_INTERNAL_AUTH_SECRET, type TestDatabase } from '@reelbase/lib-testkit';
 import type { Subscription } from '@nats-io/nats-core';
 import { jetstreamManager } from '@nats-io/jetstream';
@@ -60,7 +60,9 @@ beforeAll(async () => {
   pub = await publisher(prefix);
   live = pub.nc.subscribe(pub.names.liveEvents, {
     callback: (_err, m) => {
-      liveRows.push(m.json());
+      // What the gateway would refuse shows up as a row no assertion expects.
+      const r = parseContractEvent(m.data);
+      liveRows.push(r.ok ? r.event : { id: -1, entity_id: `refused: ${r.reason}` });
     },
   });
   client = eventsClient(svc.grpcPort);

@@ -5,7 +5,7 @@
  * is rethrown (after nak-ing the batch) so the writer steps down and starts over.
  */
 import type { JsMsg } from '@nats-io/jetstream';
-import { parseStreamEvent, type Logger, type NatsConnection, type NatsNames, type StreamEvent } from '@reelbase/lib-platform';
+import { encodeContractEvent, parseStreamEvent, type Logger, type NatsConnection, type NatsNames, type StreamEvent } from '@reelbase/lib-platform';
 import { toContractEvent } from '../domain/append.plan.js';
 import { StaleWriterError, type WriterSession } from '../store/writer.session.js';
 import type { WriterMetrics } from './writer.metrics.js';
@@ -110,7 +110,7 @@ export class BatchAppender {
     stopTimer();
     // Publish in id order before acking: subscribers see rows as soon as they are durable.
     result.rows.forEach((row, i) => {
-      this.nc.publish(this.names.liveEvents, JSON.stringify(toContractEvent(row, result.createdAt[i]!)));
+      this.nc.publish(this.names.liveEvents, encodeContractEvent(toContractEvent(row, result.createdAt[i]!)));
     });
     for (const p of batch) p.msg.ack();
     this.metrics.appended.inc(result.rows.length);

@@ -2,8 +2,7 @@
  * Core NATS → gateway bus: appended log rows (`live.events`) and auth revocations
  * (`auth.revocations`). Malformed messages are logged and skipped.
  */
-import type { Logger, NatsConnection, NatsNames } from '@reelbase/lib-platform';
-import { eventFromLive } from '../mappers/event.mapper.js';
+import { encodeContractEvent, parseContractEvent, type Logger, type NatsConnection, type NatsNames } from '@reelbase/lib-platform';
 import type { GatewayBus, Revocation } from './gateway.bus.js';
 
 export interface LiveFeed {
@@ -17,12 +16,9 @@ export function startNatsFeed(nc: NatsConnection, names: NatsNames, bus: Gateway
   const live = nc.subscribe(names.liveEvents, {
     callback: (err, msg) => {
       if (err) return logger.warn({ err }, 'live events subscription error');
-      try {
-        const row = eventFromLive(msg.json());
-        bus.emit('event', { row, text: JSON.stringify(row) });
-      } catch (e) {
-        logger.warn({ err: e }, 'skipped a malformed live event');
-      }
+      const parsed = parseContractEvent(msg.data);
+      if (!parsed.ok) return logger.warn({ reason: parsed.reason }, 'skipped a malformed live event');
+      bus.emit('event', { row: parsed.event, text: encodeContractEvent(parsed.event) });
     },
   });
   const revocations = nc.subscribe(names.authRevocations, {

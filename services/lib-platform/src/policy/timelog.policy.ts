@@ -1,5 +1,5 @@
 /**
- * Own time (docs/architecture.md, "Gateway decisions"): any role may log, change and remove
+ * Own time (docs/api-notes.md, Roles and who may write): any role may log, change and remove
  * its own TimeLogs; a TimeLog of another user needs one of {@link TIME_LOG_ADMIN_ROLES}. The
  * owner is `data.user`, a link `{"type":"User","id":…}` (a bare id is read the same way).
  * Services acting on their own behalf are not people and are not restricted. The gateway
