@@ -226,7 +226,9 @@ describe('npm start', () => {
       expect(big.status).toBe(413);
 
       // Internal ports answer on loopback only.
-      const lan = Object.values(networkInterfaces()).flat().find((a) => a && a.family === 'IPv4' && !a.internal)?.address;
+      const lan = Object.values(networkInterfaces())
+        .flat()
+        .find((a) => a && a.family === 'IPv4' && !a.internal)?.address;
       expect(await accepts('127.0.0.1', ports.records!.grpc!)).toBe(true);
       if (lan) {
         expect(await accepts(lan, ports.records!.grpc!), `records gRPC reachable on ${lan}`).toBe(false);
@@ -240,7 +242,9 @@ describe('npm start', () => {
       const admin: CallContext = { requestId: 'e2e-forged', principal: { userId: '', role: 'Admin', authKind: 'token' } };
       const create = (md: Metadata, code: string) =>
         new Promise<{ code: number } | null>((resolve) =>
-          records.createRecord({ entityType: 'Project', dataJson: JSON.stringify({ name: code, code }) }, md, { deadline: Date.now() + 5000 }, (err) => resolve(err)),
+          records.createRecord({ entityType: 'Project', dataJson: JSON.stringify({ name: code, code }) }, md, { deadline: Date.now() + 5000 }, (err) =>
+            resolve(err),
+          ),
         );
       try {
         const forged = toMetadata(admin);
@@ -300,7 +304,10 @@ describe('npm start', () => {
     expect(out).toMatch(/postgres: STACK_EMBEDDED=1; started an embedded one on port \d+/);
     expect(out).toMatch(/nats: STACK_EMBEDDED=1; started nats-server -js/);
     const running = leftovers(dir, pfx);
-    expect(running.filter((p) => / -D \S*\/pg /.test(p) || p.includes('nats-server')), running.join('\n')).toHaveLength(2);
+    expect(
+      running.filter((p) => / -D \S*\/pg /.test(p) || p.includes('nats-server')),
+      running.join('\n'),
+    ).toHaveLength(2);
     expect(running.length).toBeGreaterThanOrEqual(10);
 
     const before = run.output().length;
@@ -329,7 +336,9 @@ describe('npm start', () => {
     process.kill(run.child.pid!, 'SIGKILL');
     await run.exit;
     // scripts/run.mjs notices its parent is gone and stops the stack as on SIGTERM.
-    const remaining = await eventually(async () => (leftovers(dir, pfx).length === 0 ? [] : undefined), 15_000, 'every process gone').catch(() => leftovers(dir, pfx));
+    const remaining = await eventually(async () => (leftovers(dir, pfx).length === 0 ? [] : undefined), 15_000, 'every process gone').catch(() =>
+      leftovers(dir, pfx),
+    );
     expect(remaining).toEqual([]);
     expect(run.output()).toContain('[stack] SIGTERM: stopping every service');
     expect(run.output()).toContain('[stack] stopped');
@@ -345,7 +354,10 @@ describe('npm start', () => {
       const run = start({ GATEWAY_PORT: String(port), DATA_DIR: dir, DATABASE_URL: db.url, NATS_URL: natsUrl, NATS_PREFIX: pfx });
       const result = await exitWithin(run, 60_000);
       expect(result, run.output()).toEqual({ code: 1, signal: null });
-      const lines = run.output().split('\n').filter((l) => l.includes(String(port)));
+      const lines = run
+        .output()
+        .split('\n')
+        .filter((l) => l.includes(String(port)));
       expect(lines).toEqual([
         `[stack] reelbase could not start: port ${port} (GATEWAY_PORT) is already in use on this machine; stop what listens there or set GATEWAY_PORT to a free port`,
       ]);

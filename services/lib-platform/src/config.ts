@@ -6,8 +6,7 @@ import { z } from 'zod';
 import { INTERNAL_AUTH_MIN_SECRET_BYTES, isInternalAuthSecret } from './grpc/internal.auth.js';
 
 /** An integer environment variable with a default. */
-export const envInt = (def: number, min = 0, max = Number.MAX_SAFE_INTEGER) =>
-  z.coerce.number().int().min(min).max(max).default(def);
+export const envInt = (def: number, min = 0, max = Number.MAX_SAFE_INTEGER) => z.coerce.number().int().min(min).max(max).default(def);
 
 /** A TCP port with a default. */
 export const envPort = (def: number) => envInt(def, 0, 65535);
@@ -23,8 +22,7 @@ export const envBool = (def: boolean) =>
 export const envString = (def: string) => z.string().min(1).default(def);
 
 /** One of a fixed set of values; `undefined` when unset (switches that are off by default). */
-export const envOptionalEnum = <const T extends readonly [string, ...string[]]>(values: T) =>
-  z.enum(values).optional();
+export const envOptionalEnum = <const T extends readonly [string, ...string[]]>(values: T) => z.enum(values).optional();
 
 /** A `host:port` gRPC target. */
 export const envAddr = (def: string) =>
@@ -35,13 +33,16 @@ export const envAddr = (def: string) =>
 
 /** A URL with one of the given protocols. */
 export const envUrl = (def: string | undefined, protocols: string[]) => {
-  const s = z.string().refine((v) => {
-    try {
-      return protocols.includes(new URL(v).protocol.replace(/:$/, ''));
-    } catch {
-      return false;
-    }
-  }, `must be a URL with scheme ${protocols.join(' or ')}`);
+  const s = z.string().refine(
+    (v) => {
+      try {
+        return protocols.includes(new URL(v).protocol.replace(/:$/, ''));
+      } catch {
+        return false;
+      }
+    },
+    `must be a URL with scheme ${protocols.join(' or ')}`,
+  );
   return def === undefined ? s : s.default(def);
 };
 
@@ -81,10 +82,7 @@ export class ConfigError extends Error {
 }
 
 /** Parses `env` against `shape`, collecting every problem into one {@link ConfigError}. */
-export function parseConfig<S extends z.ZodRawShape>(
-  shape: S,
-  env: Record<string, string | undefined> = process.env,
-): z.infer<z.ZodObject<S>> {
+export function parseConfig<S extends z.ZodRawShape>(shape: S, env: Record<string, string | undefined> = process.env): z.infer<z.ZodObject<S>> {
   // Empty strings mean "unset" so defaults apply (a common shell and Helm idiom).
   const cleaned: Record<string, string> = {};
   for (const key of Object.keys(shape)) {
@@ -98,18 +96,12 @@ export function parseConfig<S extends z.ZodRawShape>(
 }
 
 /** Like {@link parseConfig} but prints every problem and exits with status 78 (EX_CONFIG). */
-export function loadConfig<S extends z.ZodRawShape>(
-  service: string,
-  shape: S,
-  env: Record<string, string | undefined> = process.env,
-): z.infer<z.ZodObject<S>> {
+export function loadConfig<S extends z.ZodRawShape>(service: string, shape: S, env: Record<string, string | undefined> = process.env): z.infer<z.ZodObject<S>> {
   try {
     return parseConfig(shape, env);
   } catch (err) {
     if (err instanceof ConfigError) {
-      process.stderr.write(
-        `${JSON.stringify({ level: 'fatal', service, msg: 'invalid configuration', problems: err.problems })}\n`,
-      );
+      process.stderr.write(`${JSON.stringify({ level: 'fatal', service, msg: 'invalid configuration', problems: err.problems })}\n`);
       process.exit(78);
     }
     throw err;

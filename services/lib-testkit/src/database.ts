@@ -22,10 +22,7 @@ export function withDatabase(url: string, database: string): string {
 }
 
 /** Creates an empty database with a unique name on the server of `adminUrl`. */
-export async function createTestDatabase(
-  adminUrl: string = process.env.TEST_DATABASE_URL ?? DEFAULT_ADMIN_URL,
-  prefix = 'rb_test',
-): Promise<TestDatabase> {
+export async function createTestDatabase(adminUrl: string = process.env.TEST_DATABASE_URL ?? DEFAULT_ADMIN_URL, prefix = 'rb_test'): Promise<TestDatabase> {
   const name = `${prefix}_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
   const admin = new pg.Client({ connectionString: adminUrl, connectionTimeoutMillis: 3000 });
   await admin.connect();

@@ -122,7 +122,9 @@ export async function resolveDependencies(opts: DependencyOptions): Promise<Depe
       databaseUrl = opts.databaseUrl;
       log(`postgres: using DATABASE_URL ${safeUrl(databaseUrl)}`);
     } else {
-      const probe: PostgresProbe = opts.embedded ? { state: 'absent', detail: 'not asked (STACK_EMBEDDED=1)' } : await probePostgres(withDatabase(localPg, 'postgres'));
+      const probe: PostgresProbe = opts.embedded
+        ? { state: 'absent', detail: 'not asked (STACK_EMBEDDED=1)' }
+        : await probePostgres(withDatabase(localPg, 'postgres'));
       if (probe.state === 'ok') {
         const created = await ensureDatabase(localPg, database);
         databaseUrl = withDatabase(localPg, database);

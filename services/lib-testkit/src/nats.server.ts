@@ -45,7 +45,8 @@ export function ensureNatsServer(log: (line: string) => void): string {
   log('nats: nats-server not found; installing it with apt-get (Debian package nats-server)');
   const r = spawnSync('sh', ['-c', 'apt-get update && apt-get install -y nats-server'], { stdio: ['ignore', 'inherit', 'inherit'] });
   const path = r.status === 0 ? findNatsServer() : null;
-  if (!path) throw new Error('installing nats-server with apt-get failed (see the lines above); install it by hand (https://nats.io/download/) or set NATS_URL');
+  if (!path)
+    throw new Error('installing nats-server with apt-get failed (see the lines above); install it by hand (https://nats.io/download/) or set NATS_URL');
   return path;
 }
 

@@ -48,7 +48,9 @@ async function postgresBinary(): Promise<string> {
     const mod = (await import(pathToFileURL(fromPackage.resolve(pkg)).href)) as { postgres: string };
     return mod.postgres;
   } catch (err) {
-    throw new Error(`embedded PostgreSQL has no binaries for ${process.platform}-${process.arch} (${pkg}): ${err instanceof Error ? err.message : String(err)}`);
+    throw new Error(
+      `embedded PostgreSQL has no binaries for ${process.platform}-${process.arch} (${pkg}): ${err instanceof Error ? err.message : String(err)}`,
+    );
   }
 }
 
@@ -141,7 +143,10 @@ export async function startEmbeddedPostgres(dataDir: string, log: (line: string)
         process.off('exit', killOnExit);
         if (!exitedOf(child)) {
           child.kill('SIGINT');
-          const steps: Array<[number, NodeJS.Signals]> = [[10_000, 'SIGQUIT'], [5_000, 'SIGKILL']];
+          const steps: Array<[number, NodeJS.Signals]> = [
+            [10_000, 'SIGQUIT'],
+            [5_000, 'SIGKILL'],
+          ];
           for (const [ms, next] of steps) {
             let timer: NodeJS.Timeout | undefined;
             const late = await Promise.race([exited.then(() => false), new Promise<boolean>((r) => (timer = setTimeout(() => r(true), ms)))]);

@@ -212,7 +212,9 @@ export class ServiceProcess {
 
   private banner(title: string, next: string): void {
     const bar = '!'.repeat(78);
-    const body = this.tailText(15).split('\n').map((l) => `!!   ${l}`);
+    const body = this.tailText(15)
+      .split('\n')
+      .map((l) => `!!   ${l}`);
     process.stderr.write(
       [bar, `!! ${title}`, `!! ${next}`, ...(this.log ? [`!! log: ${this.opts.logFile}`] : []), `!! last log lines:`, ...body, bar, ''].join('\n'),
     );

@@ -149,7 +149,15 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   const procs = new Map<string, ServiceProcess>();
   const width = Math.max(...specs.map((s) => s.name.length));
   for (const spec of specs) {
-    const env = serviceEnv(spec, { services: specs, ports, databaseUrl: deps.databaseUrl, natsUrl: deps.natsUrl, natsPrefix, logLevel: opts.logLevel ?? 'info', s3: deps.s3 });
+    const env = serviceEnv(spec, {
+      services: specs,
+      ports,
+      databaseUrl: deps.databaseUrl,
+      natsUrl: deps.natsUrl,
+      natsPrefix,
+      logLevel: opts.logLevel ?? 'info',
+      s3: deps.s3,
+    });
     procs.set(
       spec.name,
       new ServiceProcess({
@@ -213,14 +221,20 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       aborted();
       for (const s of group) {
         const p = ports[s.name]!;
-        const listens = [p.grpc !== undefined ? `gRPC :${p.grpc}` : '', `${s.httpPortEnv === 'GATEWAY_PORT' ? 'HTTP' : 'ops'} :${p.http}`, p.ops !== undefined ? `ops :${p.ops}` : ''];
+        const listens = [
+          p.grpc !== undefined ? `gRPC :${p.grpc}` : '',
+          `${s.httpPortEnv === 'GATEWAY_PORT' ? 'HTTP' : 'ops'} :${p.http}`,
+          p.ops !== undefined ? `ops :${p.ops}` : '',
+        ];
         log(`starting ${s.name} (${listens.filter(Boolean).join(', ')})`);
         get(s.name).start();
       }
-      await Promise.all(group.map(async (s) => {
-        await get(s.name).waitReady(readyTimeoutMs, opts.signal);
-        log(`${s.name} is ready`);
-      }));
+      await Promise.all(
+        group.map(async (s) => {
+          await get(s.name).waitReady(readyTimeoutMs, opts.signal);
+          log(`${s.name} is ready`);
+        }),
+      );
     }
   } catch (err) {
     await stack.stop();

@@ -99,7 +99,9 @@ describe('resolveDependencies', () => {
     try {
       expect(deps.started.postgres).toBe(true);
       const said = lines.find((l) => l.includes('refused the connection'));
-      expect(said).toMatch(/^postgres: the server at postgres:\/\/rb_no_such_role@127\.0\.0\.1:5432 refused the connection: .*rb_no_such_role.* \(SQLSTATE 28\w{3}\); set DATABASE_URL/);
+      expect(said).toMatch(
+        /^postgres: the server at postgres:\/\/rb_no_such_role@127\.0\.0\.1:5432 refused the connection: .*rb_no_such_role.* \(SQLSTATE 28\w{3}\); set DATABASE_URL/,
+      );
       expect(lines.some((l) => l.startsWith('postgres: no server'))).toBe(false);
       // A terminal's Ctrl-C used to reach the server first; stopping must not wait for an exit that already happened.
       const postmaster = Number(readFileSync(join(dir, 'pg', 'postmaster.pid'), 'utf8').split('\n')[0]);

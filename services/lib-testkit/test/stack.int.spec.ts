@@ -72,7 +72,9 @@ describe('startStack with stand-in services', () => {
     stack = await startStack({ ...base(), env: { COMMON: 'yes' }, serviceEnv: { alpha: { RECORDS_FAULT: 'x' } } });
     expect(stack.services).toEqual(['alpha', 'beta', 'front']);
     expect(lines.some((l) => l.startsWith('WARNING: never-built is not built'))).toBe(true);
-    const ports = Object.values(stack.ports).flatMap((p) => [p.grpc, p.http]).filter((p) => p !== undefined);
+    const ports = Object.values(stack.ports)
+      .flatMap((p) => [p.grpc, p.http])
+      .filter((p) => p !== undefined);
     expect(new Set(ports).size).toBe(5);
     expect(stack.url).toBe(`http://127.0.0.1:${stack.ports.front!.http}`);
     const alpha = await envOf(stack, 'alpha');

@@ -59,11 +59,7 @@ export interface GrpcClient<C> {
 }
 
 /** Creates a client for `definition` at `opts.address`. */
-export function createGrpcClient<C extends Client>(
-  Ctor: ClientCtor<C>,
-  definition: ServiceDefinition<any>,
-  opts: ClientOptions,
-): GrpcClient<C> {
+export function createGrpcClient<C extends Client>(Ctor: ClientCtor<C>, definition: ServiceDefinition<any>, opts: ClientOptions): GrpcClient<C> {
   const raw = new Ctor(opts.address, credentials.createInsecure(), {
     'grpc.keepalive_time_ms': 30_000,
     // Per-call bookkeeping nobody reads (Prometheus metrics cover calls) and transparent

@@ -207,9 +207,7 @@ describe('GrpcServer + createGrpcClient over loopback', () => {
     const path = `/${SERVICE}/CreateRecord`;
     /** Calls createRecord with exactly `md`, bypassing the signing client. */
     const rawCall = (md: Metadata) =>
-      new Promise<ServiceError | null>((resolve) =>
-        client.raw.createRecord({ entityType: 'Note', dataJson: '{}' }, md, {}, (err) => resolve(err)),
-      );
+      new Promise<ServiceError | null>((resolve) => client.raw.createRecord({ entityType: 'Note', dataJson: '{}' }, md, {}, (err) => resolve(err)));
 
     it('refuses a principal without an assertion, with a wrong key, altered or expired, before the handler runs', async () => {
       seen.length = 0;
@@ -271,7 +269,11 @@ describe('GrpcServer + createGrpcClient over loopback', () => {
     it('refuses to start with a secret shorter than 32 bytes', () => {
       expect(() => new GrpcServer({ logger, metrics, internalAuthSecret: 'short' })).toThrow(/at least 32 bytes/);
       expect(() =>
-        createGrpcClient(recordsv1.RecordsServiceClient, recordsv1.RecordsServiceService, { name: 'r', address: '127.0.0.1:1', internalAuthSecret: 'x'.repeat(31) }),
+        createGrpcClient(recordsv1.RecordsServiceClient, recordsv1.RecordsServiceService, {
+          name: 'r',
+          address: '127.0.0.1:1',
+          internalAuthSecret: 'x'.repeat(31),
+        }),
       ).toThrow(/at least 32 bytes/);
     });
   });
@@ -308,14 +310,15 @@ describe('GrpcServer + createGrpcClient over loopback', () => {
     await client.call.getRecord({ entityType: 'Shot', id: 'ok-1' }, ctx);
     await rejection(client.call.getRecord({ entityType: 'Shot', id: 'forbidden' }, ctx));
     const { values } = await metrics.registry.getSingleMetric('grpc_server_handled_total')!.get();
-    const count = (method: string, code: string) =>
-      values.find((v) => v.labels.method === `${SERVICE}/${method}` && v.labels.code === code)?.value ?? 0;
+    const count = (method: string, code: string) => values.find((v) => v.labels.method === `${SERVICE}/${method}` && v.labels.code === code)?.value ?? 0;
     expect(count('getRecord', 'OK')).toBeGreaterThanOrEqual(1);
     expect(count('getRecord', 'PERMISSION_DENIED')).toBeGreaterThanOrEqual(1);
     expect(count('getRecord', 'INTERNAL')).toBeGreaterThanOrEqual(1);
     expect(count('createRecord', 'OK')).toBeGreaterThanOrEqual(1);
     const text = await metrics.registry.metrics();
-    expect(text).toMatch(/grpc_server_handled_total\{[^}]*method="reelbase\.records\.v1\.RecordsService\/getRecord"[^}]*code="OK"[^}]*service="grpc-test"[^}]*\} \d+/);
+    expect(text).toMatch(
+      /grpc_server_handled_total\{[^}]*method="reelbase\.records\.v1\.RecordsService\/getRecord"[^}]*code="OK"[^}]*service="grpc-test"[^}]*\} \d+/,
+    );
     expect(text).toMatch(/grpc_client_handling_seconds_count\{[^}]*method="records\/getRecord"[^}]*code="PERMISSION_DENIED"/);
   });
 
@@ -390,9 +393,7 @@ describe('GrpcServer.close', () => {
     await client.call.getRecord({ entityType: 'Shot', id: 'a' }, { requestId: 'r' });
     await server.close(500);
     const check = (service: string) =>
-      new Promise<unknown>((resolve) =>
-        server.health.implementation.check({ request: { service } } as never, (err, res) => resolve(err ?? res?.status)),
-      );
+      new Promise<unknown>((resolve) => server.health.implementation.check({ request: { service } } as never, (err, res) => resolve(err ?? res?.status)));
     expect(await check('')).toBe(Serving.NOT_SERVING);
     expect(await check(SERVICE)).toBe(Serving.NOT_SERVING);
     const err = await rejection(client.call.getRecord({ entityType: 'Shot', id: 'a' }, { requestId: 'r' }, { deadlineMs: 2000 }));

@@ -4,14 +4,7 @@
  * UNAUTHENTICATED, decodes the call context, records RED metrics, logs failures and maps
  * errors to statuses in one place (status.ts). Only grpc.health.v1 answers unsigned calls.
  */
-import {
-  Server,
-  ServerCredentials,
-  status,
-  type handleUnaryCall,
-  type ServiceDefinition,
-  type UntypedServiceImplementation,
-} from '@grpc/grpc-js';
+import { Server, ServerCredentials, status, type handleUnaryCall, type ServiceDefinition, type UntypedServiceImplementation } from '@grpc/grpc-js';
 import { healthv1 } from '@reelbase/proto';
 import { fromMetadata, type CallContext } from '../context.js';
 import { AppError } from '../errors.js';
@@ -112,9 +105,7 @@ export class GrpcServer {
   /** Binds and starts on `host` (BIND_HOST); resolves with the bound port (useful with port 0). */
   async listen(port: number, host = '0.0.0.0'): Promise<number> {
     this.port = await new Promise<number>((resolve, reject) =>
-      this.server.bindAsync(`${host}:${port}`, ServerCredentials.createInsecure(), (err, bound) =>
-        err ? reject(err) : resolve(bound),
-      ),
+      this.server.bindAsync(`${host}:${port}`, ServerCredentials.createInsecure(), (err, bound) => (err ? reject(err) : resolve(bound))),
     );
     this.opts.logger.info({ port: this.port }, 'gRPC server listening');
     return this.port;
