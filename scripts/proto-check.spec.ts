@@ -16,7 +16,10 @@ function repo(): { root: string; write: (path: string, text: string) => void; co
   const root = mkdtempSync(join(tmpdir(), 'proto-breaking-'));
   dirs.push(root);
   const git = (...args: string[]) => {
-    const r = spawnSync('git', ['-c', 'user.name=test', '-c', 'user.email=test@example.invalid', ...args], { cwd: root, encoding: 'utf8' });
+    const r = spawnSync('git', ['-c', 'user.name=test', '-c', 'user.email=test@example.invalid', '-c', 'commit.gpgsign=false', ...args], {
+      cwd: root,
+      encoding: 'utf8',
+    });
     if (r.status !== 0) throw new Error(`git ${args.join(' ')}: ${r.stderr}`);
   };
   git('init', '-q');
