@@ -70,22 +70,38 @@ function node24() {
 /** Signals that mean "stop": each stage passes them on to its child and waits for it. */
 const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 
+/** The current parent pid (Linux: read afresh; `process.ppid` is fixed at start-up), else undefined. */
+function currentParent() {
+  try {
+    const stat = readFileSync('/proc/self/stat', 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  } catch {
+    return undefined;
+  }
+}
+
 /**
- * Calls `onGone` once the process that started this one has exited (checked every 250 ms),
- * so a parent killed outright (SIGKILL, a shell that died of SIGTERM) leaves nothing running.
+ * Calls `onGone` once the process that started this one has exited (checked every 250 ms), so a
+ * parent killed outright (SIGKILL, a shell that died of SIGTERM) leaves nothing running.
  */
 function watchParent(onGone) {
   const parent = process.ppid;
   if (parent <= 1) return;
-  const timer = setInterval(() => {
+  const gone = () => {
+    const now = currentParent();
+    if (now !== undefined) return now !== parent;
     try {
       process.kill(parent, 0);
+      return false;
     } catch (err) {
-      if (err.code !== 'ESRCH') return;
-      clearInterval(timer);
-      say('the parent process is gone; stopping');
-      onGone();
+      return err.code === 'ESRCH';
     }
+  };
+  const timer = setInterval(() => {
+    if (!gone()) return;
+    clearInterval(timer);
+    say('the parent process is gone; stopping');
+    onGone();
   }, 250);
   timer.unref();
 }

@@ -6,6 +6,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { stopLeftover } from './leftover.js';
 import { natsAnswers } from './nats.js';
 import { freePort, sleep } from './ports.js';
 
@@ -58,7 +59,10 @@ export async function startNatsServer(dataDir: string, log: (line: string) => vo
   const port = await freePort('127.0.0.1');
   const url = `nats://127.0.0.1:${port}`;
   const out = createWriteStream(join(dir, 'nats-server.log'), { flags: 'a' });
-  const child = spawn(bin, ['-js', '-a', '127.0.0.1', '-p', String(port), '-sd', dir], {
+  const pidFile = join(dir, 'nats-server.pid');
+  const left = await stopLeftover(pidFile, dir, ['SIGTERM', 'SIGKILL'], 5000);
+  if (left) log(`nats: stopped a nats-server an earlier run left running on ${dir} (pid ${left})`);
+  const child = spawn(bin, ['-js', '-a', '127.0.0.1', '-p', String(port), '-sd', dir, '-P', pidFile], {
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });

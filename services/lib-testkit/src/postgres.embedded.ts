@@ -10,6 +10,7 @@ import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { postgresAnswers } from './database.js';
+import { stopLeftover } from './leftover.js';
 import { freePort, sleep } from './ports.js';
 
 export interface EmbeddedPostgres {
@@ -103,6 +104,8 @@ export async function startEmbeddedPostgres(dataDir: string, log: (line: string)
       throw new Error(`embedded PostgreSQL could not be initialised (${err instanceof Error ? err.message : String(err)}):\n  ${tailOf(output)}`);
     }
   }
+  const left = await stopLeftover(join(directory, 'postmaster.pid'), directory, ['SIGINT', 'SIGQUIT', 'SIGKILL']);
+  if (left) log(`postgres: stopped a server an earlier run left running in ${directory} (pid ${left})`);
   const child = spawn(await postgresBinary(), ['-D', directory, '-p', String(port), '-c', 'listen_addresses=127.0.0.1'], {
     ...runAs(),
     env: { ...process.env, LC_MESSAGES: 'C' },

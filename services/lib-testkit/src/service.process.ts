@@ -5,9 +5,10 @@
  * silently — until it crashes too often, when the whole stack is told to give up.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, type WriteStream } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Readable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
 import { httpStatus, sleep } from './ports.js';
 
 export interface ServiceProcessOptions {
@@ -29,6 +30,13 @@ export interface ServiceProcessOptions {
 }
 
 const TAIL_LINES = 200;
+/**
+ * Preloaded into every service: it stops itself should the stack vanish (parent.watch.ts). Built
+ * beside this file; from the sources (tests run them directly) it is the built one in dist/.
+ */
+const PARENT_WATCH = [new URL('./parent.watch.js', import.meta.url), new URL('../dist/parent.watch.js', import.meta.url)].find((u) =>
+  existsSync(fileURLToPath(u)),
+);
 /** Status 78 (EX_CONFIG) is how services report bad configuration: restarting cannot help. */
 const EXIT_CONFIG = 78;
 
@@ -89,7 +97,7 @@ export class ServiceProcess {
     clearTimeout(this.restartTimer);
     this.restartTimer = undefined;
     this.expected = false;
-    const child = spawn(process.execPath, [this.opts.mainPath], {
+    const child = spawn(process.execPath, [...(PARENT_WATCH ? ['--import', PARENT_WATCH.href] : []), this.opts.mainPath], {
       env: this.opts.env(this.extraEnv),
       stdio: ['ignore', 'pipe', 'pipe'],
       // Own process group: a Ctrl-C in the terminal reaches only the stack, which then

@@ -15,6 +15,7 @@
  */
 import { resolve } from 'node:path';
 import { s3FromEnv } from './deps.js';
+import { watchParent } from './parent.js';
 import { startStack, type Stack } from './stack.js';
 
 /** Variables the stack sets itself for every service, or that only concern this process or npm. */
@@ -31,20 +32,6 @@ function parsePort(value: string | undefined, fallback: number): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 0 || n > 65535) throw new Error(`GATEWAY_PORT must be a port number (0-65535), got ${JSON.stringify(value)}`);
   return n;
-}
-
-/** Calls `onGone` once process `pid` (the `npm start` task that started this one) has exited. */
-function watchParent(pid: number, onGone: () => void): void {
-  const timer = setInterval(() => {
-    try {
-      process.kill(pid, 0);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ESRCH') return;
-      clearInterval(timer);
-      onGone();
-    }
-  }, 250);
-  timer.unref();
 }
 
 async function main(): Promise<number> {

@@ -7,6 +7,8 @@ import { withDatabase } from '../src/database.js';
 import { probePostgres, resolveDependencies, s3FromEnv } from '../src/deps.js';
 import { natsAnswers } from '../src/nats.js';
 import { portIsFree } from '../src/ports.js';
+import { startEmbeddedPostgres } from '../src/postgres.embedded.js';
+import { startNatsServer } from '../src/nats.server.js';
 
 const NOTHING_PG = 'postgres://postgres@127.0.0.1:1';
 const NOTHING_NATS = 'nats://127.0.0.1:1';
@@ -111,6 +113,31 @@ describe('resolveDependencies', () => {
       const t0 = Date.now();
       await deps.stop();
       expect(Date.now() - t0).toBeLessThan(3000);
+    }
+  }, 120_000);
+
+  it('stops an embedded PostgreSQL and a nats-server an earlier, killed stack left running, and starts afresh', async () => {
+    const said: string[] = [];
+    const first = await startEmbeddedPostgres(dir, () => undefined);
+    const firstNats = await startNatsServer(dir, () => undefined);
+    const pgPid = Number(readFileSync(join(dir, 'pg', 'postmaster.pid'), 'utf8').split('\n')[0]);
+    const natsPid = firstNats.child.pid!;
+    // Neither is stopped: as if the stack had been killed with SIGKILL.
+    const again = await startEmbeddedPostgres(dir, (l) => said.push(l));
+    const againNats = await startNatsServer(dir, (l) => said.push(l));
+    try {
+      expect(said).toContain(`postgres: stopped a server an earlier run left running in ${join(dir, 'pg')} (pid ${pgPid})`);
+      expect(said).toContain(`nats: stopped a nats-server an earlier run left running on ${join(dir, 'nats')} (pid ${natsPid})`);
+      expect(() => process.kill(pgPid, 0)).toThrow();
+      expect(() => process.kill(natsPid, 0)).toThrow();
+      expect((await query(again.adminUrl, 'select 1 as one')).rows[0].one).toBe(1);
+      expect(await natsAnswers(againNats.url)).toBe(true);
+      expect(first.port).not.toBe(again.port);
+    } finally {
+      await againNats.stop();
+      await again.stop();
+      await first.stop();
+      await firstNats.stop();
     }
   }, 120_000);
 

@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -194,6 +195,42 @@ describe('startStack with stand-in services', () => {
     await new Promise((r) => setTimeout(r, 800));
     cancel.abort();
     await expect(starting).rejects.toThrow('the start was cancelled');
+  });
+
+  it('leaves no service behind when the stack process itself is killed outright', async () => {
+    // A stack in a process of its own (as `npm start` runs it), killed with SIGKILL: no exit hook runs.
+    const stackJs = new URL('../dist/stack.js', import.meta.url).href;
+    const script = `
+      import { startStack } from ${JSON.stringify(stackJs)};
+      const stack = await startStack({ ...${JSON.stringify({ ...base(), log: undefined, services: SPECS.slice(0, 3) })}, log: () => {} });
+      console.log(JSON.stringify(stack.services.map((n) => stack.pid(n))));
+      setInterval(() => {}, 1000);
+    `;
+    const proc = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const pids = await new Promise<number[]>((resolve, reject) => {
+      let out = '';
+      proc.stdout!.on('data', (d) => {
+        out += d;
+        const line = out.split('\n').find((l) => l.startsWith('['));
+        if (line) resolve(JSON.parse(line) as number[]);
+      });
+      proc.once('exit', (code) => reject(new Error(`the stack process exited with ${code}: ${out}`)));
+    });
+    const alive = (pid: number) => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    try {
+      expect(pids).toHaveLength(3);
+      expect(pids.every(alive)).toBe(true);
+    } finally {
+      proc.kill('SIGKILL');
+    }
+    await expect.poll(() => pids.filter(alive), { timeout: 5000, interval: 100 }).toEqual([]);
   });
 
   it('fails at once when a service exits with the configuration status 78', async () => {
