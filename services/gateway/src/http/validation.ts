@@ -88,6 +88,11 @@ export function toProblems(issues: readonly z.core.$ZodIssue[], source: Source, 
         }
         continue;
       case 'invalid_value':
+        // A missing key of an enum or literal is missing, like any other.
+        if (issue.input === undefined) {
+          out.push({ loc, msg: 'Field required', type: 'missing' });
+          continue;
+        }
         out.push({
           loc,
           msg: `Input should be ${issue.values.map((v) => `'${String(v)}'`).join(', ')}`,

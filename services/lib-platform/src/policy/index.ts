@@ -3,5 +3,6 @@
  */
 export * from './entity-type.policy.js';
 export * from './if-match.policy.js';
+export * from './schema-code.policy.js';
 export * from './timelog.policy.js';
 export * from './uuid.policy.js';
