@@ -21,6 +21,7 @@ import {
 import { recordsv1 } from '@reelbase/proto';
 import type { RecordsConfig } from './config.js';
 import { RecordService, type RecordsBusTopics } from './domain/record.service.js';
+import { SchemaAdmin } from './domain/schema.admin.js';
 import { RECORDS_SERVICE_NAME, recordsHandlers } from './grpc/records.handler.js';
 import { FaultSwitch } from './outbox/fault.switch.js';
 import { OutboxRelay } from './outbox/outbox.relay.js';
@@ -66,10 +67,11 @@ export function startRecords(config: RecordsConfig, logger?: Logger): Promise<Ru
       // Keep events under the server's max_payload with room for headers and the envelope.
       const serverMax = nc.info?.max_payload ?? Number.MAX_SAFE_INTEGER;
       const maxEventBytes = Math.min(config.MAX_EVENT_BYTES, serverMax - 16 * 1024);
-      const service = new RecordService({ store: new KnexRecordStore(db, names), bus, maxEventBytes });
+      const store = new KnexRecordStore(db, names);
+      const service = new RecordService({ store, bus, maxEventBytes });
 
       const grpc = new GrpcServer({ logger: log, metrics, internalAuthSecret: config.INTERNAL_AUTH_SECRET });
-      grpc.add<recordsv1.RecordsServiceServer>(RECORDS_SERVICE_NAME, recordsv1.RecordsServiceService, recordsHandlers(service));
+      grpc.add<recordsv1.RecordsServiceServer>(RECORDS_SERVICE_NAME, recordsv1.RecordsServiceService, recordsHandlers(service, new SchemaAdmin(store)));
       const readiness = new Readiness().add('postgres', () => pingDb(orm)).add('nats', () => nc.rtt());
       const ops = await startOpsServer({ port: config.HTTP_PORT, host: config.BIND_HOST, metrics, readiness, logger: log });
       resources.defer('ops', () => ops.close());

@@ -7,6 +7,13 @@
  */
 import type { StreamEvent } from '@reelbase/lib-platform';
 import type { DataObject, RecordView } from './record.types.js';
+import type { SchemaSnapshot } from './schema.snapshot.js';
+
+/** The schema records holds in its own table: version 0 and no snapshot until one is applied. */
+export interface StoredSchema {
+  version: number;
+  snapshot: SchemaSnapshot;
+}
 
 /** A row as read for a write: the view plus whether it is retired. */
 export interface StoredRecord extends RecordView {
@@ -60,6 +67,10 @@ export interface RecordStore {
   insertWithEvent(record: NewRecord, event: OutboxEvent): Promise<StoredRecord | undefined>;
   /** Runs `fn` in one transaction: committed when it resolves, rolled back when it throws. */
   transaction<T>(fn: (tx: RecordTransaction) => Promise<T>): Promise<T>;
+  /** The stored schema snapshot, undefined before the first ApplySchema. */
+  loadSchema(): Promise<StoredSchema | undefined>;
+  /** Stores `snapshotJson` as version `version` when that is newer than the stored one; true when stored. */
+  applySchema(version: number, snapshotJson: string): Promise<boolean>;
 }
 
 /** Strips the retired flag for callers. */

@@ -4,6 +4,8 @@
 import type { CallContext, UnaryHandlers } from '@reelbase/lib-platform';
 import { recordsv1 } from '@reelbase/proto';
 import type { RecordService } from '../domain/record.service.js';
+import type { SchemaAdmin } from '../domain/schema.admin.js';
+import type { RenameKind } from '../domain/schema.rename.js';
 import type { RecordView } from '../domain/record.types.js';
 
 /** The full proto name, used for registration and health checks. */
@@ -32,7 +34,7 @@ function nullable(v: recordsv1.NullableString | undefined): string | null | unde
 }
 
 /** Builds the handlers registered with GrpcServer under {@link RECORDS_SERVICE_NAME}. */
-export function recordsHandlers(service: RecordService): UnaryHandlers<recordsv1.RecordsServiceServer> {
+export function recordsHandlers(service: RecordService, admin: SchemaAdmin): UnaryHandlers<recordsv1.RecordsServiceServer> {
   return {
     async createRecord(req: recordsv1.CreateRecordRequest, ctx: CallContext) {
       const record = await service.create(
@@ -77,6 +79,24 @@ export function recordsHandlers(service: RecordService): UnaryHandlers<recordsv1
 
     async reviveRecord(req: recordsv1.ReviveRecordRequest, ctx: CallContext) {
       return { record: toProtoRecord(await service.revive(req.entityType, req.id, ctx)) };
+    },
+
+    async applySchema(req: recordsv1.ApplySchemaRequest, ctx: CallContext) {
+      await admin.applySchema(req.version, req.snapshotJson, ctx);
+      return {};
+    },
+
+    async applyRename(req: recordsv1.ApplyRenameRequest, ctx: CallContext) {
+      const kind = req.kind as RenameKind;
+      const rewritten = await admin.applyRename(
+        { journalId: req.journalId, kind, entityType: req.entityType, field: req.field, from: req.from, to: req.to },
+        ctx,
+      );
+      return { rewritten };
+    },
+
+    async countUsage(_req: recordsv1.CountUsageRequest, ctx: CallContext) {
+      return { usageJson: JSON.stringify(await admin.countUsage(ctx)) };
     },
   };
 }

@@ -5,18 +5,26 @@
  */
 import type { Knex } from '@mikro-orm/postgresql';
 import { AppError, guarded, type NatsNames, type SqlStateErrors } from '@reelbase/lib-platform';
-import type { NewRecord, OutboxEvent, RecordStore, RecordTransaction, StoredRecord } from '../domain/record.store.js';
+import type { NewRecord, OutboxEvent, RecordStore, RecordTransaction, StoredRecord, StoredSchema } from '../domain/record.store.js';
 import { OutboxRepository } from './outbox.repository.js';
 import { RecordRepository } from './record.repository.js';
+import { SchemaRepository } from './schema.repository.js';
+import { RenameRepository } from './rename.repository.js';
+import { UsageRepository, type RecordsUsage } from './usage.repository.js';
+import type { SchemaAdminStore } from '../domain/schema.admin.js';
+import type { CodeRename } from '../domain/schema.rename.js';
 
 /** A reused record id (only services choose ids) is a conflict, not a server failure. */
 const WRITE_ERRORS: SqlStateErrors = {
   '23505': () => AppError.conflict('duplicate_id', 'a record with this id already exists'),
 };
 
-export class KnexRecordStore implements RecordStore {
+export class KnexRecordStore implements RecordStore, SchemaAdminStore {
   private readonly records = new RecordRepository();
   private readonly outbox = new OutboxRepository();
+  private readonly schema = new SchemaRepository();
+  private readonly renames = new RenameRepository();
+  private readonly usage = new UsageRepository();
 
   constructor(
     private readonly db: Knex,
@@ -33,6 +41,22 @@ export class KnexRecordStore implements RecordStore {
 
   transaction<T>(fn: (tx: RecordTransaction) => Promise<T>): Promise<T> {
     return guarded(() => this.db.transaction((trx) => fn(this.statements(trx))), WRITE_ERRORS);
+  }
+
+  loadSchema(): Promise<StoredSchema | undefined> {
+    return guarded(() => this.schema.load(this.db));
+  }
+
+  applySchema(version: number, snapshotJson: string): Promise<boolean> {
+    return guarded(() => this.schema.apply(this.db, version, snapshotJson));
+  }
+
+  applyRename(rename: CodeRename): Promise<number> {
+    return guarded(() => this.db.transaction((trx) => this.renames.apply(trx, rename)));
+  }
+
+  countUsage(): Promise<RecordsUsage> {
+    return guarded(() => this.usage.count(this.db));
   }
 
   private statements(trx: Knex.Transaction): RecordTransaction {

@@ -5,6 +5,10 @@
  */
 import type { MigrationObject } from '@mikro-orm/postgresql';
 import { RecordsInitialMigration } from './initial.migration.js';
+import { RecordsSchemaMigration } from './schema.migration.js';
 
 /** Every migration of schema `records`, oldest first. */
-export const RECORDS_MIGRATIONS: MigrationObject[] = [{ name: 'Migration20251122000001Initial', class: RecordsInitialMigration }];
+export const RECORDS_MIGRATIONS: MigrationObject[] = [
+  { name: 'Migration20251122000001Initial', class: RecordsInitialMigration },
+  { name: 'Migration20261123000001Schema', class: RecordsSchemaMigration },
+];

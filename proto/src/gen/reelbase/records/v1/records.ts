@@ -50,7 +50,14 @@ export interface CreateRecordRequest {
   /** JSON object. */
   dataJson: string;
   /** Chosen by the caller when it must know the id before the write (auth's user bootstrap). */
-  id?: string | undefined;
+  id?:
+    | string
+    | undefined;
+  /**
+   * Code of a task template of the schema: its tasks are created with the record, in the same
+   * transaction (Shot and Asset creates).
+   */
+  taskTemplate?: string | undefined;
 }
 
 export interface CreateRecordResponse {
@@ -109,6 +116,49 @@ export interface ReviveRecordRequest {
 
 export interface ReviveRecordResponse {
   record?: Record | undefined;
+}
+
+/**
+ * A committed schema definition (docs/architecture.md, "Schema"): stored only when `version` is
+ * newer than the one records holds.
+ */
+export interface ApplySchemaRequest {
+  version: number;
+  /** The schema snapshot, JSON-encoded. */
+  snapshotJson: string;
+}
+
+export interface ApplySchemaResponse {
+}
+
+/** One cascade of a renamed code over every record that stores it. */
+export interface ApplyRenameRequest {
+  /**
+   * The rename journal entry: a second call with the same id rewrites nothing and answers the
+   * first call's count.
+   */
+  journalId: string;
+  /** entity_type, status, step, priority or option. */
+  kind: string;
+  /** The entity type the code belongs to (option: the type of the field). */
+  entityType: string;
+  /** option: the enum or multi_enum field whose option is renamed. */
+  field: string;
+  from: string;
+  to: string;
+}
+
+export interface ApplyRenameResponse {
+  /** Records rewritten. */
+  rewritten: number;
+}
+
+export interface CountUsageRequest {
+}
+
+export interface CountUsageResponse {
+  /** The usage of every code by records, retired ones included (the answer of GET /schema/usage). */
+  usageJson: string;
 }
 
 function createBaseRecord(): Record {
@@ -372,6 +422,7 @@ function createBaseCreateRecordRequest(): CreateRecordRequest {
     thumbnailId: undefined,
     dataJson: "",
     id: undefined,
+    taskTemplate: undefined,
   };
 }
 
@@ -397,6 +448,9 @@ export const CreateRecordRequest: MessageFns<CreateRecordRequest> = {
     }
     if (message.id !== undefined) {
       writer.uint32(58).string(message.id);
+    }
+    if (message.taskTemplate !== undefined) {
+      writer.uint32(66).string(message.taskTemplate);
     }
     return writer;
   },
@@ -470,6 +524,14 @@ export const CreateRecordRequest: MessageFns<CreateRecordRequest> = {
             message.id = reader.string();
             continue;
           }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.taskTemplate = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -507,6 +569,11 @@ export const CreateRecordRequest: MessageFns<CreateRecordRequest> = {
         ? globalThis.String(object.data_json)
         : "",
       id: isSet(object.id) ? globalThis.String(object.id) : undefined,
+      taskTemplate: isSet(object.taskTemplate)
+        ? globalThis.String(object.taskTemplate)
+        : isSet(object.task_template)
+        ? globalThis.String(object.task_template)
+        : undefined,
     };
   },
 
@@ -533,6 +600,9 @@ export const CreateRecordRequest: MessageFns<CreateRecordRequest> = {
     if (message.id !== undefined) {
       obj.id = message.id;
     }
+    if (message.taskTemplate !== undefined) {
+      obj.taskTemplate = message.taskTemplate;
+    }
     return obj;
   },
 
@@ -548,6 +618,7 @@ export const CreateRecordRequest: MessageFns<CreateRecordRequest> = {
     message.thumbnailId = object.thumbnailId ?? undefined;
     message.dataJson = object.dataJson ?? "";
     message.id = object.id ?? undefined;
+    message.taskTemplate = object.taskTemplate ?? undefined;
     return message;
   },
 };
@@ -1467,6 +1538,496 @@ export const ReviveRecordResponse: MessageFns<ReviveRecordResponse> = {
   },
 };
 
+function createBaseApplySchemaRequest(): ApplySchemaRequest {
+  return { version: 0, snapshotJson: "" };
+}
+
+export const ApplySchemaRequest: MessageFns<ApplySchemaRequest> = {
+  encode(message: ApplySchemaRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.version !== 0) {
+      writer.uint32(8).int64(message.version);
+    }
+    if (message.snapshotJson !== "") {
+      writer.uint32(18).string(message.snapshotJson);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ApplySchemaRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseApplySchemaRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.version = longToNumber(reader.int64());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.snapshotJson = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ApplySchemaRequest {
+    return {
+      version: isSet(object.version) ? globalThis.Number(object.version) : 0,
+      snapshotJson: isSet(object.snapshotJson)
+        ? globalThis.String(object.snapshotJson)
+        : isSet(object.snapshot_json)
+        ? globalThis.String(object.snapshot_json)
+        : "",
+    };
+  },
+
+  toJSON(message: ApplySchemaRequest): unknown {
+    const obj: any = {};
+    if (message.version !== 0) {
+      obj.version = Math.round(message.version);
+    }
+    if (message.snapshotJson !== "") {
+      obj.snapshotJson = message.snapshotJson;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ApplySchemaRequest>, I>>(base?: I): ApplySchemaRequest {
+    return ApplySchemaRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ApplySchemaRequest>, I>>(object: I): ApplySchemaRequest {
+    const message = createBaseApplySchemaRequest();
+    message.version = object.version ?? 0;
+    message.snapshotJson = object.snapshotJson ?? "";
+    return message;
+  },
+};
+
+function createBaseApplySchemaResponse(): ApplySchemaResponse {
+  return {};
+}
+
+export const ApplySchemaResponse: MessageFns<ApplySchemaResponse> = {
+  encode(_: ApplySchemaResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ApplySchemaResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseApplySchemaResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(_: any): ApplySchemaResponse {
+    return {};
+  },
+
+  toJSON(_: ApplySchemaResponse): unknown {
+    const obj: any = {};
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ApplySchemaResponse>, I>>(base?: I): ApplySchemaResponse {
+    return ApplySchemaResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ApplySchemaResponse>, I>>(_: I): ApplySchemaResponse {
+    const message = createBaseApplySchemaResponse();
+    return message;
+  },
+};
+
+function createBaseApplyRenameRequest(): ApplyRenameRequest {
+  return { journalId: "", kind: "", entityType: "", field: "", from: "", to: "" };
+}
+
+export const ApplyRenameRequest: MessageFns<ApplyRenameRequest> = {
+  encode(message: ApplyRenameRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.journalId !== "") {
+      writer.uint32(10).string(message.journalId);
+    }
+    if (message.kind !== "") {
+      writer.uint32(18).string(message.kind);
+    }
+    if (message.entityType !== "") {
+      writer.uint32(26).string(message.entityType);
+    }
+    if (message.field !== "") {
+      writer.uint32(34).string(message.field);
+    }
+    if (message.from !== "") {
+      writer.uint32(42).string(message.from);
+    }
+    if (message.to !== "") {
+      writer.uint32(50).string(message.to);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ApplyRenameRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseApplyRenameRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.journalId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.kind = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.entityType = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.field = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.from = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.to = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ApplyRenameRequest {
+    return {
+      journalId: isSet(object.journalId)
+        ? globalThis.String(object.journalId)
+        : isSet(object.journal_id)
+        ? globalThis.String(object.journal_id)
+        : "",
+      kind: isSet(object.kind) ? globalThis.String(object.kind) : "",
+      entityType: isSet(object.entityType)
+        ? globalThis.String(object.entityType)
+        : isSet(object.entity_type)
+        ? globalThis.String(object.entity_type)
+        : "",
+      field: isSet(object.field) ? globalThis.String(object.field) : "",
+      from: isSet(object.from) ? globalThis.String(object.from) : "",
+      to: isSet(object.to) ? globalThis.String(object.to) : "",
+    };
+  },
+
+  toJSON(message: ApplyRenameRequest): unknown {
+    const obj: any = {};
+    if (message.journalId !== "") {
+      obj.journalId = message.journalId;
+    }
+    if (message.kind !== "") {
+      obj.kind = message.kind;
+    }
+    if (message.entityType !== "") {
+      obj.entityType = message.entityType;
+    }
+    if (message.field !== "") {
+      obj.field = message.field;
+    }
+    if (message.from !== "") {
+      obj.from = message.from;
+    }
+    if (message.to !== "") {
+      obj.to = message.to;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ApplyRenameRequest>, I>>(base?: I): ApplyRenameRequest {
+    return ApplyRenameRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ApplyRenameRequest>, I>>(object: I): ApplyRenameRequest {
+    const message = createBaseApplyRenameRequest();
+    message.journalId = object.journalId ?? "";
+    message.kind = object.kind ?? "";
+    message.entityType = object.entityType ?? "";
+    message.field = object.field ?? "";
+    message.from = object.from ?? "";
+    message.to = object.to ?? "";
+    return message;
+  },
+};
+
+function createBaseApplyRenameResponse(): ApplyRenameResponse {
+  return { rewritten: 0 };
+}
+
+export const ApplyRenameResponse: MessageFns<ApplyRenameResponse> = {
+  encode(message: ApplyRenameResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.rewritten !== 0) {
+      writer.uint32(8).int64(message.rewritten);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ApplyRenameResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseApplyRenameResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.rewritten = longToNumber(reader.int64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ApplyRenameResponse {
+    return { rewritten: isSet(object.rewritten) ? globalThis.Number(object.rewritten) : 0 };
+  },
+
+  toJSON(message: ApplyRenameResponse): unknown {
+    const obj: any = {};
+    if (message.rewritten !== 0) {
+      obj.rewritten = Math.round(message.rewritten);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ApplyRenameResponse>, I>>(base?: I): ApplyRenameResponse {
+    return ApplyRenameResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ApplyRenameResponse>, I>>(object: I): ApplyRenameResponse {
+    const message = createBaseApplyRenameResponse();
+    message.rewritten = object.rewritten ?? 0;
+    return message;
+  },
+};
+
+function createBaseCountUsageRequest(): CountUsageRequest {
+  return {};
+}
+
+export const CountUsageRequest: MessageFns<CountUsageRequest> = {
+  encode(_: CountUsageRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CountUsageRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCountUsageRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(_: any): CountUsageRequest {
+    return {};
+  },
+
+  toJSON(_: CountUsageRequest): unknown {
+    const obj: any = {};
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<CountUsageRequest>, I>>(base?: I): CountUsageRequest {
+    return CountUsageRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<CountUsageRequest>, I>>(_: I): CountUsageRequest {
+    const message = createBaseCountUsageRequest();
+    return message;
+  },
+};
+
+function createBaseCountUsageResponse(): CountUsageResponse {
+  return { usageJson: "" };
+}
+
+export const CountUsageResponse: MessageFns<CountUsageResponse> = {
+  encode(message: CountUsageResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.usageJson !== "") {
+      writer.uint32(10).string(message.usageJson);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CountUsageResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCountUsageResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.usageJson = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CountUsageResponse {
+    return {
+      usageJson: isSet(object.usageJson)
+        ? globalThis.String(object.usageJson)
+        : isSet(object.usage_json)
+        ? globalThis.String(object.usage_json)
+        : "",
+    };
+  },
+
+  toJSON(message: CountUsageResponse): unknown {
+    const obj: any = {};
+    if (message.usageJson !== "") {
+      obj.usageJson = message.usageJson;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<CountUsageResponse>, I>>(base?: I): CountUsageResponse {
+    return CountUsageResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<CountUsageResponse>, I>>(object: I): CountUsageResponse {
+    const message = createBaseCountUsageResponse();
+    message.usageJson = object.usageJson ?? "";
+    return message;
+  },
+};
+
 /**
  * Generic create, read, update, retire and revive. Writes commit with their event in one
  * transaction (outbox); the acting principal comes from call metadata.
@@ -1523,6 +2084,35 @@ export const RecordsServiceService = {
       Buffer.from(ReviveRecordResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): ReviveRecordResponse => ReviveRecordResponse.decode(value),
   },
+  /** Called by the schema service after each committed definition change, before it answers. */
+  applySchema: {
+    path: "/reelbase.records.v1.RecordsService/ApplySchema" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ApplySchemaRequest): Buffer => Buffer.from(ApplySchemaRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ApplySchemaRequest => ApplySchemaRequest.decode(value),
+    responseSerialize: (value: ApplySchemaResponse): Buffer => Buffer.from(ApplySchemaResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ApplySchemaResponse => ApplySchemaResponse.decode(value),
+  },
+  /** Rewrites a renamed code in every record in one transaction; no record events. */
+  applyRename: {
+    path: "/reelbase.records.v1.RecordsService/ApplyRename" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ApplyRenameRequest): Buffer => Buffer.from(ApplyRenameRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ApplyRenameRequest => ApplyRenameRequest.decode(value),
+    responseSerialize: (value: ApplyRenameResponse): Buffer => Buffer.from(ApplyRenameResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ApplyRenameResponse => ApplyRenameResponse.decode(value),
+  },
+  countUsage: {
+    path: "/reelbase.records.v1.RecordsService/CountUsage" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: CountUsageRequest): Buffer => Buffer.from(CountUsageRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): CountUsageRequest => CountUsageRequest.decode(value),
+    responseSerialize: (value: CountUsageResponse): Buffer => Buffer.from(CountUsageResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): CountUsageResponse => CountUsageResponse.decode(value),
+  },
 } as const;
 
 export interface RecordsServiceServer extends UntypedServiceImplementation {
@@ -1532,6 +2122,11 @@ export interface RecordsServiceServer extends UntypedServiceImplementation {
   /** Soft delete: later reads answer not found; nothing is lost. */
   retireRecord: handleUnaryCall<RetireRecordRequest, RetireRecordResponse>;
   reviveRecord: handleUnaryCall<ReviveRecordRequest, ReviveRecordResponse>;
+  /** Called by the schema service after each committed definition change, before it answers. */
+  applySchema: handleUnaryCall<ApplySchemaRequest, ApplySchemaResponse>;
+  /** Rewrites a renamed code in every record in one transaction; no record events. */
+  applyRename: handleUnaryCall<ApplyRenameRequest, ApplyRenameResponse>;
+  countUsage: handleUnaryCall<CountUsageRequest, CountUsageResponse>;
 }
 
 export interface RecordsServiceClient extends Client {
@@ -1611,6 +2206,53 @@ export interface RecordsServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ReviveRecordResponse) => void,
   ): ClientUnaryCall;
+  /** Called by the schema service after each committed definition change, before it answers. */
+  applySchema(
+    request: ApplySchemaRequest,
+    callback: (error: ServiceError | null, response: ApplySchemaResponse) => void,
+  ): ClientUnaryCall;
+  applySchema(
+    request: ApplySchemaRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ApplySchemaResponse) => void,
+  ): ClientUnaryCall;
+  applySchema(
+    request: ApplySchemaRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ApplySchemaResponse) => void,
+  ): ClientUnaryCall;
+  /** Rewrites a renamed code in every record in one transaction; no record events. */
+  applyRename(
+    request: ApplyRenameRequest,
+    callback: (error: ServiceError | null, response: ApplyRenameResponse) => void,
+  ): ClientUnaryCall;
+  applyRename(
+    request: ApplyRenameRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ApplyRenameResponse) => void,
+  ): ClientUnaryCall;
+  applyRename(
+    request: ApplyRenameRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ApplyRenameResponse) => void,
+  ): ClientUnaryCall;
+  countUsage(
+    request: CountUsageRequest,
+    callback: (error: ServiceError | null, response: CountUsageResponse) => void,
+  ): ClientUnaryCall;
+  countUsage(
+    request: CountUsageRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: CountUsageResponse) => void,
+  ): ClientUnaryCall;
+  countUsage(
+    request: CountUsageRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: CountUsageResponse) => void,
+  ): ClientUnaryCall;
 }
 
 export const RecordsServiceClient = makeGenericClientConstructor(
@@ -1634,6 +2276,17 @@ export type DeepPartial<T> = T extends Builtin ? T
 type KeysOfUnion<T> = T extends T ? keyof T : never;
 export type Exact<P, I extends P> = P extends Builtin ? P
   : P & { [K in keyof P]: Exact<P[K], I[K]> } & { [K in Exclude<keyof I, KeysOfUnion<P>>]: never };
+
+function longToNumber(int64: { toString(): string }): number {
+  const num = globalThis.Number(int64.toString());
+  if (num > globalThis.Number.MAX_SAFE_INTEGER) {
+    throw new globalThis.Error("Value is larger than Number.MAX_SAFE_INTEGER");
+  }
+  if (num < globalThis.Number.MIN_SAFE_INTEGER) {
+    throw new globalThis.Error("Value is smaller than Number.MIN_SAFE_INTEGER");
+  }
+  return num;
+}
 
 function isSet(value: any): boolean {
   return value !== null && value !== undefined;

@@ -1,0 +1,86 @@
+/**
+ * What the schema service asks of records (docs/architecture.md, "Schema"): store each committed
+ * snapshot, cascade a renamed code over every record in one transaction, and count how records use
+ * each code. Only services call these (the gateway exposes none of them).
+ */
+import { AppError, type CallContext, type Problem } from '@reelbase/lib-platform';
+import type { RecordStore } from './record.store.js';
+import type { SchemaSnapshot } from './schema.snapshot.js';
+import { RENAME_KINDS, type CodeRename, type RenameKind } from './schema.rename.js';
+
+/** `GET /schema/usage`: records using each code, retired ones included. */
+export interface SchemaUsage {
+  entity_types: Record<string, number>;
+  fields: Record<string, number>;
+  statuses: Record<string, number>;
+  steps: Record<string, number>;
+  priorities: Record<string, number>;
+}
+
+export interface SchemaAdminStore extends Pick<RecordStore, 'applySchema'> {
+  /** Applies `rename` once per journal id; later calls answer the first call's count. */
+  applyRename(rename: CodeRename): Promise<number>;
+  countUsage(): Promise<SchemaUsage>;
+}
+
+function service(ctx: CallContext): void {
+  if (!ctx.principal) throw new AppError('unauthenticated', 'schema calls need an acting principal');
+  if (ctx.principal.authKind !== 'service') throw new AppError('forbidden', 'only services apply schema changes');
+}
+
+export class SchemaAdmin {
+  constructor(private readonly store: SchemaAdminStore) {}
+
+  /** Stores `snapshotJson` as `version` unless records already holds that version or a newer one. */
+  async applySchema(version: number, snapshotJson: string, ctx: CallContext): Promise<boolean> {
+    service(ctx);
+    const problems: Problem[] = [];
+    if (!Number.isSafeInteger(version) || version < 1) {
+      problems.push({ loc: ['version'], msg: 'Input should be an integer of at least 1', type: 'greater_than_equal' });
+    }
+    let snapshot: SchemaSnapshot | undefined;
+    try {
+      snapshot = JSON.parse(snapshotJson) as SchemaSnapshot;
+    } catch {
+      problems.push({ loc: ['snapshot_json'], msg: 'Invalid JSON', type: 'json_invalid' });
+    }
+    if (snapshot !== undefined) {
+      if (typeof snapshot !== 'object' || snapshot === null || Array.isArray(snapshot)) {
+        problems.push({ loc: ['snapshot_json'], msg: 'Input should be an object', type: 'dict_type' });
+      } else {
+        for (const key of ['entity_types', 'statuses', 'steps', 'priorities'] as const) {
+          if (!Array.isArray(snapshot[key])) problems.push({ loc: ['snapshot_json', key], msg: 'Input should be a valid list', type: 'list_type' });
+        }
+      }
+    }
+    if (problems.length) throw AppError.invalid(problems);
+    return this.store.applySchema(version, snapshotJson);
+  }
+
+  /** Rewrites `rename.from` to `rename.to` wherever records store it; the number of records rewritten. */
+  async applyRename(rename: CodeRename, ctx: CallContext): Promise<number> {
+    service(ctx);
+    const problems: Problem[] = [];
+    const need = (name: keyof CodeRename, value: string) => {
+      if (!value) problems.push({ loc: [name === 'journalId' ? 'journal_id' : name === 'entityType' ? 'entity_type' : name], msg: 'Field required', type: 'missing' });
+    };
+    if (!RENAME_KINDS.includes(rename.kind as RenameKind)) {
+      problems.push({ loc: ['kind'], msg: `Input should be ${RENAME_KINDS.map((k) => `'${k}'`).join(', ')}`, type: 'literal_error' });
+    }
+    need('journalId', rename.journalId);
+    need('from', rename.from);
+    need('to', rename.to);
+    if (rename.kind === 'option') {
+      need('entityType', rename.entityType);
+      need('field', rename.field);
+    }
+    if (problems.length) throw AppError.invalid(problems);
+    if (rename.from === rename.to) return 0;
+    return this.store.applyRename(rename);
+  }
+
+  async countUsage(ctx: CallContext): Promise<SchemaUsage> {
+    service(ctx);
+    return this.store.countUsage();
+  }
+}
