@@ -26,6 +26,7 @@ import { LoginTokenIssuer } from './domain/login-token.issuer.js';
 import { PasswordHasher } from './domain/password.hasher.js';
 import { RegistrationService } from './domain/registration.service.js';
 import { SigningKeyRing } from './domain/signing-key.ring.js';
+import { CLAIM_SETTLE_AFTER_MS, UserAccountService } from './domain/user-account.service.js';
 import { AUTH_SERVICE_NAME, authHandlers } from './grpc/auth.handler.js';
 import { NatsRevocationPublisher } from './nats/revocation.publisher.js';
 import { RecordsUserDirectory } from './records/records.user-directory.js';
@@ -77,12 +78,14 @@ export function startAuth(config: AuthConfig, logger: Logger = createLogger('aut
       const failures = new LoginFailureRepository(orm);
       const throttle = new LoginThrottle(failures, config.LOGIN_MAX_FAILURES);
 
+      const accounts = new UserAccountService({ store: credentials, users, hasher, throttle, logger });
       const handlers = authHandlers({
         registration: new RegistrationService({ credentials, users, hasher, tokens, logger }),
         login: new LoginService({ credentials, users, hasher, tokens, throttle, logger }),
         authenticator: new Authenticator({ apiKeys: apiKeyStore, tokens, users, cacheSeconds: config.PRINCIPAL_CACHE_SECONDS, logger }),
         apiKeys: new ApiKeyService(apiKeyStore, new NatsRevocationPublisher(nc, config.NATS_PREFIX, logger), logger),
         ring,
+        accounts,
       });
       const grpc = new GrpcServer({ logger, metrics, internalAuthSecret: config.INTERNAL_AUTH_SECRET }).add<authv1.AuthServiceServer>(AUTH_SERVICE_NAME, authv1.AuthServiceService, handlers);
       const grpcPort = await grpc.listen(config.GRPC_PORT, config.BIND_HOST);
@@ -104,6 +107,15 @@ export function startAuth(config: AuthConfig, logger: Logger = createLogger('aut
       }, THROTTLE_WINDOW_MS);
       sweeper.unref();
       resources.defer('login failure sweeper', () => clearInterval(sweeper));
+
+      // Login address claims left by a write that died half-way are finished from what the record says.
+      const resolveClaims = () => {
+        accounts.resolveStale().catch((err: unknown) => logger.warn({ err }, 'login address claim sweep failed'));
+      };
+      resolveClaims();
+      const claimSweeper = setInterval(resolveClaims, CLAIM_SETTLE_AFTER_MS / 2);
+      claimSweeper.unref();
+      resources.defer('login address claim sweeper', () => clearInterval(claimSweeper));
 
       return { grpcPort, httpPort: ops.port, stop: () => resources.closeAll() };
     },

@@ -17,6 +17,8 @@ export interface FakeRecords {
   records: Map<string, Stored>;
   /** Makes the next CreateRecord fail with `unavailable`. */
   failNextCreate: boolean;
+  /** Makes the next UpdateRecord fail with this error (nothing is written). */
+  failNextUpdate?: AppError;
   /** The contexts CreateRecord was called with. */
   createCalls: { request: recordsv1.CreateRecordRequest; ctx: CallContext }[];
   setData(id: string, patch: Record<string, unknown>): void;
@@ -77,6 +79,11 @@ export async function startFakeRecords(): Promise<FakeRecords> {
     },
     async updateRecord(req) {
       const s = live(req.entityType, req.id);
+      const refusal = fake.failNextUpdate;
+      if (refusal) {
+        fake.failNextUpdate = undefined;
+        throw refusal;
+      }
       if (req.dataJson) fake.setData(req.id, JSON.parse(req.dataJson));
       return { record: s.record };
     },
@@ -90,6 +97,16 @@ export async function startFakeRecords(): Promise<FakeRecords> {
       if (!s) throw AppError.notFound('not found');
       s.retired = false;
       return { record: s.record };
+    },
+    // The schema's calls; auth never makes them.
+    async applySchema() {
+      throw new AppError('internal', 'not part of the stand-in');
+    },
+    async applyRename() {
+      throw new AppError('internal', 'not part of the stand-in');
+    },
+    async countUsage() {
+      throw new AppError('internal', 'not part of the stand-in');
     },
   });
   fake.port = await server.listen(0, '127.0.0.1');

@@ -25,27 +25,31 @@ export function registrationProblems(input: RegistrationInput): Problem[] {
   const problems: Problem[] = [];
   const email = normalizeEmail(input.email);
   if (!input.email) problems.push({ loc: ['email'], msg: 'Field required', type: 'missing' });
-  else if (email.length > 254 || !EMAIL.test(email)) {
+  else if (!isLoginEmail(email)) {
     problems.push({ loc: ['email'], msg: 'value is not a valid email address', type: 'value_error' });
   }
-  if (input.password.length < MIN_PASSWORD_LENGTH) {
-    problems.push({
-      loc: ['password'],
-      msg: `String should have at least ${MIN_PASSWORD_LENGTH} characters`,
-      type: 'string_too_short',
-    });
-  } else if (input.password.length > MAX_PASSWORD_LENGTH) {
-    problems.push({
-      loc: ['password'],
-      msg: `String should have at most ${MAX_PASSWORD_LENGTH} characters`,
-      type: 'string_too_long',
-    });
-  }
+  problems.push(...passwordProblems(input.password, 'password'));
   if (!input.name.trim()) problems.push({ loc: ['name'], msg: 'Field required', type: 'missing' });
   if (input.role !== undefined && !ROLES.includes(input.role as Role)) {
     problems.push({ loc: ['role'], msg: `Input should be ${ROLES.map((r) => `'${r}'`).join(', ')}`, type: 'enum' });
   }
   return problems;
+}
+
+/** The password rules of registration, for the field named `field` (empty when it is valid). */
+export function passwordProblems(password: string, field: string): Problem[] {
+  if (password.length < MIN_PASSWORD_LENGTH) {
+    return [{ loc: [field], msg: `String should have at least ${MIN_PASSWORD_LENGTH} characters`, type: 'string_too_short' }];
+  }
+  if (password.length > MAX_PASSWORD_LENGTH) {
+    return [{ loc: [field], msg: `String should have at most ${MAX_PASSWORD_LENGTH} characters`, type: 'string_too_long' }];
+  }
+  return [];
+}
+
+/** Whether `email` (already normalised) is an address a login may use. */
+export function isLoginEmail(email: string): boolean {
+  return email.length <= 254 && EMAIL.test(email);
 }
 
 /** The calling user (login token or API key); anyone else is `unauthenticated`. */

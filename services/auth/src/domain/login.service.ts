@@ -11,7 +11,7 @@ import type { PasswordHasher } from './password.hasher.js';
 import type { UserDirectory } from './user.directory.js';
 
 export interface CredentialLookup {
-  findByEmail(email: string): Promise<{ userId: string; passwordHash: string } | null>;
+  findByEmail(email: string): Promise<{ userId: string; passwordHash: string | null } | null>;
 }
 
 export interface LoginDeps {
@@ -36,7 +36,8 @@ export class LoginService {
     let userId: string;
     try {
       const credential = await credentials.findByEmail(email);
-      const ok = credential ? await hasher.verify(password, credential.passwordHash) : await hasher.verifyDummy(password);
+      // A User created as a record has no password yet: refused like an unknown email.
+      const ok = credential?.passwordHash ? await hasher.verify(password, credential.passwordHash) : await hasher.verifyDummy(password);
       const user = credential && ok ? await users.find(credential.userId) : null;
       if (!credential || !ok || !user || !user.loginEnabled) {
         await attempt.failed();

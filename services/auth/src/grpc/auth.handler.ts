@@ -1,13 +1,15 @@
 /**
  * AuthService over gRPC: requests to domain calls and back; no logic of its own.
  */
-import type { UnaryHandlers } from '@reelbase/lib-platform';
-import type { authv1 } from '@reelbase/proto';
+import { AppError, type UnaryHandlers } from '@reelbase/lib-platform';
+import { recordsv1, type authv1 } from '@reelbase/proto';
 import type { ApiKeyService } from '../domain/api-key.service.js';
 import type { Authenticator } from '../domain/authenticator.js';
 import type { LoginService } from '../domain/login.service.js';
 import type { RegistrationService } from '../domain/registration.service.js';
 import type { SigningKeyRing } from '../domain/signing-key.ring.js';
+import type { UserAccountService } from '../domain/user-account.service.js';
+import type { CreatedUser } from '../domain/user.directory.js';
 import { requireAdmin } from '../domain/auth.rules.js';
 
 export interface AuthHandlerDeps {
@@ -16,7 +18,33 @@ export interface AuthHandlerDeps {
   authenticator: Authenticator;
   apiKeys: ApiKeyService;
   ring: SigningKeyRing;
+  accounts: UserAccountService;
 }
+
+/** A User write's data: a JSON object (422 at `data` otherwise). */
+function userData(dataJson: string | undefined): Record<string, unknown> {
+  let data: unknown;
+  try {
+    data = JSON.parse(dataJson || '{}');
+  } catch {
+    data = undefined;
+  }
+  if (!data || typeof data !== 'object' || Array.isArray(data)) {
+    throw AppError.invalid([{ loc: ['data'], msg: 'Input should be a valid JSON object', type: 'dict_type' }]);
+  }
+  return data as Record<string, unknown>;
+}
+
+function userRequest<T extends { entityType: string }>(record: T | undefined): T {
+  if (!record) throw AppError.invalid([{ loc: ['record'], msg: 'Field required', type: 'missing' }]);
+  if (record.entityType !== 'User') throw new AppError('bad_request', 'CreateUser and UpdateUser write User records only');
+  return record;
+}
+
+const recordOf = (user: CreatedUser) => ({ record: recordsv1.Record.fromJSON(JSON.parse(user.recordJson)) });
+
+/** Absent → undefined (unchanged); a NullableString without value → null (cleared). */
+const nullable = (v: recordsv1.NullableString | undefined): string | null | undefined => (v === undefined ? undefined : (v.value ?? null));
 
 /** The full proto name the handlers are registered under. */
 export const AUTH_SERVICE_NAME = 'reelbase.auth.v1.AuthService';
@@ -71,6 +99,43 @@ export function authHandlers(deps: AuthHandlerDeps): UnaryHandlers<authv1.AuthSe
     async rotateSigningKey(_req, ctx) {
       requireAdmin(ctx);
       return { kid: await deps.ring.rotate() };
+    },
+
+    async createUser(req, ctx) {
+      const r = userRequest(req.record);
+      const data = userData(r.dataJson);
+      return recordOf(
+        await deps.accounts.createUser({ projectId: r.projectId, status: r.status, active: r.active, thumbnailId: r.thumbnailId, data }, ctx),
+      );
+    },
+
+    async updateUser(req, ctx) {
+      const r = userRequest(req.record);
+      const data = userData(r.dataJson);
+      return recordOf(
+        await deps.accounts.updateUser(
+          {
+            id: r.id,
+            projectId: nullable(r.projectId),
+            status: nullable(r.status),
+            active: r.active,
+            thumbnailId: nullable(r.thumbnailId),
+            data,
+            ifMatch: r.ifMatch,
+          },
+          ctx,
+        ),
+      );
+    },
+
+    async changePassword(req, ctx) {
+      await deps.accounts.changeOwnPassword(req.oldPassword, req.newPassword, ctx);
+      return {};
+    },
+
+    async setPassword(req, ctx) {
+      await deps.accounts.setPassword(req.userId, req.password, ctx);
+      return {};
     },
   };
 }

@@ -3,7 +3,7 @@
  */
 import { AppError, createGrpcClient, ROLES, systemContext, type CallContext, type GrpcClient, type Metrics, type Role } from '@reelbase/lib-platform';
 import { recordsv1 } from '@reelbase/proto';
-import type { CreatedUser, NewUser, UserDirectory, UserView } from '../domain/user.directory.js';
+import type { CreatedUser, NewUser, UserDirectory, UserRecordCreate, UserRecordPatch, UserView } from '../domain/user.directory.js';
 
 const USER = 'User';
 
@@ -23,6 +23,14 @@ export function toUserView(record: recordsv1.Record): UserView {
     role,
     loginEnabled: data.login_enabled !== false,
   };
+}
+
+/** Absent → unchanged; null → cleared; a value → set. */
+const nullable = (v: string | null | undefined): recordsv1.NullableString | undefined => (v === undefined ? undefined : v === null ? {} : { value: v });
+
+function written(record: recordsv1.Record | undefined): CreatedUser {
+  if (!record) throw new AppError('internal', 'records returned no record');
+  return { id: record.id, recordJson: JSON.stringify(recordsv1.Record.toJSON(record)) };
 }
 
 export class RecordsUserDirectory implements UserDirectory {
@@ -49,6 +57,39 @@ export class RecordsUserDirectory implements UserDirectory {
     );
     if (!res.record) throw new AppError('internal', 'records returned no record');
     return { id: res.record.id, recordJson: JSON.stringify(recordsv1.Record.toJSON(res.record)) };
+  }
+
+  async createRecord(create: UserRecordCreate, ctx: CallContext): Promise<CreatedUser> {
+    const res = await this.client.call.createRecord(
+      {
+        entityType: USER,
+        id: create.id,
+        projectId: create.projectId,
+        status: create.status,
+        active: create.active,
+        thumbnailId: create.thumbnailId,
+        dataJson: JSON.stringify(create.data),
+      },
+      ctx,
+    );
+    return written(res.record);
+  }
+
+  async updateRecord(patch: UserRecordPatch, ctx: CallContext): Promise<CreatedUser> {
+    const res = await this.client.call.updateRecord(
+      {
+        entityType: USER,
+        id: patch.id,
+        projectId: nullable(patch.projectId),
+        status: nullable(patch.status),
+        active: patch.active,
+        thumbnailId: nullable(patch.thumbnailId),
+        dataJson: JSON.stringify(patch.data),
+        ifMatch: patch.ifMatch,
+      },
+      ctx,
+    );
+    return written(res.record);
   }
 
   async find(id: string): Promise<UserView | null> {

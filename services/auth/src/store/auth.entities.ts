@@ -11,8 +11,8 @@ export interface CredentialRow {
   userId: string;
   /** Always lower-cased, so lookups and the unique index ignore case. */
   email: string;
-  /** `scrypt$N$r$p$salt$hash`. */
-  passwordHash: string;
+  /** `scrypt$N$r$p$salt$hash`; null until a password is set (a User created as a record). */
+  passwordHash: string | null;
   createdAt: Date;
 }
 
@@ -51,7 +51,7 @@ export const CredentialEntity = new EntitySchema<CredentialRow>({
   properties: {
     userId: { type: 'uuid', primary: true },
     email: { type: 'text', unique: true },
-    passwordHash: { type: 'text' },
+    passwordHash: { type: 'text', nullable: true },
     createdAt: { type: 'Date', columnType: 'timestamptz' },
   },
 });

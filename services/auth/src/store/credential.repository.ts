@@ -1,15 +1,19 @@
 /**
- * Credentials: one row per user who can log in. Registration runs in one transaction under
- * an advisory lock so "is this the first user?" has exactly one answer.
+ * Credentials: one row per user with a login address (the password may be unset). Registration
+ * runs in one transaction under an advisory lock so "is this the first user?" has exactly one
+ * answer. An address is taken when a credential or a claim (`email_claim`, a User record being
+ * written) holds it; every write that takes one first locks the address (`auth:email:<address>`),
+ * so two writers never both find it free.
  */
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { AppError, guarded } from '@reelbase/lib-platform';
 import type { RegistrationTx } from '../domain/registration.service.js';
+import type { AccountCredential, AccountStore } from '../domain/user-account.service.js';
 import { CredentialEntity, type CredentialRow } from './auth.entities.js';
 
 const UNIQUE_VIOLATION = '23505';
 
-export class CredentialRepository {
+export class CredentialRepository implements AccountStore {
   constructor(private readonly orm: MikroORM) {}
 
   findByEmail(email: string): Promise<CredentialRow | null> {
@@ -31,8 +35,10 @@ export class CredentialRepository {
           await em.execute(`select pg_advisory_xact_lock(hashtext('auth:register'))`);
           const tx: RegistrationTx = {
             anyExists: () => anyCredential(em),
-            emailTaken: async (email) =>
-              (await em.execute('select 1 from "auth"."credential" where "email" = ? limit 1', [email])).length > 0,
+            emailTaken: async (email) => {
+              await lockEmail(em, email);
+              return (await holdersOf(em, email)).length > 0;
+            },
             insert: async (row) => {
               await em.execute(
                 'insert into "auth"."credential" ("user_id", "email", "password_hash", "created_at") values (?, ?, ?, now())',
@@ -42,9 +48,96 @@ export class CredentialRepository {
           };
           return fn(tx);
         }),
-      { [UNIQUE_VIOLATION]: () => AppError.conflict('duplicate_code', 'a user with this email already exists (the email is the login code)') },
+      { [UNIQUE_VIOLATION]: taken },
     );
   }
+
+  async findByUser(userId: string): Promise<AccountCredential | null> {
+    const row = await guarded(() => this.orm.em.fork().findOne(CredentialEntity, { userId }));
+    return row ? { userId: row.userId, email: row.email, passwordHash: row.passwordHash } : null;
+  }
+
+  claim(userId: string, email: string): Promise<void> {
+    return guarded(
+      () =>
+        this.orm.em.fork().transactional(async (em) => {
+          await lockEmail(em, email);
+          if ((await holdersOf(em, email)).some((holder) => holder !== userId)) throw taken();
+          const own = await em.execute<{ email: string }[]>('select "email" from "auth"."email_claim" where "user_id" = ?', [userId]);
+          if (own.length && own[0]!.email === email) return;
+          if (own.length) throw AppError.conflict('email_change_pending', "another change of this user's email is still being applied; try again shortly");
+          await em.execute('insert into "auth"."email_claim" ("user_id", "email", "created_at") values (?, ?, now())', [userId, email]);
+        }),
+      { [UNIQUE_VIOLATION]: taken },
+    );
+  }
+
+  async settle(userId: string, email: string): Promise<void> {
+    // One statement: the claim goes and the credential takes the address at the same commit.
+    await guarded(
+      () =>
+        this.orm.em.getConnection().execute(
+          `with c as (delete from "auth"."email_claim" where "user_id" = ? and "email" = ? returning "user_id", "email")
+           insert into "auth"."credential" ("user_id", "email", "password_hash", "created_at")
+           select "user_id", "email", null, now() from c
+           on conflict ("user_id") do update set "email" = excluded."email"`,
+          [userId, email],
+        ),
+      { [UNIQUE_VIOLATION]: taken },
+    );
+  }
+
+  async release(userId: string, email: string): Promise<void> {
+    await guarded(() => this.orm.em.getConnection().execute('delete from "auth"."email_claim" where "user_id" = ? and "email" = ?', [userId, email]));
+  }
+
+  claimsBefore(before: Date): Promise<{ userId: string; email: string }[]> {
+    return guarded(async () => {
+      const rows = await this.orm.em
+        .getConnection()
+        .execute<{ user_id: string; email: string }[]>('select "user_id", "email" from "auth"."email_claim" where "created_at" < ? order by "created_at" limit 100', [before]);
+      return rows.map((r) => ({ userId: r.user_id, email: r.email }));
+    });
+  }
+
+  async setPasswordHash(userId: string, passwordHash: string): Promise<boolean> {
+    const rows = await guarded(() =>
+      this.orm.em.getConnection().execute<{ user_id: string }[]>('update "auth"."credential" set "password_hash" = ? where "user_id" = ? returning "user_id"', [passwordHash, userId]),
+    );
+    return rows.length > 0;
+  }
+
+  insertCredential(userId: string, email: string, passwordHash: string): Promise<void> {
+    return guarded(
+      () =>
+        this.orm.em.fork().transactional(async (em) => {
+          await lockEmail(em, email);
+          if ((await holdersOf(em, email)).some((holder) => holder !== userId)) throw taken();
+          await em.execute(
+            `insert into "auth"."credential" ("user_id", "email", "password_hash", "created_at") values (?, ?, ?, now())
+             on conflict ("user_id") do update set "password_hash" = excluded."password_hash"`,
+            [userId, email, passwordHash],
+          );
+        }),
+      { [UNIQUE_VIOLATION]: taken },
+    );
+  }
+}
+
+const taken = () => AppError.conflict('duplicate_code', 'a user with this email already exists (the email is the login code)');
+
+/** Serialises every write that takes `email` (held to the end of the transaction). */
+async function lockEmail(em: EntityManager, email: string): Promise<void> {
+  await em.execute(`select pg_advisory_xact_lock(hashtext('auth:email:' || ?))`, [email]);
+}
+
+/** The users whose credential or claim holds `email`. */
+async function holdersOf(em: EntityManager, email: string): Promise<string[]> {
+  const rows = await em.execute<{ user_id: string }[]>(
+    'select "user_id" from "auth"."credential" where "email" = ? union select "user_id" from "auth"."email_claim" where "email" = ?',
+    [email, email],
+  );
+  return rows.map((r) => r.user_id);
 }
 
 async function anyCredential(em: EntityManager): Promise<boolean> {

@@ -7,7 +7,22 @@ import { BootstrapState } from '../domain/bootstrap.state.js';
 import type { AnyRoute } from '../http/route.js';
 import { Reply, defineRoute } from '../http/route.js';
 import { etagOf, recordFromJsonText, recordJson } from '../mappers/record.mapper.js';
-import { ApiKeyCreate, ApiKeyIssued, ApiKeyList, ApiKeyPath, ApiKeyRevoked, LoginBody, SigningKeyRotated, LoginOut, RegisterBody, RegisterOut } from '../schemas/auth.schema.js';
+import {
+  ApiKeyCreate,
+  ApiKeyIssued,
+  ApiKeyList,
+  ApiKeyPath,
+  ApiKeyRevoked,
+  LoginBody,
+  PasswordChange,
+  PasswordChanged,
+  PasswordSet,
+  SigningKeyRotated,
+  LoginOut,
+  RegisterBody,
+  RegisterOut,
+  UserPath,
+} from '../schemas/auth.schema.js';
 import { ErrorBody } from '../schemas/common.schema.js';
 import { MeOut, etagHeader } from '../schemas/record.schema.js';
 import type { RouteDeps } from './route.deps.js';
@@ -144,6 +159,50 @@ export function authRoutes({ peers, loginLimiter, addressOf }: RouteDeps): AnyRo
       handler: async ({ ctx }) => {
         const res = await peers.auth.rotateSigningKey({}, ctx);
         return { kid: res.kid };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/auth/password',
+      operationId: 'changePassword',
+      summary: "Change the caller's own password.",
+      description:
+        'A wrong `old_password` is 403 `forbidden` and counts as a failed login of the address (10 per minute, then ' +
+        '429). `new_password` follows the rules of registration (at least 8 characters, else 422). Login tokens and ' +
+        'API keys issued before stay valid; the old password no longer logs in.',
+      tags: ['auth'],
+      auth: 'bearer',
+      body: PasswordChange,
+      responses: { 200: { description: 'Changed.', schema: PasswordChanged } },
+      errors: [403, 429, 503],
+      handler: async ({ body, principal, ctx }) => {
+        await peers.auth.changePassword({ oldPassword: body.old_password, newPassword: body.new_password }, ctx);
+        return { user_id: principal!.userId, password_set: true };
+      },
+    }),
+    defineRoute({
+      method: 'put',
+      path: '/auth/users/{id}/password',
+      operationId: 'setUserPassword',
+      summary: "Set any user's password (Admin).",
+      description:
+        'Rules of registration (at least 8 characters, else 422). Afterwards the user logs in with their `data.email` and ' +
+        'this password, also a user created with `POST /entities/User`. Unknown or retired user: 404.',
+      tags: ['auth'],
+      auth: 'bearer',
+      params: UserPath,
+      body: PasswordSet,
+      authorize: (principal) => {
+        if (principal.role !== 'Admin') throw new AppError('forbidden', "only an Admin may set another user's password");
+      },
+      responses: {
+        200: { description: 'Set.', schema: PasswordChanged },
+        409: { description: 'The user has no valid `data.email` to log in with (`no_login_email`), or it is taken (`duplicate_code`).', schema: ErrorBody },
+      },
+      errors: [403, 404, 503],
+      handler: async ({ params, body, ctx }) => {
+        await peers.auth.setPassword({ userId: params.id, password: body.password }, ctx);
+        return { user_id: params.id, password_set: true };
       },
     }),
     defineRoute({

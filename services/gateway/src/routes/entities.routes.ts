@@ -49,7 +49,9 @@ export function entityRoutes({ peers, userChanged }: RouteDeps): AnyRoute[] {
       summary: 'Create a record of a type.',
       description:
         'Project and User records: Admin only. Version, Product, Representation, Note and TimeLog: any role (a TimeLog ' +
-        'for another user needs Admin, Supervisor or Coordinator). Every other type: any role but Viewer.',
+        'for another user needs Admin, Supervisor or Coordinator). Every other type: any role but Viewer. A User\'s ' +
+        '`data.email` is its login address: taken by another user, 409 `duplicate_code`; the new user cannot log in ' +
+        'until an Admin sets a password (`PUT /auth/users/{id}/password`).',
       tags: ['entities'],
       auth: 'bearer',
       params: EntityTypePath,
@@ -58,17 +60,16 @@ export function entityRoutes({ peers, userChanged }: RouteDeps): AnyRoute[] {
       responses: { 200: etagResponse('The created record.') },
       errors: [404, 409, 503],
       handler: async ({ params, body, ctx }) => {
-        const res = await records.createRecord(
-          {
-            entityType: params.entity_type,
-            projectId: body.project_id ?? undefined,
-            status: body.status ?? undefined,
-            active: body.active,
-            thumbnailId: body.thumbnail_id ?? undefined,
-            dataJson: JSON.stringify(body.data),
-          },
-          ctx,
-        );
+        const create: recordsv1.CreateRecordRequest = {
+          entityType: params.entity_type,
+          projectId: body.project_id ?? undefined,
+          status: body.status ?? undefined,
+          active: body.active,
+          thumbnailId: body.thumbnail_id ?? undefined,
+          dataJson: JSON.stringify(body.data),
+        };
+        // A User's data.email is its login address: auth reserves it and writes the record (docs/architecture.md, "Auth decisions").
+        const res = params.entity_type === USER ? await peers.auth.createUser({ record: create }, ctx) : await records.createRecord(create, ctx);
         return recordReply(res.record);
       },
     }),
@@ -91,7 +92,9 @@ export function entityRoutes({ peers, userChanged }: RouteDeps): AnyRoute[] {
       summary: 'Update a record; `data` is merged key by key (null removes a key).',
       description:
         'With `If-Match: "<updated_at>"` the write applies only if the record is unchanged, else 409 `stale_write`. ' +
-        'User records (and so roles) are Admin only; a TimeLog of another user needs Admin, Supervisor or Coordinator.',
+        'User records (and so roles) are Admin only; a TimeLog of another user needs Admin, Supervisor or Coordinator. ' +
+        "Changing a User's `data.email` moves its login to the new address (the old one stops working); an address " +
+        'another user has is 409 `duplicate_code` and nothing changes; `data.email` null is 422.',
       tags: ['entities'],
       auth: 'bearer',
       params: RecordPath,
@@ -101,19 +104,19 @@ export function entityRoutes({ peers, userChanged }: RouteDeps): AnyRoute[] {
       responses: { 200: etagResponse('The updated record.') },
       errors: [404, 409, 503],
       handler: async ({ params, body, ctx, req }) => {
-        const res = await records.updateRecord(
-          {
-            entityType: params.entity_type,
-            id: params.id,
-            projectId: nullable(body.project_id),
-            status: nullable(body.status),
-            active: body.active,
-            thumbnailId: nullable(body.thumbnail_id),
-            dataJson: body.data === undefined ? undefined : JSON.stringify(body.data),
-            ifMatch: ifMatchOf(req.headers['if-match']),
-          },
-          ctx,
-        );
+        const patch: recordsv1.UpdateRecordRequest = {
+          entityType: params.entity_type,
+          id: params.id,
+          projectId: nullable(body.project_id),
+          status: nullable(body.status),
+          active: body.active,
+          thumbnailId: nullable(body.thumbnail_id),
+          dataJson: body.data === undefined ? undefined : JSON.stringify(body.data),
+          ifMatch: ifMatchOf(req.headers['if-match']),
+        };
+        // Setting a User's data.email moves its login: auth writes record and credential together.
+        const movesLogin = params.entity_type === USER && body.data !== undefined && Object.hasOwn(body.data, 'email');
+        const res = movesLogin ? await peers.auth.updateUser({ record: patch }, ctx) : await records.updateRecord(patch, ctx);
         await afterWrite(params.entity_type, params.id);
         return recordReply(res.record);
       },

@@ -53,3 +53,20 @@ export const ApiKeyRevoked = z.object({ id: Uuid, revoked: z.literal(true) }).me
 export const SigningKeyRotated = z
   .object({ kid: z.string().meta({ description: 'Key id of the new signing key; older keys keep verifying.' }) })
   .meta({ id: 'SigningKeyRotated' });
+
+const Password = z.string().min(8).max(1024);
+
+export const PasswordChange = z
+  .strictObject({
+    old_password: z.string().min(1).max(1024).describe('The current password; a wrong one is 403.'),
+    new_password: Password.describe('At least 8 characters, as at registration.'),
+  })
+  .meta({ id: 'PasswordChange' });
+
+export const PasswordSet = z.strictObject({ password: Password.describe('At least 8 characters, as at registration.') }).meta({ id: 'PasswordSet' });
+
+export const UserPath = z.strictObject({ id: Uuid });
+
+export const PasswordChanged = z
+  .object({ user_id: Uuid, password_set: z.literal(true) })
+  .meta({ id: 'PasswordChanged', description: 'The password is set; login tokens and API keys issued before stay valid.' });
