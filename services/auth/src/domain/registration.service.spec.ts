@@ -41,6 +41,12 @@ class MemoryUsers implements UserDirectory {
   async retire(id: string) {
     this.records.get(id)!.retired = true;
   }
+  async createRecord(): Promise<CreatedUser> {
+    throw new Error('record writes are not part of registration');
+  }
+  async updateRecord(): Promise<CreatedUser> {
+    throw new Error('record writes are not part of registration');
+  }
 }
 
 async function setup() {
