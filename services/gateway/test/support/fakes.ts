@@ -5,7 +5,7 @@
  */
 import { Writable } from 'node:stream';
 import { AppError, createLogger, isoMicros, newId, Readiness, type CallContext, type Logger } from '@reelbase/lib-platform';
-import type { authv1, eventsv1, recordsv1 } from '@reelbase/proto';
+import { schemav1, type authv1, type eventsv1, type recordsv1 } from '@reelbase/proto';
 import type { Peers } from '../../src/clients/peers.js';
 import { parseGatewayConfig } from '../../src/config.js';
 import { createGatewayBus, type GatewayBus } from '../../src/live/gateway.bus.js';
@@ -54,6 +54,8 @@ export interface FakeState {
   bootstrapped?: boolean;
   /** token → its `exp` (Unix seconds); tokens not listed never expire. */
   tokenExpiry?: Map<string, number>;
+  /** schema RPC name → the JSON text it answers; unlisted RPCs echo `{"rpc", "request"}`. */
+  schemaAnswers?: Map<string, string>;
 }
 
 /** Fake peers over `state`. */
@@ -107,6 +109,25 @@ export function fakePeers(state: FakeState): Peers {
       return {};
     },
     rotateSigningKey: async () => ({ kid: 'k' }),
+    // User writes that carry a login address: auth writes the record (here: the fake records below).
+    createUser: async (req: authv1.CreateUserRequest, ctx: CallContext) => {
+      track('auth', 'createUser', req, ctx);
+      return records.createRecord(req.record!, ctx);
+    },
+    updateUser: async (req: authv1.UpdateUserRequest, ctx: CallContext) => {
+      track('auth', 'updateUser', req, ctx);
+      return records.updateRecord(req.record!, ctx);
+    },
+    changePassword: async (req: authv1.ChangePasswordRequest, ctx: CallContext) => {
+      track('auth', 'changePassword', req, ctx);
+      if (req.oldPassword !== 'correct horse') throw new AppError('forbidden', 'the old password is wrong');
+      return {};
+    },
+    setPassword: async (req: authv1.SetPasswordRequest, ctx: CallContext) => {
+      track('auth', 'setPassword', req, ctx);
+      if (!state.records.has(req.userId) && !Object.values(USERS).some((u) => u.id === req.userId)) throw AppError.notFound(`User ${req.userId} not found`);
+      return {};
+    },
     getBootstrap: async (req: authv1.GetBootstrapRequest, ctx: CallContext) => {
       track('auth', 'getBootstrap', req, ctx);
       return { done: state.bootstrapped ?? false };
@@ -179,7 +200,15 @@ export function fakePeers(state: FakeState): Peers {
       return { items: items.slice(0, cap), lastId, truncated };
     },
   };
-  return { auth, records, events } as unknown as Peers;
+  // Every schema RPC answers JSON: a canned answer, or an echo of what it was asked.
+  const schema: Record<string, (req: unknown, ctx: CallContext) => Promise<schemav1.JsonResult>> = {};
+  for (const method of Object.keys(schemav1.SchemaServiceService)) {
+    schema[method] = async (req, ctx) => {
+      track('schema', method, req, ctx);
+      return { json: state.schemaAnswers?.get(method) ?? JSON.stringify({ rpc: method, request: req }) };
+    };
+  }
+  return { auth, records, events, schema } as unknown as Peers;
 }
 
 /** A log event row as the events service stores it. */
