@@ -67,6 +67,7 @@ export function entityRoutes({ peers, userChanged }: RouteDeps): AnyRoute[] {
           active: body.active,
           thumbnailId: body.thumbnail_id ?? undefined,
           dataJson: JSON.stringify(body.data),
+          taskTemplate: body.task_template,
         };
         // A User's data.email is its login address: auth reserves it and writes the record (docs/architecture.md, "Auth decisions").
         const res = params.entity_type === USER ? await peers.auth.createUser({ record: create }, ctx) : await records.createRecord(create, ctx);

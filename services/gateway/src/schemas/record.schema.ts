@@ -19,6 +19,12 @@ export const RecordCreate = z
     active: z.boolean().optional().describe('Defaults to true.'),
     thumbnail_id: NullableUuid,
     data: RecordData.default({}).describe("The type's fields, by code; link ids are lower-cased."),
+    task_template: z
+      .string()
+      .min(1)
+      .max(64)
+      .optional()
+      .describe("A task template code of the record's type: its tasks are created with the record, in the same transaction (unknown: 422)."),
   })
   .meta({ id: 'RecordCreate', description: 'Body of POST /entities/{entity_type}.' });
 

@@ -5,7 +5,9 @@
 import { AppError, encodeStreamEvent, InProcessBus, isoMicros, parseStreamEvent, type CallContext, type Principal } from '@reelbase/lib-platform';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { RecordService, type RecordsBusTopics } from './record.service.js';
-import type { NewRecord, OutboxEvent, RecordStore, RecordTransaction, RecordValues, StoredRecord } from './record.store.js';
+import type { InsertResult, NewRecord, OutboxEvent, RecordStore, RecordTransaction, RecordValues, StoredRecord, StoredSchema, WriteGuard } from './record.store.js';
+import type { SchemaSnapshot } from './schema.snapshot.js';
+import type { LinkRef } from './schema.validator.js';
 
 /** Rows and outbox in memory; a transaction works on copies and keeps them only if it resolves. */
 class MemoryRecordStore implements RecordStore {
@@ -24,15 +26,50 @@ class MemoryRecordStore implements RecordStore {
     return row && structuredClone(row);
   }
 
-  async insertWithEvent(r: NewRecord, event: OutboxEvent): Promise<StoredRecord | undefined> {
-    if (this.rows.has(r.id)) throw AppError.conflict('duplicate_id', 'a record with this id already exists');
-    if (r.projectId !== null && !this.isLiveProject(this.rows, r.projectId)) return undefined;
+  /** The stored schema (records.schema_state), undefined before the first ApplySchema. */
+  schema: StoredSchema | undefined;
+  /** Schema reads, to show when the service reloads. */
+  schemaLoads = 0;
+
+  async loadSchema(): Promise<StoredSchema | undefined> {
+    this.schemaLoads += 1;
+    return this.schema && structuredClone(this.schema);
+  }
+
+  async applySchema(version: number, snapshotJson: string): Promise<boolean> {
+    if (this.schema && this.schema.version >= version) return false;
+    this.schema = { version, snapshot: JSON.parse(snapshotJson) as SchemaSnapshot };
+    return true;
+  }
+
+  async schemaVersion(): Promise<number> {
+    return this.schema?.version ?? 0;
+  }
+
+  private dead(rows: Map<string, StoredRecord>, links: readonly LinkRef[]): LinkRef[] {
+    return links.filter((l) => {
+      const row = rows.get(l.id);
+      return !row || row.retired || row.entityType !== l.type;
+    });
+  }
+
+  async insertWithEvent(r: NewRecord, event: OutboxEvent, guard: WriteGuard): Promise<InsertResult> {
+    const schemaVersion = await this.schemaVersion();
+    const projectLive = r.projectId === null || this.isLiveProject(this.rows, r.projectId);
+    const deadLinks = this.dead(this.rows, guard.links);
+    if (schemaVersion !== guard.schemaVersion || !projectLive || deadLinks.length) return { row: undefined, schemaVersion, projectLive, deadLinks };
+    return { row: this.insert(this.rows, this.outbox, r, event)! };
+  }
+
+  private insert(rows: Map<string, StoredRecord>, outbox: OutboxEvent[], r: NewRecord, event: OutboxEvent): StoredRecord | undefined {
+    if (rows.has(r.id)) throw AppError.conflict('duplicate_id', 'a record with this id already exists');
+    if (r.projectId !== null && !this.isLiveProject(rows, r.projectId)) return undefined;
     const at = this.now();
     const row: StoredRecord = { ...structuredClone(r), createdAt: at, updatedAt: at, retired: false };
-    this.rows.set(r.id, row);
+    rows.set(r.id, row);
     // As the SQL store does: the event's occurred_at is the row's updated_at.
     const payload = { ...event.payload, occurred_at: at };
-    this.outbox.push({ payload, json: encodeStreamEvent(payload) });
+    outbox.push({ payload, json: encodeStreamEvent(payload) });
     return structuredClone(row);
   }
 
@@ -49,6 +86,14 @@ class MemoryRecordStore implements RecordStore {
         const row = rows.get(id);
         return row && structuredClone(row);
       },
+      lockForWrite: async (id) => {
+        const row = rows.get(id);
+        return { record: row && structuredClone(row), schemaVersion: row ? await this.schemaVersion() : -1 };
+      },
+      schemaVersion: () => this.schemaVersion(),
+      loadSchema: () => this.loadSchema(),
+      deadLinks: async (links) => this.dead(rows, links),
+      insertWithEvent: async (r, event) => this.insert(rows, outbox, r, event),
       update: async (id, v: RecordValues) => write(id, v),
       setRetired: async (id, retired) => write(id, { retired }),
       isLiveProject: async (id) => this.isLiveProject(rows, id),
@@ -270,5 +315,121 @@ describe('RecordService TimeLogs', () => {
     await service.revive('TimeLog', mine.id, artist);
     const moved = await service.update({ entityType: 'TimeLog', id: mine.id, dataJson: handOver }, ctxOf('Supervisor', OTHER));
     expect(moved.data.user).toEqual(link(OTHER));
+  });
+});
+
+describe('RecordService with a schema', () => {
+  const snapshot = (version: number, sizes: string[]): SchemaSnapshot => ({
+    version,
+    entity_types: [
+      { code: 'Project', project_scoped: false, fields: [{ code: 'code', type: 'text' }] },
+      {
+        code: 'Shot',
+        project_scoped: true,
+        fields: [
+          { code: 'code', type: 'text', required: true },
+          { code: 'size', type: 'enum', options: sizes.map((code) => ({ code })) },
+          { code: 'owner', type: 'link', link_types: ['User'] },
+          { code: 'cut_in', type: 'integer', default: 1001 },
+        ],
+      },
+      {
+        code: 'Task',
+        project_scoped: true,
+        fields: [
+          { code: 'name', type: 'text' },
+          { code: 'step', type: 'text' },
+          { code: 'priority', type: 'text' },
+          { code: 'entity', type: 'link' },
+          { code: 'estimate_minutes', type: 'integer' },
+        ],
+      },
+      { code: 'User', project_scoped: false, fields: [{ code: 'name', type: 'text' }] },
+    ],
+    statuses: [{ code: 'wtg' }, { code: 'ip' }, { code: 'fin' }],
+    steps: [{ code: 'anim' }, { code: 'comp' }],
+    priorities: [{ code: 'high' }],
+    transitions: { Shot: [{ from: 'wtg', to: ['ip'] }, { from: 'ip', to: ['fin'], roles: ['Supervisor'] }] },
+    task_templates: [
+      {
+        code: 'basic',
+        entity_type: 'Shot',
+        tasks: [
+          { name: 'Animation', step: 'anim', estimate_minutes: 480 },
+          { name: 'Comp', step: 'comp' },
+        ],
+      },
+    ],
+  });
+  const apply = (version: number, sizes = ['s', 'm']) => store.applySchema(version, JSON.stringify(snapshot(version, sizes)));
+  const shot = (data: Record<string, unknown>, extra: Partial<{ status: string; taskTemplate: string }> = {}) =>
+    service.create({ entityType: 'Shot', projectId, dataJson: JSON.stringify(data), ...extra }, artist);
+
+  beforeEach(async () => {
+    await apply(1);
+  });
+
+  it('refuses unknown keys, bad values and missing required fields at once and writes nothing', async () => {
+    const before = store.rows.size;
+    const err = await failure(shot({ size: 'xl', colour: 1 }, { status: 'nope' }));
+    expect(err.problems.map((p) => p.loc.join('.')).sort()).toEqual(['data.code', 'data.colour', 'data.size', 'status']);
+    expect(store.rows.size).toBe(before);
+    expect((await failure(service.create({ entityType: 'Widget', projectId }, artist))).kind).toBe('not_found');
+  });
+
+  it('applies defaults and accepts a valid write', async () => {
+    const r = await shot({ code: 'sh010', size: 's' }, { status: 'wtg' });
+    expect(r.data).toEqual({ code: 'sh010', size: 's', cut_in: 1001 });
+  });
+
+  it('refuses links to missing, retired or other-typed records, naming each', async () => {
+    const user = await service.create({ entityType: 'User', dataJson: '{"name":"u"}' }, admin);
+    await shot({ code: 'a', owner: link(user.id) });
+    const err = await failure(shot({ code: 'b', owner: link(OTHER) }));
+    expect(err.problems).toEqual([expect.objectContaining({ loc: ['data', 'owner'], type: 'link_not_found' })]);
+    await service.retire('User', user.id, undefined, admin);
+    expect((await failure(shot({ code: 'c', owner: link(user.id) }))).problems[0]!.type).toBe('link_not_found');
+  });
+
+  it('a write after a newer snapshot was stored validates against it, whatever this process held', async () => {
+    await shot({ code: 'warm', size: 's' });
+    // Another replica (or the schema service) stores version 2: option 'xl' added, 's' removed.
+    await apply(2, ['m', 'xl']);
+    expect((await shot({ code: 'a', size: 'xl' })).data.size).toBe('xl');
+    expect((await failure(shot({ code: 'b', size: 's' }))).problems[0]!.loc).toEqual(['data', 'size']);
+    await apply(3, ['s']);
+    const existing = [...store.rows.values()].find((r) => r.data.code === 'warm')!;
+    expect((await failure(service.update({ entityType: 'Shot', id: existing.id, dataJson: '{"size":"xl"}' }, artist))).problems[0]!.loc).toEqual([
+      'data',
+      'size',
+    ]);
+    // A patch that does not touch a field is not refused for the field's old value.
+    await apply(4, ['m']);
+    expect((await service.update({ entityType: 'Shot', id: existing.id, dataJson: '{"code":"warm2"}' }, artist)).data.size).toBe('s');
+  });
+
+  it('enforces transitions per role, Admins included; a create with a status is not a transition', async () => {
+    const r = await shot({ code: 'a' }, { status: 'wtg' });
+    expect(await failure(service.update({ entityType: 'Shot', id: r.id, status: 'fin' }, admin))).toMatchObject({ kind: 'conflict', code: 'transition_not_allowed' });
+    await service.update({ entityType: 'Shot', id: r.id, status: 'ip' }, artist);
+    expect(await failure(service.update({ entityType: 'Shot', id: r.id, status: 'fin' }, artist))).toMatchObject({ code: 'transition_not_allowed' });
+    expect((await service.update({ entityType: 'Shot', id: r.id, status: 'fin' }, ctxOf('Supervisor'))).status).toBe('fin');
+    expect((await shot({ code: 'b' }, { status: 'fin' })).status).toBe('fin');
+  });
+
+  it('creates the task template’s tasks in the same write, one event each; an unknown template is 422', async () => {
+    const before = store.outbox.length;
+    const r = await shot({ code: 'sh020' }, { taskTemplate: 'basic' });
+    const tasks = [...store.rows.values()].filter((row) => row.entityType === 'Task');
+    expect(tasks.map((t) => t.data)).toEqual([
+      { name: 'Animation', step: 'anim', entity: { type: 'Shot', id: r.id }, estimate_minutes: 480 },
+      { name: 'Comp', step: 'comp', entity: { type: 'Shot', id: r.id } },
+    ]);
+    expect(store.outbox.slice(before).map((e) => e.payload.entity_type)).toEqual(['Shot', 'Task', 'Task']);
+    expect(committed.slice(-3)).toEqual(store.outbox.slice(before).map((e) => e.payload.event_id));
+    const rows = store.rows.size;
+    const err = await failure(shot({ code: 'sh030' }, { taskTemplate: 'nope' }));
+    expect(err.problems).toEqual([expect.objectContaining({ loc: ['task_template'] })]);
+    expect(store.rows.size).toBe(rows);
   });
 });

@@ -23,6 +23,8 @@ import { actorOf, buildEventPayload } from './record.event.js';
 import { checkEntityType, projectMissing, projectNotFound, requiresProject, uuidProblems } from './record.rules.js';
 import { toView, type OutboxEvent, type RecordStore, type RecordTransaction, type RecordValues, type StoredRecord } from './record.store.js';
 import { checkTimeLogChange, checkTimeLogCreate } from './timelog.rules.js';
+import { SchemaCache } from './schema.snapshot.js';
+import { checkCreate, checkTransition, checkUpdate, type LinkRef } from './schema.validator.js';
 import type { CreateInput, DataObject, RecordView, UpdateInput } from './record.types.js';
 
 /** Topics of the records service's in-process bus. */
@@ -71,10 +73,29 @@ function withCanonicalIds<T extends { id?: string; projectId?: string | null; th
   return { ...input, id: canonicalUuid(input.id), projectId: canonicalUuid(input.projectId), thumbnailId: canonicalUuid(input.thumbnailId) };
 }
 
-export class RecordService {
-  constructor(private readonly deps: RecordServiceDeps) {}
+/** How often a write re-validates when the schema changes under it before it gives up (503). */
+const MAX_SCHEMA_RETRIES = 5;
 
-  /** Creates a record; `input.id` is honoured only for service principals. */
+/** The problem of a link whose target is missing, retired or of another type. */
+function linkNotFound(link: LinkRef): Problem {
+  return { loc: link.loc, msg: `no live ${link.type} with id ${link.id}`, type: 'link_not_found' };
+}
+
+export class RecordService {
+  /** The schema this process validates against; each write confirms its version. */
+  private readonly schemas: SchemaCache;
+
+  constructor(private readonly deps: RecordServiceDeps) {
+    this.schemas = new SchemaCache(() => deps.store.loadSchema());
+  }
+
+  /**
+   * Creates a record; `input.id` is honoured only for service principals. With a schema
+   * (version > 0) the write is validated against it (schema.validator.ts) and the single
+   * statement that writes it also checks that the stored schema version is still the one
+   * validated against and that every link target is live: when the version moved, the new
+   * schema is loaded and the write validated again (docs/architecture.md, "Schema").
+   */
   async create(raw: CreateInput, ctx: CallContext): Promise<RecordView> {
     const principal = this.writer(ctx);
     const input = withCanonicalIds(raw);
@@ -82,31 +103,133 @@ export class RecordService {
     if (input.id !== undefined && principal.authKind !== 'service') {
       throw new AppError('forbidden', 'only services may choose a record id');
     }
-    const problems: Problem[] = [];
-    const data = collect(problems, () => dropNulls(canonicalLinks(parseData(input.dataJson))));
-    problems.push(...uuidProblems({ id: input.id, project_id: input.projectId, thumbnail_id: input.thumbnailId }));
+    const base: Problem[] = [];
+    const given = collect(base, () => dropNulls(canonicalLinks(parseData(input.dataJson))));
+    const dataParsed = base.length === 0;
+    base.push(...uuidProblems({ id: input.id, project_id: input.projectId, thumbnail_id: input.thumbnailId }));
     const projectId = input.projectId ?? null;
-    if (projectId === null && requiresProject(input.entityType)) problems.push(projectMissing(input.entityType));
-    if (problems.length) throw AppError.invalid(problems);
-    if (input.entityType === 'TimeLog') checkTimeLogCreate(principal, data);
+    if (input.taskTemplate !== undefined) return this.createWithTemplate(input, given, base, principal);
 
-    const values: RecordValues = {
-      projectId,
-      status: input.status ?? null,
-      active: input.active ?? true,
-      thumbnailId: input.thumbnailId ?? null,
-      data,
-    };
-    // One statement writes the record and its outbox row; the event is built up front and
-    // gets its occurred_at (= updated_at) from the statement's clock.
     const id = input.id ?? newId();
     const createdBy = actorOf(principal);
-    const draft: RecordView = { id, entityType: input.entityType, createdBy, createdAt: '', updatedAt: '', ...values };
-    const event = this.event(draft, 'create', principal, createChanges(draft));
-    const row = await this.deps.store.insertWithEvent({ id, entityType: input.entityType, createdBy, ...values }, event);
-    if (!row) throw AppError.invalid([projectNotFound(projectId!)]);
-    this.deps.bus.emit('committed', { ...event.payload, occurred_at: row.updatedAt });
-    return toView(row);
+    let schema = await this.schemas.held();
+    for (let attempt = 0; ; attempt += 1) {
+      const problems = [...base];
+      let data = given;
+      let links: LinkRef[] = [];
+      let refusal: AppError | undefined;
+      if (schema.version === 0) {
+        if (projectId === null && requiresProject(input.entityType)) problems.push(projectMissing(input.entityType));
+      } else {
+        try {
+          const checked = checkCreate(schema, { entityType: input.entityType, projectId, status: input.status, data: given });
+          // Field problems of data that did not parse would only repeat that problem.
+          problems.push(...(dataParsed ? checked.problems : checked.problems.filter((p) => p.loc[0] !== 'data')));
+          ({ data, links } = checked);
+        } catch (err) {
+          if (!(err instanceof AppError)) throw err;
+          refusal = err;
+        }
+      }
+      if (problems.length || refusal) {
+        // A refusal must not come from a schema older than the stored one.
+        const stored = await this.deps.store.schemaVersion();
+        if (stored !== schema.version && attempt < MAX_SCHEMA_RETRIES) {
+          schema = await this.schemas.at(stored);
+          continue;
+        }
+        throw refusal ?? AppError.invalid(problems);
+      }
+      if (input.entityType === 'TimeLog') checkTimeLogCreate(principal, data);
+
+      const values: RecordValues = {
+        projectId,
+        status: input.status ?? null,
+        active: input.active ?? true,
+        thumbnailId: input.thumbnailId ?? null,
+        data,
+      };
+      // One statement writes the record and its outbox row; the event is built up front and
+      // gets its occurred_at (= updated_at) from the statement's clock.
+      const draft: RecordView = { id, entityType: input.entityType, createdBy, createdAt: '', updatedAt: '', ...values };
+      const event = this.event(draft, 'create', principal, createChanges(draft));
+      const result = await this.deps.store.insertWithEvent({ id, entityType: input.entityType, createdBy, ...values }, event, {
+        schemaVersion: schema.version,
+        links,
+      });
+      if (result.row) {
+        this.deps.bus.emit('committed', { ...event.payload, occurred_at: result.row.updatedAt });
+        return toView(result.row);
+      }
+      if (result.schemaVersion !== schema.version) {
+        if (attempt >= MAX_SCHEMA_RETRIES) throw AppError.unavailable('the schema kept changing during this write; try again');
+        schema = await this.schemas.at(result.schemaVersion);
+        continue;
+      }
+      const refused: Problem[] = [];
+      if (!result.projectLive) refused.push(projectNotFound(projectId!));
+      refused.push(...result.deadLinks.map(linkNotFound));
+      if (refused.length) throw AppError.invalid(refused);
+      // Nothing explains it: a link or the project changed in between; try again.
+      if (attempt >= MAX_SCHEMA_RETRIES) throw AppError.unavailable('the records this write links kept changing; try again');
+    }
+  }
+
+  /**
+   * A create with `task_template`: the record and one Task per task of the template, each with
+   * its event, in one transaction that reads the schema version first.
+   */
+  private async createWithTemplate(input: CreateInput, given: DataObject, base: Problem[], principal: Principal): Promise<RecordView> {
+    const projectId = input.projectId ?? null;
+    const createdBy = actorOf(principal);
+    const outcome = await this.deps.store.transaction(async (tx) => {
+      const schema = await this.schemas.at(await tx.schemaVersion(), () => tx.loadSchema());
+      const problems = [...base];
+      let data = given;
+      let links: LinkRef[] = [];
+      if (schema.version === 0) {
+        if (projectId === null && requiresProject(input.entityType)) problems.push(projectMissing(input.entityType));
+      } else {
+        const checked = checkCreate(schema, { entityType: input.entityType, projectId, status: input.status, data: given });
+        problems.push(...checked.problems);
+        ({ data, links } = checked);
+      }
+      const template = schema.taskTemplates.get(input.taskTemplate!);
+      if (!template || template.entity_type !== input.entityType) {
+        problems.push({ loc: ['task_template'], msg: `no task template '${input.taskTemplate}' for ${input.entityType}`, type: 'task_template' });
+      }
+      if (problems.length) throw AppError.invalid(problems);
+      const dead = await tx.deadLinks(links);
+      if (dead.length) throw AppError.invalid(dead.map(linkNotFound));
+      if (input.entityType === 'TimeLog') checkTimeLogCreate(principal, data);
+
+      const events: OutboxEvent[] = [];
+      const insert = async (entityType: string, values: RecordValues, id: string): Promise<RecordView> => {
+        const draft: RecordView = { id, entityType, createdBy, createdAt: '', updatedAt: '', ...values };
+        const event = this.event(draft, 'create', principal, createChanges(draft));
+        const row = await tx.insertWithEvent({ id, entityType, createdBy, ...values }, event);
+        if (!row) throw AppError.invalid([projectNotFound(projectId!)]);
+        events.push({ ...event, payload: { ...event.payload, occurred_at: row.updatedAt } });
+        return toView(row);
+      };
+      const values = { projectId, status: input.status ?? null, active: input.active ?? true, thumbnailId: input.thumbnailId ?? null };
+      const record = await insert(input.entityType, { ...values, data }, input.id ?? newId());
+      for (const [i, task] of template!.tasks.entries()) {
+        const taskData: DataObject = { name: task.name, step: task.step, entity: { type: record.entityType, id: record.id } };
+        if (task.estimate_minutes !== undefined && task.estimate_minutes !== null) taskData.estimate_minutes = task.estimate_minutes;
+        let checkedTask = { data: taskData, problems: [] as Problem[] };
+        if (schema.version > 0) checkedTask = checkCreate(schema, { entityType: 'Task', projectId, status: null, data: taskData });
+        if (checkedTask.problems.length) {
+          throw AppError.invalid(
+            checkedTask.problems.map((p) => ({ ...p, loc: ['task_template', 'tasks', i, ...p.loc.slice(1)], msg: `template task '${task.name}': ${p.msg}` })),
+          );
+        }
+        await insert('Task', { projectId, status: null, active: true, thumbnailId: null, data: checkedTask.data }, newId());
+      }
+      return { record, events };
+    });
+    for (const event of outcome.events) this.deps.bus.emit('committed', event.payload);
+    return outcome.record;
   }
 
   /** A live record of `entityType`; retired or missing ones are not found. */
@@ -133,7 +256,8 @@ export class RecordService {
     if (problems.length) throw AppError.invalid(problems);
 
     return this.write(async (tx) => {
-      const current = await this.live(tx, input.entityType, input.id, input.ifMatch);
+      const locked = await tx.lockForWrite(input.id);
+      const current = this.checkLive(locked.record, input.entityType, input.id, input.ifMatch);
       const merged = patch ? mergeData(current.data, patch) : { data: current.data, changed: {} };
       if (current.entityType === 'TimeLog') checkTimeLogChange(principal, current.data, merged.data);
       const next: RecordValues = {
@@ -145,6 +269,23 @@ export class RecordService {
       };
       const changes = updateChanges(current, { ...current, ...next }, merged.changed);
       if (Object.keys(changes).length === 0) return { record: toView(current) };
+      // The version was read by the statement that locked the row: the schema as it is now.
+      const schema = await this.schemas.at(locked.schemaVersion, () => tx.loadSchema());
+      if (schema.version > 0) {
+        const statusChanged = next.status !== current.status;
+        const checked = checkUpdate(schema, {
+          entityType: current.entityType,
+          projectId: next.projectId,
+          statusChanged,
+          status: next.status,
+          patch: merged.changed,
+          merged: merged.data,
+        });
+        if (checked.problems.length) throw AppError.invalid(checked.problems);
+        if (statusChanged) checkTransition(schema, current.entityType, current.status, next.status, principal.role);
+        const dead = await tx.deadLinks(checked.links);
+        if (dead.length) throw AppError.invalid(dead.map(linkNotFound));
+      }
       if (next.projectId !== null && next.projectId !== current.projectId) await this.checkProject(tx, next.projectId);
       const record = toView(await tx.update(current.id, next));
       return { record, event: this.event(record, 'update', principal, changes) };
@@ -189,7 +330,11 @@ export class RecordService {
 
   /** The locked live row, after the If-Match check. */
   private async live(tx: RecordTransaction, entityType: string, id: string, ifMatch: string | undefined): Promise<StoredRecord> {
-    const current = await tx.findForUpdate(id);
+    return this.checkLive(await tx.findForUpdate(id), entityType, id, ifMatch);
+  }
+
+  /** `current` when it is a live record of `entityType` and If-Match holds. */
+  private checkLive(current: StoredRecord | undefined, entityType: string, id: string, ifMatch: string | undefined): StoredRecord {
     if (!current || current.retired || current.entityType !== entityType) throw notFound(entityType, id);
     const expected = normalizeIfMatch(ifMatch);
     if (expected !== undefined && expected !== current.updatedAt) {

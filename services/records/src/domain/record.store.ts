@@ -8,6 +8,7 @@
 import type { StreamEvent } from '@reelbase/lib-platform';
 import type { DataObject, RecordView } from './record.types.js';
 import type { SchemaSnapshot } from './schema.snapshot.js';
+import type { LinkRef } from './schema.validator.js';
 
 /** The schema records holds in its own table: version 0 and no snapshot until one is applied. */
 export interface StoredSchema {
@@ -42,10 +43,44 @@ export interface OutboxEvent {
   json: string;
 }
 
+/**
+ * What a create was validated against: it is written only when the stored schema is still
+ * `schemaVersion` and every link names a live record of the linked type.
+ */
+export interface WriteGuard {
+  schemaVersion: number;
+  links: readonly LinkRef[];
+}
+
+/** A create's outcome: the row, or why nothing was written. */
+export type InsertResult =
+  | { row: StoredRecord }
+  | {
+      row: undefined;
+      /** The stored schema version now: when it differs from the guard's, validate again. */
+      schemaVersion: number;
+      projectLive: boolean;
+      /** The guard's links that name no live record of their type. */
+      deadLinks: LinkRef[];
+    };
+
 /** The statements of one write transaction; row locks taken here hold until it ends. */
 export interface RecordTransaction {
   /** The row with `id`, retired or not, locked against concurrent writes. */
   findForUpdate(id: string): Promise<StoredRecord | undefined>;
+  /**
+   * As findForUpdate, in the same statement reading the stored schema version (-1 when there
+   * is no such row).
+   */
+  lockForWrite(id: string): Promise<{ record: StoredRecord | undefined; schemaVersion: number }>;
+  /** The stored schema version (0 before the first snapshot). */
+  schemaVersion(): Promise<number>;
+  /** The stored schema, read in this transaction. */
+  loadSchema(): Promise<StoredSchema | undefined>;
+  /** The links that name no live record of their type (one statement for all of them). */
+  deadLinks(links: readonly LinkRef[]): Promise<LinkRef[]>;
+  /** As RecordStore.insertWithEvent without a guard, inside this transaction. */
+  insertWithEvent(record: NewRecord, event: OutboxEvent): Promise<StoredRecord | undefined>;
   /** Overwrites the writable columns and moves `updated_at` (strictly later than before). */
   update(id: string, values: RecordValues): Promise<StoredRecord>;
   /** Retires or revives the row; either moves `updated_at`. */
@@ -61,10 +96,12 @@ export interface RecordStore {
   find(id: string): Promise<StoredRecord | undefined>;
   /**
    * Creates a live record and its outbox event atomically. The event's `occurred_at` is set
-   * to the record's `updated_at`. Undefined (nothing written) when `record.projectId` is set
-   * and names no live Project.
+   * to the record's `updated_at`. Nothing is written when `record.projectId` is set and names
+   * no live Project, or when `guard` does not hold; the result then says why.
    */
-  insertWithEvent(record: NewRecord, event: OutboxEvent): Promise<StoredRecord | undefined>;
+  insertWithEvent(record: NewRecord, event: OutboxEvent, guard: WriteGuard): Promise<InsertResult>;
+  /** The stored schema version (0 before the first snapshot). */
+  schemaVersion(): Promise<number>;
   /** Runs `fn` in one transaction: committed when it resolves, rolled back when it throws. */
   transaction<T>(fn: (tx: RecordTransaction) => Promise<T>): Promise<T>;
   /** The stored schema snapshot, undefined before the first ApplySchema. */

@@ -30,6 +30,8 @@ export interface CreateInput {
   active?: boolean;
   thumbnailId?: string | null;
   dataJson?: string;
+  /** A task template code: its tasks are created with the record, in the same transaction. */
+  taskTemplate?: string;
 }
 
 /**

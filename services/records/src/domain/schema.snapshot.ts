@@ -159,12 +159,18 @@ export class SchemaCache {
   /** The schema held now (loaded once on first use); may be stale: writes confirm its version. */
   async held(): Promise<CompiledSchema> {
     if (this.current) return this.current;
-    this.loading ??= this.load().then((loaded) => {
-      const compiled = loaded ? compileSchema(loaded.version, loaded.snapshot) : NO_SCHEMA;
-      if (!this.current || compiled.version > this.current.version) this.current = compiled;
-      this.loading = undefined;
-      return this.current;
-    });
+    this.loading ??= this.load().then(
+      (loaded) => {
+        const compiled = loaded ? compileSchema(loaded.version, loaded.snapshot) : NO_SCHEMA;
+        if (!this.current || compiled.version > this.current.version) this.current = compiled;
+        this.loading = undefined;
+        return this.current;
+      },
+      (err: unknown) => {
+        this.loading = undefined;
+        throw err;
+      },
+    );
     return this.loading;
   }
 }

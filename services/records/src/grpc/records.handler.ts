@@ -46,6 +46,7 @@ export function recordsHandlers(service: RecordService, admin: SchemaAdmin): Una
           active: req.active,
           thumbnailId: req.thumbnailId,
           dataJson: req.dataJson,
+          taskTemplate: req.taskTemplate,
         },
         ctx,
       );

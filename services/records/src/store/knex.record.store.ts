@@ -5,7 +5,16 @@
  */
 import type { Knex } from '@mikro-orm/postgresql';
 import { AppError, guarded, type NatsNames, type SqlStateErrors } from '@reelbase/lib-platform';
-import type { NewRecord, OutboxEvent, RecordStore, RecordTransaction, StoredRecord, StoredSchema } from '../domain/record.store.js';
+import type {
+  InsertResult,
+  NewRecord,
+  OutboxEvent,
+  RecordStore,
+  RecordTransaction,
+  StoredRecord,
+  StoredSchema,
+  WriteGuard,
+} from '../domain/record.store.js';
 import { OutboxRepository } from './outbox.repository.js';
 import { RecordRepository } from './record.repository.js';
 import { SchemaRepository } from './schema.repository.js';
@@ -35,8 +44,16 @@ export class KnexRecordStore implements RecordStore, SchemaAdminStore {
     return guarded(() => this.records.find(this.db, id));
   }
 
-  insertWithEvent(record: NewRecord, event: OutboxEvent): Promise<StoredRecord | undefined> {
-    return guarded(() => this.records.insertWithEvent(this.db, record, this.outboxRow(event)), WRITE_ERRORS);
+  insertWithEvent(record: NewRecord, event: OutboxEvent, guard: WriteGuard): Promise<InsertResult> {
+    return guarded(async () => {
+      const row = await this.records.insertWithEvent(this.db, record, this.outboxRow(event), guard);
+      if (row) return { row };
+      return { row: undefined, ...(await this.records.whyNotInserted(this.db, record.projectId, guard.links)) };
+    }, WRITE_ERRORS);
+  }
+
+  schemaVersion(): Promise<number> {
+    return guarded(() => this.schema.version(this.db));
   }
 
   transaction<T>(fn: (tx: RecordTransaction) => Promise<T>): Promise<T> {
@@ -62,6 +79,11 @@ export class KnexRecordStore implements RecordStore, SchemaAdminStore {
   private statements(trx: Knex.Transaction): RecordTransaction {
     return {
       findForUpdate: (id) => this.records.find(trx, id, true),
+      lockForWrite: (id) => this.records.lockWithSchemaVersion(trx, id),
+      schemaVersion: () => this.schema.version(trx),
+      loadSchema: () => this.schema.load(trx),
+      deadLinks: (links) => this.records.deadLinks(trx, links),
+      insertWithEvent: (record, event) => this.records.insertWithEvent(trx, record, this.outboxRow(event)),
       update: (id, values) => this.records.update(trx, id, values),
       setRetired: (id, retired) => this.records.setRetired(trx, id, retired),
       isLiveProject: (id) => this.records.isLiveProject(trx, id),

@@ -5,8 +5,10 @@
  */
 import type { Knex } from '@mikro-orm/postgresql';
 import { sqlIsoMicros } from '@reelbase/lib-platform';
-import type { NewRecord, RecordValues, StoredRecord } from '../domain/record.store.js';
+import type { NewRecord, RecordValues, StoredRecord, WriteGuard } from '../domain/record.store.js';
 import type { DataObject } from '../domain/record.types.js';
+import type { LinkRef } from '../domain/schema.validator.js';
+import { SCHEMA_VERSION_SQL } from './schema.repository.js';
 
 /** A connection or a transaction. */
 export type Db = Knex | Knex.Transaction;
@@ -52,6 +54,9 @@ async function one(db: Db, sql: string, params: readonly unknown[]): Promise<Sto
   return row ? toStored(row) : undefined;
 }
 
+/** Live records of the link's type, as a condition on `l.id` and `l.t`. */
+const LIVE_LINK_TARGET = `exists (select 1 from records.record x where x.id = l.id and x.entity_type = l.t and x.retired_at is null)`;
+
 /** Statements on `records.record`. */
 export class RecordRepository {
   /** The row with `id`, retired or not; `lock` takes a row lock for the rest of the transaction. */
@@ -60,16 +65,69 @@ export class RecordRepository {
   }
 
   /**
+   * The row with `id` locked, and in the same statement the stored schema version, so an update
+   * validates against the schema as it was when its statement began (-1 when there is no row).
+   */
+  async lockWithSchemaVersion(db: Db, id: string): Promise<{ record: StoredRecord | undefined; schemaVersion: number }> {
+    const res = await db.raw<{ rows: (Row & { schema_version: string })[] }>(
+      `select ${COLUMNS}, ${SCHEMA_VERSION_SQL} as schema_version from records.record where id = ? for update`,
+      [id],
+    );
+    const row = res.rows[0];
+    return row ? { record: toStored(row), schemaVersion: Number(row.schema_version) } : { record: undefined, schemaVersion: -1 };
+  }
+
+  /** The links that name no live record of their type, in one statement. */
+  async deadLinks(db: Db, links: readonly LinkRef[]): Promise<LinkRef[]> {
+    if (links.length === 0) return [];
+    const res = await db.raw<{ rows: { i: string }[] }>(
+      `select l.i from unnest(?::uuid[], ?::text[]) with ordinality l(id, t, i) where not ${LIVE_LINK_TARGET}`,
+      [links.map((l) => l.id), links.map((l) => l.type)] as unknown as Knex.RawBinding[],
+    );
+    return res.rows.map((r) => links[Number(r.i) - 1]!);
+  }
+
+  /**
+   * Why a guarded insert wrote nothing: the stored schema version, whether the project is live
+   * and which links are dead, in one statement.
+   */
+  async whyNotInserted(db: Db, projectId: string | null, links: readonly LinkRef[]): Promise<{ schemaVersion: number; projectLive: boolean; deadLinks: LinkRef[] }> {
+    const res = await db.raw<{ rows: { v: string; project_live: boolean; dead: string[] | null }[] }>(
+      `select ${SCHEMA_VERSION_SQL} as v,
+              (?::uuid is null or exists (select 1 from records.record p
+                                           where p.id = ?::uuid and p.entity_type = 'Project' and p.retired_at is null)) as project_live,
+              (select array_agg(l.i) from unnest(?::uuid[], ?::text[]) with ordinality l(id, t, i) where not ${LIVE_LINK_TARGET}) as dead`,
+      [projectId, projectId, links.map((l) => l.id), links.map((l) => l.type)] as unknown as Knex.RawBinding[],
+    );
+    const row = res.rows[0]!;
+    return {
+      schemaVersion: Number(row.v),
+      projectLive: row.project_live,
+      deadLinks: (row.dead ?? []).map((i) => links[Number(i) - 1]!),
+    };
+  }
+
+  /**
    * Inserts a new live record and its outbox row in ONE statement (so one round trip, atomic
    * without an explicit transaction); created_at = updated_at = the statement's clock, which
    * also becomes the event's `occurred_at`. When `projectId` is set and is not a live Project
-   * nothing is written and the result is undefined.
+   * nothing is written and the result is undefined. With a `guard`, nothing is written either
+   * unless the stored schema version is the guard's and every link names a live record of its
+   * type: the schema the record was validated against is checked in the very statement that
+   * writes it.
    *
    * The project is checked without a row lock: 32 writers taking `for share` on one Project
    * row serialise on MultiXact bookkeeping, and a Shot created while its project is being
    * retired is no different from one created a moment before (retirement is reversible).
    */
-  async insertWithEvent(db: Db, v: NewRecord, event: { subject: string; eventId: string; json: string }): Promise<StoredRecord | undefined> {
+  async insertWithEvent(db: Db, v: NewRecord, event: { subject: string; eventId: string; json: string }, guard?: WriteGuard): Promise<StoredRecord | undefined> {
+    const guardSql =
+      guard === undefined
+        ? ''
+        : `and ${SCHEMA_VERSION_SQL} = ?::bigint` +
+          (guard.links.length > 0 ? ` and not exists (select 1 from unnest(?::uuid[], ?::text[]) l(id, t) where not ${LIVE_LINK_TARGET})` : '');
+    const guardParams: unknown[] =
+      guard === undefined ? [] : guard.links.length > 0 ? [guard.schemaVersion, guard.links.map((l) => l.id), guard.links.map((l) => l.type)] : [guard.schemaVersion];
     return one(
       db,
       `with c as (select clock_timestamp() as ts),
@@ -77,9 +135,10 @@ export class RecordRepository {
          insert into records.record
            (id, entity_type, project_id, status, active, thumbnail_id, created_by, created_at, updated_at, data)
          select ?, ?, ?::uuid, ?, ?, ?, ?, c.ts, c.ts, ?::jsonb from c
-          where ?::uuid is null
+          where (?::uuid is null
              or exists (select 1 from records.record p
-                         where p.id = ?::uuid and p.entity_type = 'Project' and p.retired_at is null)
+                         where p.id = ?::uuid and p.entity_type = 'Project' and p.retired_at is null))
+           ${guardSql}
          returning ${COLUMNS}
        ),
        o as (
@@ -98,6 +157,7 @@ export class RecordRepository {
         JSON.stringify(v.data),
         v.projectId,
         v.projectId,
+        ...guardParams,
         event.eventId,
         event.subject,
         event.json,
