@@ -1,0 +1,42 @@
+/**
+ * The schema service's settings: the only place that reads the environment.
+ */
+import { commonConfig, envAddr, envInt, envOptionalEnum, envPort, envUrl, loadConfig, parseConfig } from '@reelbase/lib-platform';
+
+/** Test-only fault switches (docs/architecture.md, "The schema service"). */
+export const SCHEMA_FAULTS = ['crash_after_journal'] as const;
+export type SchemaFault = (typeof SCHEMA_FAULTS)[number];
+
+/** Every variable the schema service reads, with its default. */
+export const schemaConfigShape = {
+  ...commonConfig,
+  /** PostgreSQL; the service keeps its tables in its own schema, migrated at start-up. */
+  DATABASE_URL: envUrl('postgres://postgres@127.0.0.1:5432/reelbase', ['postgres', 'postgresql']),
+  /** Port of the service's internal gRPC API. */
+  GRPC_PORT: envPort(50054),
+  /** The ops port: /healthz, /readyz and /metrics. */
+  HTTP_PORT: envPort(9104),
+  /** records' gRPC address (host:port): snapshots, rename cascades, usage and project overrides. */
+  RECORDS_ADDR: envAddr('127.0.0.1:50052'),
+  /** How often the relay looks for outbox rows nobody nudged it about (left over by a crash). */
+  OUTBOX_POLL_MS: envInt(500, 10, 60_000),
+  /**
+   * How often the service re-checks that records holds the current schema and that no rename
+   * is left unfinished (after records was unreachable, or another replica crashed mid-rename).
+   */
+  SCHEMA_SYNC_MS: envInt(5000, 100, 600_000),
+  /** Kills the process at a chosen point of a rename, to prove recovery. Never set in production. */
+  SCHEMA_FAULT: envOptionalEnum(SCHEMA_FAULTS),
+};
+
+export type SchemaConfig = ReturnType<typeof parseSchemaConfig>;
+
+/** Parses `env`; throws a ConfigError listing every problem. */
+export function parseSchemaConfig(env: Record<string, string | undefined> = process.env) {
+  return parseConfig(schemaConfigShape, env);
+}
+
+/** Reads the process environment; prints every problem and exits 78 when it is invalid. */
+export function loadSchemaConfig(): SchemaConfig {
+  return loadConfig('schema', schemaConfigShape, process.env);
+}

@@ -1,0 +1,104 @@
+/**
+ * The built-in entity types and fields (docs/api-notes.md, Records), seeded at first start.
+ * They cannot be deleted or renamed; fields can be added to them. Built-in options belong
+ * to fields the platform itself reads (a User's role, a Note's verdict, a Representation's
+ * transcode state).
+ */
+import type { EntityTypeDef, FieldDef, FieldType, OptionDef } from './schema.types.js';
+
+function opt(code: string, label = code, builtin = true): OptionDef {
+  return { code, label, color: null, builtin };
+}
+
+function f(code: string, type: FieldType, extra: Partial<FieldDef> = {}): FieldDef {
+  return {
+    code,
+    name: code
+      .split('_')
+      .map((w, i) => (i === 0 ? w[0]!.toUpperCase() + w.slice(1) : w))
+      .join(' '),
+    type,
+    description: '',
+    options: [],
+    link_types: [],
+    required: false,
+    default: null,
+    builtin: true,
+    ...extra,
+  };
+}
+
+function t(code: string, projectScoped: boolean, fields: FieldDef[], description = ''): EntityTypeDef {
+  return { code, name: code, description, builtin: true, project_scoped: projectScoped, fields };
+}
+
+const text = (code: string) => f(code, 'text');
+const link = (code: string, ...types: string[]) => f(code, 'link', { link_types: types });
+const multiLink = (code: string, ...types: string[]) => f(code, 'multi_link', { link_types: types });
+
+/** Every built-in type with its built-in fields, in the order they are listed. */
+export const BUILTIN_TYPES: readonly EntityTypeDef[] = [
+  t('Project', false, [text('name'), text('code'), text('description'), f('overrides', 'json')], 'A production.'),
+  t('Sequence', true, [text('code'), text('description')]),
+  t('Shot', true, [text('code'), text('description'), link('sequence', 'Sequence'), f('cut_in', 'integer'), f('cut_out', 'integer')]),
+  t('Asset', true, [
+    text('code'),
+    text('description'),
+    f('asset_type', 'enum', {
+      options: ['character', 'prop', 'environment', 'vehicle', 'fx'].map((c) => opt(c, c[0]!.toUpperCase() + c.slice(1), false)),
+    }),
+  ]),
+  t('Task', true, [
+    text('name'),
+    // A step code (checked against the steps, not against options).
+    text('step'),
+    link('entity'),
+    multiLink('assignees', 'User'),
+    // A priority code.
+    text('priority'),
+    f('start_date', 'date'),
+    f('due_date', 'date'),
+    f('estimate_minutes', 'integer'),
+  ]),
+  t('User', false, [
+    text('name'),
+    text('email'),
+    f('role', 'enum', { options: ['Admin', 'Supervisor', 'Coordinator', 'Artist', 'Viewer'].map((c) => opt(c)) }),
+    f('login_enabled', 'boolean'),
+  ]),
+  t('Note', true, [
+    text('subject'),
+    text('content'),
+    multiLink('links'),
+    link('author', 'User'),
+    link('reply_to', 'Note'),
+    f('verdict', 'enum', { options: [opt('approve', 'Approve'), opt('needs-changes', 'Needs changes')] }),
+    text('guest_name'),
+  ]),
+  t('Version', true, [text('code'), text('description'), link('entity'), link('task', 'Task'), link('product', 'Product')]),
+  t('Product', true, [text('name'), text('product_type'), link('entity')]),
+  t('Representation', true, [
+    text('name'),
+    link('version', 'Version'),
+    f('files', 'json'),
+    f('transcode_status', 'enum', { options: ['pending', 'processing', 'done', 'failed'].map((c) => opt(c)) }),
+    text('transcode_error'),
+    text('review_kind'),
+    text('review_media_key'),
+    text('thumbnail_media_key'),
+    f('attempts', 'integer'),
+  ]),
+  t('Playlist', true, [text('name'), multiLink('versions', 'Version')]),
+  t('TimeLog', true, [link('user', 'User'), link('task', 'Task'), f('date', 'date'), f('minutes', 'integer'), text('description')]),
+  t(
+    'Preset',
+    false,
+    [text('name'), text('target_type'), f('filters', 'json'), f('fields', 'json'), f('order', 'json'), f('shared', 'boolean')],
+    'A saved query.',
+  ),
+];
+
+/** True when `code` names a built-in type. */
+export function isBuiltinType(code: string): boolean {
+  return BUILTIN_TYPES.some((b) => b.code === code);
+}

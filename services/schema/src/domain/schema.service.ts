@@ -1,0 +1,385 @@
+/**
+ * The schema service's use cases (docs/architecture.md, "The schema service"). A change is
+ * committed with its event (outbox) under the definitions lock, then handed to records
+ * (ApplySchema) before the caller gets the answer, so no record write validates against the
+ * old definitions once a change has answered. A rename also runs its cascade over the records
+ * (a journal entry committed with the renamed definitions, completed at start-up if a crash
+ * cut it short) and publishes one event with the old code, the new code and the count.
+ */
+import { AppError, isUuid, newId, type CallContext, type Logger, type StreamEvent } from '@reelbase/lib-platform';
+import { v5 as uuidv5 } from 'uuid';
+import * as B from './bodies.js';
+import { parseBody } from './bodies.js';
+import { DEFAULT_TOOLS, resolveActiveTools, resolveApplications } from './catalog.js';
+import type { Commit, JournalEntry, RecordsPort, SchemaFaults, SchemaStore } from './ports.js';
+import * as E from './schema.editor.js';
+import type { DefinitionChange, Edit, RenameAnswer } from './schema.editor.js';
+import type { SchemaDoc, SchemaUsage } from './schema.types.js';
+import { schemaView, snapshotOf } from './snapshot.js';
+
+/** Namespace of the definitions' event entity ids (UUID v5 of `<kind>:<key>`). */
+const DEFINITION_NAMESPACE = '6f1c2a52-3c3e-4b8e-9a55-3f0e1c7d2b90';
+
+/** The event entity id of one definition. */
+export function definitionId(kind: string, key: string): string {
+  return uuidv5(`${kind}:${key}`, DEFINITION_NAMESPACE);
+}
+
+/** What a route addresses: the path codes and the body. */
+export interface SchemaRequest {
+  body: string;
+  /** `{code}` of the path. */
+  code: string;
+  /** `{field_code}` of the field routes. */
+  fieldCode: string;
+  /** `{entity_code}` of the path, or the `entity_code` query parameter of a status delete. */
+  entityCode: string;
+}
+
+export interface SchemaServiceDeps {
+  store: SchemaStore;
+  records: RecordsPort;
+  faults: SchemaFaults;
+  logger: Logger;
+}
+
+function actorOf(ctx: CallContext | null): string | null {
+  const id = ctx?.principal?.userId;
+  return isUuid(id) ? id.toLowerCase() : null;
+}
+
+function requireAdmin(ctx: CallContext): void {
+  if (ctx.principal?.role !== 'Admin') throw new AppError('forbidden', 'changing the schema is for Admins');
+}
+
+function requireCode(value: string, name: string): string {
+  if (!value) throw AppError.invalid([{ loc: ['path', name], msg: 'Field required', type: 'missing' }]);
+  return value;
+}
+
+export class SchemaService {
+  /** The highest version records has confirmed (by this replica). */
+  private appliedVersion = 0;
+
+  constructor(private readonly deps: SchemaServiceDeps) {}
+
+  /** A stream event of one definition change. */
+  private event(change: DefinitionChange, actor: string | null): StreamEvent {
+    return {
+      event_id: newId(),
+      entity_type: change.kind,
+      entity_id: definitionId(change.kind, change.key),
+      project_id: null,
+      action: change.action,
+      actor,
+      changes: change.changes,
+      occurred_at: new Date().toISOString(),
+    };
+  }
+
+  private toCommit<R>(edit: Edit<R>, actor: string | null): Commit<R> {
+    const journal: JournalEntry | undefined = edit.rename ? { ...edit.rename, id: newId(), actor } : undefined;
+    return { doc: edit.doc, events: edit.changes.map((c) => this.event(c, actor)), journal, result: edit.result };
+  }
+
+  /** Hands records the snapshot of `doc` unless it already has it (or a newer one). */
+  private async apply(doc: SchemaDoc): Promise<void> {
+    if (doc.version <= this.appliedVersion) return;
+    await this.deps.records.applySchema(doc.version, JSON.stringify(snapshotOf(doc)));
+    this.appliedVersion = Math.max(this.appliedVersion, doc.version);
+  }
+
+  /** Runs one rename cascade in records and records it as done with its event. */
+  private async cascade(entry: JournalEntry): Promise<number> {
+    const rewritten = await this.deps.records.applyRename(entry);
+    const answer = {
+      kind: entry.kind,
+      entity_type: entry.entityType || null,
+      field: entry.field || null,
+      old_code: entry.from,
+      new_code: entry.to,
+      rewritten,
+    };
+    const kind = E.renameEventKind(entry.kind);
+    const key = entry.kind === 'option' ? `${entry.entityType}.${entry.field}` : entry.to;
+    await this.deps.store.finishRename(entry.id, rewritten, this.event({ kind, key, action: 'update', changes: { rename: answer } }, entry.actor));
+    this.deps.logger.info({ rename: answer, journal_id: entry.id }, 'rename cascaded');
+    return rewritten;
+  }
+
+  /** One Admin change: commit (with events), apply to records, cascade a rename; the answer. */
+  private async mutate<R>(ctx: CallContext, edit: (doc: SchemaDoc) => Edit<R>): Promise<R> {
+    requireAdmin(ctx);
+    const actor = actorOf(ctx);
+    const committed = await this.deps.store.commit((doc) => this.toCommit(edit(doc), actor));
+    if (!committed) throw new AppError('internal', 'the change was not committed');
+    await this.apply(committed.doc);
+    if (!committed.journal) return committed.result;
+    this.deps.faults.afterJournal();
+    const rewritten = await this.cascade(committed.journal);
+    return { ...(committed.result as RenameAnswer), rewritten } as R;
+  }
+
+  /** Usage of every code by records (a delete checks it before it commits). */
+  private usage(): Promise<SchemaUsage> {
+    return this.deps.records.countUsage();
+  }
+
+  /**
+   * Start-up and periodic upkeep: seeds built-in types and fields the store lacks (one
+   * replica at a time, under the definitions lock), hands records the current snapshot, and
+   * completes rename cascades a crash left unfinished.
+   */
+  async sync(): Promise<void> {
+    const seeded = await this.deps.store.commit((doc) => {
+      const edit = E.seedBuiltins(doc);
+      return edit ? this.toCommit(edit, null) : null;
+    });
+    if (seeded)
+      this.deps.logger.info({ added: (seeded.result as { added: string[] }).added.length, version: seeded.doc.version }, 'built-in types and fields seeded');
+    const doc = seeded?.doc ?? (await this.deps.store.load());
+    await this.apply(doc);
+    for (const entry of await this.deps.store.pendingRenames()) {
+      this.deps.logger.warn({ journal_id: entry.id, kind: entry.kind, from: entry.from, to: entry.to }, 'completing an unfinished rename');
+      await this.cascade(entry);
+    }
+  }
+
+  /** True once records has confirmed a snapshot from this replica. */
+  get synced(): boolean {
+    return this.appliedVersion > 0;
+  }
+
+  // ─── reads ─────────────────────────────────────────────────────────────────────────────
+
+  async getSchema(): Promise<unknown> {
+    return schemaView(await this.deps.store.load());
+  }
+
+  async getUsage(): Promise<unknown> {
+    const u = await this.usage();
+    return { entity_types: u.entity_types, fields: u.fields, statuses: u.statuses, steps: u.steps, priorities: u.priorities };
+  }
+
+  async getBranding(): Promise<unknown> {
+    return (await this.deps.store.load()).branding;
+  }
+
+  async getTools(): Promise<unknown> {
+    return { tools: (await this.deps.store.load()).tools ?? DEFAULT_TOOLS };
+  }
+
+  private async overrides(projectId: string): Promise<Record<string, unknown>> {
+    if (!isUuid(projectId)) throw AppError.invalid([{ loc: ['query', 'project_id'], msg: 'Input should be a valid UUID', type: 'uuid_parsing' }]);
+    return (await this.deps.records.projectOverrides(projectId.toLowerCase())) ?? {};
+  }
+
+  async getApplications(projectId: string | undefined, step: string | undefined): Promise<unknown> {
+    const doc = await this.deps.store.load();
+    if (projectId === undefined || projectId === '') return { applications: doc.applications };
+    return { applications: resolveApplications(doc.applications, await this.overrides(projectId), step || undefined) };
+  }
+
+  async getActiveTools(projectId: string | undefined, step: string | undefined): Promise<unknown> {
+    if (projectId === undefined || projectId === '') {
+      throw AppError.invalid([{ loc: ['query', 'project_id'], msg: 'Field required', type: 'missing' }]);
+    }
+    const overrides = await this.overrides(projectId);
+    const doc = await this.deps.store.load();
+    return { tools: resolveActiveTools(doc.tools ?? DEFAULT_TOOLS, overrides, step || undefined) };
+  }
+
+  // ─── changes ───────────────────────────────────────────────────────────────────────────
+
+  async createEntityType(ctx: CallContext, r: SchemaRequest) {
+    requireAdmin(ctx);
+    const body = parseBody(B.EntityTypeBody, r.body);
+    return this.mutate(ctx, (doc) => E.createEntityType(doc, body));
+  }
+
+  async renameEntityType(ctx: CallContext, r: SchemaRequest) {
+    requireAdmin(ctx);
+    const body = parseBody(B.RenameBody, r.body);
+    const code = requireCode(r.entityCode || r.code, 'entity_code');
+    return this.mutate(ctx, (doc) => E.renameEntityType(doc, code, body));
+  }
+
+  async deleteEntityType(ctx: CallContext, r: SchemaRequest) {
+    requireAdmin(ctx);
+    const code = requireCode(r.entityCode || r.code, 'entity_code');
+    const usage = await this.usage();
+    return this.mutate(ctx, (doc) => E.deleteEntityType(doc, code, usage));
+  }
+
+  async renameEntityTypeCode(ctx: CallContext, r: SchemaRequest) {
+    requireAdmin(ctx);
+    const body = parseBody(B.CodeRenameBody, r.body);
+    const code = requireCode(r.code || r.entityCode, 'code');
+    return this.mutate(ctx, (doc) => E.renameEntityTypeCode(doc, code, body));
+  }
+
+  async createField(ctx: CallContext, r: SchemaRequest) {
+    requireAdmin(ctx);
+    const body = parseBody(B.FieldBody, r.body);
+    const type = requireCode(r.entityCode, 'entity_code');
+    return this.mutate(ctx, (doc) => E.createField(doc, type, body));
+  }
+
+  async updateField(ctx: CallContext, r: SchemaRequest) {
+    requireAdmin(ctx);
+    const body = parseBody(B.FieldPatch, r.body);
+    const type = requireCode(r.entityCode, 'entity_code');
+    const field = requireCode(r.fieldCode || r.code, 'field_code');
+    const usage = body.options === undefined ? emptyUsage() : await this.usage();
+    return this.mutate(ctx, (doc) => E.updateField(doc, type, field, body, usage));
+  }
+
+  async deleteField(ctx: CallContext, r: SchemaRequest) {
+    requireAdmin(ctx);
+    const type = requireCode(r.entityCode, 'entity_code');
+    const field = requireCode(r.fieldCode || r.code, 'field_code');
+    const usage = await this.usage();
+    return this.mutate(ctx, (doc) => E.deleteField(doc, type, field, usage));
+  }
+
+  async renameOption(ctx: CallContext, r: SchemaRequest) {
+    requireAdmin(ctx);
+    const body = parseBody(B.OptionRenameBody, r.body);
+    const type = requireCode(r.entityCode, 'entity_code');
+    const field = requireCode(r.fieldCode || r.code, 'field_code');
+    return this.mutate(ctx, (doc) => E.renameOption(doc, type, field, body));
+  }
+
+  async createStatus(ctx: CallContext, r: SchemaRequest) {
+    requireAdmin(ctx);
+    const body = parseBody(B.StatusBody, r.body);
+    return this.mutate(ctx, (doc) => E.createStatus(doc, body));
+  }
+
+  async updateStatus(ctx: CallContext, r: SchemaRequest) {
+    requireAdmin(ctx);
+    const body = parseBody(B.StatusPatch, r.body);
+    const code = requireCode(r.code, 'code');
+    return this.mutate(ctx, (doc) => E.updateStatus(doc, code, body));
+  }
+
+  async deleteStatus(ctx: CallContext, r: SchemaRequest) {
+    requireAdmin(ctx);
+    const code = requireCode(r.code, 'code');
+    const usage = await this.usage();
+    return this.mutate(ctx, (doc) => E.deleteStatus(doc, code, r.entityCode || undefined, usage));
+  }
+
+  async renameStatus(ctx: CallContext, r: SchemaRequest) {
+    requireAdmin(ctx);
+    const body = parseBody(B.CodeRenameBody, r.body);
+    const code = requireCode(r.code, 'code');
+    return this.mutate(ctx, (doc) => E.renameStatus(doc, code, body));
+  }
+
+  async createStep(ctx: CallContext, r: SchemaRequest) {
+    requireAdmin(ctx);
+    const body = parseBody(B.StepBody, r.body);
+    return this.mutate(ctx, (doc) => E.createStep(doc, body));
+  }
+
+  async reorderSteps(ctx: CallContext, r: SchemaRequest) {
+    requireAdmin(ctx);
+    const body = parseBody(B.StepReorder, r.body);
+    return this.mutate(ctx, (doc) => E.reorderSteps(doc, body));
+  }
+
+  async updateStep(ctx: CallContext, r: SchemaRequest) {
+    requireAdmin(ctx);
+    const body = parseBody(B.StepPatch, r.body);
+    const code = requireCode(r.code, 'code');
+    return this.mutate(ctx, (doc) => E.updateStep(doc, code, body));
+  }
+
+  async deleteStep(ctx: CallContext, r: SchemaRequest) {
+    requireAdmin(ctx);
+    const code = requireCode(r.code, 'code');
+    const usage = await this.usage();
+    return this.mutate(ctx, (doc) => E.deleteStep(doc, code, usage));
+  }
+
+  async renameStep(ctx: CallContext, r: SchemaRequest) {
+    requireAdmin(ctx);
+    const body = parseBody(B.CodeRenameBody, r.body);
+    const code = requireCode(r.code, 'code');
+    return this.mutate(ctx, (doc) => E.renameStep(doc, code, body));
+  }
+
+  async createPriority(ctx: CallContext, r: SchemaRequest) {
+    requireAdmin(ctx);
+    const body = parseBody(B.PriorityBody, r.body);
+    return this.mutate(ctx, (doc) => E.createPriority(doc, body));
+  }
+
+  async updatePriority(ctx: CallContext, r: SchemaRequest) {
+    requireAdmin(ctx);
+    const body = parseBody(B.PriorityPatch, r.body);
+    const code = requireCode(r.code, 'code');
+    return this.mutate(ctx, (doc) => E.updatePriority(doc, code, body));
+  }
+
+  async deletePriority(ctx: CallContext, r: SchemaRequest) {
+    requireAdmin(ctx);
+    const code = requireCode(r.code, 'code');
+    const usage = await this.usage();
+    return this.mutate(ctx, (doc) => E.deletePriority(doc, code, usage));
+  }
+
+  async renamePriority(ctx: CallContext, r: SchemaRequest) {
+    requireAdmin(ctx);
+    const body = parseBody(B.CodeRenameBody, r.body);
+    const code = requireCode(r.code, 'code');
+    return this.mutate(ctx, (doc) => E.renamePriority(doc, code, body));
+  }
+
+  async createWorkflow(ctx: CallContext, r: SchemaRequest) {
+    requireAdmin(ctx);
+    const body = parseBody(B.WorkflowBody, r.body);
+    return this.mutate(ctx, (doc) => E.createWorkflow(doc, body));
+  }
+
+  async deleteWorkflow(ctx: CallContext, r: SchemaRequest) {
+    requireAdmin(ctx);
+    const body = parseBody(B.WorkflowBody.partial().required({ code: true }), r.body);
+    return this.mutate(ctx, (doc) => E.deleteWorkflow(doc, body.code));
+  }
+
+  async setTransitions(ctx: CallContext, r: SchemaRequest) {
+    requireAdmin(ctx);
+    const body = parseBody(B.TransitionsBody, r.body);
+    return this.mutate(ctx, (doc) => E.setTransitions(doc, body));
+  }
+
+  async setTaskTemplates(ctx: CallContext, r: SchemaRequest) {
+    requireAdmin(ctx);
+    const body = parseBody(B.TaskTemplatesBody, r.body);
+    return this.mutate(ctx, (doc) => E.setTaskTemplates(doc, body));
+  }
+
+  async setBranding(ctx: CallContext, r: SchemaRequest) {
+    requireAdmin(ctx);
+    const body = parseBody(B.BrandingBody, r.body);
+    return this.mutate(ctx, (doc) => E.setBranding(doc, body));
+  }
+
+  async setApplications(ctx: CallContext, r: SchemaRequest) {
+    requireAdmin(ctx);
+    const body = parseBody(B.ApplicationsBody, r.body);
+    return this.mutate(ctx, (doc) => E.setApplications(doc, body));
+  }
+
+  async setTools(ctx: CallContext, r: SchemaRequest) {
+    requireAdmin(ctx);
+    const body = parseBody(B.ToolsBody, r.body);
+    return this.mutate(ctx, (doc) => E.setTools(doc, body));
+  }
+}
+
+function emptyUsage(): SchemaUsage {
+  return { entity_types: {}, fields: {}, statuses: {}, steps: {}, priorities: {} };
+}

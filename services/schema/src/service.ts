@@ -1,0 +1,119 @@
+/**
+ * Starts the schema service: database (migrations), NATS (EVENTS stream), the outbox relay,
+ * the records client, the gRPC server and the ops server; then seeds the built-in definitions,
+ * hands records the current snapshot and completes unfinished renames, and keeps doing so
+ * every SCHEMA_SYNC_MS. Used by main.ts and by tests in-process.
+ */
+import {
+  GrpcServer,
+  Metrics,
+  Readiness,
+  connectNats,
+  createLogger,
+  ensureEventsStream,
+  natsNames,
+  openOrm,
+  pingDb,
+  startOpsServer,
+  withResources,
+  type Logger,
+  type RunningService,
+} from '@reelbase/lib-platform';
+import { schemav1 } from '@reelbase/proto';
+import type { SchemaConfig } from './config.js';
+import type { SchemaStore } from './domain/ports.js';
+import { SchemaService } from './domain/schema.service.js';
+import { SCHEMA_SERVICE_NAME, schemaHandlers } from './grpc/schema.handler.js';
+import { FaultSwitch } from './outbox/fault.switch.js';
+import { SchemaOutboxRelay } from './outbox/outbox.relay.js';
+import { RecordsClient } from './records/records.client.js';
+import { DefinitionRepository } from './store/definition.repository.js';
+import { SCHEMA_MIGRATIONS, SCHEMA_SCHEMA } from './store/migrations.js';
+
+/** A running schema service. */
+export interface RunningSchema extends RunningService {
+  grpcPort: number;
+}
+
+/** Starts every part of the service; rejects (after cleaning up) when a dependency is down. */
+export function startSchema(config: SchemaConfig, logger?: Logger): Promise<RunningSchema> {
+  const log = logger ?? createLogger('schema', config.LOG_LEVEL);
+  const metrics = new Metrics('schema');
+  const names = natsNames(config.NATS_PREFIX);
+  return withResources(
+    log,
+    async (resources) => {
+      const orm = await openOrm({ clientUrl: config.DATABASE_URL, schema: SCHEMA_SCHEMA, entities: [], migrations: SCHEMA_MIGRATIONS, logger: log });
+      resources.defer('postgres', () => orm.close(true));
+      const nc = await connectNats(config.NATS_URL, 'schema', log);
+      resources.defer('nats', () => nc.drain());
+      await ensureEventsStream(nc, names);
+      const db = orm.em.getConnection().getKnex();
+
+      const relay = new SchemaOutboxRelay({ db, nc, names, logger: log, metrics, pollMs: config.OUTBOX_POLL_MS });
+      const repository = new DefinitionRepository(db, names);
+      // Every commit wakes the relay.
+      const store: SchemaStore = {
+        load: () => repository.load(),
+        version: () => repository.version(),
+        pendingRenames: () => repository.pendingRenames(),
+        commit: async (change) => {
+          const out = await repository.commit(change);
+          if (out) relay.nudge();
+          return out;
+        },
+        finishRename: async (id, rewritten, event) => {
+          const done = await repository.finishRename(id, rewritten, event);
+          if (done) relay.nudge();
+          return done;
+        },
+      };
+      const records = new RecordsClient(config.RECORDS_ADDR, config.INTERNAL_AUTH_SECRET, metrics);
+      resources.defer('records client', () => records.close());
+      const service = new SchemaService({ store, records, faults: new FaultSwitch(config.SCHEMA_FAULT, log), logger: log });
+
+      const grpc = new GrpcServer({ logger: log, metrics, internalAuthSecret: config.INTERNAL_AUTH_SECRET });
+      grpc.add<schemav1.SchemaServiceServer>(SCHEMA_SERVICE_NAME, schemav1.SchemaServiceService, schemaHandlers(service));
+      const readiness = new Readiness()
+        .add('postgres', () => pingDb(orm))
+        .add('nats', () => nc.rtt())
+        .add('records', async () => {
+          if (!service.synced) throw new Error('records does not hold the schema yet');
+        });
+      const ops = await startOpsServer({ port: config.HTTP_PORT, host: config.BIND_HOST, metrics, readiness, logger: log });
+      resources.defer('ops', () => ops.close());
+      relay.start();
+      resources.defer('outbox relay', () => relay.stop());
+
+      // Seeding and the first snapshot: retried until records answers (it may start later).
+      let stopped = false;
+      let timer: NodeJS.Timeout | undefined;
+      let syncing: Promise<void> = Promise.resolve();
+      const sync = async (): Promise<void> => {
+        try {
+          await service.sync();
+        } catch (err) {
+          log.warn({ err }, 'schema sync failed; retrying');
+        }
+        if (!stopped) {
+          const next = () => {
+            syncing = sync();
+          };
+          timer = setTimeout(next, service.synced ? config.SCHEMA_SYNC_MS : Math.min(500, config.SCHEMA_SYNC_MS));
+          timer.unref();
+        }
+      };
+      syncing = sync();
+      resources.defer('schema sync', async () => {
+        stopped = true;
+        clearTimeout(timer);
+        await syncing;
+      });
+      const grpcPort = await grpc.listen(config.GRPC_PORT, config.BIND_HOST);
+      resources.defer('grpc', () => grpc.close());
+
+      return { grpcPort, httpPort: ops.port, stop: () => resources.closeAll() };
+    },
+    config.SHUTDOWN_TIMEOUT_MS,
+  );
+}
