@@ -37,7 +37,11 @@ describe('User records and their logins (whole stack)', () => {
     const art = await createUser(admin.api, 'Artist', 'keeper@studio.test');
     const before = expectStatus(await admin.api.get(`/entities/User/${art.user.id}`), 200);
     // The log has caught up with the User's creation before it is read.
-    await eventually(async () => ((await eventsAfter(admin.api, 0, '&entity_type=User')).some((ev) => ev.entity_id === art.user.id) ? true : undefined), 10_000, 'User event');
+    await eventually(
+      async () => ((await eventsAfter(admin.api, 0, '&entity_type=User')).some((ev) => ev.entity_id === art.user.id) ? true : undefined),
+      10_000,
+      'User event',
+    );
     const lastEvent = await lastEventId(admin.api);
     expectError(await admin.api.patch(`/entities/User/${art.user.id}`, { data: { email: 'ADMIN@studio.test', name: 'Renamed' } }), 409, 'duplicate_code');
     expectError(await admin.api.post('/entities/User', { data: { name: 'Copy', email: 'keeper@studio.test', role: 'Artist' } }), 409, 'duplicate_code');

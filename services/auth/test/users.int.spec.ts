@@ -34,7 +34,11 @@ let adminId: string;
 
 async function start() {
   auth = await startAuth(config, logger);
-  client = createGrpcClient(authv1.AuthServiceClient, authv1.AuthServiceService, { internalAuthSecret: TEST_INTERNAL_AUTH_SECRET, name: 'auth', address: `127.0.0.1:${auth.grpcPort}` });
+  client = createGrpcClient(authv1.AuthServiceClient, authv1.AuthServiceService, {
+    internalAuthSecret: TEST_INTERNAL_AUTH_SECRET,
+    name: 'auth',
+    address: `127.0.0.1:${auth.grpcPort}`,
+  });
 }
 async function stop() {
   client?.close();
@@ -99,7 +103,9 @@ describe('User records and their logins', () => {
     ]);
     await client.call.setPassword({ userId: user.id, password: 'first-password' }, as(adminId));
     expect(await loginStatus('NEW@studio.io', 'first-password')).toBe(200);
-    expect((await failure(client.call.setPassword({ userId: '0190a0b0-0000-7000-8000-0000000000ff', password: 'first-password' }, as(adminId)))).kind).toBe('not_found');
+    expect((await failure(client.call.setPassword({ userId: '0190a0b0-0000-7000-8000-0000000000ff', password: 'first-password' }, as(adminId)))).kind).toBe(
+      'not_found',
+    );
   });
 
   it('a taken address is refused on create, and no record is written', async () => {
@@ -173,12 +179,10 @@ describe('User records and their logins', () => {
     await stop();
     // As if auth died after records committed the first change, and before the second reached records.
     fake.setData(kept.id, { email: 'kept-new@studio.io' });
-    await query(`insert into "auth"."email_claim" ("user_id", "email", "created_at") values (?, ?, now() - interval '1 minute'), (?, ?, now() - interval '1 minute')`, [
-      kept.id,
-      'kept-new@studio.io',
-      dropped.id,
-      'dropped-new@studio.io',
-    ]);
+    await query(
+      `insert into "auth"."email_claim" ("user_id", "email", "created_at") values (?, ?, now() - interval '1 minute'), (?, ?, now() - interval '1 minute')`,
+      [kept.id, 'kept-new@studio.io', dropped.id, 'dropped-new@studio.io'],
+    );
     await start();
     for (let i = 0; i < 100 && (await query('select 1 from "auth"."email_claim"')).length > 0; i++) await new Promise((r) => setTimeout(r, 20));
     expect(await query('select * from "auth"."email_claim"')).toEqual([]);

@@ -270,7 +270,7 @@ describe('passwords', () => {
     expect(store.credentials.get(created.id)!.passwordHash).toBeNull();
   });
 
-  it('an Admin sets anyone\'s; others may not; unknown users are 404', async () => {
+  it("an Admin sets anyone's; others may not; unknown users are 404", async () => {
     const { service, store, users, hasher } = await setup();
     const created = await service.createUser({ data: { email: 'fresh@studio.test' } }, admin);
     expect(await failure(service.setPassword(created.id, 'first-password', artist))).toMatchObject({ kind: 'forbidden' });

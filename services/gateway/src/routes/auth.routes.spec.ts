@@ -34,7 +34,7 @@ describe('User writes that carry a login address go through auth', () => {
     expect(gw.state.calls[1]!.ctx.principal).toMatchObject({ userId: USERS.admin.id, role: 'Admin' });
   });
 
-  it('a taken address is 409 duplicate_code; auth\'s problems are located in the body', async () => {
+  it("a taken address is 409 duplicate_code; auth's problems are located in the body", async () => {
     gw.state.failNext.set('createUser', AppError.conflict('duplicate_code', 'a user with this email already exists (the email is the login code)'));
     const dup = await call('POST', '/entities/User', { token: 'admin-token', body: { data: { email: 'boss@studio.test' } } });
     expect(dup.status).toBe(409);
@@ -72,7 +72,7 @@ describe('User writes that carry a login address go through auth', () => {
 });
 
 describe('POST /auth/password', () => {
-  it('changes the caller\'s own password', async () => {
+  it("changes the caller's own password", async () => {
     const r = await call('POST', '/auth/password', { token: 'artist-token', body: { old_password: 'correct horse', new_password: 'battery staple' } });
     expect(r.status).toBe(200);
     expect(r.json).toEqual({ user_id: USERS.artist.id, password_set: true });
@@ -101,7 +101,7 @@ describe('POST /auth/password', () => {
 });
 
 describe('PUT /auth/users/{id}/password', () => {
-  it('an Admin sets anyone\'s password', async () => {
+  it("an Admin sets anyone's password", async () => {
     const r = await call('PUT', `/auth/users/${USERS.artist.id.toUpperCase()}/password`, { token: 'admin-token', body: { password: 'battery staple' } });
     expect(r.status).toBe(200);
     expect(r.json).toEqual({ user_id: USERS.artist.id, password_set: true });
