@@ -16,6 +16,8 @@ export const gatewayConfigShape = {
   RECORDS_ADDR: envAddr('127.0.0.1:50052'),
   /** events' gRPC address (host:port). */
   EVENTS_ADDR: envAddr('127.0.0.1:50053'),
+  /** schema's gRPC address (host:port): the schema and catalog routes. */
+  SCHEMA_ADDR: envAddr('127.0.0.1:50054'),
   /** Sustained requests per second per principal (user or API key). */
   RATE_LIMIT_RPS: envInt(50, 1),
   /** Requests a principal may make at once above the sustained rate. */
@@ -54,6 +56,11 @@ export const gatewayConfigShape = {
   WS_PING_SECONDS: envInt(30, 1, 3600),
   /** Deadline of each gRPC call to auth, records and events. */
   RPC_DEADLINE_MS: envInt(5000, 50, 120_000),
+  /**
+   * Deadline of each gRPC call to schema: a schema change answers once its cascade is applied (a rename
+   * rewrites every record that uses the code), so it may take longer than an ordinary call.
+   */
+  SCHEMA_RPC_DEADLINE_MS: envInt(120_000, 50, 600_000),
   /** Largest request body accepted (then 413). */
   BODY_LIMIT_BYTES: envInt(1_048_576, 1024),
 };

@@ -91,10 +91,12 @@ async function openGateway(
   const metrics = new Metrics('gateway');
   let conns: PeerConnections | undefined;
   const peers = adapters.peers ?? (conns = connectPeers(
-    { auth: config.AUTH_ADDR, records: config.RECORDS_ADDR, events: config.EVENTS_ADDR },
+    { auth: config.AUTH_ADDR, records: config.RECORDS_ADDR, events: config.EVENTS_ADDR, schema: config.SCHEMA_ADDR },
     config.RPC_DEADLINE_MS,
     metrics,
     config.INTERNAL_AUTH_SECRET,
+    undefined,
+    { schemaMs: config.SCHEMA_RPC_DEADLINE_MS },
   )).peers;
   if (conns) resources.defer('peers', () => conns.close());
 

@@ -1,28 +1,44 @@
 /**
- * The gateway's gRPC peers (auth, records, events), each wrapped once by lib-platform's
- * createGrpcClient, plus their grpc.health.v1 checks for /readyz.
+ * The gateway's gRPC peers (auth, records, events, schema), each wrapped once by lib-platform's
+ * createGrpcClient, plus the grpc.health.v1 checks of those /readyz depends on. Schema is not one
+ * of them: records validate against the schema they hold, so only the schema routes need the
+ * schema service, and they answer 503 while it is down.
  */
 import { credentials, Metadata } from '@grpc/grpc-js';
 import { createGrpcClient, type Metrics, type PromiseClient } from '@reelbase/lib-platform';
-import { authv1, eventsv1, healthv1, recordsv1 } from '@reelbase/proto';
+import { authv1, eventsv1, healthv1, recordsv1, schemav1 } from '@reelbase/proto';
 
 /** What routes call. Tests pass fakes of the same shape. */
 export interface Peers {
   auth: PromiseClient<authv1.AuthServiceClient>;
   records: PromiseClient<recordsv1.RecordsServiceClient>;
   events: PromiseClient<eventsv1.EventsServiceClient>;
+  schema: SchemaClient;
 }
+
+/** The schema service: one call per schema and catalog route, JSON in and out. */
+export type SchemaClient = PromiseClient<schemav1.SchemaServiceClient>;
 
 export interface PeerAddresses {
   auth: string;
   records: string;
   events: string;
+  schema: string;
+}
+
+/** The peers without which the gateway cannot serve its core routes. */
+export type ReadinessPeer = 'auth' | 'records' | 'events';
+
+/** Per-peer call deadlines that differ from the common one. */
+export interface PeerDeadlines {
+  /** Schema changes include their cascade (a rename rewrites every record using the code). */
+  schemaMs?: number;
 }
 
 export interface PeerConnections {
   peers: Peers;
-  /** grpc.health.v1 Check of each peer; rejects unless SERVING. */
-  health: Record<keyof PeerAddresses, () => Promise<void>>;
+  /** grpc.health.v1 Check of each peer /readyz depends on; rejects unless SERVING. */
+  health: Record<ReadinessPeer, () => Promise<void>>;
   close(): void;
 }
 
@@ -45,6 +61,7 @@ export function connectPeers(
   metrics: Metrics,
   internalAuthSecret: string,
   healthDeadlineMs = 1000,
+  deadlines: PeerDeadlines = {},
 ): PeerConnections {
   const auth = createGrpcClient(authv1.AuthServiceClient, authv1.AuthServiceService, { name: 'auth', address: addrs.auth, internalAuthSecret, deadlineMs, metrics });
   const records = createGrpcClient(recordsv1.RecordsServiceClient, recordsv1.RecordsServiceService, {
@@ -61,20 +78,27 @@ export function connectPeers(
     deadlineMs,
     metrics,
   });
+  const schema = createGrpcClient(schemav1.SchemaServiceClient, schemav1.SchemaServiceService, {
+    name: 'schema',
+    address: addrs.schema,
+    internalAuthSecret,
+    deadlineMs: deadlines.schemaMs ?? deadlineMs,
+    metrics,
+  });
   const healthClients = {
     auth: new healthv1.HealthClient(addrs.auth, credentials.createInsecure()),
     records: new healthv1.HealthClient(addrs.records, credentials.createInsecure()),
     events: new healthv1.HealthClient(addrs.events, credentials.createInsecure()),
   };
   return {
-    peers: { auth: auth.call, records: records.call, events: events.call },
+    peers: { auth: auth.call, records: records.call, events: events.call, schema: schema.call },
     health: {
       auth: healthCheck(healthClients.auth, 'auth', healthDeadlineMs),
       records: healthCheck(healthClients.records, 'records', healthDeadlineMs),
       events: healthCheck(healthClients.events, 'events', healthDeadlineMs),
     },
     close() {
-      for (const c of [auth, records, events]) c.close();
+      for (const c of [auth, records, events, schema]) c.close();
       for (const c of Object.values(healthClients)) c.close();
     },
   };

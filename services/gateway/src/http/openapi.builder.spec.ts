@@ -31,9 +31,20 @@ describe('OpenAPI document', () => {
     const expected = [
       'get /healthz', 'get /readyz', 'get /metrics', 'get /openapi.json',
       'post /auth/login', 'post /auth/register', 'post /auth/api-keys', 'get /auth/api-keys', 'delete /auth/api-keys/{id}', 'get /me',
-      'post /auth/signing-keys/rotate',
+      'post /auth/signing-keys/rotate', 'post /auth/password', 'put /auth/users/{id}/password',
       'post /entities/{entity_type}', 'get /entities/{entity_type}/{id}', 'patch /entities/{entity_type}/{id}',
       'delete /entities/{entity_type}/{id}', 'post /entities/{entity_type}/{id}/revive', 'get /events', 'get /events/ws',
+      'get /schema', 'get /schema/usage', 'post /schema/entity-types', 'patch /schema/entity-types/{entity_code}',
+      'delete /schema/entity-types/{entity_code}', 'post /schema/entity-types/{code}/rename-code',
+      'post /schema/entity-types/{entity_code}/fields', 'patch /schema/entity-types/{entity_code}/fields/{field_code}',
+      'delete /schema/entity-types/{entity_code}/fields/{field_code}',
+      'post /schema/entity-types/{entity_code}/fields/{field_code}/rename-option',
+      'post /schema/statuses', 'patch /schema/statuses/{code}', 'delete /schema/statuses/{code}', 'post /schema/statuses/{code}/rename',
+      'post /schema/steps', 'post /schema/steps/reorder', 'patch /schema/steps/{code}', 'delete /schema/steps/{code}', 'post /schema/steps/{code}/rename',
+      'post /schema/workflows', 'post /schema/workflows/delete', 'post /schema/transitions', 'put /schema/task-templates',
+      'post /schema/priorities', 'patch /schema/priorities/{code}', 'delete /schema/priorities/{code}', 'post /schema/priorities/{code}/rename',
+      'get /branding', 'put /branding', 'get /schema/applications', 'put /schema/applications', 'get /schema/tools', 'put /schema/tools',
+      'get /schema/tools/active',
     ];
     const documented = Object.entries(doc.paths).flatMap(([p, ops]) => Object.keys(ops as object).map((m) => `${m} ${p}`));
     expect(documented.sort()).toEqual(expected.sort());
@@ -87,6 +98,32 @@ describe('OpenAPI document', () => {
     const metrics = doc.paths['/metrics'].get;
     expect(metrics.security).toEqual([{ bearerAuth: [] }]);
     for (const s of ['401', '403']) expect(metrics.responses[s]).toBeDefined();
+  });
+
+  it('documents the schema and catalog routes from their bodies: Admin-only mutations, reads for all, 409 codes', () => {
+    const field = doc.components.schemas.FieldBody;
+    expect(field.additionalProperties).toBe(false);
+    expect(field.properties.type.enum).toHaveLength(14);
+    expect(field.properties.code.pattern).toBe('^[a-z][a-z0-9_]{0,63}$');
+    for (const name of ['EntityTypeBody', 'StatusBody', 'StepReorder', 'PriorityBody', 'WorkflowBody', 'ObjectTransitionsBody', 'TaskTemplatesBody', 'BrandingBody', 'ApplicationsBody', 'ToolsBody']) {
+      expect(doc.components.schemas[name]?.additionalProperties, name).toBe(false);
+    }
+    for (const [path, ops] of Object.entries(doc.paths) as [string, Record<string, any>][]) {
+      if (!path.startsWith('/schema') && path !== '/branding') continue;
+      for (const [method, op] of Object.entries(ops)) {
+        expect(op.security, `${method} ${path}`).toEqual([{ bearerAuth: [] }]);
+        expect(op.responses['403'] !== undefined, `${method} ${path} 403`).toBe(method !== 'get');
+        expect(op.tags).toEqual(['schema']);
+      }
+    }
+    const deleteStatus = doc.paths['/schema/statuses/{code}'].delete;
+    expect(deleteStatus.responses['409'].description).toContain('code_in_use');
+    expect(deleteStatus.parameters.find((p: any) => p.name === 'entity_code')).toMatchObject({ in: 'query', required: false });
+    expect(doc.paths['/schema/entity-types'].post.responses['409'].description).toContain('duplicate_code');
+    const active = doc.paths['/schema/tools/active'].get;
+    expect(active.parameters.find((p: any) => p.name === 'project_id')).toMatchObject({ in: 'query', required: true });
+    expect(active.responses['200'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/ActiveTools' });
+    expect(doc.paths['/schema/applications'].get.parameters.find((p: any) => p.name === 'project_id')).toMatchObject({ required: false });
   });
 
   it('every $ref resolves', () => {

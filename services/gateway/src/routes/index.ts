@@ -8,10 +8,11 @@ import { entityRoutes } from './entities.routes.js';
 import { eventRoutes } from './events.routes.js';
 import { opsRoutes } from './ops.routes.js';
 import type { RouteDeps } from './route.deps.js';
+import { schemaRoutes } from './schema.routes.js';
 
 export type { RouteDeps } from './route.deps.js';
 
-const GROUPS: ReadonlyArray<(deps: RouteDeps) => AnyRoute[]> = [opsRoutes, authRoutes, eventRoutes, entityRoutes];
+const GROUPS: ReadonlyArray<(deps: RouteDeps) => AnyRoute[]> = [opsRoutes, authRoutes, eventRoutes, schemaRoutes, entityRoutes];
 
 /** All routes, built for `deps`. */
 export function allRoutes(deps: RouteDeps): AnyRoute[] {

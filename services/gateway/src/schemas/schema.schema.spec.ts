@@ -82,7 +82,10 @@ describe('FieldBody', () => {
       code: 'lens',
       name: 'Lens',
       type: 'enum',
-      options: [{ code: 'wide', label: 'Wide', color: '#00ff00' }, { code: 'tele', label: 'Tele' }],
+      options: [
+        { code: 'wide', label: 'Wide', color: '#00ff00' },
+        { code: 'tele', label: 'Tele' },
+      ],
       required: true,
       default: 'wide',
       description: 'Which lens',
@@ -93,10 +96,29 @@ describe('FieldBody', () => {
         code: 'lens',
         name: 'Lens',
         type: 'enum',
-        options: [{ code: 'wide', label: 'Wide' }, { code: 'wide', label: 'Again', extra: 1 }, { code: 'x y', label: 'X', color: 'green' }],
+        options: [
+          { code: 'wide', label: 'Wide' },
+          { code: 'wide', label: 'Again', extra: 1 },
+          { code: 'x y', label: 'X', color: 'green' },
+        ],
       }),
-    ).toEqual({ 'body.options.1.code': 'value_error', 'body.options.1.extra': 'extra_forbidden', 'body.options.2.code': 'string_pattern_mismatch', 'body.options.2.color': 'string_pattern_mismatch' });
-    expect(problemsOf(FieldBody, { code: 'lens', name: 'Lens', type: 'enum', options: [{ code: 'wide', label: 'Wide' }, { code: 'wide', label: 'Again' }] })).toEqual({
+    ).toEqual({
+      'body.options.1.code': 'value_error',
+      'body.options.1.extra': 'extra_forbidden',
+      'body.options.2.code': 'string_pattern_mismatch',
+      'body.options.2.color': 'string_pattern_mismatch',
+    });
+    expect(
+      problemsOf(FieldBody, {
+        code: 'lens',
+        name: 'Lens',
+        type: 'enum',
+        options: [
+          { code: 'wide', label: 'Wide' },
+          { code: 'wide', label: 'Again' },
+        ],
+      }),
+    ).toEqual({
       'body.options.1.code': 'value_error',
     });
     expect(problemsOf(FieldBody, { code: 'n', name: 'N', type: 'text', options: [], link_types: ['Shot'] })).toEqual({
@@ -122,7 +144,9 @@ describe('FieldBody', () => {
       ['multi_enum', ['a', 'b']],
     ] as const) {
       const options = type.endsWith('enum') ? [{ code: 'a', label: 'A' }] : undefined;
-      expect(problemsOf(FieldBody, { code: 'n', name: 'N', type, options, default: value }), `${type} ${JSON.stringify(value)}`).toEqual({ 'body.default': 'value_error' });
+      expect(problemsOf(FieldBody, { code: 'n', name: 'N', type, options, default: value }), `${type} ${JSON.stringify(value)}`).toEqual({
+        'body.default': 'value_error',
+      });
     }
   });
 
@@ -146,7 +170,10 @@ describe('statuses, steps, priorities', () => {
     expect(problemsOf(StatusBody, { code: 'ip', name: 'x' })).toEqual({ 'body.state': 'missing' });
     ok(StatusPatch, {});
     ok(StatusPatch, { state: 'done' });
-    expect(problemsOf(StatusPatch, { code: 'x', entity_types: ['shot'] })).toEqual({ 'body.code': 'extra_forbidden', 'body.entity_types.0': 'string_pattern_mismatch' });
+    expect(problemsOf(StatusPatch, { code: 'x', entity_types: ['shot'] })).toEqual({
+      'body.code': 'extra_forbidden',
+      'body.entity_types.0': 'string_pattern_mismatch',
+    });
   });
 
   it('StepBody, StepPatch and StepReorder (unique codes)', () => {
@@ -169,7 +196,13 @@ describe('statuses, steps, priorities', () => {
 describe('workflows, transitions, templates', () => {
   it('WorkflowBody: code alone (delete) or a full workflow with schemas', () => {
     ok(WorkflowBody, { code: 'feature' });
-    ok(WorkflowBody, { code: 'feature', name: 'Feature', entity_type: 'Asset', field: 'asset_type', schemas: [{ option: 'character', steps: ['model', 'rig'] }] });
+    ok(WorkflowBody, {
+      code: 'feature',
+      name: 'Feature',
+      entity_type: 'Asset',
+      field: 'asset_type',
+      schemas: [{ option: 'character', steps: ['model', 'rig'] }],
+    });
     expect(problemsOf(WorkflowBody, { code: 'f', field: 'asset_type' })).toEqual({ 'body.entity_type': 'value_error' });
     expect(problemsOf(WorkflowBody, { code: 'f', schemas: [{ option: 'a', steps: [] }] })).toEqual({ 'body.field': 'value_error' });
     expect(problemsOf(WorkflowBody, { code: 'f', entity_type: 'Asset', field: 'asset_type', schemas: [{ option: 'a', steps: [], extra: 1 }] })).toEqual({
@@ -189,7 +222,9 @@ describe('workflows, transitions, templates', () => {
 
   it('TaskTemplatesBody: unique template codes, tasks with a step', () => {
     ok(TaskTemplatesBody, { templates: [] });
-    ok(TaskTemplatesBody, { templates: [{ code: 'vfx', name: 'VFX shot', entity_type: 'Shot', tasks: [{ name: 'Comp', step: 'comp', estimate_minutes: 480 }] }] });
+    ok(TaskTemplatesBody, {
+      templates: [{ code: 'vfx', name: 'VFX shot', entity_type: 'Shot', tasks: [{ name: 'Comp', step: 'comp', estimate_minutes: 480 }] }],
+    });
     expect(
       problemsOf(TaskTemplatesBody, {
         templates: [
@@ -213,7 +248,10 @@ describe('branding and catalogs', () => {
   it('BrandingBody: every key optional, colours #RRGGBB', () => {
     ok(BrandingBody, {});
     ok(BrandingBody, { studio_name: 'Reel', logo_media_key: 'logos/a.png', primary_color: '#112233', accent_color: null });
-    expect(problemsOf(BrandingBody, { primary_color: 'red', motto: 'x' })).toEqual({ 'body.primary_color': 'string_pattern_mismatch', 'body.motto': 'extra_forbidden' });
+    expect(problemsOf(BrandingBody, { primary_color: 'red', motto: 'x' })).toEqual({
+      'body.primary_color': 'string_pattern_mismatch',
+      'body.motto': 'extra_forbidden',
+    });
   });
 
   it('ApplicationsBody: unique codes, executables per platform only', () => {
@@ -240,20 +278,36 @@ describe('branding and catalogs', () => {
         ],
       }),
     ).toEqual({ 'body.applications.0.executables.amiga': 'extra_forbidden', 'body.applications.0.environment.A': 'string_type' });
-    expect(problemsOf(ApplicationsBody, { applications: [{ code: 'nuke', label: 'Nuke' }, { code: 'nuke', label: 'Nuke again' }] })).toEqual({
+    expect(
+      problemsOf(ApplicationsBody, {
+        applications: [
+          { code: 'nuke', label: 'Nuke' },
+          { code: 'nuke', label: 'Nuke again' },
+        ],
+      }),
+    ).toEqual({
       'body.applications.1.code': 'value_error',
     });
   });
 
   it('ToolsBody: unique tools and versions, versions without slashes', () => {
-    ok(ToolsBody, { tools: [{ tool: 'mtoa', label: 'Arnold for Maya', variants: [{ version: '5.4.2', args: [], environment: { ARNOLD_PLUGIN_PATH: '/x' } }] }] });
+    ok(ToolsBody, {
+      tools: [{ tool: 'mtoa', label: 'Arnold for Maya', variants: [{ version: '5.4.2', args: [], environment: { ARNOLD_PLUGIN_PATH: '/x' } }] }],
+    });
     expect(problemsOf(ToolsBody, { tools: [{ tool: 'mtoa', label: 'A', variants: [{ version: '5/4' }] }] })).toEqual({
       'body.tools.0.variants.0.version': 'string_pattern_mismatch',
     });
     expect(problemsOf(ToolsBody, { tools: [{ tool: 'mtoa', label: 'A', variants: [{ version: '5' }, { version: '5' }] }] })).toEqual({
       'body.tools.0.variants.1.version': 'value_error',
     });
-    expect(problemsOf(ToolsBody, { tools: [{ tool: 'mtoa', label: 'A', variants: [] }, { tool: 'mtoa', label: 'B', variants: [] }] })).toEqual({
+    expect(
+      problemsOf(ToolsBody, {
+        tools: [
+          { tool: 'mtoa', label: 'A', variants: [] },
+          { tool: 'mtoa', label: 'B', variants: [] },
+        ],
+      }),
+    ).toEqual({
       'body.tools.1.tool': 'value_error',
     });
     expect(problemsOf(ToolsBody, { tools: [{ tool: 'mtoa', label: 'A' }] })).toEqual({ 'body.tools.0.variants': 'missing' });

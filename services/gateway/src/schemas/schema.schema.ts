@@ -45,10 +45,7 @@ const Color = z
 const Icon = z.string().min(1).max(255);
 const FieldTypeEnum = z.enum(FIELD_TYPES).describe('One of the 14 field types.');
 const StateEnum = z.enum(STATUS_STATES);
-const EntityTypes = z
-  .array(EntityTypeCode)
-  .max(1000)
-  .describe('Entity type codes; empty or absent: every type.');
+const EntityTypes = z.array(EntityTypeCode).max(1000).describe('Entity type codes; empty or absent: every type.');
 const Args = z.array(z.string().max(4096)).max(256);
 const Environment = z.record(z.string().min(1).max(255), z.string().max(32_768));
 
@@ -84,7 +81,7 @@ export const ApplicationsQuery = z.object({
 
 export const ActiveToolsQuery = z.object({
   project_id: Uuid.describe('The project whose `data.overrides.tools` are resolved.'),
-  step: Code.optional().describe('An explicit `overrides.toolsByStep` list for this step (even an empty one) filters the project\'s selectors.'),
+  step: Code.optional().describe("An explicit `overrides.toolsByStep` list for this step (even an empty one) filters the project's selectors."),
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -108,13 +105,16 @@ export const EntityCodeRename = z
 
 export const CodeRename = z
   .strictObject({ new_code: Code })
-  .meta({ id: 'CodeRename', description: 'A status, step or priority code\'s new code; cascades to every record and definition that stores it.' });
+  .meta({ id: 'CodeRename', description: "A status, step or priority code's new code; cascades to every record and definition that stores it." });
 
 export const OptionBody = z
   .strictObject({ code: Code, label: Name, color: Color.optional() })
   .meta({ id: 'FieldOption', description: 'One option of an enum or multi_enum field.' });
 
-const Options = z.array(OptionBody).max(1000).superRefine(unique((o) => o.code, 'option code'));
+const Options = z
+  .array(OptionBody)
+  .max(1000)
+  .superRefine(unique((o) => o.code, 'option code'));
 
 /**
  * Checks a default that the field's own definition can decide: the JSON type for scalar types
@@ -145,7 +145,8 @@ function checkDefault(type: FieldType, value: unknown, options: readonly { code:
       if (typeof value !== 'string' || !codes.has(value)) bad('The default of an enum field must be one of its option codes');
       return;
     case 'multi_enum':
-      if (!Array.isArray(value) || value.some((v) => typeof v !== 'string' || !codes.has(v))) bad('The default of a multi_enum field must be a list of its option codes');
+      if (!Array.isArray(value) || value.some((v) => typeof v !== 'string' || !codes.has(v)))
+        bad('The default of a multi_enum field must be a list of its option codes');
       return;
     default:
       // link, multi_link, json, duration: the schema service checks them.
@@ -202,9 +203,7 @@ const statusShape = {
   entity_types: EntityTypes.optional(),
 };
 
-export const StatusBody = z
-  .strictObject({ code: Code, ...statusShape })
-  .meta({ id: 'StatusBody', description: 'Body of POST /schema/statuses.' });
+export const StatusBody = z.strictObject({ code: Code, ...statusShape }).meta({ id: 'StatusBody', description: 'Body of POST /schema/statuses.' });
 
 export const StatusPatch = z
   .strictObject(statusShape)
@@ -213,7 +212,9 @@ export const StatusPatch = z
 
 const stepShape = { name: Name, color: Color.optional(), entity_types: EntityTypes.optional() };
 
-export const StepBody = z.strictObject({ code: Code, ...stepShape }).meta({ id: 'StepBody', description: 'Body of POST /schema/steps; a new step comes last.' });
+export const StepBody = z
+  .strictObject({ code: Code, ...stepShape })
+  .meta({ id: 'StepBody', description: 'Body of POST /schema/steps; a new step comes last.' });
 
 export const StepPatch = z
   .strictObject(stepShape)
@@ -277,15 +278,12 @@ export const TransitionRule = z
 export const ObjectTransitionsBody = z
   .strictObject({
     entity_type: EntityTypeCode,
-    transitions: z
-      .array(TransitionRule)
-      .max(10_000)
-      .describe('Replaces the type\'s transitions; empty: every status change is allowed.'),
+    transitions: z.array(TransitionRule).max(10_000).describe("Replaces the type's transitions; empty: every status change is allowed."),
   })
   .meta({
     id: 'ObjectTransitionsBody',
     description:
-      'Body of POST /schema/transitions. With transitions set for a type, a status change not listed for the caller\'s role ' +
+      "Body of POST /schema/transitions. With transitions set for a type, a status change not listed for the caller's role " +
       '(Admins included) is 409 `transition_not_allowed`; creating a record with a status is not a transition.',
   });
 
@@ -307,7 +305,12 @@ export const TaskTemplate = z
   .meta({ id: 'TaskTemplate' });
 
 export const TaskTemplatesBody = z
-  .strictObject({ templates: z.array(TaskTemplate).max(10_000).superRefine(unique((t) => t.code, 'template code')) })
+  .strictObject({
+    templates: z
+      .array(TaskTemplate)
+      .max(10_000)
+      .superRefine(unique((t) => t.code, 'template code')),
+  })
   .meta({
     id: 'TaskTemplatesBody',
     description: 'Body of PUT /schema/task-templates: replaces the whole list. `"task_template": code` in a Shot or Asset create makes its tasks.',
@@ -351,36 +354,50 @@ export const Application = z
   .meta({ id: 'Application', description: 'One launcher of the studio catalog.' });
 
 export const ApplicationsBody = z
-  .strictObject({ applications: z.array(Application).max(10_000).superRefine(unique((a) => a.code, 'application code')) })
+  .strictObject({
+    applications: z
+      .array(Application)
+      .max(10_000)
+      .superRefine(unique((a) => a.code, 'application code')),
+  })
   .meta({ id: 'ApplicationsBody', description: 'Body of PUT /schema/applications: replaces the launcher catalog.' });
 
-export const ApplicationsOut = z
-  .object({ applications: z.array(Application) })
-  .meta({
-    id: 'Applications',
-    description:
-      'Without project_id: the whole catalog. With project_id: the project\'s `overrides.applications` (a project without ' +
-      'one inherits the whole catalog); with step too, `overrides.applicationsByStep[step]` wins when present.',
-  });
+export const ApplicationsOut = z.object({ applications: z.array(Application) }).meta({
+  id: 'Applications',
+  description:
+    "Without project_id: the whole catalog. With project_id: the project's `overrides.applications` (a project without " +
+    'one inherits the whole catalog); with step too, `overrides.applicationsByStep[step]` wins when present.',
+});
 
 /** A version string of a tool (`5.4.2`, `2025.1`); it follows the `/` of a selector. */
-const ToolVersion = z.string().min(1).max(64).regex(/^[^/\s]+$/).describe('No `/` or spaces: a selector is `<tool>/<version>`.');
+const ToolVersion = z
+  .string()
+  .min(1)
+  .max(64)
+  .regex(/^[^/\s]+$/)
+  .describe('No `/` or spaces: a selector is `<tool>/<version>`.');
 
-export const ToolVariant = z
-  .strictObject({ version: ToolVersion, args: Args.optional(), environment: Environment.optional() })
-  .meta({ id: 'ToolVariant' });
+export const ToolVariant = z.strictObject({ version: ToolVersion, args: Args.optional(), environment: Environment.optional() }).meta({ id: 'ToolVariant' });
 
 export const Tool = z
   .strictObject({
     tool: Code,
     label: Name,
     icon: Icon.optional(),
-    variants: z.array(ToolVariant).max(1000).superRefine(unique((v) => v.version, 'version', 'version')),
+    variants: z
+      .array(ToolVariant)
+      .max(1000)
+      .superRefine(unique((v) => v.version, 'version', 'version')),
   })
   .meta({ id: 'Tool', description: 'A renderer or plugin with its versions.' });
 
 export const ToolsBody = z
-  .strictObject({ tools: z.array(Tool).max(10_000).superRefine(unique((t) => t.tool, 'tool', 'tool')) })
+  .strictObject({
+    tools: z
+      .array(Tool)
+      .max(10_000)
+      .superRefine(unique((t) => t.tool, 'tool', 'tool')),
+  })
   .meta({ id: 'ToolsBody', description: 'Body of PUT /schema/tools: replaces the tools catalog.' });
 
 export const ToolsOut = z
@@ -398,15 +415,13 @@ export const ActiveTool = z
   })
   .meta({ id: 'ActiveTool', description: 'One tool variant attached to a project.' });
 
-export const ActiveToolsOut = z
-  .object({ tools: z.array(ActiveTool) })
-  .meta({
-    id: 'ActiveTools',
-    description:
-      'The variants named by the project\'s `overrides.tools` selectors (`<tool>/<version>`), in that order. With step, an ' +
-      'explicit `overrides.toolsByStep[step]` list (even an empty one) keeps only the selectors it names; an absent key keeps all. ' +
-      'Selectors naming a tool or version not in the catalog are skipped.',
-  });
+export const ActiveToolsOut = z.object({ tools: z.array(ActiveTool) }).meta({
+  id: 'ActiveTools',
+  description:
+    "The variants named by the project's `overrides.tools` selectors (`<tool>/<version>`), in that order. With step, an " +
+    'explicit `overrides.toolsByStep[step]` list (even an empty one) keeps only the selectors it names; an absent key keeps all. ' +
+    'Selectors naming a tool or version not in the catalog are skipped.',
+});
 
 // ---------------------------------------------------------------------------------------------
 // Answers

@@ -4,7 +4,8 @@ import { FIELD_TYPES, isDefinitionCode, isFieldCode } from './schema-code.policy
 describe('schema codes', () => {
   it('field codes are lower snake case and never a record column', () => {
     for (const ok of ['code', 'cut_in', 'a', 'x'.repeat(64), 'a1_b2']) expect(isFieldCode(ok), ok).toBe(true);
-    for (const bad of ['Code', '1a', '_a', 'a-b', 'x'.repeat(65), '', 'status', 'project_id', 'data', 'id', 7]) expect(isFieldCode(bad), String(bad)).toBe(false);
+    for (const bad of ['Code', '1a', '_a', 'a-b', 'x'.repeat(65), '', 'status', 'project_id', 'data', 'id', 7])
+      expect(isFieldCode(bad), String(bad)).toBe(false);
   });
 
   it('definition codes allow letters, digits, _ - . but never a slash', () => {
