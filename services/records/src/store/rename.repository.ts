@@ -13,7 +13,7 @@ const NEXT_UPDATED_AT = `greatest(clock_timestamp(), updated_at + interval '1 mi
 
 /** `v` (a JSON value of data) with link objects of type :from renamed to :to, also inside arrays. */
 const RENAME_LINK = (v: string) => `case
-  when jsonb_typeof(${v}) = 'object' and ${v}->>'type' = :from and ${v} \\? 'id' then ${v} || jsonb_build_object('type', :to::text)
+  when jsonb_typeof(${v}) = 'object' and ${v}->>'type' = :from and jsonb_exists(${v}, 'id') then ${v} || jsonb_build_object('type', :to::text)
   else ${v} end`;
 
 const RENAME_LINKS_IN_DATA = `(select coalesce(jsonb_object_agg(kv.k, case

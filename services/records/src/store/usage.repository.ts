@@ -27,7 +27,7 @@ const USAGE_SQL = `
                  jsonb_array_elements(s.snapshot->'entity_types') t,
                  jsonb_array_elements(t->'fields') fl
            where fl->>'type' in ('enum', 'multi_enum')) f
-    join records.record r on r.entity_type = f.type and r.data \\? f.field
+    join records.record r on r.entity_type = f.type and jsonb_exists(r.data, f.field)
     cross join lateral (
       select r.data->>f.field where f.ftype = 'enum' and jsonb_typeof(r.data->f.field) = 'string'
       union all
