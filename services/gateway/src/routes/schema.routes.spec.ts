@@ -261,3 +261,16 @@ describe('answers of the schema service', () => {
     expect(r.json.code).toBe('unavailable');
   });
 });
+
+describe('schema events in the log', () => {
+  it('GET /events filters by a schema change kind (Schema.Status) as by an entity type', async () => {
+    const r = await call('GET', '/events?entity_type=Schema.Status&limit=5', { token: 'viewer-token' });
+    expect(r.status).toBe(200);
+    expect(gw.state.calls.find((c) => c.method === 'listEvents')!.req).toMatchObject({ entityType: 'Schema.Status' });
+    for (const bad of ['Schema.', 'schema.Status', 'Schema.Status.x', 'Other.Status']) {
+      const refused = await call('GET', `/events?entity_type=${encodeURIComponent(bad)}`, { token: 'viewer-token' });
+      expect(refused.status, bad).toBe(422);
+      expect(refused.json.detail[0].loc).toEqual(['query', 'entity_type']);
+    }
+  });
+});

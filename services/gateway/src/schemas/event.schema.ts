@@ -2,7 +2,7 @@
  * Events routes' schemas (docs/api-notes.md, Events).
  */
 import { z } from 'zod';
-import { EntityTypeCode, JsonObject, Uuid } from './common.schema.js';
+import { JsonObject, Uuid } from './common.schema.js';
 
 export const EventOut = z
   .object({
@@ -34,6 +34,12 @@ export const EventList = z
   })
   .meta({ id: 'EventList' });
 
+/** An entity type code, or the kind of a schema change (`Schema.Status`, `Schema.Field`, ...). */
+const EventEntityType = z
+  .string()
+  .regex(/^(Schema\.)?[A-Z][A-Za-z0-9]{0,63}$/)
+  .describe('An entity type (`Shot`) or a schema change kind (`Schema.Status`).');
+
 export const EventsQuery = z.object({
   limit: z.coerce.number().int().min(1).max(1000).default(100).describe('1..1000.'),
   after: z.coerce.number().int().min(0).optional().describe('Events after this id, oldest first (gapless replay).'),
@@ -42,7 +48,7 @@ export const EventsQuery = z.object({
     .regex(EVENTS_CURSOR)
     .optional()
     .describe("A page's `next_cursor`: continues that page in its order (not together with `after`)."),
-  entity_type: EntityTypeCode.optional(),
+  entity_type: EventEntityType.optional(),
   project_id: Uuid.optional(),
 });
 

@@ -152,7 +152,7 @@ describe('FieldBody', () => {
 
   it('FieldPatch cannot change the code or the type', () => {
     ok(FieldPatch, {});
-    ok(FieldPatch, { name: 'N', description: null, required: false, default: null, options: [{ code: 'a', label: 'A' }] });
+    ok(FieldPatch, { name: 'N', description: 'Lens used', required: false, default: null, options: [{ code: 'a', label: 'A', color: null }] });
     expect(problemsOf(FieldPatch, { type: 'text', code: 'x' })).toEqual({ 'body.type': 'extra_forbidden', 'body.code': 'extra_forbidden' });
   });
 

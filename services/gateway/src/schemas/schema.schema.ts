@@ -37,7 +37,7 @@ const FieldCodeParam = z.string().regex(FIELD_CODE);
 export const Code = z.string().regex(DEFINITION_CODE).describe(`Matches \`${DEFINITION_CODE_PATTERN}\`.`);
 
 const Name = z.string().trim().min(1).max(255);
-const Description = z.string().max(10_000).nullable();
+const Description = z.string().max(10_000);
 const Color = z
   .string()
   .regex(/^#[0-9A-Fa-f]{6}$/)
@@ -108,7 +108,7 @@ export const CodeRename = z
   .meta({ id: 'CodeRename', description: "A status, step or priority code's new code; cascades to every record and definition that stores it." });
 
 export const OptionBody = z
-  .strictObject({ code: Code, label: Name, color: Color.optional() })
+  .strictObject({ code: Code, label: Name, color: Color.nullable().optional() })
   .meta({ id: 'FieldOption', description: 'One option of an enum or multi_enum field.' });
 
 const Options = z
@@ -197,8 +197,8 @@ export const OptionRename = z
 
 const statusShape = {
   name: Name,
-  color: Color.optional(),
-  icon: Icon.optional(),
+  color: Color.nullable().optional(),
+  icon: Icon.nullable().optional(),
   state: StateEnum,
   entity_types: EntityTypes.optional(),
 };
@@ -210,7 +210,7 @@ export const StatusPatch = z
   .partial()
   .meta({ id: 'StatusPatch', description: 'Body of PATCH /schema/statuses/{code}: every key optional (the code changes through rename).' });
 
-const stepShape = { name: Name, color: Color.optional(), entity_types: EntityTypes.optional() };
+const stepShape = { name: Name, color: Color.nullable().optional(), entity_types: EntityTypes.optional() };
 
 export const StepBody = z
   .strictObject({ code: Code, ...stepShape })
@@ -232,7 +232,11 @@ export const StepReorder = z
   })
   .meta({ id: 'StepReorder' });
 
-const priorityShape = { name: Name, color: Color.optional(), rank: z.number().int().min(-1_000_000).max(1_000_000).describe('Higher ranks are more urgent.') };
+const priorityShape = {
+  name: Name,
+  color: Color.nullable().optional(),
+  rank: z.number().int().min(-1_000_000).max(1_000_000).describe('Higher ranks are more urgent.'),
+};
 
 export const PriorityBody = z.strictObject({ code: Code, ...priorityShape }).meta({ id: 'PriorityBody', description: 'Body of POST /schema/priorities.' });
 
@@ -297,7 +301,7 @@ export const TaskTemplate = z
         z.strictObject({
           name: Name,
           step: Code.describe('A step code.'),
-          estimate_minutes: z.number().int().min(0).max(10_000_000).optional(),
+          estimate_minutes: z.number().int().min(0).max(10_000_000).nullable().optional(),
         }),
       )
       .max(1000),
@@ -344,9 +348,9 @@ export const Application = z
   .strictObject({
     code: Code,
     label: Name,
-    group: z.string().max(255).optional(),
-    version: z.string().max(255).optional(),
-    icon: Icon.optional(),
+    group: z.string().max(255).nullable().optional(),
+    version: z.string().max(255).nullable().optional(),
+    icon: Icon.nullable().optional(),
     executables: z.strictObject({ linux: Executable.optional(), windows: Executable.optional(), darwin: Executable.optional() }).optional(),
     args: Args.optional(),
     environment: Environment.optional(),
@@ -383,7 +387,7 @@ export const Tool = z
   .strictObject({
     tool: Code,
     label: Name,
-    icon: Icon.optional(),
+    icon: Icon.nullable().optional(),
     variants: z
       .array(ToolVariant)
       .max(1000)
