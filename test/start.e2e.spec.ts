@@ -189,7 +189,7 @@ describe('npm start', () => {
 
   it('starts on free internal ports bound to loopback, passes every variable on, refuses a forged principal, and stops on SIGTERM', async () => {
     // Ports a newcomer's machine often has taken (node_exporter on 9100) and the deployment defaults.
-    const held = (await Promise.all([9100, 9101, 9102, 9103, 50051, 50052, 50053].map((p) => listen(p)))).filter((s): s is Server => s !== null);
+    const held = (await Promise.all([9100, 9101, 9102, 9103, 9104, 50051, 50052, 50053, 50054].map((p) => listen(p)))).filter((s): s is Server => s !== null);
     const port = await freePort();
     const dir = dataDir();
     const secret = 'e2e-start-internal-auth-secret-0123456789abcdef';
@@ -212,10 +212,10 @@ describe('npm start', () => {
       expect(out).toContain(`nats: using NATS_URL ${natsUrl}`);
       expect(out).toMatch(/s3: started the local S3 stand-in on http:\/\/127\.0\.0\.1:\d+/);
       const ports = internalPorts(out);
-      expect(Object.keys(ports).sort()).toEqual(['auth', 'events', 'gateway', 'records']);
+      expect(Object.keys(ports).sort()).toEqual(['auth', 'events', 'gateway', 'records', 'schema']);
       const internal = Object.values(ports).flatMap((p) => (p.grpc ? [p.grpc, p.ops] : [p.ops]));
-      expect(internal).toHaveLength(7);
-      for (const p of [9100, 9101, 9102, 9103, 50051, 50052, 50053]) expect(internal).not.toContain(p);
+      expect(internal).toHaveLength(9);
+      for (const p of [9100, 9101, 9102, 9103, 9104, 50051, 50052, 50053, 50054]) expect(internal).not.toContain(p);
 
       const api = new Api(`http://127.0.0.1:${port}`);
       expect(expectStatus(await api.get('/healthz'), 200)).toEqual({ status: 'ok' });

@@ -1,7 +1,7 @@
 /**
  * The services the local stack runs, as data: default ports (docs/architecture.md), the
  * environment variable each port travels in, start stage and what each one needs. Adding a
- * service (schema, media-transcode, notifier) is one entry here; its `dist/main.js` is
+ * service (media-transcode, notifier) is one entry here; its `dist/main.js` is
  * started when it exists and skipped with a warning when it does not.
  */
 import type { S3Settings } from './deps.js';
@@ -32,6 +32,8 @@ export const SERVICES: readonly ServiceSpec[] = [
   { name: 'auth', grpcPort: 50051, httpPort: 9101, httpPortEnv: 'HTTP_PORT', stage: 1, database: true },
   { name: 'records', grpcPort: 50052, httpPort: 9102, httpPortEnv: 'HTTP_PORT', stage: 1, database: true },
   { name: 'events', grpcPort: 50053, httpPort: 9103, httpPortEnv: 'HTTP_PORT', stage: 1, database: true },
+  // Ready once records holds its snapshot (it retries until records answers).
+  { name: 'schema', grpcPort: 50054, httpPort: 9104, httpPortEnv: 'HTTP_PORT', stage: 1, database: true },
   { name: 'gateway', httpPort: 8080, opsPort: 9100, httpPortEnv: 'GATEWAY_PORT', stage: 2, database: false },
 ];
 

@@ -14,7 +14,7 @@ import { TEST_INTERNAL_AUTH_SECRET } from '../src/secrets.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const NATS_URL = process.env.TEST_NATS_URL ?? DEFAULT_NATS_URL;
-const SERVICES = ['auth', 'records', 'events', 'gateway'] as const;
+const SERVICES = ['auth', 'records', 'events', 'schema', 'gateway'] as const;
 type Name = (typeof SERVICES)[number];
 
 interface LogLine {
