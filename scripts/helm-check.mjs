@@ -31,7 +31,7 @@ const RELEASE = 'reelbase';
 const NAMESPACE = 'reelbase';
 const CRD_APIS = ['monitoring.coreos.com/v1/ServiceMonitor'];
 const MIN_KUBE = '1.27.0';
-const BASE_COMPONENTS = ['auth', 'events', 'gateway', 'records'];
+const BASE_COMPONENTS = ['auth', 'events', 'gateway', 'records', 'schema'];
 
 const started = Date.now();
 let passed = 0;
@@ -537,7 +537,7 @@ async function main() {
     .find((r) => r.ports?.some((p) => p.port === 50052))
     ?.from?.map((f) => f.podSelector?.matchLabels?.['app.kubernetes.io/component'])
     .sort();
-  check(sameList(grpcFrom, ['auth', 'gateway']), `NetworkPolicy: records gRPC only from its callers (${grpcFrom?.join(', ')})`);
+  check(sameList(grpcFrom, ['auth', 'gateway', 'schema']), `NetworkPolicy: records gRPC only from its callers (${grpcFrom?.join(', ')})`);
   check(
     recPolicy?.spec.egress.some((r) => r.ports?.some((p) => p.port === 5432)) && recPolicy?.spec.egress.some((r) => r.ports?.some((p) => p.port === 4222)),
     'NetworkPolicy: records egress to PostgreSQL and NATS',
