@@ -173,7 +173,11 @@ describe('writes obey the applied schema', () => {
     const before = await sql.query('select count(*)::int as n from records.record');
     const err = await appErrorOf(
       b.call.createRecord(
-        { entityType: 'Gadget', status: 'omit', dataJson: JSON.stringify({ size: 'huge', colour: 'red', shot: { type: 'Sequence', id: shot.id }, site: 'ftp://x' }) },
+        {
+          entityType: 'Gadget',
+          status: 'omit',
+          dataJson: JSON.stringify({ size: 'huge', colour: 'red', shot: { type: 'Sequence', id: shot.id }, site: 'ftp://x' }),
+        },
         asAdmin,
       ),
     );
@@ -210,7 +214,14 @@ describe('writes obey the applied schema', () => {
   it('Task step and priority must be codes; transitions bind every role', async () => {
     const err = await appErrorOf(create(a, 'Task', projectId, { name: 't', step: 'lighting', priority: 'urgent' }));
     expect(err.problems.map((p) => p.loc.join('.')).sort()).toEqual(['data.priority', 'data.step']);
-    await applyNext(a, undefined, { transitions: { Shot: [{ from: 'wtg', to: ['ip'] }, { from: 'ip', to: ['fin'], roles: ['Supervisor'] }] } });
+    await applyNext(a, undefined, {
+      transitions: {
+        Shot: [
+          { from: 'wtg', to: ['ip'] },
+          { from: 'ip', to: ['fin'], roles: ['Supervisor'] },
+        ],
+      },
+    });
     const s = await create(a, 'Shot', projectId, { code: 'tr' }, asAdmin, 'wtg');
     expect((await appErrorOf(b.call.updateRecord({ entityType: 'Shot', id: s.id, status: { value: 'fin' } }, asAdmin))).code).toBe('transition_not_allowed');
     await b.call.updateRecord({ entityType: 'Shot', id: s.id, status: { value: 'ip' } }, asArtist);
@@ -224,7 +235,16 @@ describe('writes obey the applied schema', () => {
 
   it('task_template creates the tasks in the same transaction; an unknown one writes nothing', async () => {
     await applyNext(a, undefined, {
-      task_templates: [{ code: 'std', entity_type: 'Shot', tasks: [{ name: 'Anim', step: 'anim', estimate_minutes: 60 }, { name: 'Comp', step: 'comp' }] }],
+      task_templates: [
+        {
+          code: 'std',
+          entity_type: 'Shot',
+          tasks: [
+            { name: 'Anim', step: 'anim', estimate_minutes: 60 },
+            { name: 'Comp', step: 'comp' },
+          ],
+        },
+      ],
     });
     const s = (await b.call.createRecord({ entityType: 'Shot', projectId, dataJson: '{"code":"tpl"}', taskTemplate: 'std' }, asArtist)).record!;
     const tasks = await sql.query(`select data from records.record where entity_type = 'Task' and data->'entity'->>'id' = $1 order by data->>'name'`, [s.id]);
@@ -232,7 +252,10 @@ describe('writes obey the applied schema', () => {
       { name: 'Anim', step: 'anim', entity: { type: 'Shot', id: s.id }, estimate_minutes: 60 },
       { name: 'Comp', step: 'comp', entity: { type: 'Shot', id: s.id } },
     ]);
-    const events = await sql.query(`select count(*)::int as n from records.outbox where payload->>'entity_id' = $1 or payload->'changes'->'entity'->>'id' = $1`, [s.id]);
+    const events = await sql.query(
+      `select count(*)::int as n from records.outbox where payload->>'entity_id' = $1 or payload->'changes'->'entity'->>'id' = $1`,
+      [s.id],
+    );
     expect(events.rows[0].n).toBe(3);
     const err = await appErrorOf(b.call.createRecord({ entityType: 'Shot', projectId, dataJson: '{"code":"tpl2"}', taskTemplate: 'nope' }, asArtist));
     expect(err.problems[0]!.loc).toEqual(['task_template']);
@@ -290,11 +313,7 @@ describe('ApplyRename', () => {
     const preset = await create(a, 'Preset', undefined, {
       name: 'in progress',
       target_type: 'Shot',
-      filters: [
-        ['status', 'in', ['ip', 'wtg']],
-        ['code', 'is', 'ip'],
-        { filter_operator: 'any', filters: [['status', 'is', 'ip']] },
-      ],
+      filters: [['status', 'in', ['ip', 'wtg']], ['code', 'is', 'ip'], { filter_operator: 'any', filters: [['status', 'is', 'ip']] }],
     });
     const journal = newId();
     const outboxBefore = await outboxSeq();
@@ -359,26 +378,49 @@ describe('ApplyRename', () => {
     const preset = await create(a, 'Preset', undefined, {
       name: 'seq',
       target_type: 'Sequence',
-      filters: [['code', 'is', 'Sequence'], ['entity_type', 'is', 'Sequence']],
+      filters: [
+        ['code', 'is', 'Sequence'],
+        ['entity_type', 'is', 'Sequence'],
+      ],
       fields: ['code'],
     });
-    const preset2 = await create(a, 'Preset', undefined, { name: 'shots by seq', target_type: 'Shot', filters: [['sequence.Sequence.code', 'is', 'sq1'], ['sequence', 'type_is', 'Sequence']] });
+    const preset2 = await create(a, 'Preset', undefined, {
+      name: 'shots by seq',
+      target_type: 'Shot',
+      filters: [
+        ['sequence.Sequence.code', 'is', 'sq1'],
+        ['sequence', 'type_is', 'Sequence'],
+      ],
+    });
     const journal = newId();
     const n = await rename(journal, 'entity_type', 'Sequence', 'Sequence2');
     expect(n).toBe(4);
     expect((await row(seq.id)).entity_type).toBe('Sequence2');
     expect((await row(shot.id)).data.sequence).toEqual({ type: 'Sequence2', id: seq.id });
     expect((await row(gadget.id)).data).toMatchObject({ shots: [link(shot)], shot: link(shot) });
-    expect((await row(preset.id)).data).toMatchObject({ target_type: 'Sequence2', filters: [['code', 'is', 'Sequence'], ['entity_type', 'is', 'Sequence2']] });
-    expect((await row(preset2.id)).data.filters).toEqual([['sequence.Sequence2.code', 'is', 'sq1'], ['sequence', 'type_is', 'Sequence2']]);
+    expect((await row(preset.id)).data).toMatchObject({
+      target_type: 'Sequence2',
+      filters: [
+        ['code', 'is', 'Sequence'],
+        ['entity_type', 'is', 'Sequence2'],
+      ],
+    });
+    expect((await row(preset2.id)).data.filters).toEqual([
+      ['sequence.Sequence2.code', 'is', 'sq1'],
+      ['sequence', 'type_is', 'Sequence2'],
+    ]);
     expect(await rename(journal, 'entity_type', 'Sequence', 'Sequence2')).toBe(4);
     const left = await sql.query(`select count(*)::int as n from records.record where entity_type = 'Sequence' or data::text like '%"type": "Sequence"%'`);
     expect(left.rows[0].n).toBe(0);
   });
 
   it('refuses a malformed rename and non-service callers', async () => {
-    expect((await appErrorOf(a.call.applyRename({ journalId: '', kind: 'colour', from: 'a', to: 'b', entityType: '', field: '' }, asService))).kind).toBe('invalid');
-    expect((await appErrorOf(a.call.applyRename({ journalId: 'j', kind: 'status', from: 'a', to: 'b', entityType: '', field: '' }, asAdmin))).kind).toBe('forbidden');
+    expect((await appErrorOf(a.call.applyRename({ journalId: '', kind: 'colour', from: 'a', to: 'b', entityType: '', field: '' }, asService))).kind).toBe(
+      'invalid',
+    );
+    expect((await appErrorOf(a.call.applyRename({ journalId: 'j', kind: 'status', from: 'a', to: 'b', entityType: '', field: '' }, asAdmin))).kind).toBe(
+      'forbidden',
+    );
   });
 });
 

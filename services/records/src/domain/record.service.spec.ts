@@ -5,7 +5,17 @@
 import { AppError, encodeStreamEvent, InProcessBus, isoMicros, parseStreamEvent, type CallContext, type Principal } from '@reelbase/lib-platform';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { RecordService, type RecordsBusTopics } from './record.service.js';
-import type { InsertResult, NewRecord, OutboxEvent, RecordStore, RecordTransaction, RecordValues, StoredRecord, StoredSchema, WriteGuard } from './record.store.js';
+import type {
+  InsertResult,
+  NewRecord,
+  OutboxEvent,
+  RecordStore,
+  RecordTransaction,
+  RecordValues,
+  StoredRecord,
+  StoredSchema,
+  WriteGuard,
+} from './record.store.js';
 import type { SchemaSnapshot } from './schema.snapshot.js';
 import type { LinkRef } from './schema.validator.js';
 
@@ -349,7 +359,12 @@ describe('RecordService with a schema', () => {
     statuses: [{ code: 'wtg' }, { code: 'ip' }, { code: 'fin' }],
     steps: [{ code: 'anim' }, { code: 'comp' }],
     priorities: [{ code: 'high' }],
-    transitions: { Shot: [{ from: 'wtg', to: ['ip'] }, { from: 'ip', to: ['fin'], roles: ['Supervisor'] }] },
+    transitions: {
+      Shot: [
+        { from: 'wtg', to: ['ip'] },
+        { from: 'ip', to: ['fin'], roles: ['Supervisor'] },
+      ],
+    },
     task_templates: [
       {
         code: 'basic',
@@ -410,7 +425,10 @@ describe('RecordService with a schema', () => {
 
   it('enforces transitions per role, Admins included; a create with a status is not a transition', async () => {
     const r = await shot({ code: 'a' }, { status: 'wtg' });
-    expect(await failure(service.update({ entityType: 'Shot', id: r.id, status: 'fin' }, admin))).toMatchObject({ kind: 'conflict', code: 'transition_not_allowed' });
+    expect(await failure(service.update({ entityType: 'Shot', id: r.id, status: 'fin' }, admin))).toMatchObject({
+      kind: 'conflict',
+      code: 'transition_not_allowed',
+    });
     await service.update({ entityType: 'Shot', id: r.id, status: 'ip' }, artist);
     expect(await failure(service.update({ entityType: 'Shot', id: r.id, status: 'fin' }, artist))).toMatchObject({ code: 'transition_not_allowed' });
     expect((await service.update({ entityType: 'Shot', id: r.id, status: 'fin' }, ctxOf('Supervisor'))).status).toBe('fin');

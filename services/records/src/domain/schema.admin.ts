@@ -62,7 +62,8 @@ export class SchemaAdmin {
     service(ctx);
     const problems: Problem[] = [];
     const need = (name: keyof CodeRename, value: string) => {
-      if (!value) problems.push({ loc: [name === 'journalId' ? 'journal_id' : name === 'entityType' ? 'entity_type' : name], msg: 'Field required', type: 'missing' });
+      if (!value)
+        problems.push({ loc: [name === 'journalId' ? 'journal_id' : name === 'entityType' ? 'entity_type' : name], msg: 'Field required', type: 'missing' });
     };
     if (!RENAME_KINDS.includes(rename.kind as RenameKind)) {
       problems.push({ loc: ['kind'], msg: `Input should be ${RENAME_KINDS.map((k) => `'${k}'`).join(', ')}`, type: 'literal_error' });

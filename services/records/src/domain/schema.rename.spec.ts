@@ -5,7 +5,14 @@
 import { describe, expect, it } from 'vitest';
 import { rewritePresetData, rewriteSmallRecord, type CodeRename } from './schema.rename.js';
 
-const r = (kind: CodeRename['kind'], from: string, to: string, entityType = '', field = ''): CodeRename => ({ journalId: 'j', kind, entityType, field, from, to });
+const r = (kind: CodeRename['kind'], from: string, to: string, entityType = '', field = ''): CodeRename => ({
+  journalId: 'j',
+  kind,
+  entityType,
+  field,
+  from,
+  to,
+});
 
 describe('rewritePresetData', () => {
   it('status: conditions on status, nested groups included; not text fields spelled the same', () => {
@@ -34,18 +41,41 @@ describe('rewritePresetData', () => {
   });
 
   it('step and priority: conditions on those fields only', () => {
-    const data = { target_type: 'Task', filters: [['step', 'is', 'anim'], ['name', 'is', 'anim'], ['priority', 'not_in', ['anim']]] };
-    expect(rewritePresetData(data, r('step', 'anim', 'animation'))!.filters).toEqual([['step', 'is', 'animation'], ['name', 'is', 'anim'], ['priority', 'not_in', ['anim']]]);
-    expect(rewritePresetData(data, r('priority', 'anim', 'x'))!.filters).toEqual([['step', 'is', 'anim'], ['name', 'is', 'anim'], ['priority', 'not_in', ['x']]]);
+    const data = {
+      target_type: 'Task',
+      filters: [
+        ['step', 'is', 'anim'],
+        ['name', 'is', 'anim'],
+        ['priority', 'not_in', ['anim']],
+      ],
+    };
+    expect(rewritePresetData(data, r('step', 'anim', 'animation'))!.filters).toEqual([
+      ['step', 'is', 'animation'],
+      ['name', 'is', 'anim'],
+      ['priority', 'not_in', ['anim']],
+    ]);
+    expect(rewritePresetData(data, r('priority', 'anim', 'x'))!.filters).toEqual([
+      ['step', 'is', 'anim'],
+      ['name', 'is', 'anim'],
+      ['priority', 'not_in', ['x']],
+    ]);
   });
 
   it('option: the field of that type, directly or through a hop', () => {
-    const shots = { target_type: 'Asset', filters: [['asset_type', 'is', 'prop'], ['entity.Shot.asset_type', 'is', 'prop']] };
+    const shots = {
+      target_type: 'Asset',
+      filters: [
+        ['asset_type', 'is', 'prop'],
+        ['entity.Shot.asset_type', 'is', 'prop'],
+      ],
+    };
     expect(rewritePresetData(shots, r('option', 'prop', 'item', 'Asset', 'asset_type'))!.filters).toEqual([
       ['asset_type', 'is', 'item'],
       ['entity.Shot.asset_type', 'is', 'prop'],
     ]);
-    expect(rewritePresetData({ target_type: 'Shot', filters: [['asset_type', 'is', 'prop']] }, r('option', 'prop', 'item', 'Asset', 'asset_type'))).toBeUndefined();
+    expect(
+      rewritePresetData({ target_type: 'Shot', filters: [['asset_type', 'is', 'prop']] }, r('option', 'prop', 'item', 'Asset', 'asset_type')),
+    ).toBeUndefined();
   });
 
   it('entity_type: target type, path hops, type_is values, entity_type conditions, link values, fields and order', () => {

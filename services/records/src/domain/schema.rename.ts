@@ -92,7 +92,13 @@ function rewriteFilter(filter: unknown, base: string, r: CodeRename): unknown {
 
 /** A field list or order list of a Preset with hop types renamed (`entity.Shot.code`). */
 function rewritePaths(value: unknown, r: CodeRename): unknown {
-  const path = (p: unknown) => (typeof p === 'string' ? p.split('.').map((s, i) => (i % 2 === 1 && s === r.from ? r.to : s)).join('.') : p);
+  const path = (p: unknown) =>
+    typeof p === 'string'
+      ? p
+          .split('.')
+          .map((s, i) => (i % 2 === 1 && s === r.from ? r.to : s))
+          .join('.')
+      : p;
   if (!Array.isArray(value)) return value;
   return value.map((item) => {
     if (typeof item === 'string') return path(item);

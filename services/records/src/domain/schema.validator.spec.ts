@@ -158,16 +158,25 @@ describe('field types', () => {
   });
 
   it('multi_link takes an array of links', () => {
-    const ok = create({ serial: 'x', shots: [{ type: 'Shot', id: ID }, { type: 'Asset', id: ID }] });
+    const ok = create({
+      serial: 'x',
+      shots: [
+        { type: 'Shot', id: ID },
+        { type: 'Asset', id: ID },
+      ],
+    });
     expect(ok.problems).toEqual([]);
     expect(ok.links.map((l) => l.loc)).toEqual([
       ['data', 'shots', 0],
       ['data', 'shots', 1],
     ]);
     refused('shots', { type: 'Shot', id: ID }, 'list_type');
-    expect(problemsOf('shots', [{ type: 'Shot', id: ID }, { type: 'User', id: ID }])).toEqual([
-      expect.objectContaining({ loc: ['data', 'shots', 1, 'type'], type: 'link_type' }),
-    ]);
+    expect(
+      problemsOf('shots', [
+        { type: 'Shot', id: ID },
+        { type: 'User', id: ID },
+      ]),
+    ).toEqual([expect.objectContaining({ loc: ['data', 'shots', 1, 'type'], type: 'link_type' })]);
   });
 
   it('json takes anything', () => {

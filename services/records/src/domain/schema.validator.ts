@@ -35,7 +35,8 @@ export interface CheckedWrite {
 
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 const DATETIME = /^(\d{4}-\d{2}-\d{2})T([01]\d|2[0-3]):([0-5]\d)(?::([0-5]\d)(?:\.\d{1,9})?)?(Z|[+-](?:[01]\d|2[0-3]):?[0-5]\d)$/i;
-const DURATION = /^P(?!$)(?:\d+(?:[.,]\d+)?Y)?(?:\d+(?:[.,]\d+)?M)?(?:\d+(?:[.,]\d+)?W)?(?:\d+(?:[.,]\d+)?D)?(?:T(?=\d)(?:\d+(?:[.,]\d+)?H)?(?:\d+(?:[.,]\d+)?M)?(?:\d+(?:[.,]\d+)?S)?)?$/;
+const DURATION =
+  /^P(?!$)(?:\d+(?:[.,]\d+)?Y)?(?:\d+(?:[.,]\d+)?M)?(?:\d+(?:[.,]\d+)?W)?(?:\d+(?:[.,]\d+)?D)?(?:T(?=\d)(?:\d+(?:[.,]\d+)?H)?(?:\d+(?:[.,]\d+)?M)?(?:\d+(?:[.,]\d+)?S)?)?$/;
 const COLOR = /^#[0-9a-fA-F]{6}$/;
 
 function isRealDate(s: string): boolean {
@@ -139,7 +140,8 @@ export function checkValue(field: CompiledField, value: unknown, loc: (string | 
       return;
     case 'duration':
       if (typeof value === 'number') {
-        if (!Number.isSafeInteger(value) || value < 0) bad('Input should be whole minutes (a non-negative integer) or an ISO 8601 duration', 'duration_parsing');
+        if (!Number.isSafeInteger(value) || value < 0)
+          bad('Input should be whole minutes (a non-negative integer) or an ISO 8601 duration', 'duration_parsing');
       } else if (typeof value !== 'string' || !DURATION.test(value)) {
         bad('Input should be whole minutes (a non-negative integer) or an ISO 8601 duration', 'duration_parsing');
       }
@@ -249,7 +251,8 @@ export function checkUpdate(
     links,
   );
   for (const key of keys) {
-    if (patch[key] === null && type.fields.get(key)?.required) problems.push({ loc: ['data', key], msg: 'Field required: it cannot be removed', type: 'missing' });
+    if (patch[key] === null && type.fields.get(key)?.required)
+      problems.push({ loc: ['data', key], msg: 'Field required: it cannot be removed', type: 'missing' });
   }
   problems.push(...codeProblems(schema, write.entityType, patch, keys));
   return { problems, data: write.merged, links };
@@ -264,7 +267,9 @@ export function checkTransition(schema: CompiledSchema, entityType: string, from
   if (from === null || to === null || from === to) return;
   const rules = schema.transitions.get(entityType);
   if (!rules || rules.length === 0) return;
-  const allowed = rules.some((r) => r.from === from && Array.isArray(r.to) && r.to.includes(to) && (!r.roles || r.roles.length === 0 || r.roles.includes(role)));
+  const allowed = rules.some(
+    (r) => r.from === from && Array.isArray(r.to) && r.to.includes(to) && (!r.roles || r.roles.length === 0 || r.roles.includes(role)),
+  );
   if (!allowed) {
     throw AppError.conflict('transition_not_allowed', `${entityType} cannot go from status '${from}' to '${to}' for role ${role}`, {
       from,

@@ -5,16 +5,7 @@
  */
 import type { Knex } from '@mikro-orm/postgresql';
 import { AppError, guarded, type NatsNames, type SqlStateErrors } from '@reelbase/lib-platform';
-import type {
-  InsertResult,
-  NewRecord,
-  OutboxEvent,
-  RecordStore,
-  RecordTransaction,
-  StoredRecord,
-  StoredSchema,
-  WriteGuard,
-} from '../domain/record.store.js';
+import type { InsertResult, NewRecord, OutboxEvent, RecordStore, RecordTransaction, StoredRecord, StoredSchema, WriteGuard } from '../domain/record.store.js';
 import { OutboxRepository } from './outbox.repository.js';
 import { RecordRepository } from './record.repository.js';
 import { SchemaRepository } from './schema.repository.js';

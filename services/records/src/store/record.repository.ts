@@ -91,7 +91,11 @@ export class RecordRepository {
    * Why a guarded insert wrote nothing: the stored schema version, whether the project is live
    * and which links are dead, in one statement.
    */
-  async whyNotInserted(db: Db, projectId: string | null, links: readonly LinkRef[]): Promise<{ schemaVersion: number; projectLive: boolean; deadLinks: LinkRef[] }> {
+  async whyNotInserted(
+    db: Db,
+    projectId: string | null,
+    links: readonly LinkRef[],
+  ): Promise<{ schemaVersion: number; projectLive: boolean; deadLinks: LinkRef[] }> {
     const res = await db.raw<{ rows: { v: string; project_live: boolean; dead: string[] | null }[] }>(
       `select ${SCHEMA_VERSION_SQL} as v,
               (?::uuid is null or exists (select 1 from records.record p
@@ -120,14 +124,23 @@ export class RecordRepository {
    * row serialise on MultiXact bookkeeping, and a Shot created while its project is being
    * retired is no different from one created a moment before (retirement is reversible).
    */
-  async insertWithEvent(db: Db, v: NewRecord, event: { subject: string; eventId: string; json: string }, guard?: WriteGuard): Promise<StoredRecord | undefined> {
+  async insertWithEvent(
+    db: Db,
+    v: NewRecord,
+    event: { subject: string; eventId: string; json: string },
+    guard?: WriteGuard,
+  ): Promise<StoredRecord | undefined> {
     const guardSql =
       guard === undefined
         ? ''
         : `and ${SCHEMA_VERSION_SQL} = ?::bigint` +
           (guard.links.length > 0 ? ` and not exists (select 1 from unnest(?::uuid[], ?::text[]) l(id, t) where not ${LIVE_LINK_TARGET})` : '');
     const guardParams: unknown[] =
-      guard === undefined ? [] : guard.links.length > 0 ? [guard.schemaVersion, guard.links.map((l) => l.id), guard.links.map((l) => l.type)] : [guard.schemaVersion];
+      guard === undefined
+        ? []
+        : guard.links.length > 0
+          ? [guard.schemaVersion, guard.links.map((l) => l.id), guard.links.map((l) => l.type)]
+          : [guard.schemaVersion];
     return one(
       db,
       `with c as (select clock_timestamp() as ts),

@@ -12,9 +12,7 @@ export const SCHEMA_VERSION_SQL = `coalesce((select version from records.schema_
 
 export class SchemaRepository {
   async load(db: Db): Promise<StoredSchema | undefined> {
-    const res = await db.raw<{ rows: { version: string; snapshot: SchemaSnapshot }[] }>(
-      'select version, snapshot from records.schema_state where id = 1',
-    );
+    const res = await db.raw<{ rows: { version: string; snapshot: SchemaSnapshot }[] }>('select version, snapshot from records.schema_state where id = 1');
     const row = res.rows[0];
     return row ? { version: Number(row.version), snapshot: row.snapshot } : undefined;
   }
