@@ -10,5 +10,5 @@ import { RecordsSchemaMigration } from './schema.migration.js';
 /** Every migration of schema `records`, oldest first. */
 export const RECORDS_MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20251122000001Initial', class: RecordsInitialMigration },
-  { name: 'Migration20261123000001Schema', class: RecordsSchemaMigration },
+  { name: 'records-0002-schema-state', class: RecordsSchemaMigration },
 ];

@@ -7,14 +7,14 @@ import { Migration } from '@mikro-orm/migrations';
 
 export class RecordsSchemaMigration extends Migration {
   override async up(): Promise<void> {
-    this.addSql(`create table records.schema_state (
+    this.addSql(`create table if not exists records.schema_state (
       id smallint primary key default 1,
       version bigint not null,
       snapshot jsonb not null,
       applied_at timestamptz not null default now(),
       constraint schema_state_one_row check (id = 1)
     )`);
-    this.addSql(`create table records.applied_rename (
+    this.addSql(`create table if not exists records.applied_rename (
       journal_id text primary key,
       kind text not null,
       from_code text not null,
