@@ -16,7 +16,7 @@ export const schemaConfigShape = {
   GRPC_PORT: envPort(50054),
   /** The ops port: /healthz, /readyz and /metrics. */
   HTTP_PORT: envPort(9104),
-  /** records' gRPC address (host:port): snapshots, rename cascades, usage and project overrides. */
+  /** records' gRPC address (host:port). */
   RECORDS_ADDR: envAddr('127.0.0.1:50052'),
   /** How often the relay looks for outbox rows nobody nudged it about (left over by a crash). */
   OUTBOX_POLL_MS: envInt(500, 10, 60_000),
