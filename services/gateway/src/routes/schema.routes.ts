@@ -145,7 +145,7 @@ export function schemaRoutes({ peers }: RouteDeps): AnyRoute[] {
       authorize: admin,
       params: EntityCodePath,
       body: RenameBody,
-      responses: { 200: ok('The entity type as stored.') },
+      responses: { 200: ok('The entity type as stored.'), 409: conflict(BUILTIN) },
       errors: [404, 503],
       handler: ({ params, body, ctx }) => send('renameEntityType', ctx, { body, entityCode: params.entity_code }),
     }),
@@ -402,7 +402,7 @@ export function schemaRoutes({ peers }: RouteDeps): AnyRoute[] {
       authorize: admin,
       body: ObjectTransitionsBody,
       responses: { 200: ok("The type's transitions as stored.") },
-      errors: [404, 503],
+      errors: [503],
       handler: ({ body, ctx }) => send('setTransitions', ctx, { body, entityCode: body.entity_type }),
     }),
     defineRoute({
