@@ -126,6 +126,8 @@ describe('seeding', () => {
 
   it('adds a built-in field missing from an older store without touching the rest', async () => {
     store.doc.entity_types.find((t) => t.code === 'Shot')!.fields.pop();
+    // The next start (a release that added a built-in field).
+    service = new SchemaService({ store, records, faults, logger: createLogger('schema-spec', 'silent') });
     await service.sync();
     const doc = await store.load();
     expect(doc.version).toBe(2);

@@ -60,6 +60,8 @@ function requireCode(value: string, name: string): string {
 export class SchemaService {
   /** The highest version records has confirmed (by this replica). */
   private appliedVersion = 0;
+  /** Built-in definitions checked since this replica started. */
+  private seeded = false;
 
   constructor(private readonly deps: SchemaServiceDeps) {}
 
@@ -126,19 +128,23 @@ export class SchemaService {
   }
 
   /**
-   * Start-up and periodic upkeep: seeds built-in types and fields the store lacks (one
-   * replica at a time, under the definitions lock), hands records the current snapshot, and
-   * completes rename cascades a crash left unfinished.
+   * Start-up and periodic upkeep: seeds built-in types and fields the store lacks (once per
+   * start, one replica at a time under the definitions lock), hands records the current
+   * snapshot when it may not hold it, and completes rename cascades a crash left unfinished.
    */
   async sync(): Promise<void> {
-    const seeded = await this.deps.store.commit((doc) => {
-      const edit = E.seedBuiltins(doc);
-      return edit ? this.toCommit(edit, null) : null;
-    });
-    if (seeded)
-      this.deps.logger.info({ added: (seeded.result as { added: string[] }).added.length, version: seeded.doc.version }, 'built-in types and fields seeded');
-    const doc = seeded?.doc ?? (await this.deps.store.load());
-    await this.apply(doc);
+    if (!this.seeded) {
+      const seeded = await this.deps.store.commit((doc) => {
+        const edit = E.seedBuiltins(doc);
+        return edit ? this.toCommit(edit, null) : null;
+      });
+      if (seeded) {
+        this.deps.logger.info({ added: (seeded.result as { added: string[] }).added.length, version: seeded.doc.version }, 'built-in types and fields seeded');
+      }
+      this.seeded = true;
+    }
+    // A cheap one-row read first: the whole document only when records may lag behind it.
+    if ((await this.deps.store.version()) > this.appliedVersion) await this.apply(await this.deps.store.load());
     for (const entry of await this.deps.store.pendingRenames()) {
       this.deps.logger.warn({ journal_id: entry.id, kind: entry.kind, from: entry.from, to: entry.to }, 'completing an unfinished rename');
       await this.cascade(entry);
