@@ -52,6 +52,10 @@ describe('User records and their logins (whole stack)', () => {
     expectStatus(await login('keeper@studio.test', 'password-1234'), 200, 'its own login');
     expectStatus(await login('admin@studio.test', 'correct horse battery'), 200, "the Admin's login");
     expectValidation(await admin.api.patch(`/entities/User/${art.user.id}`, { data: { email: null } }), ['body', 'data', 'email']);
+
+    // A create records refuses (a role the schema does not know) gives its address back at once.
+    expectValidation(await admin.api.post('/entities/User', { data: { name: 'Bad', email: 'retry@studio.test', role: 'Wizard' } }), ['body', 'data', 'role']);
+    expectStatus(await admin.api.post('/entities/User', { data: { name: 'Good', email: 'retry@studio.test', role: 'Artist' } }), 200, 'the same address');
   });
 
   it('POST /entities/User makes a user who logs in only after an Admin sets a password', async () => {
