@@ -8,7 +8,7 @@
  * timed out, this process died) is resolved later by {@link UserAccountService.resolveStale}
  * from what the record then says. Passwords are changed here too.
  */
-import { AppError, newId, type CallContext, type Logger, type Role } from '@reelbase/lib-platform';
+import { AppError, newId, type CallContext, type Logger } from '@reelbase/lib-platform';
 import { isLoginEmail, normalizeEmail, passwordProblems, requireAdmin, requireUser } from './auth.rules.js';
 import type { LoginThrottle } from './login.throttle.js';
 import type { PasswordHasher } from './password.hasher.js';
@@ -93,7 +93,7 @@ export class UserAccountService {
     if (email !== undefined) data.email = email;
     const id = newId();
     // records honours an explicit id only from a service principal; the Admin stays the creator.
-    const actor: CallContext = { ...ctx, principal: { userId: admin.userId, role: 'Admin' satisfies Role, authKind: 'service' } };
+    const actor: CallContext = { ...ctx, principal: { userId: admin.userId, role: 'Admin', authKind: 'service' } };
     const write = () => this.deps.users.createRecord({ ...input, id, data }, actor);
     if (email === undefined) return write();
     await this.deps.store.claim(id, email);
