@@ -37,13 +37,21 @@ describe.skipIf(!existsSync(recordsEntry))('auth with the real records service',
     db = await createTestDatabase();
     prefix = uniquePrefix('authrec');
     const mod = (await import(recordsEntry)) as RecordsModule;
-    const env = { DATABASE_URL: db.url, NATS_PREFIX: prefix, GRPC_PORT: '0', HTTP_PORT: '0', LOG_LEVEL: 'silent', INTERNAL_AUTH_SECRET: TEST_INTERNAL_AUTH_SECRET };
+    const env = {
+      DATABASE_URL: db.url,
+      NATS_PREFIX: prefix,
+      GRPC_PORT: '0',
+      HTTP_PORT: '0',
+      LOG_LEVEL: 'silent',
+      INTERNAL_AUTH_SECRET: TEST_INTERNAL_AUTH_SECRET,
+    };
     records = await mod.startRecords(mod.parseRecordsConfig(env), logger);
-    auth = await startAuth(
-      parseAuthConfig({ ...env, RECORDS_ADDR: `127.0.0.1:${records.grpcPort}`, PASSWORD_SCRYPT_COST: '1024' }),
-      logger,
-    );
-    client = createGrpcClient(authv1.AuthServiceClient, authv1.AuthServiceService, { internalAuthSecret: TEST_INTERNAL_AUTH_SECRET, name: 'auth', address: `127.0.0.1:${auth.grpcPort}` });
+    auth = await startAuth(parseAuthConfig({ ...env, RECORDS_ADDR: `127.0.0.1:${records.grpcPort}`, PASSWORD_SCRYPT_COST: '1024' }), logger);
+    client = createGrpcClient(authv1.AuthServiceClient, authv1.AuthServiceService, {
+      internalAuthSecret: TEST_INTERNAL_AUTH_SECRET,
+      name: 'auth',
+      address: `127.0.0.1:${auth.grpcPort}`,
+    });
     recordsClient = createGrpcClient(recordsv1.RecordsServiceClient, recordsv1.RecordsServiceService, {
       internalAuthSecret: TEST_INTERNAL_AUTH_SECRET,
       name: 'records',
@@ -92,5 +100,31 @@ describe.skipIf(!existsSync(recordsEntry))('auth with the real records service',
     expect(retired.kind).toBe('unauthenticated');
     const relogin = (await client.call.login({ email: 'art@studio.io', password: 'artist-pw-1' }, anon).catch((e: unknown) => e)) as AppError;
     expect(relogin.kind).toBe('unauthenticated');
+  });
+
+  it('creates a User with the id auth chose and moves its login with If-Match honoured by records', async () => {
+    const boss = await client.call.login({ email: 'boss@studio.io', password: 'first-user-pw' }, anon);
+    const admin = (await client.call.authenticate({ token: boss.accessToken }, anon)).principal!;
+    const created = (
+      await client.call.createUser(
+        { record: { entityType: 'User', dataJson: JSON.stringify({ name: 'Rec', email: 'Rec@studio.io', role: 'Artist' }) } },
+        as(admin),
+      )
+    ).record!;
+    expect(created.createdBy).toBe(admin.userId);
+    const stored = (await recordsClient.call.getRecord({ entityType: 'User', id: created.id }, as(admin))).record!;
+    expect(JSON.parse(stored.dataJson)).toMatchObject({ email: 'rec@studio.io' });
+    await client.call.setPassword({ userId: created.id, password: 'rec-password' }, as(admin));
+
+    const patch = (ifMatch: string) => ({ record: { entityType: 'User', id: created.id, dataJson: JSON.stringify({ email: 'rec2@studio.io' }), ifMatch } });
+    const stale = (await client.call.updateUser(patch('2000-01-01T00:00:00.000000Z'), as(admin)).catch((e: unknown) => e)) as AppError;
+    expect(stale.code).toBe('stale_write');
+    await client.call.login({ email: 'rec@studio.io', password: 'rec-password' }, anon);
+
+    const moved = (await client.call.updateUser(patch(stored.updatedAt), as(admin))).record!;
+    expect(JSON.parse(moved.dataJson).email).toBe('rec2@studio.io');
+    await client.call.login({ email: 'rec2@studio.io', password: 'rec-password' }, anon);
+    const old = (await client.call.login({ email: 'rec@studio.io', password: 'rec-password' }, anon).catch((e: unknown) => e)) as AppError;
+    expect(old.kind).toBe('unauthenticated');
   });
 });
