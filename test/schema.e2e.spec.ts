@@ -10,6 +10,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, expectStatus, type Api } from './support/api.client.js';
 import { bootstrapAdmin, createUser, eventsAfter, startE2EStack, type E2EStack, type Session } from './support/e2e.stack.js';
 import { expectError, expectValidation } from './support/expect.helpers.js';
+// The answer schemas the OpenAPI document is written from: every answer below must fit them.
+import * as Out from '../services/gateway/src/schemas/schema.schema.js';
+
+/** Fails naming every mismatch when `value` does not fit the documented `schema`. */
+function fits(schema: { safeParse(v: unknown): { success: boolean; error?: { issues: unknown[] } } }, value: unknown): void {
+  const r = schema.safeParse(value);
+  expect(r.success, `${JSON.stringify(r.error?.issues)} in ${JSON.stringify(value).slice(0, 500)}`).toBe(true);
+}
 
 interface Route {
   method: string;
@@ -108,6 +116,7 @@ describe('schema and catalog routes (whole stack)', () => {
 
   it('GET /schema: the built-in types and fields are seeded; /schema/usage counts records', async () => {
     const schema = expectStatus(await api.get('/schema'), 200);
+    fits(Out.SchemaOut, schema);
     for (const key of ['entity_types', 'statuses', 'steps', 'priorities', 'workflows', 'transitions', 'task_templates'])
       expect(schema, key).toHaveProperty(key);
     const shot = schema.entity_types.find((t: any) => t.code === 'Shot');
@@ -115,6 +124,7 @@ describe('schema and catalog routes (whole stack)', () => {
     expect(shot.fields.map((f: any) => f.code)).toEqual(expect.arrayContaining(['code', 'description', 'sequence', 'cut_in', 'cut_out']));
     expect(shot.fields.find((f: any) => f.code === 'cut_in')).toMatchObject({ type: 'integer', builtin: true, required: false });
     const usage = expectStatus(await api.get('/schema/usage'), 200);
+    fits(Out.UsageOut, usage);
     expect(Object.keys(usage).sort()).toEqual(['entity_types', 'fields', 'priorities', 'statuses', 'steps']);
     expect(usage.entity_types.Shot).toBe(1);
     expect(usage.entity_types.Project).toBe(1);
@@ -124,6 +134,7 @@ describe('schema and catalog routes (whole stack)', () => {
   it('entity types and fields: create, 409 duplicate_code / builtin / code_in_use with usage, 404, 422, rename, delete', async () => {
     const cam = await ok('POST', '/schema/entity-types', { code: 'Camera', name: 'Camera', project_scoped: false });
     expect(cam).toMatchObject({ code: 'Camera', name: 'Camera', builtin: false, project_scoped: false });
+    fits(Out.EntityTypeOut, cam);
     expectError(await api.post('/schema/entity-types', { code: 'Camera', name: 'Again' }), 409, 'duplicate_code');
     expectError(await api.post('/schema/entity-types', { code: 'Shot', name: 'Shot' }), 409, 'duplicate_code');
     expectValidation(await api.post('/schema/entity-types', { code: 'camera', name: 'x' }), ['body', 'code']);
@@ -148,6 +159,7 @@ describe('schema and catalog routes (whole stack)', () => {
       ],
     });
     expect(lens).toMatchObject({ code: 'lens', type: 'enum', builtin: false, options: [{ code: 'wide' }, { code: 'tele' }] });
+    fits(Out.FieldOut, lens);
     expectError(await api.post('/schema/entity-types/Camera/fields', { code: 'lens', name: 'Lens', type: 'text' }), 409, 'duplicate_code');
     expectError(await api.post('/schema/entity-types/Nope/fields', { code: 'lens', name: 'Lens', type: 'text' }), 404, 'not_found');
     expectValidation(await api.post('/schema/entity-types/Camera/fields', { code: 'status', name: 'S', type: 'text' }), ['body', 'code']);
@@ -175,6 +187,7 @@ describe('schema and catalog routes (whole stack)', () => {
     expectValidation(await api.post('/schema/entity-types/Camera/fields/lens/rename-option', { from: 'wide' }), ['body', 'to']);
     const opt = await ok('POST', '/schema/entity-types/Camera/fields/lens/rename-option', { from: 'wide', to: 'ultra-wide' });
     expect(opt).toMatchObject({ old_code: 'wide', new_code: 'ultra-wide', rewritten: 1 });
+    fits(Out.RenameOut, opt);
     expect(expectStatus(await api.get(`/entities/Camera/${rec.id}`), 200).data.lens).toBe('ultra-wide');
 
     const renamed = await ok('POST', '/schema/entity-types/Camera/rename-code', { new_code: 'Cam' });
@@ -190,13 +203,14 @@ describe('schema and catalog routes (whole stack)', () => {
     await ok('POST', '/schema/entity-types/Lamp/fields', { code: 'watts', name: 'Watts', type: 'integer', default: 800 });
     await ok('DELETE', '/schema/entity-types/Lamp/fields/watts');
     expectError(await api.delete('/schema/entity-types/Lamp/fields/watts'), 404, 'not_found');
-    await ok('DELETE', '/schema/entity-types/Lamp');
+    fits(Out.DeletedOut, await ok('DELETE', '/schema/entity-types/Lamp'));
     expectError(await api.delete('/schema/entity-types/Lamp'), 404, 'not_found');
   });
 
   it('statuses: create, 409, 422, 404, code_in_use with usage, rename cascading to records, scoped delete', async () => {
     const ip = await ok('POST', '/schema/statuses', { code: 'ip', name: 'In progress', state: 'in_progress', color: '#ffaa00' });
     expect(ip).toMatchObject({ code: 'ip', name: 'In progress', state: 'in_progress', entity_types: [] });
+    fits(Out.StatusOut, ip);
     expectError(await api.post('/schema/statuses', { code: 'ip', name: 'Again', state: 'done' }), 409, 'duplicate_code');
     expectValidation(await api.post('/schema/statuses', { code: 'x', name: 'X', state: 'started' }), ['body', 'state']);
     expectValidation(await api.post('/schema/statuses', { code: 'x', name: 'X' }), ['body', 'state']);
@@ -219,6 +233,7 @@ describe('schema and catalog routes (whole stack)', () => {
 
     // Taking Shot out of a status scoped to every type leaves every other type.
     const narrowed = await ok('DELETE', '/schema/statuses/fin?entity_code=Shot');
+    fits(Out.StatusDeleteOut, narrowed);
     expect(narrowed.entity_types).not.toContain('Shot');
     expect(narrowed.entity_types).toEqual(expect.arrayContaining(['Asset', 'Task']));
     expectValidation(await api.delete('/schema/statuses/fin?entity_code=shot'), ['query', 'entity_code']);
@@ -230,7 +245,7 @@ describe('schema and catalog routes (whole stack)', () => {
     await ok('POST', '/schema/steps', { code: 'comp', name: 'Comp' });
     await ok('POST', '/schema/steps', { code: 'anim', name: 'Animation' });
     expectError(await api.post('/schema/steps', { code: 'comp', name: 'Again' }), 409, 'duplicate_code');
-    await ok('POST', '/schema/steps/reorder', { codes: ['anim', 'comp'] });
+    fits(Out.StepsOut, await ok('POST', '/schema/steps/reorder', { codes: ['anim', 'comp'] }));
     expect(expectStatus(await api.get('/schema'), 200).steps.map((s: any) => s.code)).toEqual(['anim', 'comp']);
     expectValidation(await api.post('/schema/steps/reorder', { codes: ['comp'] }), ['body', 'codes']);
     expectValidation(await api.post('/schema/steps/reorder', { codes: ['comp', 'anim', 'comp'] }), ['body', 'codes']);
@@ -241,7 +256,9 @@ describe('schema and catalog routes (whole stack)', () => {
     await ok('POST', '/schema/priorities', { code: 'low', name: 'Low', rank: 1 });
     expectError(await api.post('/schema/priorities', { code: 'high', name: 'Again', rank: 2 }), 409, 'duplicate_code');
     expectValidation(await api.post('/schema/priorities', { code: 'mid', name: 'Mid', rank: 1.5 }), ['body', 'rank']);
-    expect((await ok('PATCH', '/schema/priorities/high', { rank: 5 })).rank).toBe(5);
+    const high = await ok('PATCH', '/schema/priorities/high', { rank: 5 });
+    fits(Out.PriorityOut, high);
+    expect(high.rank).toBe(5);
     expectError(await api.patch('/schema/priorities/nope', { rank: 1 }), 404, 'not_found');
 
     const task = expectStatus(
@@ -283,6 +300,7 @@ describe('schema and catalog routes (whole stack)', () => {
       schemas: [{ option: 'character', steps: ['model'] }],
     });
     expect(wf).toMatchObject({ code: 'assets', entity_type: 'Asset', field: 'asset_type' });
+    fits(Out.WorkflowOut, wf);
     expectError(await api.post('/schema/workflows', { code: 'assets' }), 409, 'duplicate_code');
     expectValidation(await api.post('/schema/workflows', { code: 'x', field: 'asset_type' }), ['body', 'entity_type']);
     expect(expectStatus(await api.get('/schema'), 200).workflows.map((w: any) => w.code)).toContain('assets');
@@ -292,6 +310,7 @@ describe('schema and catalog routes (whole stack)', () => {
     await ok('POST', '/schema/statuses', { code: 'rev', name: 'Review', state: 'in_progress' });
     const set = await ok('POST', '/schema/transitions', { entity_type: 'Shot', transitions: [{ from: 'wip', to: ['rev'], roles: ['Artist', 'Admin'] }] });
     expect(set).toMatchObject({ entity_type: 'Shot', transitions: [{ from: 'wip', to: ['rev'] }] });
+    fits(Out.TransitionsOut, set);
     expect(expectStatus(await api.get('/schema'), 200).transitions.Shot).toEqual([expect.objectContaining({ from: 'wip', to: ['rev'] })]);
     expectValidation(await api.post('/schema/transitions', { entity_type: 'Shot', transitions: [{ from: 'wip', to: ['rev'], roles: ['Boss'] }] }), [
       'body',
@@ -306,6 +325,7 @@ describe('schema and catalog routes (whole stack)', () => {
     const templates = await ok('PUT', '/schema/task-templates', {
       templates: [{ code: 'char', name: 'Character', entity_type: 'Asset', tasks: [{ name: 'Model', step: 'model', estimate_minutes: 960 }] }],
     });
+    fits(Out.TaskTemplatesOut, templates);
     expect(templates.templates).toEqual([expect.objectContaining({ code: 'char', tasks: [expect.objectContaining({ step: 'model' })] })]);
     expectValidation(
       await api.call('PUT', '/schema/task-templates', {
@@ -316,6 +336,7 @@ describe('schema and catalog routes (whole stack)', () => {
     expect(expectStatus(await api.get('/schema'), 200).task_templates.map((t: any) => t.code)).toEqual(['char']);
 
     const put = await ok('PUT', '/branding', { studio_name: 'Reel Studio', primary_color: '#112233' });
+    fits(Out.BrandingOut, put);
     expect(put).toMatchObject({ studio_name: 'Reel Studio', primary_color: '#112233', logo_media_key: null, accent_color: null });
     expect(expectStatus(await others.at(-1)!.api.get('/branding'), 200)).toEqual(put);
     expectValidation(await api.call('PUT', '/branding', { body: { primary_color: 'blue' } }), ['body', 'primary_color']);
@@ -325,6 +346,7 @@ describe('schema and catalog routes (whole stack)', () => {
   it('applications follow rule 1: whole catalog, the project list, the per-step list (even empty) over it', async () => {
     const app = (code: string) => ({ code, label: code.toUpperCase(), group: 'DCC', executables: { linux: `/opt/${code}/bin/${code}` } });
     const catalog = await ok('PUT', '/schema/applications', { applications: [app('maya'), app('nuke'), app('houdini')] });
+    fits(Out.ApplicationsOut, catalog);
     expect(catalog.applications.map((a: any) => a.code)).toEqual(['maya', 'nuke', 'houdini']);
     expectValidation(await api.call('PUT', '/schema/applications', { body: { applications: [app('maya'), app('maya')] } }), [
       'body',
@@ -352,7 +374,9 @@ describe('schema and catalog routes (whole stack)', () => {
   });
 
   it('tools: built-in defaults, then rule 2 of tools/active: selectors, an explicit empty per-step list, unknown selectors skipped', async () => {
-    const defaults = expectStatus(await others.at(-1)!.api.get('/schema/tools'), 200).tools;
+    const defaultCatalog = expectStatus(await others.at(-1)!.api.get('/schema/tools'), 200);
+    fits(Out.ToolsOut, defaultCatalog);
+    const defaults = defaultCatalog.tools;
     expect(defaults.map((t: any) => t.tool)).toEqual(expect.arrayContaining(['mtoa', 'htoa', 'redshift', 'renderman', 'vray', 'yeti', 'mgear']));
     for (const t of defaults) expect(t.variants.length, t.tool).toBeGreaterThan(0);
 
@@ -393,6 +417,7 @@ describe('schema and catalog routes (whole stack)', () => {
     const active = async (query: string) => expectStatus(await others.at(-1)!.api.get(`/schema/tools/active?project_id=${lit}${query}`), 200, query).tools;
 
     const all = await active('');
+    fits(Out.ActiveToolsOut, { tools: all });
     expect(all).toEqual([
       { tool: 'mtoa', label: 'Arnold for Maya', icon: 'arnold', version: '5.4.5', args: ['-r', 'arnold'], environment: { ARNOLD_LICENSE: 'a' } },
       { tool: 'redshift', label: 'Redshift', icon: null, version: '2025.2.0', args: [], environment: { REDSHIFT_PATH: '/opt/rs' } },

@@ -17,7 +17,7 @@ import {
   type FieldType,
 } from '@reelbase/lib-platform';
 import { z } from 'zod';
-import { EntityTypeCode, JsonObject, Role, Uuid } from './common.schema.js';
+import { EntityTypeCode, Role, Uuid } from './common.schema.js';
 
 // ---------------------------------------------------------------------------------------------
 // Building blocks
@@ -456,15 +456,80 @@ export const EntityTypeOut = z
   })
   .meta({ id: 'EntityType' });
 
+export const StatusOut = z
+  .object({
+    code: z.string(),
+    name: z.string(),
+    color: z.string().nullable(),
+    icon: z.string().nullable(),
+    state: StateEnum,
+    entity_types: z.array(z.string()).describe('Empty: every type.'),
+  })
+  .meta({ id: 'Status' });
+
+export const StepOut = z
+  .object({ code: z.string(), name: z.string(), color: z.string().nullable(), entity_types: z.array(z.string()).describe('Empty: every type.') })
+  .meta({ id: 'Step' });
+
+export const StepsOut = z.object({ items: z.array(StepOut).describe('Every step, in the new order.') }).meta({ id: 'StepList' });
+
+export const PriorityOut = z.object({ code: z.string(), name: z.string(), color: z.string().nullable(), rank: z.number().int() }).meta({ id: 'Priority' });
+
+export const WorkflowOut = z
+  .object({
+    code: z.string(),
+    name: z.string(),
+    entity_type: z.string().nullable(),
+    field: z.string().nullable(),
+    schemas: z.array(z.object({ option: z.string(), steps: z.array(z.string()) })),
+  })
+  .meta({ id: 'Workflow' });
+
+export const TransitionRuleOut = z
+  .object({ from: z.string(), to: z.array(z.string()), roles: z.array(Role).describe('Empty: every role.') })
+  .meta({ id: 'TransitionRuleOut' });
+
+export const TransitionsOut = z
+  .object({ entity_type: z.string(), transitions: z.array(TransitionRuleOut) })
+  .meta({ id: 'ObjectTransitions', description: "A type's transitions as stored (empty: every status change is allowed)." });
+
+export const TaskTemplateOut = z
+  .object({
+    code: z.string(),
+    name: z.string(),
+    entity_type: z.string(),
+    tasks: z.array(z.object({ name: z.string(), step: z.string(), estimate_minutes: z.number().int().nullable() })),
+  })
+  .meta({ id: 'TaskTemplateOut' });
+
+export const TaskTemplatesOut = z.object({ templates: z.array(TaskTemplateOut) }).meta({ id: 'TaskTemplates' });
+
+export const RenameOut = z
+  .object({
+    kind: z.enum(['entity_type', 'status', 'step', 'priority', 'option']),
+    entity_type: z.string().nullable().describe('The type of a renamed option (and the old code of a renamed type); null otherwise.'),
+    field: z.string().nullable().describe('The field of a renamed option; null otherwise.'),
+    old_code: z.string(),
+    new_code: z.string(),
+    rewritten: z.number().int().describe('How many records (retired ones included) the cascade rewrote.'),
+  })
+  .meta({ id: 'RenameResult', description: 'A rename as applied: every record holding the old code now holds the new one.' });
+
+export const DeletedOut = z.object({ code: z.string(), deleted: z.literal(true) }).meta({ id: 'DefinitionDeleted' });
+
+export const StatusDeleteOut = z
+  .union([DeletedOut, StatusOut])
+  .meta({ id: 'StatusDeleteResult', description: 'The status deleted, or (with entity_code) the status as now scoped.' });
+
 export const SchemaOut = z
   .object({
     entity_types: z.array(EntityTypeOut),
-    statuses: z.array(JsonObject).describe('`{"code","name","color","icon","state","entity_types"}` each.'),
-    steps: z.array(JsonObject).describe('In order: `{"code","name","color","entity_types"}` each.'),
-    priorities: z.array(JsonObject).describe('`{"code","name","color","rank"}` each.'),
-    workflows: z.array(JsonObject),
-    transitions: z.record(z.string(), z.array(JsonObject)).describe('Per entity type, its transition rules.'),
-    task_templates: z.array(JsonObject),
+    statuses: z.array(StatusOut),
+    steps: z.array(StepOut).describe('In order.'),
+    priorities: z.array(PriorityOut).describe('By rank.'),
+    workflows: z.array(WorkflowOut),
+    transitions: z.record(z.string(), z.array(TransitionRuleOut)).describe('Per entity type, its transition rules.'),
+    task_templates: z.array(TaskTemplateOut),
   })
   .meta({ id: 'Schema', description: 'The whole run-time data model.' });
 
@@ -477,8 +542,3 @@ export const UsageOut = z
     priorities: z.record(z.string(), z.number().int()),
   })
   .meta({ id: 'SchemaUsage', description: 'How many records (retired ones included) use each code.' });
-
-export const DefinitionOut = JsonObject.meta({
-  id: 'Definition',
-  description: 'The definition as stored after the change (a rename also says how many records it rewrote).',
-});
