@@ -134,7 +134,11 @@ describe('hardening (whole stack)', () => {
     const enc = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
     const input = `${enc({ alg: 'ES256', kid: key.kid, typ: 'JWT' })}.${enc({ sub: admin.user.id, iss: 'reelbase', iat: now, exp: now + 4 })}`;
     const signature = sign('sha256', Buffer.from(input), { key: createPrivateKey({ key: key.private_jwk as any, format: 'jwk' }), dsaEncoding: 'ieee-p1363' });
-    const shortLived = `${input}.${signature.toString('base64url')}`;
+    // Tokens are accepted only with the low-S form of their ECDSA signature (docs/architecture.md).
+    const P256_N = BigInt('0xffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551');
+    const sValue = BigInt(`0x${signature.subarray(32).toString('hex')}`);
+    const lowS = sValue > P256_N / 2n ? Buffer.from((P256_N - sValue).toString(16).padStart(64, '0'), 'hex') : signature.subarray(32);
+    const shortLived = `${input}.${Buffer.concat([signature.subarray(0, 32), lowS]).toString('base64url')}`;
     expectStatus(await e.api.as(shortLived).get('/me'), 200, 'the short-lived token is valid');
 
     const apiKey = expectStatus(await admin.api.post('/auth/api-keys', { name: 'ws key' }), 200).token as string;
