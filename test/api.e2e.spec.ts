@@ -203,15 +203,16 @@ describe('REST API (whole stack)', () => {
   it('reads UUIDs in any case as the same id: a PATCH re-sending an id in upper case changes nothing and logs nothing', async () => {
     const project = expectStatus(await admin.api.post('/entities/Project', { data: { name: 'Case', code: 'case' } }), 200);
     const UP = String(project.id).toUpperCase();
-    const owner = { type: 'User', id: String(admin.user.id).toUpperCase() };
-    const created = await admin.api.post('/entities/Shot', { project_id: UP, data: { code: 'c010', owner } });
+    const sequence = expectStatus(await admin.api.post('/entities/Sequence', { project_id: project.id, data: { code: 'sq' } }), 200);
+    const owner = { type: 'Sequence', id: String(sequence.id).toUpperCase() };
+    const created = await admin.api.post('/entities/Shot', { project_id: UP, data: { code: 'c010', sequence: owner } });
     const shot = expectStatus(created, 200, 'create Shot with upper-case ids');
-    const lowerOwner = { type: 'User', id: admin.user.id };
-    expect(shot).toMatchObject({ project_id: project.id, data: { code: 'c010', owner: lowerOwner } });
+    const lowerOwner = { type: 'Sequence', id: sequence.id };
+    expect(shot).toMatchObject({ project_id: project.id, data: { code: 'c010', sequence: lowerOwner } });
     const path = `/entities/Shot/${String(shot.id).toUpperCase()}`;
 
     for (let i = 0; i < 3; i++) {
-      const again = await admin.api.patch(path, { project_id: UP, data: { owner } }, { headers: { 'if-match': created.headers.get('etag')! } });
+      const again = await admin.api.patch(path, { project_id: UP, data: { sequence: owner } }, { headers: { 'if-match': created.headers.get('etag')! } });
       expect(expectStatus(again, 200, 'PATCH with the same ids in upper case')).toEqual(shot);
       expect(again.headers.get('etag')).toBe(created.headers.get('etag'));
     }
@@ -223,7 +224,7 @@ describe('REST API (whole stack)', () => {
     });
     expect(logged.map((ev: { action: string }) => ev.action)).toEqual(['create', 'update']);
     expect(logged[0].project_id).toBe(project.id);
-    expect(logged[0].changes).toMatchObject({ project_id: project.id, owner: lowerOwner });
+    expect(logged[0].changes).toMatchObject({ project_id: project.id, sequence: lowerOwner });
     expect(logged[1].changes).toEqual({ description: 'real' });
   });
 
