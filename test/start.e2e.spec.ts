@@ -321,7 +321,12 @@ describe('npm start', () => {
     // The gateway stops first, every service before the databases, and none of them died of it.
     const exits = [...after.matchAll(/^(\w+)\s+\| ---- \S+ \w+ \(pid \d+\) (.*) ----$/gm)].map((m) => `${m[1]} ${m[2]}`);
     expect(exits[0]).toBe('gateway exited with status 0');
-    expect(exits.slice(1).sort()).toEqual(['auth exited with status 0', 'events exited with status 0', 'records exited with status 0']);
+    expect(exits.slice(1).sort()).toEqual([
+      'auth exited with status 0',
+      'events exited with status 0',
+      'records exited with status 0',
+      'schema exited with status 0',
+    ]);
     expect(after).not.toMatch(/SERVICE CRASHED|"level":"(error|fatal)"/);
     expect(leftovers(dir, pfx)).toEqual([]);
   });
