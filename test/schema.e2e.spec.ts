@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, expectStatus, type Api } from './support/api.client.js';
 import { bootstrapAdmin, createUser, eventsAfter, startE2EStack, type E2EStack, type Session } from './support/e2e.stack.js';
 import { expectError, expectValidation } from './support/expect.helpers.js';
+import { openEventSocket } from './support/ws.client.js';
 // The answer schemas the OpenAPI document is written from: every answer below must fit them.
 import * as Out from '../services/gateway/src/schemas/schema.schema.js';
 
@@ -432,7 +433,9 @@ describe('schema and catalog routes (whole stack)', () => {
     expectError(await api.get('/schema/tools/active?project_id=0190a0b0-0000-7000-8000-0000000000f1'), 404, 'not_found');
   });
 
-  it('a schema change is an event in the log (entity_type Schema.Status), a rename one event with the count', async () => {
+  it('a schema change is an event in the log (entity_type Schema.Status) and on the WebSocket, a rename one event with the count', async () => {
+    const socket = openEventSocket(e.stack.url, others.at(-1)!.token);
+    await socket.opened;
     await ok('POST', '/schema/statuses', { code: 'hold', name: 'On hold', state: 'blocked' });
     await ok('POST', '/schema/statuses/hold/rename', { new_code: 'onhold' });
     const events = await eventually(
@@ -449,6 +452,12 @@ describe('schema and catalog routes (whole stack)', () => {
     const renames = events.filter((ev) => ev.changes?.rename);
     expect(renames.find((ev) => ev.changes.rename.new_code === 'wip').changes.rename).toMatchObject({ old_code: 'ip', new_code: 'wip', rewritten: 1 });
     expect(renames.filter((ev) => ev.changes.rename.old_code === 'hold')).toHaveLength(1);
+    // The live stream carries the same two events, in log order.
+    const ids = events.filter((ev) => ev.changes.code === 'hold' || ev.changes.rename?.old_code === 'hold').map((ev) => ev.id);
+    await eventually(async () => (ids.every((id) => socket.messages.some((m) => m.id === id)) ? true : undefined), 15_000, 'schema events on the WebSocket');
+    const live = socket.messages.filter((m) => ids.includes(m.id));
+    expect(live.map((m) => [m.id, m.entity_type])).toEqual(ids.map((id) => [id, 'Schema.Status']));
+    await socket.close();
     // A rename is one schema event, not one per record: no Shot event carries the new status.
     const shotEvents = await eventsAfter(api, 0, `&entity_type=Shot`);
     expect(shotEvents.filter((ev) => ev.entity_id === shotId && ev.changes.status === 'wip')).toEqual([]);
