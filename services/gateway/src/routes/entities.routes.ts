@@ -49,7 +49,7 @@ export function entityRoutes({ peers, userChanged }: RouteDeps): AnyRoute[] {
       summary: 'Create a record of a type.',
       description:
         'Project and User records: Admin only. Version, Product, Representation, Note and TimeLog: any role (a TimeLog ' +
-        'for another user needs Admin, Supervisor or Coordinator). Every other type: any role but Viewer. A User\'s ' +
+        "for another user needs Admin, Supervisor or Coordinator). Every other type: any role but Viewer. A User's " +
         '`data.email` is its login address: taken by another user, 409 `duplicate_code`; the new user cannot log in ' +
         'until an Admin sets a password (`PUT /auth/users/{id}/password`).',
       tags: ['entities'],
@@ -95,7 +95,8 @@ export function entityRoutes({ peers, userChanged }: RouteDeps): AnyRoute[] {
         'With `If-Match: "<updated_at>"` the write applies only if the record is unchanged, else 409 `stale_write`. ' +
         'User records (and so roles) are Admin only; a TimeLog of another user needs Admin, Supervisor or Coordinator. ' +
         "Changing a User's `data.email` moves its login to the new address (the old one stops working); an address " +
-        'another user has is 409 `duplicate_code` and nothing changes; `data.email` null is 422.',
+        'another user has is 409 `duplicate_code` and nothing changes; `data.email` null is 422; while another ' +
+        "change of the same User's email is still being applied, 409 `email_change_pending` (retry).",
       tags: ['entities'],
       auth: 'bearer',
       params: RecordPath,
