@@ -342,6 +342,16 @@ describe('renames', () => {
     expect((await rejects(service.renameOption(ADMIN, req({ from: 'Admin', to: 'Boss' }, { entityCode: 'User', fieldCode: 'role' })))).code).toBe('builtin');
   });
 
+  it('an unfinished earlier rename is cascaded before a later one', async () => {
+    await setup();
+    faults.crash = true;
+    await expect(service.renameStatus(ADMIN, req({ new_code: 'wip' }, { code: 'ip' }))).rejects.toThrow('crashed after journal');
+    faults.crash = false;
+    await service.renameStatus(ADMIN, req({ new_code: 'active' }, { code: 'wip' }));
+    expect(records.renames.map((r) => `${r.from}>${r.to}`)).toEqual(['ip>wip', 'wip>active']);
+    expect(await store.pendingRenames()).toEqual([]);
+  });
+
   it('a crash between the journal and the cascade is completed by the next sync, once', async () => {
     await setup();
     faults.crash = true;

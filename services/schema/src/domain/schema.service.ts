@@ -118,6 +118,12 @@ export class SchemaService {
     await this.apply(committed.doc);
     if (!committed.journal) return committed.result;
     this.deps.faults.afterJournal();
+    // Cascades run in journal order: an earlier rename still unfinished (another replica, a
+    // crash) goes first, so `a → b` then `b → c` never leaves records holding `b`.
+    for (const earlier of await this.deps.store.pendingRenames()) {
+      if (earlier.id === committed.journal.id) break;
+      await this.cascade(earlier);
+    }
     const rewritten = await this.cascade(committed.journal);
     return { ...(committed.result as RenameAnswer), rewritten } as R;
   }
