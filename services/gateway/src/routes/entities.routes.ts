@@ -51,7 +51,10 @@ export function entityRoutes({ peers, userChanged }: RouteDeps): AnyRoute[] {
         'Project and User records: Admin only. Version, Product, Representation, Note and TimeLog: any role (a TimeLog ' +
         "for another user needs Admin, Supervisor or Coordinator). Every other type: any role but Viewer. A User's " +
         '`data.email` is its login address: taken by another user, 409 `duplicate_code`; the new user cannot log in ' +
-        'until an Admin sets a password (`PUT /auth/users/{id}/password`).',
+        'until an Admin sets a password (`PUT /auth/users/{id}/password`). The record obeys the schema: a type it ' +
+        'does not have is 404; `status`, `project_id` and every `data` key are checked against the type (all ' +
+        'problems in one 422, nothing written). `task_template` also creates that template’s tasks in the same ' +
+        'transaction.',
       tags: ['entities'],
       auth: 'bearer',
       params: EntityTypePath,
@@ -96,7 +99,9 @@ export function entityRoutes({ peers, userChanged }: RouteDeps): AnyRoute[] {
         'User records (and so roles) are Admin only; a TimeLog of another user needs Admin, Supervisor or Coordinator. ' +
         "Changing a User's `data.email` moves its login to the new address (the old one stops working); an address " +
         'another user has is 409 `duplicate_code` and nothing changes; `data.email` null is 422; while another ' +
-        "change of the same User's email is still being applied, 409 `email_change_pending` (retry).",
+        "change of the same User's email is still being applied, 409 `email_change_pending` (retry). The keys set are " +
+        'checked against the schema (422); a status change the type’s transitions do not allow for the caller’s role ' +
+        'is 409 `transition_not_allowed`.',
       tags: ['entities'],
       auth: 'bearer',
       params: RecordPath,
