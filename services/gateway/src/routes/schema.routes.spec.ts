@@ -137,6 +137,15 @@ describe('schema mutations', () => {
     },
   );
 
+  it('malformed JSON: 403 for a non-Admin, 422 json_invalid for an Admin', async () => {
+    const raw = '{"code": "ip",';
+    expect((await call('POST', '/schema/statuses', { token: 'artist-token', raw })).status).toBe(403);
+    const admin = await call('POST', '/schema/statuses', { token: 'admin-token', raw });
+    expect(admin.status).toBe(422);
+    expect(admin.json.detail[0]).toMatchObject({ loc: ['body'], type: 'json_invalid' });
+    expect(schemaCalls()).toEqual([]);
+  });
+
   it('routes without a body refuse one', async () => {
     const r = await call('DELETE', '/schema/steps/comp', { token: 'admin-token', body: { force: true } });
     expect(r.status).toBe(422);
