@@ -1,8 +1,8 @@
 /**
  * The cascade of a renamed code over `records.record` (docs/architecture.md, "Schema"): one
  * transaction, applied once per rename journal id (`records.applied_rename` keeps the count). The
- * bulk of the rows is rewritten by one UPDATE per kind; Presets and Projects that mention the code
- * are rewritten row by row by domain/schema.rename.ts. Rows rewritten get a new `updated_at` (their
+ * bulk of the rows is rewritten by one UPDATE per kind (counted in the database); Presets and Projects
+ * that mention the code are rewritten row by row by domain/schema.rename.ts, first. Rows rewritten get a new `updated_at` (their
  * ETag changes) but no event: the schema service emits one event for the whole rename.
  */
 import type { Knex } from '@mikro-orm/postgresql';
@@ -61,11 +61,7 @@ export class RenameRepository {
       const done = await trx.raw<{ rows: { rewritten: string }[] }>('select rewritten from records.applied_rename where journal_id = ?', [r.journalId]);
       return Number(done.rows[0]?.rewritten ?? 0);
     }
-    const params = { from: r.from, to: r.to, field: r.field, type: r.entityType };
-    const bulk = await trx.raw<{ rows: { id: string }[] }>(BULK[r.kind], params);
-    const rewritten = new Set(bulk.rows.map((row) => row.id));
-
-    // Presets and Projects whose data mentions the code as a JSON string.
+    // Presets and Projects whose data mentions the code as a JSON string: few, rewritten one by one.
     const needle = JSON.stringify(r.from);
     const small = await trx.raw<{ rows: { id: string; entity_type: string; data: DataObject }[] }>(
       `select id, entity_type, data from records.record
@@ -73,12 +69,20 @@ export class RenameRepository {
         for update`,
       [needle],
     );
+    const smallIds: string[] = [];
     for (const row of small.rows) {
       const next = rewriteSmallRecord(row.entity_type, row.data, r);
       if (!next) continue;
       await trx.raw(`update records.record set data = ?::jsonb, updated_at = ${NEXT_UPDATED_AT} where id = ?`, [JSON.stringify(next), row.id]);
-      rewritten.add(row.id);
+      smallIds.push(row.id);
     }
+    // The bulk: counted in the database (no ids shipped back), without the rows counted above.
+    const params = { from: r.from, to: r.to, field: r.field, type: r.entityType, small: smallIds };
+    const bulk = await trx.raw<{ rows: { n: string }[] }>(
+      `with u as (${BULK[r.kind]}) select count(*) filter (where not (u.id = any(:small::uuid[]))) as n from u`,
+      params,
+    );
+    const rewritten = { size: smallIds.length + Number(bulk.rows[0]!.n) };
     await trx.raw('update records.applied_rename set rewritten = ? where journal_id = ?', [rewritten.size, r.journalId]);
     return rewritten.size;
   }
