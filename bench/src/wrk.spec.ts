@@ -84,4 +84,17 @@ describe('wrkScript', () => {
   it('sends no Authorization header without a token', () => {
     expect(wrkScript({ projectId: null, token: null, tag: 't' })).not.toContain('Authorization');
   });
+
+  it('builds a JSON body, with the same further data keys when given', () => {
+    const body = (lua: string) => {
+      const literal = (name: string) => JSON.parse(new RegExp(`^local ${name} = (".*")$`, 'm').exec(lua)![1]!) as string;
+      return JSON.parse(`${literal('head')}t_1_7${literal('tail')}`) as unknown;
+    };
+    expect(body(wrkScript({ projectId: 'p-1', token: null, tag: 't' }))).toEqual({ project_id: 'p-1', data: { code: 't_1_7' } });
+    const tail = ',"cut_in":1001,"sequence":{"type":"Sequence","id":"s-1"}';
+    expect(body(wrkScript({ projectId: 'p-1', token: null, tag: 't', dataTail: tail }))).toEqual({
+      project_id: 'p-1',
+      data: { code: 't_1_7', cut_in: 1001, sequence: { type: 'Sequence', id: 's-1' } },
+    });
+  });
 });

@@ -70,9 +70,10 @@ export function wrkErrors(r: WrkResult): number {
 
 /**
  * The Lua script: POST with a JSON body whose `data.code` is unique per run, thread and
- * request, and an optional bearer token.
+ * request, and an optional bearer token. `dataTail` (`,"key":value,...`) adds the same further
+ * data keys to every request.
  */
-export function wrkScript(opts: { projectId: string | null; token: string | null; tag: string }): string {
+export function wrkScript(opts: { projectId: string | null; token: string | null; tag: string; dataTail?: string }): string {
   const head = opts.projectId ? `{"project_id":${JSON.stringify(opts.projectId)},"data":{"code":"` : '{"data":{"code":"';
   const lines = [
     'counter = 0',
@@ -87,9 +88,10 @@ export function wrkScript(opts: { projectId: string | null; token: string | null
     ...(opts.token ? [`wrk.headers["Authorization"] = ${JSON.stringify(`Bearer ${opts.token}`)}`] : []),
     `local head = ${JSON.stringify(head)}`,
     `local tag = ${JSON.stringify(opts.tag)}`,
+    `local tail = ${JSON.stringify(`"${opts.dataTail ?? ''}}}`)}`,
     'function request()',
     '  counter = counter + 1',
-    `  return wrk.format(nil, nil, nil, head .. tag .. "_" .. thread_no .. "_" .. counter .. "\\"}}")`,
+    '  return wrk.format(nil, nil, nil, head .. tag .. "_" .. thread_no .. "_" .. counter .. tail)',
     'end',
     '',
   ];
@@ -122,10 +124,11 @@ export async function runWrk(opts: {
   name: string;
   projectId: string | null;
   token: string | null;
+  dataTail?: string;
 }): Promise<WrkRun> {
   const script = join(opts.dir, `${opts.name}.lua`);
   const tag = `${opts.name}_${Date.now().toString(36)}`;
-  await writeFile(script, wrkScript({ projectId: opts.projectId, token: opts.token, tag }));
+  await writeFile(script, wrkScript({ projectId: opts.projectId, token: opts.token, tag, dataTail: opts.dataTail }));
   const threads = Math.min(opts.threads, opts.clients);
   const args = [`-t${threads}`, `-c${opts.clients}`, `-d${opts.seconds}s`, '--timeout', '10s', '--latency', '-s', script, opts.url];
   const r = await runMeasured('wrk', args, (opts.seconds + 60) * 1000);

@@ -146,13 +146,20 @@ export class SchemaCache {
 
   constructor(private readonly load: () => Promise<{ version: number; snapshot: SchemaSnapshot } | undefined>) {}
 
-  /** The compiled schema of `version`; reloaded from the store when the cached one differs. */
+  /**
+   * The compiled schema of `version` (the stored one a write just read); reloaded from the store
+   * when the cached one differs. What the store holds becomes the cached schema: a slower load of
+   * an older version may briefly replace a newer one, which the next write notices and reloads.
+   */
   async at(version: number, load = this.load): Promise<CompiledSchema> {
     if (this.current && this.current.version === version) return this.current;
-    if (version === 0) return NO_SCHEMA;
+    if (version === 0) {
+      this.current = NO_SCHEMA;
+      return NO_SCHEMA;
+    }
     const loaded = await load();
     const compiled = loaded ? compileSchema(loaded.version, loaded.snapshot) : NO_SCHEMA;
-    if (!this.current || compiled.version > this.current.version) this.current = compiled;
+    this.current = compiled;
     return compiled;
   }
 
@@ -161,8 +168,7 @@ export class SchemaCache {
     if (this.current) return this.current;
     this.loading ??= this.load().then(
       (loaded) => {
-        const compiled = loaded ? compileSchema(loaded.version, loaded.snapshot) : NO_SCHEMA;
-        if (!this.current || compiled.version > this.current.version) this.current = compiled;
+        this.current ??= loaded ? compileSchema(loaded.version, loaded.snapshot) : NO_SCHEMA;
         this.loading = undefined;
         return this.current;
       },
