@@ -169,6 +169,10 @@ describe('schema and catalog routes (whole stack)', () => {
     expectError(await api.patch('/schema/entity-types/Camera/fields/nope', { name: 'x' }), 404, 'not_found');
     expectValidation(await api.patch('/schema/entity-types/Camera/fields/lens', { type: 'text' }), ['body', 'type']);
     expectError(await api.delete('/schema/entity-types/Shot/fields/code'), 409, 'builtin');
+    // Built-in option codes (a User's role) are neither renamed nor dropped.
+    expectError(await api.post('/schema/entity-types/User/fields/role/rename-option', { from: 'Viewer', to: 'Guest' }), 409, 'builtin');
+    const roles = ['Admin', 'Supervisor', 'Coordinator', 'Artist'].map((code) => ({ code, label: code }));
+    expectError(await api.patch('/schema/entity-types/User/fields/role', { options: roles }), 409, 'builtin');
     expectError(await api.delete('/schema/entity-types/Camera/fields/nope'), 404, 'not_found');
 
     // A record of the new type, by the very next request; then its codes are in use.
