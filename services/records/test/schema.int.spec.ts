@@ -425,7 +425,7 @@ describe('ApplyRename', () => {
 });
 
 describe('CountUsage', () => {
-  it('counts types, fields, statuses, steps, priorities and options, retired records included', async () => {
+  it('counts types, fields, statuses (also per type), steps, priorities and options, retired records included', async () => {
     const projectId = (await create(a, 'Project', undefined, { name: 'Use', code: 'use' })).id;
     const g = await create(a, 'Gadget', projectId, { serial: 'u1', size: 'large', tags: ['blue'] }, asAdmin, 'wtg');
     await a.call.retireRecord({ entityType: 'Gadget', id: g.id }, asAdmin);
@@ -434,6 +434,7 @@ describe('CountUsage', () => {
         count(*) filter (where entity_type = 'Gadget')::int as gadgets,
         count(*) filter (where entity_type = 'Gadget' and data ? 'size')::int as sizes,
         count(*) filter (where status = 'wtg')::int as wtg,
+        count(*) filter (where entity_type = 'Gadget' and status = 'wtg')::int as gadget_wtg,
         count(*) filter (where entity_type = 'Task' and data->>'step' = 'comp')::int as comp,
         count(*) filter (where entity_type = 'Gadget' and data->>'size' = 'large')::int as large,
         count(*) filter (where entity_type = 'Gadget' and data->'tags' ? 'blue')::int as blue
@@ -445,7 +446,8 @@ describe('CountUsage', () => {
     expect(usage.steps.comp).toBe(e.comp);
     expect(usage.options['Gadget.size.large']).toBe(e.large);
     expect(usage.options['Gadget.tags.blue']).toBe(e.blue);
-    expect(Object.keys(usage).sort()).toEqual(['entity_types', 'fields', 'options', 'priorities', 'statuses', 'steps']);
+    expect(usage.status_types['Gadget.wtg']).toBe(e.gadget_wtg);
+    expect(Object.keys(usage).sort()).toEqual(['entity_types', 'fields', 'options', 'priorities', 'status_types', 'statuses', 'steps']);
     expect(e.gadgets).toBeGreaterThan(0);
   });
 });

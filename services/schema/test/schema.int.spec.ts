@@ -209,6 +209,22 @@ describe.skipIf(!existsSync(recordsEntry))('the schema service with records', ()
     expect(inUse.extra.usage).toBe(1);
   });
 
+  it('a status taken out of the scope of one type: refused while records of that type use it, allowed for another type', async () => {
+    await schemaA.call.createStatus(body({ code: 'omit', name: 'Omit', state: 'done' }), admin);
+    await recordsClient.call.createRecord({ entityType: 'Shot', projectId, status: 'omit', dataJson: JSON.stringify({ code: 'om1' }) }, admin);
+    const err = await appError(schemaA.call.deleteStatus(body({}, { code: 'omit', entityCode: 'Shot' }), admin));
+    expect(err.code).toBe('code_in_use');
+    expect(err.extra.usage).toBe(1);
+    const narrowed = json(await schemaA.call.deleteStatus(body({}, { code: 'omit', entityCode: 'Asset' }), admin));
+    expect(narrowed.entity_types).toContain('Shot');
+    expect(narrowed.entity_types).not.toContain('Asset');
+    // records refuses it for an Asset at once
+    const asset = await appError(
+      recordsClient.call.createRecord({ entityType: 'Asset', projectId, status: 'omit', dataJson: JSON.stringify({ code: 'a1' }) }, admin),
+    );
+    expect(asset.kind).toBe('invalid');
+  });
+
   it('a rename through the other replica cascades over the records and logs one event with the count', async () => {
     await schemaB.call.createStatus(body({ code: 'rev', name: 'Review', state: 'in_progress' }), admin);
     const ids: string[] = [];

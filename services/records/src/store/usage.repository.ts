@@ -5,8 +5,11 @@
 import type { SchemaUsage } from '../domain/schema.admin.js';
 import type { Db } from './record.repository.js';
 
-/** Option usage too: `<Type>.<field>.<option>` for the enum and multi_enum fields of the stored schema. */
-export type RecordsUsage = SchemaUsage & { options: Record<string, number> };
+/**
+ * Option usage too: `<Type>.<field>.<option>` for the enum and multi_enum fields of the stored schema;
+ * and status usage per type, `<Type>.<status>` (a status taken out of one type's scope).
+ */
+export type RecordsUsage = SchemaUsage & { options: Record<string, number>; status_types: Record<string, number> };
 
 const USAGE_SQL = `
   select 'entity_types' as kind, entity_type as code, count(*) as n from records.record group by entity_type
@@ -14,6 +17,8 @@ const USAGE_SQL = `
   select 'fields', r.entity_type || '.' || k, count(*) from records.record r, jsonb_object_keys(r.data) k group by r.entity_type, k
   union all
   select 'statuses', status, count(*) from records.record where status is not null group by status
+  union all
+  select 'status_types', entity_type || '.' || status, count(*) from records.record where status is not null group by entity_type, status
   union all
   select 'steps', data->>'step', count(*) from records.record
    where entity_type = 'Task' and jsonb_typeof(data->'step') = 'string' group by data->>'step'
@@ -38,7 +43,7 @@ const USAGE_SQL = `
 
 export class UsageRepository {
   async count(db: Db): Promise<RecordsUsage> {
-    const usage: RecordsUsage = { entity_types: {}, fields: {}, statuses: {}, steps: {}, priorities: {}, options: {} };
+    const usage: RecordsUsage = { entity_types: {}, fields: {}, statuses: {}, steps: {}, priorities: {}, options: {}, status_types: {} };
     const res = await db.raw<{ rows: { kind: keyof RecordsUsage; code: string; n: string }[] }>(USAGE_SQL);
     for (const row of res.rows) usage[row.kind][row.code] = Number(row.n);
     return usage;
