@@ -3,13 +3,13 @@
  * gateway validates them first, but the service never trusts a caller's JSON. A problem is a
  * 422 naming its place, all problems at once.
  */
-import { AppError, ROLES, type Problem } from '@reelbase/lib-platform';
+import { AppError, DEFINITION_CODE_PATTERN, ENTITY_TYPE_CODE_PATTERN, FIELD_CODE_PATTERN, ROLES, type Problem } from '@reelbase/lib-platform';
 import { z } from 'zod';
 import { CODE, ENTITY_CODE, FIELD_CODE, FIELD_TYPES, STATUS_STATES } from './schema.types.js';
 
-const entityCode = z.string().regex(ENTITY_CODE, 'must match ^[A-Z][A-Za-z0-9]{0,63}$');
-const fieldCode = z.string().regex(FIELD_CODE, 'must match ^[a-z][a-z0-9_]{0,63}$');
-const code = z.string().regex(CODE, 'must match ^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$');
+const entityCode = z.string().regex(ENTITY_CODE, `must match ${ENTITY_TYPE_CODE_PATTERN}`);
+const fieldCode = z.string().regex(FIELD_CODE, `must match ${FIELD_CODE_PATTERN}`);
+const code = z.string().regex(CODE, `must match ${DEFINITION_CODE_PATTERN}`);
 const name = z.string().min(1).max(200);
 const color = z.string().max(64).nullable();
 const strMap = z.record(z.string(), z.string());

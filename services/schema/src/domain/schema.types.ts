@@ -4,55 +4,23 @@
  * schema.editor.ts turn one document into the next.
  */
 
-/** The 14 field types a record's `data` value can have. */
-export const FIELD_TYPES = [
-  'text',
-  'integer',
-  'float',
-  'boolean',
-  'date',
-  'datetime',
-  'enum',
-  'multi_enum',
-  'link',
-  'multi_link',
-  'json',
-  'url',
-  'color',
-  'duration',
-] as const;
-export type FieldType = (typeof FIELD_TYPES)[number];
+import { ENTITY_TYPE_CODE, type FieldType, type StatusState } from '@reelbase/lib-platform';
 
-/** Field types whose values are option codes. */
-export const OPTION_TYPES: ReadonlySet<FieldType> = new Set(['enum', 'multi_enum']);
-/** Field types whose values are links to records. */
-export const LINK_TYPES: ReadonlySet<FieldType> = new Set(['link', 'multi_link']);
-
-export const STATUS_STATES = ['not_started', 'in_progress', 'done', 'blocked'] as const;
-export type StatusState = (typeof STATUS_STATES)[number];
+// The codes and field types are kept once, in lib-platform (policy/schema-code.policy.ts), for the
+// gateway's body schemas and this service alike.
+export {
+  DEFINITION_CODE as CODE,
+  FIELD_CODE,
+  FIELD_TYPES,
+  LINK_FIELD_TYPES as LINK_TYPES,
+  OPTION_FIELD_TYPES as OPTION_TYPES,
+  RESERVED_FIELD_CODES as RECORD_COLUMNS,
+  STATUS_STATES,
+} from '@reelbase/lib-platform';
+export type { FieldType, StatusState } from '@reelbase/lib-platform';
 
 /** Entity type codes: `Shot`, `AssetBuild`. */
-export const ENTITY_CODE = /^[A-Z][A-Za-z0-9]{0,63}$/;
-/** Field codes: `cut_in`. */
-export const FIELD_CODE = /^[a-z][a-z0-9_]{0,63}$/;
-/** Status, step, priority, option, workflow and template codes: `ip`, `comp`, `needs-changes`. */
-export const CODE = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
-
-/** Column names of a record (docs/api-notes.md, Records): never usable as field codes. */
-export const RECORD_COLUMNS: ReadonlySet<string> = new Set([
-  'id',
-  'entity_type',
-  'project_id',
-  'status',
-  'active',
-  'thumbnail_id',
-  'created_by',
-  'created_at',
-  'updated_at',
-  'retired_at',
-  'data',
-  'task_template',
-]);
+export const ENTITY_CODE = ENTITY_TYPE_CODE;
 
 export interface OptionDef {
   code: string;
