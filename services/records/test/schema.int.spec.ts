@@ -204,7 +204,7 @@ describe('writes obey the applied schema', () => {
     err = await appErrorOf(create(b, 'Gadget', projectId, { serial: 'g4', shot: link(retired) }));
     expect(err.problems[0]).toMatchObject({ loc: ['data', 'shot'], type: 'link_not_found' });
     err = await appErrorOf(b.call.updateRecord({ entityType: 'Gadget', id: g.id, dataJson: JSON.stringify({ shot: link(retired), size: 'xl' }) }, asAdmin));
-    expect(err.problems.map((p) => p.loc.join('.'))).toEqual(['data.size']);
+    expect(err.problems.map((p) => p.loc.join('.'))).toEqual(['data.size', 'data.shot']);
     err = await appErrorOf(b.call.updateRecord({ entityType: 'Gadget', id: g.id, dataJson: JSON.stringify({ shot: link(retired) }) }, asAdmin));
     expect(err.problems[0]).toMatchObject({ loc: ['data', 'shot'], type: 'link_not_found' });
     const patched = await b.call.updateRecord({ entityType: 'Gadget', id: g.id, dataJson: JSON.stringify({ size: 'large', serial: 'g1b' }) }, asAdmin);

@@ -56,6 +56,10 @@ class MemoryRecordStore implements RecordStore {
     return this.schema?.version ?? 0;
   }
 
+  async deadLinks(links: readonly LinkRef[]): Promise<LinkRef[]> {
+    return this.dead(this.rows, links);
+  }
+
   private dead(rows: Map<string, StoredRecord>, links: readonly LinkRef[]): LinkRef[] {
     return links.filter((l) => {
       const row = rows.get(l.id);
@@ -404,6 +408,12 @@ describe('RecordService with a schema', () => {
     expect(err.problems).toEqual([expect.objectContaining({ loc: ['data', 'owner'], type: 'link_not_found' })]);
     await service.retire('User', user.id, undefined, admin);
     expect((await failure(shot({ code: 'c', owner: link(user.id) }))).problems[0]!.type).toBe('link_not_found');
+    // Named together with the other problems of the write.
+    const all = await failure(shot({ code: 'd', size: 'xl', owner: link(OTHER) }));
+    expect(all.problems.map((p) => [p.loc.join('.'), p.type])).toEqual([
+      ['data.size', 'enum'],
+      ['data.owner', 'link_not_found'],
+    ]);
   });
 
   it('a write after a newer snapshot was stored validates against it, whatever this process held', async () => {

@@ -138,7 +138,10 @@ export class RecordService {
           schema = await this.schemas.at(stored);
           continue;
         }
-        throw refusal ?? AppError.invalid(problems);
+        if (refusal) throw refusal;
+        // Every problem at once: the link targets too, though the write will not be attempted.
+        problems.push(...(await this.deps.store.deadLinks(links)).map(linkNotFound));
+        throw AppError.invalid(problems);
       }
       if (input.entityType === 'TimeLog') checkTimeLogCreate(principal, data);
 
@@ -198,9 +201,8 @@ export class RecordService {
       if (!template || template.entity_type !== input.entityType) {
         problems.push({ loc: ['task_template'], msg: `no task template '${input.taskTemplate}' for ${input.entityType}`, type: 'task_template' });
       }
+      problems.push(...(await tx.deadLinks(links)).map(linkNotFound));
       if (problems.length) throw AppError.invalid(problems);
-      const dead = await tx.deadLinks(links);
-      if (dead.length) throw AppError.invalid(dead.map(linkNotFound));
       if (input.entityType === 'TimeLog') checkTimeLogCreate(principal, data);
 
       const events: OutboxEvent[] = [];
@@ -281,10 +283,9 @@ export class RecordService {
           patch: merged.changed,
           merged: merged.data,
         });
-        if (checked.problems.length) throw AppError.invalid(checked.problems);
+        const problems = [...checked.problems, ...(await tx.deadLinks(checked.links)).map(linkNotFound)];
+        if (problems.length) throw AppError.invalid(problems);
         if (statusChanged) checkTransition(schema, current.entityType, current.status, next.status, principal.role);
-        const dead = await tx.deadLinks(checked.links);
-        if (dead.length) throw AppError.invalid(dead.map(linkNotFound));
       }
       if (next.projectId !== null && next.projectId !== current.projectId) await this.checkProject(tx, next.projectId);
       const record = toView(await tx.update(current.id, next));

@@ -102,6 +102,8 @@ export interface RecordStore {
   insertWithEvent(record: NewRecord, event: OutboxEvent, guard: WriteGuard): Promise<InsertResult>;
   /** The stored schema version (0 before the first snapshot). */
   schemaVersion(): Promise<number>;
+  /** The links that name no live record of their type (one statement for all of them). */
+  deadLinks(links: readonly LinkRef[]): Promise<LinkRef[]>;
   /** Runs `fn` in one transaction: committed when it resolves, rolled back when it throws. */
   transaction<T>(fn: (tx: RecordTransaction) => Promise<T>): Promise<T>;
   /** The stored schema snapshot, undefined before the first ApplySchema. */

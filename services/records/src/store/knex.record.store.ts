@@ -13,6 +13,7 @@ import { RenameRepository } from './rename.repository.js';
 import { UsageRepository, type RecordsUsage } from './usage.repository.js';
 import type { SchemaAdminStore } from '../domain/schema.admin.js';
 import type { CodeRename } from '../domain/schema.rename.js';
+import type { LinkRef } from '../domain/schema.validator.js';
 
 /** A reused record id (only services choose ids) is a conflict, not a server failure. */
 const WRITE_ERRORS: SqlStateErrors = {
@@ -45,6 +46,10 @@ export class KnexRecordStore implements RecordStore, SchemaAdminStore {
 
   schemaVersion(): Promise<number> {
     return guarded(() => this.schema.version(this.db));
+  }
+
+  deadLinks(links: readonly LinkRef[]): Promise<LinkRef[]> {
+    return guarded(() => this.records.deadLinks(this.db, links));
   }
 
   transaction<T>(fn: (tx: RecordTransaction) => Promise<T>): Promise<T> {
