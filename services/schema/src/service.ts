@@ -52,19 +52,34 @@ export function startSchema(config: SchemaConfig, logger?: Logger): Promise<Runn
 
       const relay = new SchemaOutboxRelay({ db, nc, names, logger: log, metrics, pollMs: config.OUTBOX_POLL_MS });
       const repository = new DefinitionRepository(db, names);
+      const versionGauge = metrics.gauge('schema_version', 'Schema version last committed or read by this replica');
+      const renames = metrics.counter('schema_renames_total', 'Rename cascades completed by this replica', ['kind']);
+      const rewrittenTotal = metrics.counter('schema_rename_records_total', 'Records rewritten by rename cascades of this replica');
       // Every commit wakes the relay.
       const store: SchemaStore = {
-        load: () => repository.load(),
+        load: async () => {
+          const doc = await repository.load();
+          versionGauge.set(doc.version);
+          return doc;
+        },
         version: () => repository.version(),
         pendingRenames: () => repository.pendingRenames(),
         commit: async (change) => {
           const out = await repository.commit(change);
-          if (out) relay.nudge();
+          if (out) {
+            relay.nudge();
+            versionGauge.set(out.doc.version);
+          }
           return out;
         },
         finishRename: async (id, rewritten, event) => {
           const done = await repository.finishRename(id, rewritten, event);
-          if (done) relay.nudge();
+          if (done) {
+            relay.nudge();
+            const kind = (event.changes.rename as { kind?: string } | undefined)?.kind ?? 'unknown';
+            renames.inc({ kind });
+            rewrittenTotal.inc(rewritten);
+          }
           return done;
         },
       };

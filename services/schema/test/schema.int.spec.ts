@@ -236,8 +236,12 @@ describe.skipIf(!existsSync(recordsEntry))('the schema service with records', ()
     const out = json(await schemaB.call.renameStatus(body({ new_code: 'review' }, { code: 'rev' }), admin));
     expect(out).toMatchObject({ kind: 'status', old_code: 'rev', new_code: 'review', rewritten: 3 });
     for (const id of ids) expect((await recordsClient.call.getRecord({ entityType: 'Shot', id }, admin)).record!.status).toBe('review');
-    const ev = await until('the rename event', async () => (await schemaEvents()).slice(before).find((e) => e.event.entity_type === 'Schema.Status'));
+    const ev = await until('the rename event', async () => (await schemaEvents()).slice(before).find((e) => e.event.changes.rename !== undefined));
+    expect(ev.event.entity_type).toBe('Schema.Status');
     expect(ev.event.changes).toEqual({ rename: { kind: 'status', entity_type: null, field: null, old_code: 'rev', new_code: 'review', rewritten: 3 } });
+    const metrics = await (await fetch(`http://127.0.0.1:${replicas[1]!.httpPort}/metrics`)).text();
+    expect(metrics).toMatch(/^schema_renames_total\{kind="status",service="schema"\} 1$/m);
+    expect(metrics).toMatch(/^schema_rename_records_total\{service="schema"\} 3$/m);
     const journal = await sql.query('select from_code, to_code, rewritten, done_at is not null as done from schema.rename_journal');
     expect(journal.rows).toEqual([{ from_code: 'rev', to_code: 'review', rewritten: '3', done: true }]);
   });
