@@ -100,7 +100,8 @@ export function startSchema(config: SchemaConfig, logger?: Logger): Promise<Runn
       relay.start();
       resources.defer('outbox relay', () => relay.stop());
 
-      // Seeding and the first snapshot: retried until records answers (it may start later).
+      // Seeding, the snapshot for records and unfinished renames: retried until records answers
+      // (it may start later), then re-checked every SCHEMA_SYNC_MS.
       let stopped = false;
       let timer: NodeJS.Timeout | undefined;
       let syncing: Promise<void> = Promise.resolve();
@@ -118,7 +119,10 @@ export function startSchema(config: SchemaConfig, logger?: Logger): Promise<Runn
           timer.unref();
         }
       };
+      // The first attempt runs before the service takes calls, so a rename a crash left unfinished
+      // is completed before any new change (when records answers; otherwise the loop retries).
       syncing = sync();
+      await syncing;
       resources.defer('schema sync', async () => {
         stopped = true;
         clearTimeout(timer);
