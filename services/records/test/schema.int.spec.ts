@@ -414,6 +414,47 @@ describe('ApplyRename', () => {
     expect(left.rows[0].n).toBe(0);
   });
 
+  it('waits for writes in flight (they hold the schema lock shared) and rewrites them too; writes wait for a cascade', async () => {
+    const inflight = new pg.Client({ connectionString: db.url });
+    await inflight.connect();
+    try {
+      // A write validated against the old definition, still in its transaction when the cascade starts.
+      await inflight.query('begin');
+      await inflight.query(`select pg_advisory_xact_lock_shared(hashtext('records:schema'))`);
+      const id = newId();
+      await inflight.query(
+        `insert into records.record (id, entity_type, project_id, status, created_at, updated_at, data)
+         values ($1, 'Shot', $2, 'late', now(), now(), '{"code":"late"}')`,
+        [id, projectId],
+      );
+      let answered = false;
+      const renamed = rename(newId(), 'status', 'late', 'later').then((n) => {
+        answered = true;
+        return n;
+      });
+      await new Promise((r) => setTimeout(r, 300));
+      expect(answered).toBe(false);
+      await inflight.query('commit');
+      expect(await renamed).toBe(1);
+      expect((await row(id)).status).toBe('later');
+
+      // While a cascade holds the lock, a create waits for it.
+      await inflight.query('begin');
+      await inflight.query(`select pg_advisory_xact_lock(hashtext('records:schema'))`);
+      let created = false;
+      const write = create(b, 'Shot', projectId, { code: 'waits' }).then((r) => {
+        created = true;
+        return r;
+      });
+      await new Promise((r) => setTimeout(r, 300));
+      expect(created).toBe(false);
+      await inflight.query('commit');
+      expect(dataOf(await write).code).toBe('waits');
+    } finally {
+      await inflight.end();
+    }
+  });
+
   it('refuses a malformed rename and non-service callers', async () => {
     expect((await appErrorOf(a.call.applyRename({ journalId: '', kind: 'colour', from: 'a', to: 'b', entityType: '', field: '' }, asService))).kind).toBe(
       'invalid',

@@ -61,7 +61,7 @@ export class KnexRecordStore implements RecordStore, SchemaAdminStore {
   }
 
   applySchema(version: number, snapshotJson: string): Promise<boolean> {
-    return guarded(() => this.schema.apply(this.db, version, snapshotJson));
+    return guarded(() => this.db.transaction((trx) => this.schema.apply(trx, version, snapshotJson)));
   }
 
   applyRename(rename: CodeRename): Promise<number> {
@@ -76,7 +76,7 @@ export class KnexRecordStore implements RecordStore, SchemaAdminStore {
     return {
       findForUpdate: (id) => this.records.find(trx, id, true),
       lockForWrite: (id) => this.records.lockWithSchemaVersion(trx, id),
-      schemaVersion: () => this.schema.version(trx),
+      schemaVersion: () => this.schema.lockedVersion(trx),
       loadSchema: () => this.schema.load(trx),
       deadLinks: (links) => this.records.deadLinks(trx, links),
       insertWithEvent: (record, event) => this.records.insertWithEvent(trx, record, this.outboxRow(event)),

@@ -8,7 +8,7 @@ import { sqlIsoMicros } from '@reelbase/lib-platform';
 import type { NewRecord, RecordValues, StoredRecord, WriteGuard } from '../domain/record.store.js';
 import type { DataObject } from '../domain/record.types.js';
 import type { LinkRef } from '../domain/schema.validator.js';
-import { SCHEMA_VERSION_SQL } from './schema.repository.js';
+import { SCHEMA_SHARED_LOCK_SQL, SCHEMA_VERSION_SQL } from './schema.repository.js';
 
 /** A connection or a transaction. */
 export type Db = Knex | Knex.Transaction;
@@ -70,7 +70,7 @@ export class RecordRepository {
    */
   async lockWithSchemaVersion(db: Db, id: string): Promise<{ record: StoredRecord | undefined; schemaVersion: number }> {
     const res = await db.raw<{ rows: (Row & { schema_version: string })[] }>(
-      `select ${COLUMNS}, ${SCHEMA_VERSION_SQL} as schema_version from records.record where id = ? for update`,
+      `select ${COLUMNS}, ${SCHEMA_VERSION_SQL} as schema_version from records.record where id = ? and ${SCHEMA_SHARED_LOCK_SQL} for update`,
       [id],
     );
     const row = res.rows[0];
@@ -133,7 +133,7 @@ export class RecordRepository {
     const guardSql =
       guard === undefined
         ? ''
-        : `and ${SCHEMA_VERSION_SQL} = ?::bigint` +
+        : `and ${SCHEMA_SHARED_LOCK_SQL} and ${SCHEMA_VERSION_SQL} = ?::bigint` +
           (guard.links.length > 0 ? ` and not exists (select 1 from unnest(?::uuid[], ?::text[]) l(id, t) where not ${LIVE_LINK_TARGET})` : '');
     const guardParams: unknown[] =
       guard === undefined

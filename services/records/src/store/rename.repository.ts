@@ -8,6 +8,7 @@
 import type { Knex } from '@mikro-orm/postgresql';
 import type { DataObject } from '../domain/record.types.js';
 import { rewriteSmallRecord, type CodeRename } from '../domain/schema.rename.js';
+import { lockSchemaExclusive } from './schema.repository.js';
 
 const NEXT_UPDATED_AT = `greatest(clock_timestamp(), updated_at + interval '1 microsecond')`;
 
@@ -51,6 +52,8 @@ const BULK: Record<CodeRename['kind'], string> = {
 export class RenameRepository {
   /** Applies `r` in `trx` unless its journal id was applied before; the number of records rewritten. */
   async apply(trx: Knex.Transaction, r: CodeRename): Promise<number> {
+    // Every write validated against an older definition commits first, so the statements below see it.
+    await lockSchemaExclusive(trx);
     // Two calls with one journal id: the second waits here for the first to commit, then sees it.
     const claimed = await trx.raw<{ rows: unknown[] }>(
       `insert into records.applied_rename (journal_id, kind, from_code, to_code, rewritten) values (?, ?, ?, ?, 0)

@@ -10,6 +10,20 @@ import type { Db } from './record.repository.js';
 /** The stored version as one scalar expression (0 before any snapshot); cheap enough for every write. */
 export const SCHEMA_VERSION_SQL = `coalesce((select version from records.schema_state where id = 1), 0)`;
 
+/**
+ * A condition that takes the schema lock in shared mode for the rest of the transaction (true once
+ * granted). Every write that validates against the schema holds it; ApplySchema and ApplyRename take
+ * it exclusively, so a rename's cascade starts only after every write validated against the old
+ * definition has committed, and sees it (docs/architecture.md, "Records obey the schema"). As an
+ * uncorrelated subquery it is evaluated once, before the statement locks or writes any row.
+ */
+export const SCHEMA_SHARED_LOCK_SQL = `(select true from (select pg_advisory_xact_lock_shared(hashtext('records:schema'))) l)`;
+
+/** Takes the schema lock exclusively until the transaction ends. */
+export async function lockSchemaExclusive(db: Db): Promise<void> {
+  await db.raw(`select pg_advisory_xact_lock(hashtext('records:schema'))`);
+}
+
 export class SchemaRepository {
   async load(db: Db): Promise<StoredSchema | undefined> {
     const res = await db.raw<{ rows: { version: string; snapshot: SchemaSnapshot }[] }>('select version, snapshot from records.schema_state where id = 1');
@@ -22,8 +36,18 @@ export class SchemaRepository {
     return Number(res.rows[0]!.v);
   }
 
-  /** Upserts the row only when `version` is newer than the stored one; true when it was written. */
+  /** In a transaction: takes the schema lock in shared mode, and reads the version. */
+  async lockedVersion(db: Db): Promise<number> {
+    const res = await db.raw<{ rows: { v: string }[] }>(`select ${SCHEMA_VERSION_SQL} as v where ${SCHEMA_SHARED_LOCK_SQL}`);
+    return Number(res.rows[0]!.v);
+  }
+
+  /**
+   * Upserts the row only when `version` is newer than the stored one; true when it was written. In a
+   * transaction of its own: writes still validating against the stored version finish first.
+   */
   async apply(db: Db, version: number, snapshotJson: string): Promise<boolean> {
+    await lockSchemaExclusive(db);
     const res = await db.raw<{ rows: unknown[] }>(
       `insert into records.schema_state (id, version, snapshot) values (1, ?, ?::jsonb)
        on conflict (id) do update set version = excluded.version, snapshot = excluded.snapshot, applied_at = now()
