@@ -94,7 +94,7 @@ export class RecordService {
    * (version > 0) the write is validated against it (schema.validator.ts) and the single
    * statement that writes it also checks that the stored schema version is still the one
    * validated against and that every link target is live: when the version moved, the new
-   * schema is loaded and the write validated again (docs/architecture.md, "Schema").
+   * schema is loaded and the write validated again (docs/architecture.md, "Records obey the schema").
    */
   async create(raw: CreateInput, ctx: CallContext): Promise<RecordView> {
     const principal = this.writer(ctx);

@@ -1,5 +1,5 @@
 /**
- * What the schema service asks of records (docs/architecture.md, "Schema"): store each committed
+ * What the schema service asks of records (docs/architecture.md, "Records obey the schema"): store each committed
  * snapshot, cascade a renamed code over every record in one transaction, and count how records use
  * each code. Only services call these (the gateway exposes none of them).
  */

@@ -1,5 +1,5 @@
 /**
- * The schema snapshot records validates against (docs/architecture.md, "Schema"): the JSON the
+ * The schema snapshot records validates against (docs/architecture.md, "Records obey the schema"): the JSON the
  * schema service sends with ApplySchema after every committed definition change, and its
  * compiled form (maps by code) that the validator reads on every write.
  */

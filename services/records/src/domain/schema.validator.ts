@@ -1,5 +1,5 @@
 /**
- * Checks a record write against the schema (docs/architecture.md, "Schema"; docs/api-notes.md,
+ * Checks a record write against the schema (docs/architecture.md, "Records obey the schema"; docs/api-notes.md,
  * Records). Pure: it sees the compiled snapshot and the write, never the database. What needs the
  * database (link targets that exist, are live and have the linked type; the project) is returned as
  * a list for the store to check inside the write's transaction.

@@ -1,5 +1,5 @@
 /**
- * The cascade of a renamed code over `records.record` (docs/architecture.md, "Schema"): one
+ * The cascade of a renamed code over `records.record` (docs/architecture.md, "Records obey the schema"): one
  * transaction, applied once per rename journal id (`records.applied_rename` keeps the count). The
  * bulk of the rows is rewritten by one UPDATE per kind (counted in the database); Presets and Projects
  * that mention the code are rewritten row by row by domain/schema.rename.ts, first. Rows rewritten get a new `updated_at` (their

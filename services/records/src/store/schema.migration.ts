@@ -1,6 +1,6 @@
 /**
  * The schema records validates against and the renames it has applied (docs/architecture.md,
- * "Schema"): `schema_state` holds one row, the newest snapshot the schema service applied;
+ * "Records obey the schema"): `schema_state` holds one row, the newest snapshot the schema service applied;
  * `applied_rename` remembers each rename journal entry once, with the number of records it rewrote.
  */
 import { Migration } from '@mikro-orm/migrations';

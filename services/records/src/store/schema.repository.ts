@@ -1,6 +1,6 @@
 /**
  * SQL for `records.schema_state`: the one row holding the schema snapshot records validates
- * against (docs/architecture.md, "Schema").
+ * against (docs/architecture.md, "Records obey the schema").
  */
 import type { Knex } from '@mikro-orm/postgresql';
 import type { StoredSchema } from '../domain/record.store.js';
