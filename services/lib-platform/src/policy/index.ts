@@ -5,4 +5,5 @@ export * from './entity-type.policy.js';
 export * from './if-match.policy.js';
 export * from './schema-code.policy.js';
 export * from './timelog.policy.js';
+export * from './user-views.policy.js';
 export * from './uuid.policy.js';

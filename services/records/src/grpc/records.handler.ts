@@ -4,6 +4,7 @@
 import type { CallContext, UnaryHandlers } from '@reelbase/lib-platform';
 import { recordsv1 } from '@reelbase/proto';
 import type { RecordService } from '../domain/record.service.js';
+import type { RecordViews } from '../domain/record.views.js';
 import type { SchemaAdmin } from '../domain/schema.admin.js';
 import type { RenameKind } from '../domain/schema.rename.js';
 import type { RecordView } from '../domain/record.types.js';
@@ -34,7 +35,7 @@ function nullable(v: recordsv1.NullableString | undefined): string | null | unde
 }
 
 /** Builds the handlers registered with GrpcServer under {@link RECORDS_SERVICE_NAME}. */
-export function recordsHandlers(service: RecordService, admin: SchemaAdmin): UnaryHandlers<recordsv1.RecordsServiceServer> {
+export function recordsHandlers(service: RecordService, admin: SchemaAdmin, views: RecordViews): UnaryHandlers<recordsv1.RecordsServiceServer> {
   return {
     async createRecord(req: recordsv1.CreateRecordRequest, ctx: CallContext) {
       const record = await service.create(
@@ -98,6 +99,19 @@ export function recordsHandlers(service: RecordService, admin: SchemaAdmin): Una
 
     async countUsage(_req: recordsv1.CountUsageRequest, ctx: CallContext) {
       return { usageJson: JSON.stringify(await admin.countUsage(ctx)) };
+    },
+
+    async listNotes(req: recordsv1.ListNotesRequest) {
+      return { notes: (await views.notes(req.entityType, req.recordId)).map(toProtoRecord) };
+    },
+
+    async listUserTasks(req: recordsv1.ListUserTasksRequest, ctx: CallContext) {
+      return { tasks: (await views.userTasks(req.userId, ctx)).map(toProtoRecord) };
+    },
+
+    async getTimesheet(req: recordsv1.GetTimesheetRequest, ctx: CallContext) {
+      const sheet = await views.timesheet(req.userId, req.from, req.to, ctx);
+      return { timeLogs: sheet.timeLogs.map(toProtoRecord), totalMinutes: sheet.totalMinutes };
     },
   };
 }

@@ -6,11 +6,13 @@
 import type { Knex } from '@mikro-orm/postgresql';
 import { AppError, guarded, type NatsNames, type SqlStateErrors } from '@reelbase/lib-platform';
 import type { InsertResult, NewRecord, OutboxEvent, RecordStore, RecordTransaction, StoredRecord, StoredSchema, WriteGuard } from '../domain/record.store.js';
+import type { RecordViewStore } from '../domain/record.views.js';
 import { OutboxRepository } from './outbox.repository.js';
 import { RecordRepository } from './record.repository.js';
 import { SchemaRepository } from './schema.repository.js';
 import { RenameRepository } from './rename.repository.js';
 import { UsageRepository, type RecordsUsage } from './usage.repository.js';
+import { ViewsRepository } from './views.repository.js';
 import type { SchemaAdminStore } from '../domain/schema.admin.js';
 import type { CodeRename } from '../domain/schema.rename.js';
 import type { LinkRef } from '../domain/schema.validator.js';
@@ -20,12 +22,13 @@ const WRITE_ERRORS: SqlStateErrors = {
   '23505': () => AppError.conflict('duplicate_id', 'a record with this id already exists'),
 };
 
-export class KnexRecordStore implements RecordStore, SchemaAdminStore {
+export class KnexRecordStore implements RecordStore, SchemaAdminStore, RecordViewStore {
   private readonly records = new RecordRepository();
   private readonly outbox = new OutboxRepository();
   private readonly schema = new SchemaRepository();
   private readonly renames = new RenameRepository();
   private readonly usage = new UsageRepository();
+  private readonly views = new ViewsRepository();
 
   constructor(
     private readonly db: Knex,
@@ -70,6 +73,18 @@ export class KnexRecordStore implements RecordStore, SchemaAdminStore {
 
   countUsage(): Promise<RecordsUsage> {
     return guarded(() => this.usage.count(this.db));
+  }
+
+  notesLinking(type: string, id: string): Promise<StoredRecord[]> {
+    return guarded(() => this.views.notesLinking(this.db, type, id));
+  }
+
+  tasksAssignedTo(userId: string): Promise<StoredRecord[]> {
+    return guarded(() => this.views.tasksAssignedTo(this.db, userId));
+  }
+
+  timeLogsOf(userId: string, from: string, to: string): Promise<StoredRecord[]> {
+    return guarded(() => this.views.timeLogsOf(this.db, userId, from, to));
   }
 
   private statements(trx: Knex.Transaction): RecordTransaction {

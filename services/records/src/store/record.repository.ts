@@ -13,14 +13,16 @@ import { SCHEMA_SHARED_LOCK_SQL, SCHEMA_VERSION_SQL } from './schema.repository.
 /** A connection or a transaction. */
 export type Db = Knex | Knex.Transaction;
 
-const COLUMNS = `id, entity_type, project_id, status, active, thumbnail_id, created_by,
+/** The columns of a StoredRecord, timestamps formatted with microseconds. */
+export const COLUMNS = `id, entity_type, project_id, status, active, thumbnail_id, created_by,
   ${sqlIsoMicros('created_at')} as created_at, ${sqlIsoMicros('updated_at')} as updated_at, retired_at is not null as retired, data`;
 
 // Strictly increasing per row, so two writes within one microsecond (or a clock step back)
 // still give two different ETags.
 const NEXT_UPDATED_AT = `greatest(clock_timestamp(), updated_at + interval '1 microsecond')`;
 
-interface Row {
+/** A row as selected with {@link COLUMNS}. */
+export interface Row {
   id: string;
   entity_type: string;
   project_id: string | null;
@@ -34,7 +36,7 @@ interface Row {
   data: DataObject;
 }
 
-const toStored = (r: Row): StoredRecord => ({
+export const toStored = (r: Row): StoredRecord => ({
   id: r.id,
   entityType: r.entity_type,
   projectId: r.project_id,

@@ -161,6 +161,42 @@ export interface CountUsageResponse {
   usageJson: string;
 }
 
+/** Notes whose `links` contain one record (GET /entities/{entity_type}/{record_id}/notes). */
+export interface ListNotesRequest {
+  entityType: string;
+  recordId: string;
+}
+
+export interface ListNotesResponse {
+  /** Live Notes, oldest first. */
+  notes: Record[];
+}
+
+/** Live Tasks whose `assignees` include one user (GET /users/{id}/tasks). */
+export interface ListUserTasksRequest {
+  userId: string;
+}
+
+export interface ListUserTasksResponse {
+  tasks: Record[];
+}
+
+/** One user's TimeLogs dated within [from, to], both inclusive (GET /users/{id}/timesheet). */
+export interface GetTimesheetRequest {
+  userId: string;
+  /** YYYY-MM-DD. */
+  from: string;
+  /** YYYY-MM-DD. */
+  to: string;
+}
+
+export interface GetTimesheetResponse {
+  /** Oldest date first. */
+  timeLogs: Record[];
+  /** The sum of the listed TimeLogs' `minutes`. */
+  totalMinutes: number;
+}
+
 function createBaseRecord(): Record {
   return {
     id: "",
@@ -2028,6 +2064,504 @@ export const CountUsageResponse: MessageFns<CountUsageResponse> = {
   },
 };
 
+function createBaseListNotesRequest(): ListNotesRequest {
+  return { entityType: "", recordId: "" };
+}
+
+export const ListNotesRequest: MessageFns<ListNotesRequest> = {
+  encode(message: ListNotesRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.entityType !== "") {
+      writer.uint32(10).string(message.entityType);
+    }
+    if (message.recordId !== "") {
+      writer.uint32(18).string(message.recordId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListNotesRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListNotesRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.entityType = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.recordId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListNotesRequest {
+    return {
+      entityType: isSet(object.entityType)
+        ? globalThis.String(object.entityType)
+        : isSet(object.entity_type)
+        ? globalThis.String(object.entity_type)
+        : "",
+      recordId: isSet(object.recordId)
+        ? globalThis.String(object.recordId)
+        : isSet(object.record_id)
+        ? globalThis.String(object.record_id)
+        : "",
+    };
+  },
+
+  toJSON(message: ListNotesRequest): unknown {
+    const obj: any = {};
+    if (message.entityType !== "") {
+      obj.entityType = message.entityType;
+    }
+    if (message.recordId !== "") {
+      obj.recordId = message.recordId;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ListNotesRequest>, I>>(base?: I): ListNotesRequest {
+    return ListNotesRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ListNotesRequest>, I>>(object: I): ListNotesRequest {
+    const message = createBaseListNotesRequest();
+    message.entityType = object.entityType ?? "";
+    message.recordId = object.recordId ?? "";
+    return message;
+  },
+};
+
+function createBaseListNotesResponse(): ListNotesResponse {
+  return { notes: [] };
+}
+
+export const ListNotesResponse: MessageFns<ListNotesResponse> = {
+  encode(message: ListNotesResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.notes) {
+      Record.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListNotesResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListNotesResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.notes.push(Record.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListNotesResponse {
+    return { notes: globalThis.Array.isArray(object?.notes) ? object.notes.map((e: any) => Record.fromJSON(e)) : [] };
+  },
+
+  toJSON(message: ListNotesResponse): unknown {
+    const obj: any = {};
+    if (message.notes?.length) {
+      obj.notes = message.notes.map((e) => Record.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ListNotesResponse>, I>>(base?: I): ListNotesResponse {
+    return ListNotesResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ListNotesResponse>, I>>(object: I): ListNotesResponse {
+    const message = createBaseListNotesResponse();
+    message.notes = object.notes?.map((e) => Record.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseListUserTasksRequest(): ListUserTasksRequest {
+  return { userId: "" };
+}
+
+export const ListUserTasksRequest: MessageFns<ListUserTasksRequest> = {
+  encode(message: ListUserTasksRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.userId !== "") {
+      writer.uint32(10).string(message.userId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListUserTasksRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListUserTasksRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.userId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListUserTasksRequest {
+    return {
+      userId: isSet(object.userId)
+        ? globalThis.String(object.userId)
+        : isSet(object.user_id)
+        ? globalThis.String(object.user_id)
+        : "",
+    };
+  },
+
+  toJSON(message: ListUserTasksRequest): unknown {
+    const obj: any = {};
+    if (message.userId !== "") {
+      obj.userId = message.userId;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ListUserTasksRequest>, I>>(base?: I): ListUserTasksRequest {
+    return ListUserTasksRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ListUserTasksRequest>, I>>(object: I): ListUserTasksRequest {
+    const message = createBaseListUserTasksRequest();
+    message.userId = object.userId ?? "";
+    return message;
+  },
+};
+
+function createBaseListUserTasksResponse(): ListUserTasksResponse {
+  return { tasks: [] };
+}
+
+export const ListUserTasksResponse: MessageFns<ListUserTasksResponse> = {
+  encode(message: ListUserTasksResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.tasks) {
+      Record.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListUserTasksResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListUserTasksResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.tasks.push(Record.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListUserTasksResponse {
+    return { tasks: globalThis.Array.isArray(object?.tasks) ? object.tasks.map((e: any) => Record.fromJSON(e)) : [] };
+  },
+
+  toJSON(message: ListUserTasksResponse): unknown {
+    const obj: any = {};
+    if (message.tasks?.length) {
+      obj.tasks = message.tasks.map((e) => Record.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ListUserTasksResponse>, I>>(base?: I): ListUserTasksResponse {
+    return ListUserTasksResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ListUserTasksResponse>, I>>(object: I): ListUserTasksResponse {
+    const message = createBaseListUserTasksResponse();
+    message.tasks = object.tasks?.map((e) => Record.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseGetTimesheetRequest(): GetTimesheetRequest {
+  return { userId: "", from: "", to: "" };
+}
+
+export const GetTimesheetRequest: MessageFns<GetTimesheetRequest> = {
+  encode(message: GetTimesheetRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.userId !== "") {
+      writer.uint32(10).string(message.userId);
+    }
+    if (message.from !== "") {
+      writer.uint32(18).string(message.from);
+    }
+    if (message.to !== "") {
+      writer.uint32(26).string(message.to);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetTimesheetRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetTimesheetRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.userId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.from = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.to = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetTimesheetRequest {
+    return {
+      userId: isSet(object.userId)
+        ? globalThis.String(object.userId)
+        : isSet(object.user_id)
+        ? globalThis.String(object.user_id)
+        : "",
+      from: isSet(object.from) ? globalThis.String(object.from) : "",
+      to: isSet(object.to) ? globalThis.String(object.to) : "",
+    };
+  },
+
+  toJSON(message: GetTimesheetRequest): unknown {
+    const obj: any = {};
+    if (message.userId !== "") {
+      obj.userId = message.userId;
+    }
+    if (message.from !== "") {
+      obj.from = message.from;
+    }
+    if (message.to !== "") {
+      obj.to = message.to;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<GetTimesheetRequest>, I>>(base?: I): GetTimesheetRequest {
+    return GetTimesheetRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<GetTimesheetRequest>, I>>(object: I): GetTimesheetRequest {
+    const message = createBaseGetTimesheetRequest();
+    message.userId = object.userId ?? "";
+    message.from = object.from ?? "";
+    message.to = object.to ?? "";
+    return message;
+  },
+};
+
+function createBaseGetTimesheetResponse(): GetTimesheetResponse {
+  return { timeLogs: [], totalMinutes: 0 };
+}
+
+export const GetTimesheetResponse: MessageFns<GetTimesheetResponse> = {
+  encode(message: GetTimesheetResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.timeLogs) {
+      Record.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.totalMinutes !== 0) {
+      writer.uint32(16).int64(message.totalMinutes);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetTimesheetResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetTimesheetResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.timeLogs.push(Record.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.totalMinutes = longToNumber(reader.int64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetTimesheetResponse {
+    return {
+      timeLogs: globalThis.Array.isArray(object?.timeLogs)
+        ? object.timeLogs.map((e: any) => Record.fromJSON(e))
+        : globalThis.Array.isArray(object?.time_logs)
+        ? object.time_logs.map((e: any) => Record.fromJSON(e))
+        : [],
+      totalMinutes: isSet(object.totalMinutes)
+        ? globalThis.Number(object.totalMinutes)
+        : isSet(object.total_minutes)
+        ? globalThis.Number(object.total_minutes)
+        : 0,
+    };
+  },
+
+  toJSON(message: GetTimesheetResponse): unknown {
+    const obj: any = {};
+    if (message.timeLogs?.length) {
+      obj.timeLogs = message.timeLogs.map((e) => Record.toJSON(e));
+    }
+    if (message.totalMinutes !== 0) {
+      obj.totalMinutes = Math.round(message.totalMinutes);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<GetTimesheetResponse>, I>>(base?: I): GetTimesheetResponse {
+    return GetTimesheetResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<GetTimesheetResponse>, I>>(object: I): GetTimesheetResponse {
+    const message = createBaseGetTimesheetResponse();
+    message.timeLogs = object.timeLogs?.map((e) => Record.fromPartial(e)) || [];
+    message.totalMinutes = object.totalMinutes ?? 0;
+    return message;
+  },
+};
+
 /**
  * Generic create, read, update, retire and revive. Writes commit with their event in one
  * transaction (outbox); the acting principal comes from call metadata.
@@ -2113,6 +2647,39 @@ export const RecordsServiceService = {
     responseSerialize: (value: CountUsageResponse): Buffer => Buffer.from(CountUsageResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): CountUsageResponse => CountUsageResponse.decode(value),
   },
+  /**
+   * The work views: a record's notes, a user's tasks and timesheet (the caller must be the user,
+   * or an Admin, Supervisor or Coordinator, for the last two).
+   */
+  listNotes: {
+    path: "/reelbase.records.v1.RecordsService/ListNotes" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListNotesRequest): Buffer => Buffer.from(ListNotesRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListNotesRequest => ListNotesRequest.decode(value),
+    responseSerialize: (value: ListNotesResponse): Buffer => Buffer.from(ListNotesResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListNotesResponse => ListNotesResponse.decode(value),
+  },
+  listUserTasks: {
+    path: "/reelbase.records.v1.RecordsService/ListUserTasks" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListUserTasksRequest): Buffer => Buffer.from(ListUserTasksRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListUserTasksRequest => ListUserTasksRequest.decode(value),
+    responseSerialize: (value: ListUserTasksResponse): Buffer =>
+      Buffer.from(ListUserTasksResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListUserTasksResponse => ListUserTasksResponse.decode(value),
+  },
+  getTimesheet: {
+    path: "/reelbase.records.v1.RecordsService/GetTimesheet" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetTimesheetRequest): Buffer => Buffer.from(GetTimesheetRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetTimesheetRequest => GetTimesheetRequest.decode(value),
+    responseSerialize: (value: GetTimesheetResponse): Buffer =>
+      Buffer.from(GetTimesheetResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): GetTimesheetResponse => GetTimesheetResponse.decode(value),
+  },
 } as const;
 
 export interface RecordsServiceServer extends UntypedServiceImplementation {
@@ -2127,6 +2694,13 @@ export interface RecordsServiceServer extends UntypedServiceImplementation {
   /** Rewrites a renamed code in every record in one transaction; no record events. */
   applyRename: handleUnaryCall<ApplyRenameRequest, ApplyRenameResponse>;
   countUsage: handleUnaryCall<CountUsageRequest, CountUsageResponse>;
+  /**
+   * The work views: a record's notes, a user's tasks and timesheet (the caller must be the user,
+   * or an Admin, Supervisor or Coordinator, for the last two).
+   */
+  listNotes: handleUnaryCall<ListNotesRequest, ListNotesResponse>;
+  listUserTasks: handleUnaryCall<ListUserTasksRequest, ListUserTasksResponse>;
+  getTimesheet: handleUnaryCall<GetTimesheetRequest, GetTimesheetResponse>;
 }
 
 export interface RecordsServiceClient extends Client {
@@ -2252,6 +2826,55 @@ export interface RecordsServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: CountUsageResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * The work views: a record's notes, a user's tasks and timesheet (the caller must be the user,
+   * or an Admin, Supervisor or Coordinator, for the last two).
+   */
+  listNotes(
+    request: ListNotesRequest,
+    callback: (error: ServiceError | null, response: ListNotesResponse) => void,
+  ): ClientUnaryCall;
+  listNotes(
+    request: ListNotesRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListNotesResponse) => void,
+  ): ClientUnaryCall;
+  listNotes(
+    request: ListNotesRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListNotesResponse) => void,
+  ): ClientUnaryCall;
+  listUserTasks(
+    request: ListUserTasksRequest,
+    callback: (error: ServiceError | null, response: ListUserTasksResponse) => void,
+  ): ClientUnaryCall;
+  listUserTasks(
+    request: ListUserTasksRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListUserTasksResponse) => void,
+  ): ClientUnaryCall;
+  listUserTasks(
+    request: ListUserTasksRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListUserTasksResponse) => void,
+  ): ClientUnaryCall;
+  getTimesheet(
+    request: GetTimesheetRequest,
+    callback: (error: ServiceError | null, response: GetTimesheetResponse) => void,
+  ): ClientUnaryCall;
+  getTimesheet(
+    request: GetTimesheetRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: GetTimesheetResponse) => void,
+  ): ClientUnaryCall;
+  getTimesheet(
+    request: GetTimesheetRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: GetTimesheetResponse) => void,
   ): ClientUnaryCall;
 }
 

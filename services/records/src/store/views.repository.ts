@@ -1,0 +1,56 @@
+/**
+ * The reads of the work views (domain/record.views.ts): each is one statement over live records
+ * of one type, answered from a partial index of views.migration.ts (docs/architecture.md,
+ * "Work view indexes"). Every value is bound.
+ */
+import type { Knex } from '@mikro-orm/postgresql';
+import type { StoredRecord } from '../domain/record.store.js';
+import { COLUMNS, toStored, type Db, type Row } from './record.repository.js';
+
+async function many(db: Db, sql: string, params: readonly unknown[]): Promise<StoredRecord[]> {
+  const res = await db.raw<{ rows: Row[] }>(sql, params as Knex.RawBinding[]);
+  return res.rows.map(toStored);
+}
+
+/** `[{"type": type, "id": id}]`: the jsonb a multi_link must contain to name that record. */
+const linkArray = (type: string, id: string): string => JSON.stringify([{ type, id }]);
+
+/** Statements of the work views. */
+export class ViewsRepository {
+  /** Live Notes whose `data.links` contain the record, oldest first (record_note_links_idx). */
+  notesLinking(db: Db, type: string, id: string): Promise<StoredRecord[]> {
+    return many(
+      db,
+      `select ${COLUMNS} from records.record
+        where entity_type = 'Note' and retired_at is null and data->'links' @> ?::jsonb
+        order by created_at, id`,
+      [linkArray(type, id)],
+    );
+  }
+
+  /** Live Tasks whose `data.assignees` contain the User, oldest first (record_task_assignees_idx). */
+  tasksAssignedTo(db: Db, userId: string): Promise<StoredRecord[]> {
+    return many(
+      db,
+      `select ${COLUMNS} from records.record
+        where entity_type = 'Task' and retired_at is null and data->'assignees' @> ?::jsonb
+        order by created_at, id`,
+      [linkArray('User', userId)],
+    );
+  }
+
+  /**
+   * Live TimeLogs of the User dated within [from, to] (record_timelog_user_date_idx). Dates are
+   * stored as `YYYY-MM-DD` text, so text order is date order.
+   */
+  timeLogsOf(db: Db, userId: string, from: string, to: string): Promise<StoredRecord[]> {
+    return many(
+      db,
+      `select ${COLUMNS} from records.record
+        where entity_type = 'TimeLog' and retired_at is null
+          and (data->'user'->>'id') = ? and (data->>'date') between ? and ?
+        order by data->>'date', created_at, id`,
+      [userId, from, to],
+    );
+  }
+}
