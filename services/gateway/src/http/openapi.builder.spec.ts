@@ -45,6 +45,7 @@ describe('OpenAPI document', () => {
       'post /schema/priorities', 'patch /schema/priorities/{code}', 'delete /schema/priorities/{code}', 'post /schema/priorities/{code}/rename',
       'get /branding', 'put /branding', 'get /schema/applications', 'put /schema/applications', 'get /schema/tools', 'put /schema/tools',
       'get /schema/tools/active',
+      'get /entities/{entity_type}/{record_id}/notes', 'get /users/{id}/tasks', 'get /users/{id}/timesheet',
     ];
     const documented = Object.entries(doc.paths).flatMap(([p, ops]) => Object.keys(ops as object).map((m) => `${m} ${p}`));
     expect(documented.sort()).toEqual(expected.sort());

@@ -6,13 +6,15 @@ import type { AnyRoute } from '../http/route.js';
 import { authRoutes } from './auth.routes.js';
 import { entityRoutes } from './entities.routes.js';
 import { eventRoutes } from './events.routes.js';
+import { noteRoutes } from './notes.routes.js';
 import { opsRoutes } from './ops.routes.js';
 import type { RouteDeps } from './route.deps.js';
 import { schemaRoutes } from './schema.routes.js';
+import { userRoutes } from './users.routes.js';
 
 export type { RouteDeps } from './route.deps.js';
 
-const GROUPS: ReadonlyArray<(deps: RouteDeps) => AnyRoute[]> = [opsRoutes, authRoutes, eventRoutes, schemaRoutes, entityRoutes];
+const GROUPS: ReadonlyArray<(deps: RouteDeps) => AnyRoute[]> = [opsRoutes, authRoutes, eventRoutes, schemaRoutes, entityRoutes, noteRoutes, userRoutes];
 
 /** All routes, built for `deps`. */
 export function allRoutes(deps: RouteDeps): AnyRoute[] {

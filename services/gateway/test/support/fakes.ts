@@ -17,6 +17,7 @@ export const USERS = {
   supervisor: { id: '0190a0b0-0000-7000-8000-000000000002', role: 'Supervisor' },
   artist: { id: '0190a0b0-0000-7000-8000-000000000003', role: 'Artist' },
   viewer: { id: '0190a0b0-0000-7000-8000-000000000004', role: 'Viewer' },
+  coordinator: { id: '0190a0b0-0000-7000-8000-000000000005', role: 'Coordinator' },
 } as const;
 
 export const API_KEY_ID = '0190a0b0-0000-7000-8000-0000000000aa';
@@ -73,6 +74,9 @@ export function fakePeers(state: FakeState): Peers {
     const r = state.records.get(id);
     if (!r || r.entityType !== type || !r.active) throw AppError.notFound(`${type} ${id} not found`);
     return r;
+  };
+  const knownUser = (id: string) => {
+    if (!Object.values(USERS).some((u) => u.id === id)) get('User', id);
   };
   const auth = {
     authenticate: async (req: authv1.AuthenticateRequest, ctx: CallContext) => {
@@ -183,6 +187,30 @@ export function fakePeers(state: FakeState): Peers {
       const next = { ...r, active: true };
       state.records.set(r.id, next);
       return { record: next };
+    },
+    // The work views over the in-memory records (live = `active` here); a user is known when
+    // it is one of USERS or a stored User.
+    listNotes: async (req: recordsv1.ListNotesRequest, ctx: CallContext) => {
+      track('records', 'listNotes', req, ctx);
+      get(req.entityType, req.recordId);
+      const names = (r: recordsv1.Record) => ((JSON.parse(r.dataJson) as { links?: { type: string; id: string }[] }).links ?? []).some((l) => l.type === req.entityType && l.id === req.recordId);
+      return { notes: [...state.records.values()].filter((r) => r.entityType === 'Note' && r.active && names(r)) };
+    },
+    listUserTasks: async (req: recordsv1.ListUserTasksRequest, ctx: CallContext) => {
+      track('records', 'listUserTasks', req, ctx);
+      knownUser(req.userId);
+      const assigned = (r: recordsv1.Record) => ((JSON.parse(r.dataJson) as { assignees?: { id: string }[] }).assignees ?? []).some((a) => a.id === req.userId);
+      return { tasks: [...state.records.values()].filter((r) => r.entityType === 'Task' && r.active && assigned(r)) };
+    },
+    getTimesheet: async (req: recordsv1.GetTimesheetRequest, ctx: CallContext) => {
+      track('records', 'getTimesheet', req, ctx);
+      knownUser(req.userId);
+      const timeLogs = [...state.records.values()].filter((r) => {
+        const d = JSON.parse(r.dataJson) as { user?: { id: string }; date?: string };
+        return r.entityType === 'TimeLog' && r.active && d.user?.id === req.userId && d.date !== undefined && d.date >= req.from && d.date <= req.to;
+      });
+      const totalMinutes = timeLogs.reduce((n, r) => n + Number((JSON.parse(r.dataJson) as { minutes?: number }).minutes ?? 0), 0);
+      return { timeLogs, totalMinutes };
     },
   };
   const events = {

@@ -1,0 +1,63 @@
+/**
+ * A user's work (docs/api-notes.md, "Work views"): the tasks assigned to them and their
+ * timesheet. The user themself, an Admin, a Supervisor or a Coordinator may read them; anyone
+ * else gets 403 before the request is validated.
+ */
+import { AppError, MAX_TIMESHEET_DAYS, mayReadUserViews, timesheetRangeProblems, USER_VIEWS_NOT_YOURS } from '@reelbase/lib-platform';
+import type { AuthedPrincipal } from '../domain/authed.principal.js';
+import type { AnyRoute, RawInput } from '../http/route.js';
+import { defineRoute } from '../http/route.js';
+import { RecordList, TimesheetOut, TimesheetQuery, UserPath } from '../schemas/views.schema.js';
+import type { RouteDeps } from './route.deps.js';
+import { itemsReply } from './views.reply.js';
+
+/** 403 unless the caller is the user of the path or may read anyone's work. */
+function authorizeUserView(p: AuthedPrincipal, raw: RawInput): void {
+  if (!mayReadUserViews(p, raw.params.id ?? '')) throw new AppError('forbidden', USER_VIEWS_NOT_YOURS);
+}
+
+const ACCESS =
+  'The user themself, an Admin, a Supervisor or a Coordinator; anyone else 403 (checked before the request is ' +
+  'validated). An unknown or retired user: 404 (not an empty list, so a mistyped id is noticed).';
+
+export function userRoutes({ peers }: RouteDeps): AnyRoute[] {
+  return [
+    defineRoute({
+      method: 'get',
+      path: '/users/{id}/tasks',
+      operationId: 'listUserTasks',
+      summary: 'The live tasks assigned to a user, oldest first.',
+      description: `Every live Task whose \`data.assignees\` contains \`{"type": "User", "id": id}\`, oldest first. ${ACCESS} Not paged.`,
+      tags: ['users'],
+      auth: 'bearer',
+      params: UserPath,
+      authorize: authorizeUserView,
+      responses: { 200: { description: 'The tasks.', schema: RecordList } },
+      errors: [404, 503],
+      handler: async ({ params, ctx }) => itemsReply((await peers.records.listUserTasks({ userId: params.id }, ctx)).tasks),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/users/{id}/timesheet',
+      operationId: 'getUserTimesheet',
+      summary: "A user's TimeLogs dated from `from` to `to` (both included) and their total minutes.",
+      description:
+        `The live TimeLogs whose \`data.user\` is the user and whose \`data.date\` lies in [from, to], by date, then ` +
+        `creation; \`total_minutes\` sums their \`data.minutes\`. A missing or malformed date is 422 on that query ` +
+        `parameter; \`from\` after \`to\`, or a range longer than ${MAX_TIMESHEET_DAYS} days, is 422 on \`from\`. ${ACCESS}`,
+      tags: ['users'],
+      auth: 'bearer',
+      params: UserPath,
+      query: TimesheetQuery,
+      authorize: authorizeUserView,
+      responses: { 200: { description: 'The timesheet.', schema: TimesheetOut } },
+      errors: [404, 503],
+      handler: async ({ params, query, ctx }) => {
+        const problems = timesheetRangeProblems(query.from, query.to);
+        if (problems.length) throw AppError.invalid(problems);
+        const res = await peers.records.getTimesheet({ userId: params.id, from: query.from, to: query.to }, ctx);
+        return itemsReply(res.timeLogs, { total_minutes: res.totalMinutes });
+      },
+    }),
+  ];
+}
