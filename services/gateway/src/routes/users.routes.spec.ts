@@ -120,7 +120,14 @@ describe('GET /users/{id}/timesheet: the range', () => {
   });
 
   it.each([
-    ['missing both', '', [['query', 'from'], ['query', 'to']]],
+    [
+      'missing both',
+      '',
+      [
+        ['query', 'from'],
+        ['query', 'to'],
+      ],
+    ],
     ['missing to', '?from=2026-03-01', [['query', 'to']]],
     ['malformed from', '?from=03/01/2026&to=2026-03-31', [['query', 'from']]],
     ['no such day', '?from=2026-02-30&to=2026-03-31', [['query', 'from']]],

@@ -15,28 +15,32 @@ async function many(db: Db, sql: string, params: readonly unknown[]): Promise<St
 /** `[{"type": type, "id": id}]`: the jsonb a multi_link must contain to name that record. */
 const linkArray = (type: string, id: string): string => JSON.stringify([{ type, id }]);
 
+/** Notes linking a record; binds `[{"type","id"}]` as JSON. */
+export const NOTES_SQL = `select ${COLUMNS} from records.record
+  where entity_type = 'Note' and retired_at is null and data->'links' @> ?::jsonb
+  order by record.created_at, id`;
+
+/** Tasks assigned to a user; binds `[{"type":"User","id"}]` as JSON. */
+export const TASKS_SQL = `select ${COLUMNS} from records.record
+  where entity_type = 'Task' and retired_at is null and data->'assignees' @> ?::jsonb
+  order by record.created_at, id`;
+
+/** A user's TimeLogs in a date range; binds the user id, then from and to (`YYYY-MM-DD`). */
+export const TIMELOGS_SQL = `select ${COLUMNS} from records.record
+  where entity_type = 'TimeLog' and retired_at is null
+    and (data->'user'->>'id') = ? and (data->>'date') between ? and ?
+  order by data->>'date', record.created_at, id`;
+
 /** Statements of the work views. */
 export class ViewsRepository {
   /** Live Notes whose `data.links` contain the record, oldest first (record_note_links_idx). */
   notesLinking(db: Db, type: string, id: string): Promise<StoredRecord[]> {
-    return many(
-      db,
-      `select ${COLUMNS} from records.record
-        where entity_type = 'Note' and retired_at is null and data->'links' @> ?::jsonb
-        order by created_at, id`,
-      [linkArray(type, id)],
-    );
+    return many(db, NOTES_SQL, [linkArray(type, id)]);
   }
 
   /** Live Tasks whose `data.assignees` contain the User, oldest first (record_task_assignees_idx). */
   tasksAssignedTo(db: Db, userId: string): Promise<StoredRecord[]> {
-    return many(
-      db,
-      `select ${COLUMNS} from records.record
-        where entity_type = 'Task' and retired_at is null and data->'assignees' @> ?::jsonb
-        order by created_at, id`,
-      [linkArray('User', userId)],
-    );
+    return many(db, TASKS_SQL, [linkArray('User', userId)]);
   }
 
   /**
@@ -44,13 +48,6 @@ export class ViewsRepository {
    * stored as `YYYY-MM-DD` text, so text order is date order.
    */
   timeLogsOf(db: Db, userId: string, from: string, to: string): Promise<StoredRecord[]> {
-    return many(
-      db,
-      `select ${COLUMNS} from records.record
-        where entity_type = 'TimeLog' and retired_at is null
-          and (data->'user'->>'id') = ? and (data->>'date') between ? and ?
-        order by data->>'date', created_at, id`,
-      [userId, from, to],
-    );
+    return many(db, TIMELOGS_SQL, [userId, from, to]);
   }
 }
