@@ -22,6 +22,7 @@ import { recordsv1 } from '@reelbase/proto';
 import type { RecordsConfig } from './config.js';
 import { RecordService, type RecordsBusTopics } from './domain/record.service.js';
 import { RecordViews } from './domain/record.views.js';
+import { RecordQueries } from './domain/record.query.js';
 import { SchemaAdmin } from './domain/schema.admin.js';
 import { RECORDS_SERVICE_NAME, recordsHandlers } from './grpc/records.handler.js';
 import { FaultSwitch } from './outbox/fault.switch.js';
@@ -72,7 +73,7 @@ export function startRecords(config: RecordsConfig, logger?: Logger): Promise<Ru
       const service = new RecordService({ store, bus, maxEventBytes });
 
       const grpc = new GrpcServer({ logger: log, metrics, internalAuthSecret: config.INTERNAL_AUTH_SECRET });
-      grpc.add<recordsv1.RecordsServiceServer>(RECORDS_SERVICE_NAME, recordsv1.RecordsServiceService, recordsHandlers(service, new SchemaAdmin(store), new RecordViews(store)));
+      grpc.add<recordsv1.RecordsServiceServer>(RECORDS_SERVICE_NAME, recordsv1.RecordsServiceService, recordsHandlers(service, new SchemaAdmin(store), new RecordViews(store), new RecordQueries(store)));
       const readiness = new Readiness().add('postgres', () => pingDb(orm)).add('nats', () => nc.rtt());
       const ops = await startOpsServer({ port: config.HTTP_PORT, host: config.BIND_HOST, metrics, readiness, logger: log });
       resources.defer('ops', () => ops.close());

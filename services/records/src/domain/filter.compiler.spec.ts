@@ -262,6 +262,7 @@ describe('filter compiler: operators per field type', () => {
     [['sequence', 'is', { type: 'Sequence', id: ID, x: 1 }], ['filters', 0, 2, 'x']],
     [['sequence', 'type_is', 'not a type'], ['filters', 0, 2]],
     [['created_at', 'is', 'yesterday'], ['filters', 0, 2]],
+    [['code', 'in', ['a', 'b\u0000']], ['filters', 0, 2, 1]],
   ];
   it.each(badValue)('%j is refused at %j', (cond, loc) => {
     const [p] = problemsOf('Shot', [cond]);

@@ -185,6 +185,23 @@ function literal(code: string, pattern: RegExp): string {
   return `'${code}'`;
 }
 
+/** The loc of the first string holding a NUL character inside `value` (PostgreSQL text cannot hold one). */
+function nulAt(value: unknown, loc: Loc): Loc | undefined {
+  if (typeof value === 'string') return value.includes('\u0000') ? loc : undefined;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const found = nulAt(value[i], [...loc, i]);
+      if (found) return found;
+    }
+  } else if (isPlainObject(value)) {
+    for (const [k, v] of Object.entries(value)) {
+      const found = nulAt(v, [...loc, k]) ?? (k.includes('\u0000') ? [...loc, k] : undefined);
+      if (found) return found;
+    }
+  }
+  return undefined;
+}
+
 /** Escapes LIKE wildcards so a value matches only itself. */
 const likeEscape = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
 
@@ -292,6 +309,10 @@ class FilterCompiler {
     const arity = ranged ? 4 : 3;
     if (cond.length !== arity) {
       refuse(loc, `A '${operator}' condition has ${arity} items: [path, '${operator}', ${ranged ? 'a, b' : 'value'}]`, 'condition_length');
+    }
+    for (let i = 2; i < cond.length; i++) {
+      const nul = nulAt(cond[i], [...loc, i]);
+      if (nul) refuse(nul, 'Input should not contain the NUL character (\\u0000)', 'string_nul');
     }
     return this.path(entityType, path as string, operator, cond, loc, 'r');
   }

@@ -5,6 +5,7 @@ import type { CallContext, UnaryHandlers } from '@reelbase/lib-platform';
 import { recordsv1 } from '@reelbase/proto';
 import type { RecordService } from '../domain/record.service.js';
 import type { RecordViews } from '../domain/record.views.js';
+import type { RecordQueries } from '../domain/record.query.js';
 import type { SchemaAdmin } from '../domain/schema.admin.js';
 import type { RenameKind } from '../domain/schema.rename.js';
 import type { RecordView } from '../domain/record.types.js';
@@ -35,7 +36,7 @@ function nullable(v: recordsv1.NullableString | undefined): string | null | unde
 }
 
 /** Builds the handlers registered with GrpcServer under {@link RECORDS_SERVICE_NAME}. */
-export function recordsHandlers(service: RecordService, admin: SchemaAdmin, views: RecordViews): UnaryHandlers<recordsv1.RecordsServiceServer> {
+export function recordsHandlers(service: RecordService, admin: SchemaAdmin, views: RecordViews, queries: RecordQueries): UnaryHandlers<recordsv1.RecordsServiceServer> {
   return {
     async createRecord(req: recordsv1.CreateRecordRequest, ctx: CallContext) {
       const record = await service.create(
@@ -112,6 +113,23 @@ export function recordsHandlers(service: RecordService, admin: SchemaAdmin, view
     async getTimesheet(req: recordsv1.GetTimesheetRequest, ctx: CallContext) {
       const sheet = await views.timesheet(req.userId, req.from, req.to, ctx);
       return { timeLogs: sheet.timeLogs.map(toProtoRecord), totalMinutes: sheet.totalMinutes };
+    },
+
+    async queryRecords(req: recordsv1.QueryRecordsRequest, ctx: CallContext) {
+      const result = await queries.query(
+        {
+          entityType: req.entityType,
+          filtersJson: req.filtersJson,
+          fieldsJson: req.fieldsJson,
+          order: req.order.map((o) => ({ field: o.field, direction: o.direction || undefined })),
+          limit: req.limit,
+          cursor: req.cursor,
+          includeTotal: req.includeTotal,
+          includeRetired: req.includeRetired,
+        },
+        ctx,
+      );
+      return { items: result.items.map(toProtoRecord), nextCursor: result.nextCursor ?? undefined, total: result.total };
     },
   };
 }

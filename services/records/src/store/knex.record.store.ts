@@ -13,6 +13,8 @@ import { SchemaRepository } from './schema.repository.js';
 import { RenameRepository } from './rename.repository.js';
 import { UsageRepository, type RecordsUsage } from './usage.repository.js';
 import { ViewsRepository } from './views.repository.js';
+import { QueryRepository } from './query.repository.js';
+import type { QueryPlan, RecordQueryStore, QueryRow } from '../domain/record.query.js';
 import type { SchemaAdminStore } from '../domain/schema.admin.js';
 import type { CodeRename } from '../domain/schema.rename.js';
 import type { LinkRef } from '../domain/schema.validator.js';
@@ -22,13 +24,14 @@ const WRITE_ERRORS: SqlStateErrors = {
   '23505': () => AppError.conflict('duplicate_id', 'a record with this id already exists'),
 };
 
-export class KnexRecordStore implements RecordStore, SchemaAdminStore, RecordViewStore {
+export class KnexRecordStore implements RecordStore, SchemaAdminStore, RecordViewStore, RecordQueryStore {
   private readonly records = new RecordRepository();
   private readonly outbox = new OutboxRepository();
   private readonly schema = new SchemaRepository();
   private readonly renames = new RenameRepository();
   private readonly usage = new UsageRepository();
   private readonly views = new ViewsRepository();
+  private readonly queries = new QueryRepository();
 
   constructor(
     private readonly db: Knex,
@@ -73,6 +76,10 @@ export class KnexRecordStore implements RecordStore, SchemaAdminStore, RecordVie
 
   countUsage(): Promise<RecordsUsage> {
     return guarded(() => this.usage.count(this.db));
+  }
+
+  query(plan: QueryPlan): Promise<{ rows: QueryRow[]; total?: number }> {
+    return guarded(() => this.queries.query(this.db, plan));
   }
 
   notesLinking(type: string, id: string): Promise<StoredRecord[]> {

@@ -197,6 +197,40 @@ export interface GetTimesheetResponse {
   totalMinutes: number;
 }
 
+/** One key of a query's order: a record column or a data field of the type. */
+export interface QueryOrder {
+  field: string;
+  /** asc (default) or desc. */
+  direction: string;
+}
+
+/** A query (docs/api-notes.md, Queries); problems are located at filters, fields, order, limit or cursor. */
+export interface QueryRecordsRequest {
+  entityType: string;
+  /** The filter, JSON-encoded; absent or empty: every record of the type. */
+  filtersJson?:
+    | string
+    | undefined;
+  /** The data fields to return, a JSON array; absent: all of them. */
+  fieldsJson?: string | undefined;
+  order: QueryOrder[];
+  /** 1..1000, default 100. */
+  limit?:
+    | number
+    | undefined;
+  /** The next_cursor of the previous page. */
+  cursor?: string | undefined;
+  includeTotal: boolean;
+  /** Admin only. */
+  includeRetired: boolean;
+}
+
+export interface QueryRecordsResponse {
+  items: Record[];
+  nextCursor?: string | undefined;
+  total?: number | undefined;
+}
+
 function createBaseRecord(): Record {
   return {
     id: "",
@@ -2562,6 +2596,406 @@ export const GetTimesheetResponse: MessageFns<GetTimesheetResponse> = {
   },
 };
 
+function createBaseQueryOrder(): QueryOrder {
+  return { field: "", direction: "" };
+}
+
+export const QueryOrder: MessageFns<QueryOrder> = {
+  encode(message: QueryOrder, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.field !== "") {
+      writer.uint32(10).string(message.field);
+    }
+    if (message.direction !== "") {
+      writer.uint32(18).string(message.direction);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): QueryOrder {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseQueryOrder();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.field = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.direction = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): QueryOrder {
+    return {
+      field: isSet(object.field) ? globalThis.String(object.field) : "",
+      direction: isSet(object.direction) ? globalThis.String(object.direction) : "",
+    };
+  },
+
+  toJSON(message: QueryOrder): unknown {
+    const obj: any = {};
+    if (message.field !== "") {
+      obj.field = message.field;
+    }
+    if (message.direction !== "") {
+      obj.direction = message.direction;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<QueryOrder>, I>>(base?: I): QueryOrder {
+    return QueryOrder.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<QueryOrder>, I>>(object: I): QueryOrder {
+    const message = createBaseQueryOrder();
+    message.field = object.field ?? "";
+    message.direction = object.direction ?? "";
+    return message;
+  },
+};
+
+function createBaseQueryRecordsRequest(): QueryRecordsRequest {
+  return {
+    entityType: "",
+    filtersJson: undefined,
+    fieldsJson: undefined,
+    order: [],
+    limit: undefined,
+    cursor: undefined,
+    includeTotal: false,
+    includeRetired: false,
+  };
+}
+
+export const QueryRecordsRequest: MessageFns<QueryRecordsRequest> = {
+  encode(message: QueryRecordsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.entityType !== "") {
+      writer.uint32(10).string(message.entityType);
+    }
+    if (message.filtersJson !== undefined) {
+      writer.uint32(18).string(message.filtersJson);
+    }
+    if (message.fieldsJson !== undefined) {
+      writer.uint32(26).string(message.fieldsJson);
+    }
+    for (const v of message.order) {
+      QueryOrder.encode(v!, writer.uint32(34).fork()).join();
+    }
+    if (message.limit !== undefined) {
+      writer.uint32(40).int32(message.limit);
+    }
+    if (message.cursor !== undefined) {
+      writer.uint32(50).string(message.cursor);
+    }
+    if (message.includeTotal !== false) {
+      writer.uint32(56).bool(message.includeTotal);
+    }
+    if (message.includeRetired !== false) {
+      writer.uint32(64).bool(message.includeRetired);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): QueryRecordsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseQueryRecordsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.entityType = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.filtersJson = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.fieldsJson = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.order.push(QueryOrder.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.limit = reader.int32();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.cursor = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.includeTotal = reader.bool();
+            continue;
+          }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.includeRetired = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): QueryRecordsRequest {
+    return {
+      entityType: isSet(object.entityType)
+        ? globalThis.String(object.entityType)
+        : isSet(object.entity_type)
+        ? globalThis.String(object.entity_type)
+        : "",
+      filtersJson: isSet(object.filtersJson)
+        ? globalThis.String(object.filtersJson)
+        : isSet(object.filters_json)
+        ? globalThis.String(object.filters_json)
+        : undefined,
+      fieldsJson: isSet(object.fieldsJson)
+        ? globalThis.String(object.fieldsJson)
+        : isSet(object.fields_json)
+        ? globalThis.String(object.fields_json)
+        : undefined,
+      order: globalThis.Array.isArray(object?.order) ? object.order.map((e: any) => QueryOrder.fromJSON(e)) : [],
+      limit: isSet(object.limit) ? globalThis.Number(object.limit) : undefined,
+      cursor: isSet(object.cursor) ? globalThis.String(object.cursor) : undefined,
+      includeTotal: isSet(object.includeTotal)
+        ? globalThis.Boolean(object.includeTotal)
+        : isSet(object.include_total)
+        ? globalThis.Boolean(object.include_total)
+        : false,
+      includeRetired: isSet(object.includeRetired)
+        ? globalThis.Boolean(object.includeRetired)
+        : isSet(object.include_retired)
+        ? globalThis.Boolean(object.include_retired)
+        : false,
+    };
+  },
+
+  toJSON(message: QueryRecordsRequest): unknown {
+    const obj: any = {};
+    if (message.entityType !== "") {
+      obj.entityType = message.entityType;
+    }
+    if (message.filtersJson !== undefined) {
+      obj.filtersJson = message.filtersJson;
+    }
+    if (message.fieldsJson !== undefined) {
+      obj.fieldsJson = message.fieldsJson;
+    }
+    if (message.order?.length) {
+      obj.order = message.order.map((e) => QueryOrder.toJSON(e));
+    }
+    if (message.limit !== undefined) {
+      obj.limit = Math.round(message.limit);
+    }
+    if (message.cursor !== undefined) {
+      obj.cursor = message.cursor;
+    }
+    if (message.includeTotal !== false) {
+      obj.includeTotal = message.includeTotal;
+    }
+    if (message.includeRetired !== false) {
+      obj.includeRetired = message.includeRetired;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<QueryRecordsRequest>, I>>(base?: I): QueryRecordsRequest {
+    return QueryRecordsRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<QueryRecordsRequest>, I>>(object: I): QueryRecordsRequest {
+    const message = createBaseQueryRecordsRequest();
+    message.entityType = object.entityType ?? "";
+    message.filtersJson = object.filtersJson ?? undefined;
+    message.fieldsJson = object.fieldsJson ?? undefined;
+    message.order = object.order?.map((e) => QueryOrder.fromPartial(e)) || [];
+    message.limit = object.limit ?? undefined;
+    message.cursor = object.cursor ?? undefined;
+    message.includeTotal = object.includeTotal ?? false;
+    message.includeRetired = object.includeRetired ?? false;
+    return message;
+  },
+};
+
+function createBaseQueryRecordsResponse(): QueryRecordsResponse {
+  return { items: [], nextCursor: undefined, total: undefined };
+}
+
+export const QueryRecordsResponse: MessageFns<QueryRecordsResponse> = {
+  encode(message: QueryRecordsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.items) {
+      Record.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.nextCursor !== undefined) {
+      writer.uint32(18).string(message.nextCursor);
+    }
+    if (message.total !== undefined) {
+      writer.uint32(24).int64(message.total);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): QueryRecordsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseQueryRecordsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.items.push(Record.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.nextCursor = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.total = longToNumber(reader.int64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): QueryRecordsResponse {
+    return {
+      items: globalThis.Array.isArray(object?.items) ? object.items.map((e: any) => Record.fromJSON(e)) : [],
+      nextCursor: isSet(object.nextCursor)
+        ? globalThis.String(object.nextCursor)
+        : isSet(object.next_cursor)
+        ? globalThis.String(object.next_cursor)
+        : undefined,
+      total: isSet(object.total) ? globalThis.Number(object.total) : undefined,
+    };
+  },
+
+  toJSON(message: QueryRecordsResponse): unknown {
+    const obj: any = {};
+    if (message.items?.length) {
+      obj.items = message.items.map((e) => Record.toJSON(e));
+    }
+    if (message.nextCursor !== undefined) {
+      obj.nextCursor = message.nextCursor;
+    }
+    if (message.total !== undefined) {
+      obj.total = Math.round(message.total);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<QueryRecordsResponse>, I>>(base?: I): QueryRecordsResponse {
+    return QueryRecordsResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<QueryRecordsResponse>, I>>(object: I): QueryRecordsResponse {
+    const message = createBaseQueryRecordsResponse();
+    message.items = object.items?.map((e) => Record.fromPartial(e)) || [];
+    message.nextCursor = object.nextCursor ?? undefined;
+    message.total = object.total ?? undefined;
+    return message;
+  },
+};
+
 /**
  * Generic create, read, update, retire and revive. Writes commit with their event in one
  * transaction (outbox); the acting principal comes from call metadata.
@@ -2680,6 +3114,17 @@ export const RecordsServiceService = {
       Buffer.from(GetTimesheetResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): GetTimesheetResponse => GetTimesheetResponse.decode(value),
   },
+  /** Records of one type matching a filter, in keyset pages; any authenticated caller. */
+  queryRecords: {
+    path: "/reelbase.records.v1.RecordsService/QueryRecords" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: QueryRecordsRequest): Buffer => Buffer.from(QueryRecordsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): QueryRecordsRequest => QueryRecordsRequest.decode(value),
+    responseSerialize: (value: QueryRecordsResponse): Buffer =>
+      Buffer.from(QueryRecordsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): QueryRecordsResponse => QueryRecordsResponse.decode(value),
+  },
 } as const;
 
 export interface RecordsServiceServer extends UntypedServiceImplementation {
@@ -2701,6 +3146,8 @@ export interface RecordsServiceServer extends UntypedServiceImplementation {
   listNotes: handleUnaryCall<ListNotesRequest, ListNotesResponse>;
   listUserTasks: handleUnaryCall<ListUserTasksRequest, ListUserTasksResponse>;
   getTimesheet: handleUnaryCall<GetTimesheetRequest, GetTimesheetResponse>;
+  /** Records of one type matching a filter, in keyset pages; any authenticated caller. */
+  queryRecords: handleUnaryCall<QueryRecordsRequest, QueryRecordsResponse>;
 }
 
 export interface RecordsServiceClient extends Client {
@@ -2875,6 +3322,22 @@ export interface RecordsServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: GetTimesheetResponse) => void,
+  ): ClientUnaryCall;
+  /** Records of one type matching a filter, in keyset pages; any authenticated caller. */
+  queryRecords(
+    request: QueryRecordsRequest,
+    callback: (error: ServiceError | null, response: QueryRecordsResponse) => void,
+  ): ClientUnaryCall;
+  queryRecords(
+    request: QueryRecordsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: QueryRecordsResponse) => void,
+  ): ClientUnaryCall;
+  queryRecords(
+    request: QueryRecordsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: QueryRecordsResponse) => void,
   ): ClientUnaryCall;
 }
 
