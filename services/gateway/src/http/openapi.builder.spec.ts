@@ -32,7 +32,7 @@ describe('OpenAPI document', () => {
       'get /healthz', 'get /readyz', 'get /metrics', 'get /openapi.json',
       'post /auth/login', 'post /auth/register', 'post /auth/api-keys', 'get /auth/api-keys', 'delete /auth/api-keys/{id}', 'get /me',
       'post /auth/signing-keys/rotate', 'post /auth/password', 'put /auth/users/{id}/password',
-      'post /entities/{entity_type}', 'get /entities/{entity_type}/{id}', 'patch /entities/{entity_type}/{id}',
+      'post /entities/{entity_type}', 'post /entities/{entity_type}/query', 'get /entities/{entity_type}/{id}', 'patch /entities/{entity_type}/{id}',
       'delete /entities/{entity_type}/{id}', 'post /entities/{entity_type}/{id}/revive', 'get /events', 'get /events/ws',
       'get /schema', 'get /schema/usage', 'post /schema/entity-types', 'patch /schema/entity-types/{entity_code}',
       'delete /schema/entity-types/{entity_code}', 'post /schema/entity-types/{code}/rename-code',

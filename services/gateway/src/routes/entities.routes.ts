@@ -9,7 +9,9 @@ import type { AnyRoute } from '../http/route.js';
 import { Reply, defineRoute } from '../http/route.js';
 import { etagOf, recordJson } from '../mappers/record.mapper.js';
 import { EntityTypePath, RecordCreate, RecordOut, RecordPatch, RecordPath, RecordRetired, etagHeader } from '../schemas/record.schema.js';
+import { QueryBody, QueryOut } from '../schemas/query.schema.js';
 import type { RouteDeps } from './route.deps.js';
+import { itemsReply } from './views.reply.js';
 
 /** The single-record answer: the record as JSON text with its ETag. */
 function recordReply(record: recordsv1.Record | undefined): Reply {
@@ -75,6 +77,40 @@ export function entityRoutes({ peers, userChanged }: RouteDeps): AnyRoute[] {
         // A User's data.email is its login address: auth reserves it and writes the record (docs/architecture.md, "Auth decisions").
         const res = params.entity_type === USER ? await peers.auth.createUser({ record: create }, ctx) : await records.createRecord(create, ctx);
         return recordReply(res.record);
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/entities/{entity_type}/query',
+      operationId: 'queryRecords',
+      summary: 'Find records of a type with a filter, in keyset pages.',
+      description:
+        'Any authenticated user (Viewers included). The filter is compiled to parameterised SQL: every path, operator ' +
+        'and value is checked against the schema, and each problem is a 422 whose `loc` points into the filter ' +
+        '(`["body","filters",1,0]`). A type the schema does not have: 404. Retired records are never returned unless ' +
+        '`include_retired` is true (Admin only, else 403). Pages are keyset pages: paging while others insert returns ' +
+        'every record that existed when paging began exactly once.',
+      tags: ['entities'],
+      auth: 'bearer',
+      params: EntityTypePath,
+      body: QueryBody,
+      responses: { 200: { description: 'One page of matching records.', schema: QueryOut } },
+      errors: [403, 404, 503],
+      handler: async ({ params, body, ctx }) => {
+        const res = await records.queryRecords(
+          {
+            entityType: params.entity_type,
+            filtersJson: JSON.stringify(body.filters),
+            fieldsJson: body.fields === undefined ? undefined : JSON.stringify(body.fields),
+            order: (body.order ?? []).map((o) => ({ field: o.field, direction: o.direction })),
+            limit: body.limit,
+            cursor: body.cursor ?? undefined,
+            includeTotal: body.include_total ?? false,
+            includeRetired: body.include_retired ?? false,
+          },
+          ctx,
+        );
+        return itemsReply(res.items, { next_cursor: res.nextCursor ?? null, ...(res.total === undefined ? {} : { total: res.total }) });
       },
     }),
     defineRoute({
