@@ -29,7 +29,8 @@ describe('queries (whole stack)', () => {
     admin = await bootstrapAdmin(e.api);
     artist = await createUser(admin.api, 'Artist', 'ana@studio.test');
     viewer = await createUser(admin.api, 'Viewer', 'vi@studio.test');
-    for (const code of ['wtg', 'ip', 'fin']) expectStatus(await admin.api.post('/schema/statuses', { code, name: code, state: 'in_progress' }), 200, `status ${code}`);
+    for (const code of ['wtg', 'ip', 'fin'])
+      expectStatus(await admin.api.post('/schema/statuses', { code, name: code, state: 'in_progress' }), 200, `status ${code}`);
     projectId = (await create(admin, 'Project', { data: { name: 'Query', code: 'query' } })).id;
     const sq10 = await create(admin, 'Sequence', { project_id: projectId, data: { code: 'SQ010' } });
     const sq20 = await create(admin, 'Sequence', { project_id: projectId, data: { code: 'SQ020' } });
@@ -77,7 +78,16 @@ describe('queries (whole stack)', () => {
     expect(mine.items.map((r: any) => r.id).sort()).toEqual([tasks.a.id, tasks.c.id].sort());
     const any = {
       filter_operator: 'any',
-      filters: [['code', 'is', 'sh030'], { filter_operator: 'all', filters: [['cut_in', 'less_than', 1005], ['code', 'starts_with', 'SH']] }],
+      filters: [
+        ['code', 'is', 'sh030'],
+        {
+          filter_operator: 'all',
+          filters: [
+            ['cut_in', 'less_than', 1005],
+            ['code', 'starts_with', 'SH'],
+          ],
+        },
+      ],
     };
     expect(names(expectStatus(await query(viewer, 'Shot', { filters: any }), 200))).toEqual(['sh010', 'sh030']);
   });
@@ -115,14 +125,24 @@ describe('queries (whole stack)', () => {
   });
 
   it('malformed requests are 422 located inside the body; an unknown type 404', async () => {
-    expectValidation(await query(viewer, 'Task', { filters: [['name', 'is', 'x'], ['nope', 'is', 1]] }), ['body', 'filters', 1, 0]);
+    expectValidation(
+      await query(viewer, 'Task', {
+        filters: [
+          ['name', 'is', 'x'],
+          ['nope', 'is', 1],
+        ],
+      }),
+      ['body', 'filters', 1, 0],
+    );
     expectValidation(await query(viewer, 'Task', { filters: [['name', 'between', 'a', 'b']] }), ['body', 'filters', 0, 1]);
     expectValidation(await query(viewer, 'Task', { filters: [['name.Shot.code', 'is', 'x']] }), ['body', 'filters', 0, 0]);
     expectValidation(await query(viewer, 'Task', { filters: [['entity.Nope.code', 'is', 'x']] }), ['body', 'filters', 0, 0]);
-    expectValidation(
-      await query(viewer, 'Task', { filters: [['entity.Shot.sequence.Sequence.code.Shot.code.Shot.code.Shot.code', 'is', 'x']] }),
-      ['body', 'filters', 0, 0],
-    );
+    expectValidation(await query(viewer, 'Task', { filters: [['entity.Shot.sequence.Sequence.code.Shot.code.Shot.code.Shot.code', 'is', 'x']] }), [
+      'body',
+      'filters',
+      0,
+      0,
+    ]);
     expectValidation(await query(viewer, 'Task', { filters: [['name', 'is']] }), ['body', 'filters', 0]);
     expectValidation(await query(viewer, 'Task', { filters: [], limit: 1001 }), ['body', 'limit']);
     expectValidation(await query(viewer, 'Task', { filters: [], nope: 1 }), ['body', 'nope']);

@@ -73,7 +73,11 @@ export function startRecords(config: RecordsConfig, logger?: Logger): Promise<Ru
       const service = new RecordService({ store, bus, maxEventBytes });
 
       const grpc = new GrpcServer({ logger: log, metrics, internalAuthSecret: config.INTERNAL_AUTH_SECRET });
-      grpc.add<recordsv1.RecordsServiceServer>(RECORDS_SERVICE_NAME, recordsv1.RecordsServiceService, recordsHandlers(service, new SchemaAdmin(store), new RecordViews(store), new RecordQueries(store)));
+      grpc.add<recordsv1.RecordsServiceServer>(
+        RECORDS_SERVICE_NAME,
+        recordsv1.RecordsServiceService,
+        recordsHandlers(service, new SchemaAdmin(store), new RecordViews(store), new RecordQueries(store)),
+      );
       const readiness = new Readiness().add('postgres', () => pingDb(orm)).add('nats', () => nc.rtt());
       const ops = await startOpsServer({ port: config.HTTP_PORT, host: config.BIND_HOST, metrics, readiness, logger: log });
       resources.defer('ops', () => ops.close());

@@ -53,7 +53,11 @@ const SNAPSHOT: SchemaSnapshot = {
     {
       code: 'Task',
       project_scoped: true,
-      fields: [text('name'), { code: 'entity', type: 'link', link_types: ['Shot', 'Sequence'] }, { code: 'assignees', type: 'multi_link', link_types: ['User'] }],
+      fields: [
+        text('name'),
+        { code: 'entity', type: 'link', link_types: ['Shot', 'Sequence'] },
+        { code: 'assignees', type: 'multi_link', link_types: ['User'] },
+      ],
     },
   ],
   statuses: [{ code: 'wtg' }, { code: 'ip' }, { code: 'fin' }],
@@ -129,8 +133,29 @@ beforeAll(async () => {
   bob = await create('User', undefined, { name: 'Bob' });
   const today = new Date();
   const day = (offset: number) => new Date(today.getTime() + offset * 86_400_000).toISOString().slice(0, 10);
-  shots.a = await create('Shot', P, { code: 'A', sequence: link(sq10), cut_in: 10, ratio: 0.5, hero: true, due: day(2), at: new Date(Date.now() - 3_600_000).toISOString(), tags: ['red'], kind: 'vfx', description: "it's 100% done_ok" }, 'ip');
-  shots.b = await create('Shot', P, { code: 'B', sequence: link(sq10), parent: link(shots.a), cut_in: 20, ratio: 1.5, hero: false, due: day(20), tags: ['red', 'blue'], kind: 'plate' }, 'wtg');
+  shots.a = await create(
+    'Shot',
+    P,
+    {
+      code: 'A',
+      sequence: link(sq10),
+      cut_in: 10,
+      ratio: 0.5,
+      hero: true,
+      due: day(2),
+      at: new Date(Date.now() - 3_600_000).toISOString(),
+      tags: ['red'],
+      kind: 'vfx',
+      description: "it's 100% done_ok",
+    },
+    'ip',
+  );
+  shots.b = await create(
+    'Shot',
+    P,
+    { code: 'B', sequence: link(sq10), parent: link(shots.a), cut_in: 20, ratio: 1.5, hero: false, due: day(20), tags: ['red', 'blue'], kind: 'plate' },
+    'wtg',
+  );
   shots.c = await create('Shot', P, { code: 'C', sequence: link(sq20), parent: link(shots.b), cut_in: 30, due: day(-3), tags: [] }, 'fin');
   shots.d = await create('Shot', P, { code: 'D', parent: link(shots.c), description: 'back\\slash é 😀' });
   shots.e = await create('Shot', P, {}); // nothing set at all
@@ -203,7 +228,16 @@ describe('QueryRecords: operators on stored records', () => {
   it('nested any/all groups', async () => {
     const f = {
       filter_operator: 'any',
-      filters: [['code', 'is', 'A'], { filter_operator: 'all', filters: [['cut_in', 'greater_than', 10], ['status', 'is', 'fin']] }],
+      filters: [
+        ['code', 'is', 'A'],
+        {
+          filter_operator: 'all',
+          filters: [
+            ['cut_in', 'greater_than', 10],
+            ['status', 'is', 'fin'],
+          ],
+        },
+      ],
     };
     expect(await codes('Shot', f)).toEqual(['A', 'C']);
   });
@@ -233,7 +267,24 @@ describe('QueryRecords: link traversal', () => {
 });
 
 describe('QueryRecords: hostile values only match or not', () => {
-  const hostile = ["'", "''", "'; DROP TABLE record; --", "'); DROP TABLE records.record; --", '\\', '\\\\x', '%', '_', '$1', '?', '??', '\u0000x', 'é😀\u202e', '{"a":1}', '42', 'x'.repeat(1_000_000)];
+  const hostile = [
+    "'",
+    "''",
+    "'; DROP TABLE record; --",
+    "'); DROP TABLE records.record; --",
+    '\\',
+    '\\\\x',
+    '%',
+    '_',
+    '$1',
+    '?',
+    '??',
+    '\u0000x',
+    'é😀\u202e',
+    '{"a":1}',
+    '42',
+    'x'.repeat(1_000_000),
+  ];
   it.each(hostile.map((h) => [h.length > 50 ? `${h.length} chars` : JSON.stringify(h), h]))('%s', async (_name, h) => {
     const before = (await sql.query('select count(*)::int as n from records.record')).rows[0].n;
     for (const f of [
@@ -267,11 +318,24 @@ describe('QueryRecords: hostile values only match or not', () => {
 
 describe('QueryRecords: request shape', () => {
   it('fields projects data; order on columns and data fields; include_total counts every match', async () => {
-    const res = await query('Shot', { filters: [['cut_in', 'greater_than', 0]], fields: ['code'], order: [{ field: 'cut_in', direction: 'desc' }], includeTotal: true, limit: 2 });
+    const res = await query('Shot', {
+      filters: [['cut_in', 'greater_than', 0]],
+      fields: ['code'],
+      order: [{ field: 'cut_in', direction: 'desc' }],
+      includeTotal: true,
+      limit: 2,
+    });
     expect(res.items.map((r) => JSON.parse(r.dataJson))).toEqual([{ code: 'C' }, { code: 'B' }]);
     expect(res.total).toBe(3);
     expect(res.nextCursor).toBeTruthy();
-    const next = await query('Shot', { filters: [['cut_in', 'greater_than', 0]], fields: ['code'], order: [{ field: 'cut_in', direction: 'desc' }], includeTotal: true, limit: 2, cursor: res.nextCursor });
+    const next = await query('Shot', {
+      filters: [['cut_in', 'greater_than', 0]],
+      fields: ['code'],
+      order: [{ field: 'cut_in', direction: 'desc' }],
+      includeTotal: true,
+      limit: 2,
+      cursor: res.nextCursor,
+    });
     expect(next.items.map((r) => JSON.parse(r.dataJson))).toEqual([{ code: 'A' }]);
     expect(next.nextCursor).toBeUndefined();
     const byCode = await query('Shot', { order: [{ field: 'code' }] });
@@ -292,7 +356,12 @@ describe('QueryRecords: request shape', () => {
   it('malformed requests are one invalid error locating every problem', async () => {
     const e = await appErrorOf(
       query('Shot', {
-        filters: [['nope', 'is', 1], ['code', 'between', 'a', 'b'], ['sequence.Shot.code', 'is', 'x'], ['code.Sequence.code', 'is', 'x']],
+        filters: [
+          ['nope', 'is', 1],
+          ['code', 'between', 'a', 'b'],
+          ['sequence.Shot.code', 'is', 'x'],
+          ['code.Sequence.code', 'is', 'x'],
+        ],
         fields: ['code', 'nope'],
         order: [{ field: 'tags' }, { field: 'code', direction: 'up' }],
         limit: 1001,

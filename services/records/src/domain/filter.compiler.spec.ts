@@ -72,7 +72,13 @@ describe('filter compiler: grammar', () => {
       ['cut_in', 'greater_than', 3],
     ]);
     expect(all.sql).toMatch(/ and /);
-    const any = compile('Shot', { filter_operator: 'any', filters: [['code', 'is', 'a'], ['code', 'is', 'b']] });
+    const any = compile('Shot', {
+      filter_operator: 'any',
+      filters: [
+        ['code', 'is', 'a'],
+        ['code', 'is', 'b'],
+      ],
+    });
     expect(any.sql).toMatch(/ or /);
     expect(compile('Shot', { filter_operator: 'any', filters: [] }).sql).toBe('false');
   });
@@ -244,25 +250,82 @@ describe('filter compiler: operators per field type', () => {
   });
 
   const badValue: [unknown[], (string | number)[]][] = [
-    [['cut_in', 'is', '3'], ['filters', 0, 2]],
-    [['cut_in', 'less_than', 'x'], ['filters', 0, 2]],
-    [['cut_in', 'between', 1, '9'], ['filters', 0, 3]],
-    [['on', 'is', 'true'], ['filters', 0, 2]],
-    [['day', 'is', '2026-1-2'], ['filters', 0, 2]],
-    [['at', 'greater_than', '2026-01-01'], ['filters', 0, 2]],
-    [['at', 'in_last', -1, 'DAY'], ['filters', 0, 2]],
-    [['at', 'in_last', 1, 'YEAR'], ['filters', 0, 3]],
-    [['at', 'in_last', 1], ['filters', 0]],
-    [['code', 'in', 'a'], ['filters', 0, 2]],
-    [['code', 'in', ['a', 1]], ['filters', 0, 2, 1]],
-    [['code', 'contains', 1], ['filters', 0, 2]],
-    [['code', 'is', 'a', 'b'], ['filters', 0]],
-    [['id', 'is', 'not-a-uuid'], ['filters', 0, 2]],
-    [['sequence', 'is', { type: 'Sequence' }], ['filters', 0, 2]],
-    [['sequence', 'is', { type: 'Sequence', id: ID, x: 1 }], ['filters', 0, 2, 'x']],
-    [['sequence', 'type_is', 'not a type'], ['filters', 0, 2]],
-    [['created_at', 'is', 'yesterday'], ['filters', 0, 2]],
-    [['code', 'in', ['a', 'b\u0000']], ['filters', 0, 2, 1]],
+    [
+      ['cut_in', 'is', '3'],
+      ['filters', 0, 2],
+    ],
+    [
+      ['cut_in', 'less_than', 'x'],
+      ['filters', 0, 2],
+    ],
+    [
+      ['cut_in', 'between', 1, '9'],
+      ['filters', 0, 3],
+    ],
+    [
+      ['on', 'is', 'true'],
+      ['filters', 0, 2],
+    ],
+    [
+      ['day', 'is', '2026-1-2'],
+      ['filters', 0, 2],
+    ],
+    [
+      ['at', 'greater_than', '2026-01-01'],
+      ['filters', 0, 2],
+    ],
+    [
+      ['at', 'in_last', -1, 'DAY'],
+      ['filters', 0, 2],
+    ],
+    [
+      ['at', 'in_last', 1, 'YEAR'],
+      ['filters', 0, 3],
+    ],
+    [
+      ['at', 'in_last', 1],
+      ['filters', 0],
+    ],
+    [
+      ['code', 'in', 'a'],
+      ['filters', 0, 2],
+    ],
+    [
+      ['code', 'in', ['a', 1]],
+      ['filters', 0, 2, 1],
+    ],
+    [
+      ['code', 'contains', 1],
+      ['filters', 0, 2],
+    ],
+    [
+      ['code', 'is', 'a', 'b'],
+      ['filters', 0],
+    ],
+    [
+      ['id', 'is', 'not-a-uuid'],
+      ['filters', 0, 2],
+    ],
+    [
+      ['sequence', 'is', { type: 'Sequence' }],
+      ['filters', 0, 2],
+    ],
+    [
+      ['sequence', 'is', { type: 'Sequence', id: ID, x: 1 }],
+      ['filters', 0, 2, 'x'],
+    ],
+    [
+      ['sequence', 'type_is', 'not a type'],
+      ['filters', 0, 2],
+    ],
+    [
+      ['created_at', 'is', 'yesterday'],
+      ['filters', 0, 2],
+    ],
+    [
+      ['code', 'in', ['a', 'b\u0000']],
+      ['filters', 0, 2, 1],
+    ],
   ];
   it.each(badValue)('%j is refused at %j', (cond, loc) => {
     const [p] = problemsOf('Shot', [cond]);
@@ -301,7 +364,10 @@ describe('filter compiler: link traversal', () => {
     ['entity.Shot.parent.Shot.parent.Shot.parent.Shot.parent.Shot.code', 'path_too_long'],
   ];
   it.each(refused)('%s is refused (%s) at the path', (path, type) => {
-    const [p] = problemsOf('Task', [['name', 'is', 'x'], [path, 'is', 'x']]);
+    const [p] = problemsOf('Task', [
+      ['name', 'is', 'x'],
+      [path, 'is', 'x'],
+    ]);
     expect(p!.loc).toEqual(['filters', 1, 0]);
     expect(p!.type).toBe(type);
   });

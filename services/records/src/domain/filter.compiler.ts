@@ -384,7 +384,11 @@ class FilterCompiler {
   private predicate(t: Target, operator: Operator, cond: unknown[], loc: Loc): string {
     if (!KIND_OPERATORS[t.kind].has(operator)) {
       const name = t.column ?? t.field!;
-      refuse([...loc, 1], `'${operator}' does not apply to ${name} (${t.kind === 'code' || t.kind === 'uuid' || t.kind === 'timestamp' ? 'column' : t.kind})`, 'operator_type');
+      refuse(
+        [...loc, 1],
+        `'${operator}' does not apply to ${name} (${t.kind === 'code' || t.kind === 'uuid' || t.kind === 'timestamp' ? 'column' : t.kind})`,
+        'operator_type',
+      );
     }
     const positive = NEGATIVE[operator];
     if (positive) return `not coalesce(${this.positive(t, positive, cond, loc)}, false)`;
@@ -486,7 +490,12 @@ class FilterCompiler {
     }
     if (t.kind === 'json') {
       const j = this.json(t);
-      return values.length === 1 ? `${j} = ${this.bind(JSON.stringify(values[0]), 'jsonb')}` : `${j} = any(${this.bind(values.map((v) => JSON.stringify(v)), 'jsonb[]')})`;
+      return values.length === 1
+        ? `${j} = ${this.bind(JSON.stringify(values[0]), 'jsonb')}`
+        : `${j} = any(${this.bind(
+            values.map((v) => JSON.stringify(v)),
+            'jsonb[]',
+          )})`;
     }
     // Containment on `data`: one shape for every stored type, and the shape a GIN index on data serves.
     const code = t.field!;

@@ -139,7 +139,8 @@ export function encodeCursor(body: CursorBody): string {
 }
 
 function decodeCursor(cursor: string, fingerprint: string, arity: number): CursorBody {
-  const bad = () => AppError.invalid([{ loc: ['cursor'], msg: 'Invalid cursor: pass the next_cursor of the previous page of this same query', type: 'cursor' }]);
+  const bad = () =>
+    AppError.invalid([{ loc: ['cursor'], msg: 'Invalid cursor: pass the next_cursor of the previous page of this same query', type: 'cursor' }]);
   let body: unknown;
   try {
     if (!/^[A-Za-z0-9_-]*$/.test(cursor) || cursor.length > 16_384) throw bad();
@@ -197,7 +198,8 @@ export function planQuery(schema: CompiledSchema, input: QueryInput): { plan: Qu
       fields = [];
       parsed.forEach((f, i) => {
         if (typeof f !== 'string') problems.push({ loc: ['fields', i], msg: 'Input should be a valid string', type: 'string_type' });
-        else if ((QUERY_COLUMNS as readonly string[]).includes(f)) return; // columns are always returned
+        else if ((QUERY_COLUMNS as readonly string[]).includes(f))
+          return; // columns are always returned
         else if (schema.version > 0 && !schema.entityTypes.get(input.entityType)?.fields.has(f))
           problems.push({ loc: ['fields', i], msg: `${input.entityType} has no field '${f}'`, type: 'unknown_field' });
         else fields!.push(f);

@@ -36,7 +36,12 @@ function nullable(v: recordsv1.NullableString | undefined): string | null | unde
 }
 
 /** Builds the handlers registered with GrpcServer under {@link RECORDS_SERVICE_NAME}. */
-export function recordsHandlers(service: RecordService, admin: SchemaAdmin, views: RecordViews, queries: RecordQueries): UnaryHandlers<recordsv1.RecordsServiceServer> {
+export function recordsHandlers(
+  service: RecordService,
+  admin: SchemaAdmin,
+  views: RecordViews,
+  queries: RecordQueries,
+): UnaryHandlers<recordsv1.RecordsServiceServer> {
   return {
     async createRecord(req: recordsv1.CreateRecordRequest, ctx: CallContext) {
       const record = await service.create(
