@@ -18,12 +18,13 @@ export function noteRoutes({ peers }: RouteDeps): AnyRoute[] {
       description:
         'Every live Note whose `data.links` contains `{"type": entity_type, "id": record_id}`, oldest first ' +
         '(retired notes are left out). Any authenticated user. A record that does not exist, is retired or is of ' +
-        'another type: 404. Not paged: the whole list comes in one answer.',
+        'another type: 404. Not paged: the whole list comes in one answer; past 12 MiB of records it is 413 ' +
+        '`payload_too_large` (read it in pages with `POST /entities/Note/query`).',
       tags: ['entities'],
       auth: 'bearer',
       params: NotesPath,
       responses: { 200: { description: 'The notes.', schema: RecordList } },
-      errors: [404, 503],
+      errors: [404, 413, 503],
       handler: async ({ params, ctx }) => {
         const res = await peers.records.listNotes({ entityType: params.entity_type, recordId: params.record_id }, ctx);
         return itemsReply(res.notes);

@@ -1,3 +1,4 @@
+import { AppError } from '@reelbase/lib-platform';
 import type { recordsv1 } from '@reelbase/proto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startTestGateway, USERS, type TestGateway } from '../../test/support/fakes.js';
@@ -165,6 +166,13 @@ describe('GET /entities/{entity_type}/{record_id}/notes', () => {
     expect(bad.status).toBe(422);
     expect(bad.json.detail[0].loc).toEqual(['path', 'record_id']);
     expect((await call('GET', `/entities/Shot/${SHOT}/notes`)).status).toBe(401);
+  });
+
+  it('an answer records refuses as too large: 413 payload_too_large', async () => {
+    gw.state.failNext.set('listNotes', new AppError('too_large', 'the answer would exceed 12288 KiB'));
+    const r = await call('GET', `/entities/Shot/${SHOT}/notes`, { token: 'viewer-token' });
+    expect(r.status).toBe(413);
+    expect(r.json).toEqual({ detail: expect.stringContaining('12288 KiB'), code: 'payload_too_large' });
   });
 
   it('records down: 503', async () => {

@@ -18,7 +18,8 @@ function authorizeUserView(p: AuthedPrincipal, raw: RawInput): void {
 
 const ACCESS =
   'The user themself, an Admin, a Supervisor or a Coordinator; anyone else 403 (checked before the request is ' +
-  'validated). An unknown or retired user: 404 (not an empty list, so a mistyped id is noticed).';
+  'validated). An unknown or retired user: 404 (not an empty list, so a mistyped id is noticed). Not paged; an ' +
+  'answer past 12 MiB of records is 413 `payload_too_large` (read it in pages with `POST /entities/{Type}/query`).';
 
 export function userRoutes({ peers }: RouteDeps): AnyRoute[] {
   return [
@@ -27,13 +28,13 @@ export function userRoutes({ peers }: RouteDeps): AnyRoute[] {
       path: '/users/{id}/tasks',
       operationId: 'listUserTasks',
       summary: 'The live tasks assigned to a user, oldest first.',
-      description: `Every live Task whose \`data.assignees\` contains \`{"type": "User", "id": id}\`, oldest first. ${ACCESS} Not paged.`,
+      description: `Every live Task whose \`data.assignees\` contains \`{"type": "User", "id": id}\`, oldest first. ${ACCESS}`,
       tags: ['users'],
       auth: 'bearer',
       params: UserPath,
       authorize: authorizeUserView,
       responses: { 200: { description: 'The tasks.', schema: RecordList } },
-      errors: [404, 503],
+      errors: [404, 413, 503],
       handler: async ({ params, ctx }) => itemsReply((await peers.records.listUserTasks({ userId: params.id }, ctx)).tasks),
     }),
     defineRoute({
@@ -51,7 +52,7 @@ export function userRoutes({ peers }: RouteDeps): AnyRoute[] {
       query: TimesheetQuery,
       authorize: authorizeUserView,
       responses: { 200: { description: 'The timesheet.', schema: TimesheetOut } },
-      errors: [404, 503],
+      errors: [404, 413, 503],
       handler: async ({ params, query, ctx }) => {
         const problems = timesheetRangeProblems(query.from, query.to);
         if (problems.length) throw AppError.invalid(problems);

@@ -34,20 +34,33 @@ export function totalMinutes(timeLogs: readonly RecordView[]): number {
   return total;
 }
 
+/**
+ * The largest answer a view gives, counted as the JSON of its records: under the 16 MiB gRPC
+ * message limit with room for the columns and framing. A view past it is refused (413) rather than
+ * failing in transport; a query with filters and pages reads such a list.
+ */
+export const MAX_VIEW_BYTES = 12 * 1024 * 1024;
+
+/** Bytes a record adds to an answer beyond its `data` (ids, timestamps, field framing). */
+const RECORD_OVERHEAD_BYTES = 400;
+
 export class RecordViews {
-  constructor(private readonly store: RecordViewStore) {}
+  constructor(
+    private readonly store: RecordViewStore,
+    private readonly maxBytes = MAX_VIEW_BYTES,
+  ) {}
 
   /** Notes linking the live record `entityType`/`id`, oldest first; 404 when there is no such live record. */
   async notes(entityType: string, id: string): Promise<RecordView[]> {
     await this.live(entityType, id);
-    return (await this.store.notesLinking(entityType, id.toLowerCase())).map(toView);
+    return this.answer(await this.store.notesLinking(entityType, id.toLowerCase()));
   }
 
   /** The tasks assigned to the live User `userId`. */
   async userTasks(userId: string, ctx: CallContext): Promise<RecordView[]> {
     this.mayRead(userId, ctx);
     await this.live('User', userId);
-    return (await this.store.tasksAssignedTo(userId.toLowerCase())).map(toView);
+    return this.answer(await this.store.tasksAssignedTo(userId.toLowerCase()));
   }
 
   /** The TimeLogs of the live User `userId` dated within [from, to], and their total minutes. */
@@ -56,8 +69,23 @@ export class RecordViews {
     const problems = timesheetRangeProblems(from, to);
     if (problems.length) throw AppError.invalid(problems);
     await this.live('User', userId);
-    const timeLogs = (await this.store.timeLogsOf(userId.toLowerCase(), from, to)).map(toView);
+    const timeLogs = this.answer(await this.store.timeLogsOf(userId.toLowerCase(), from, to));
     return { timeLogs, totalMinutes: totalMinutes(timeLogs) };
+  }
+
+  /** The rows as views; 413 when their JSON would pass the answer budget. */
+  private answer(rows: StoredRecord[]): RecordView[] {
+    let bytes = 0;
+    for (const r of rows) {
+      bytes += RECORD_OVERHEAD_BYTES + Buffer.byteLength(JSON.stringify(r.data));
+      if (bytes > this.maxBytes) {
+        throw new AppError(
+          'too_large',
+          `the answer would exceed ${Math.floor(this.maxBytes / 1024)} KiB (${rows.length} records); read it in pages with POST /entities/{Type}/query`,
+        );
+      }
+    }
+    return rows.map(toView);
   }
 
   /** 403 unless the caller is the user or may read anyone's views (checked before anything else). */
