@@ -202,6 +202,14 @@ export function fakePeers(state: FakeState): Peers {
       const assigned = (r: recordsv1.Record) => ((JSON.parse(r.dataJson) as { assignees?: { id: string }[] }).assignees ?? []).some((a) => a.id === req.userId);
       return { tasks: [...state.records.values()].filter((r) => r.entityType === 'Task' && r.active && assigned(r)) };
     },
+    // Queries: every live record of the type in one page; a filter naming the field `nope` is refused
+    // the way records locates problems (inside `filters`, without the `body` head).
+    queryRecords: async (req: recordsv1.QueryRecordsRequest, ctx: CallContext) => {
+      track('records', 'queryRecords', req, ctx);
+      if (req.filtersJson?.includes('"nope"')) throw AppError.invalid([{ loc: ['filters', 0, 0], msg: 'Shot has no field nope', type: 'unknown_field' }]);
+      const items = [...state.records.values()].filter((r) => r.entityType === req.entityType && r.active);
+      return { items, nextCursor: req.cursor ? undefined : 'next-page', total: req.includeTotal ? items.length : undefined };
+    },
     getTimesheet: async (req: recordsv1.GetTimesheetRequest, ctx: CallContext) => {
       track('records', 'getTimesheet', req, ctx);
       knownUser(req.userId);
