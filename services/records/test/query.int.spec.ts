@@ -402,7 +402,10 @@ describe('QueryRecords: keyset pages under concurrent inserts', () => {
       let stop = false;
       let inserted = 0;
       const writer = (async () => {
-        while (!stop) {
+        // 20 rows every 10 ms at most, up to 5,000: enough to land between and ahead of every page,
+        // bounded so the walk ends however slow the machine is.
+        while (!stop && inserted < 5000) {
+          await new Promise((r) => setTimeout(r, 10));
           await sql.query(
             `insert into records.record (id, entity_type, project_id, created_at, updated_at, data)
              select gen_random_uuid(), 'Shot', $1, now(), now(), jsonb_build_object('code', 'late', 'cut_in', (random() * 100)::int) from generate_series(1, 20)`,

@@ -323,6 +323,22 @@ describe('filter compiler: operators per field type', () => {
       ['filters', 0, 2],
     ],
     [
+      ['created_at', 'greater_than', '2026-02-30T00:00:00Z'],
+      ['filters', 0, 2],
+    ],
+    [
+      ['at', 'in', ['2026-01-01T00:00:00Z', '0000-01-01T00:00:00Z']],
+      ['filters', 0, 2, 1],
+    ],
+    [
+      ['day', 'is', '2026-02-29'],
+      ['filters', 0, 2],
+    ],
+    [
+      ['day', 'between', '2026-01-01', '2026-04-31'],
+      ['filters', 0, 3],
+    ],
+    [
       ['code', 'in', ['a', 'b\u0000']],
       ['filters', 0, 2, 1],
     ],

@@ -202,6 +202,16 @@ function nulAt(value: unknown, loc: Loc): Loc | undefined {
   return undefined;
 }
 
+/** True for `YYYY-MM-DD` naming a real calendar day of year 1 or later (PostgreSQL refuses the others). */
+function isRealDate(s: string): boolean {
+  const m = /^(\d{4})-(\d{2})-(\d{2})/.exec(s);
+  if (!m) return false;
+  const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  const date = new Date(Date.UTC(2000, mo - 1, d));
+  date.setUTCFullYear(y);
+  return y >= 1 && date.getUTCFullYear() === y && date.getUTCMonth() === mo - 1 && date.getUTCDate() === d;
+}
+
 /** Escapes LIKE wildcards so a value matches only itself. */
 const likeEscape = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
 
@@ -531,7 +541,8 @@ class FilterCompiler {
           return refuse(loc, 'Input should be whole minutes or an ISO 8601 duration', 'duration_parsing');
         return value;
       case 'date':
-        if (typeof value !== 'string' || !DATE.test(value)) return refuse(loc, 'Input should be a valid date in the format YYYY-MM-DD', 'date_parsing');
+        if (typeof value !== 'string' || !DATE.test(value) || !isRealDate(value))
+          return refuse(loc, 'Input should be a valid date in the format YYYY-MM-DD', 'date_parsing');
         return value;
       case 'timestamp':
       case 'datetime':
@@ -551,7 +562,7 @@ class FilterCompiler {
   }
 
   private datetime(value: unknown, loc: Loc): string {
-    if (typeof value !== 'string' || !DATETIME.test(value) || Number.isNaN(Date.parse(value)))
+    if (typeof value !== 'string' || !DATETIME.test(value) || !isRealDate(value))
       return refuse(loc, 'Input should be a valid ISO 8601 datetime with a time zone (Z or ±HH:MM)', 'datetime_parsing');
     return value;
   }
@@ -590,7 +601,7 @@ class FilterCompiler {
         if (typeof value !== 'number' || !Number.isFinite(value)) return refuse(loc, 'Input should be a valid number', 'float_type');
         return value;
       case 'date':
-        if (typeof value !== 'string' || !DATE.test(value) || Number.isNaN(Date.parse(value)))
+        if (typeof value !== 'string' || !DATE.test(value) || !isRealDate(value))
           return refuse(loc, 'Input should be a valid date in the format YYYY-MM-DD', 'date_parsing');
         return value;
       case 'timestamp':
