@@ -199,6 +199,8 @@ describe('QueryRecords: operators on stored records', () => {
     expect(await codes('Shot', [['due', 'in_next', 1, 'MONTH']])).toEqual(['A', 'B']);
     expect(await codes('Shot', [['at', 'in_last', 2, 'HOUR']])).toEqual(['A']);
     expect(await codes('Shot', [['at', 'in_next', 2, 'HOUR']])).toEqual([]);
+    expect(await codes('Shot', [['due', 'in_last', 10_000, 'MONTH']])).toEqual(['C']);
+    expect(await codes('Shot', [['at', 'in_next', 10_000, 'HOUR']])).toEqual([]);
     expect(await codes('Shot', [['created_at', 'in_last', 1, 'HOUR']])).toHaveLength(5);
     expect(await codes('Shot', [['code', 'less_than', 'B']])).toEqual(['A']);
   });

@@ -335,6 +335,10 @@ describe('filter compiler: operators per field type', () => {
       ['filters', 0, 2],
     ],
     [
+      ['day', 'in_next', 2 ** 40, 'MONTH'],
+      ['filters', 0, 2],
+    ],
+    [
       ['day', 'between', '2026-01-01', '2026-04-31'],
       ['filters', 0, 3],
     ],

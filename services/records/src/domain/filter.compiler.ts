@@ -32,6 +32,8 @@ export const MAX_FILTER_DEPTH = 8;
 export const MAX_HOPS = 4;
 /** Greatest number of values of one `in` / `not_in`. */
 export const MAX_IN_VALUES = 1000;
+/** Greatest `n` of `in_last` / `in_next` (the window stays within the dates PostgreSQL holds). */
+export const MAX_RELATIVE = 10_000;
 /** Greatest number of conditions in one filter. */
 export const MAX_CONDITIONS = 500;
 
@@ -454,8 +456,8 @@ class FilterCompiler {
       case 'in_next': {
         const amount = value;
         const unit = cond[3];
-        if (typeof amount !== 'number' || !Number.isSafeInteger(amount) || amount < 0)
-          return refuse(vloc, 'Input should be a non-negative whole number', 'int_type');
+        if (typeof amount !== 'number' || !Number.isSafeInteger(amount) || amount < 0 || amount > MAX_RELATIVE)
+          return refuse(vloc, `Input should be a whole number from 0 to ${MAX_RELATIVE}`, 'int_type');
         if (typeof unit !== 'string' || !UNITS[unit]) return refuse([...loc, 3], "Input should be 'HOUR', 'DAY', 'WEEK' or 'MONTH'", 'literal_error');
         const span = `(${this.bind(amount, 'int')} * interval '1 ${UNITS[unit]}')`;
         if (t.kind === 'date') {
