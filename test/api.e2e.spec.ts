@@ -54,12 +54,24 @@ describe('REST API (whole stack)', () => {
       const api = cred === 'login token' ? admin.api : keyApi;
       const tag = cred === 'login token' ? 'tok' : 'key';
       const project = expectStatus(await api.post('/entities/Project', { data: { name: `Feature ${tag}`, code: `feat_${tag}` } }), 200, 'create Project');
-      expect(project).toMatchObject({ id: expect.any(String), entity_type: 'Project', active: true, created_by: admin.user.id, data: { name: `Feature ${tag}`, code: `feat_${tag}` } });
+      expect(project).toMatchObject({
+        id: expect.any(String),
+        entity_type: 'Project',
+        active: true,
+        created_by: admin.user.id,
+        data: { name: `Feature ${tag}`, code: `feat_${tag}` },
+      });
       expect(project.created_at).toEqual(expect.any(String));
 
       const created = await api.post('/entities/Shot', { project_id: project.id, data: { code: 'sh010', cut_in: 1001, cut_out: 1100 } });
       const shot = expectStatus(created, 200, 'create Shot');
-      expect(shot).toMatchObject({ entity_type: 'Shot', project_id: project.id, active: true, created_by: admin.user.id, data: { code: 'sh010', cut_in: 1001, cut_out: 1100 } });
+      expect(shot).toMatchObject({
+        entity_type: 'Shot',
+        project_id: project.id,
+        active: true,
+        created_by: admin.user.id,
+        data: { code: 'sh010', cut_in: 1001, cut_out: 1100 },
+      });
       const path = `/entities/Shot/${shot.id}`;
 
       const read = await api.get(path);
@@ -152,7 +164,7 @@ describe('REST API (whole stack)', () => {
     expect(missingProject.body.detail).toEqual([expect.objectContaining({ loc: ['body', 'project_id'], type: 'link_not_found' })]);
   });
 
-  it('lets a Viewer log, change and delete their own time, but not touch another user\'s TimeLog', async () => {
+  it("lets a Viewer log, change and delete their own time, but not touch another user's TimeLog", async () => {
     const viewer = await createUser(admin.api, 'Viewer', 'timelog-viewer@studio.test');
     const artist = await createUser(admin.api, 'Artist', 'timelog-artist@studio.test');
     const project = expectStatus(await admin.api.post('/entities/Project', { data: { name: 'Time', code: 'time' } }), 200);
@@ -219,7 +231,9 @@ describe('REST API (whole stack)', () => {
     // A real change afterwards: once it is logged, anything the no-op PATCHes had logged would be too.
     expectStatus(await admin.api.patch(path, { data: { description: 'real' } }), 200, 'real PATCH');
     const logged = await eventually(async () => {
-      const items = expectStatus(await admin.api.get(`/events?project_id=${UP}&after=0`), 200).items.filter((ev: { entity_id: string }) => ev.entity_id === shot.id);
+      const items = expectStatus(await admin.api.get(`/events?project_id=${UP}&after=0`), 200).items.filter(
+        (ev: { entity_id: string }) => ev.entity_id === shot.id,
+      );
       return items.some((ev: { action: string }) => ev.action === 'update') ? items : undefined;
     });
     expect(logged.map((ev: { action: string }) => ev.action)).toEqual(['create', 'update']);
@@ -272,5 +286,4 @@ describe('REST API (whole stack)', () => {
     await eventually(async () => ((await artist.api.get('/me')).status === 401 ? true : undefined), 3_000, 'retired user rejected');
     expectError(await e.api.as(artistKey).post('/entities/Shot', { data: { code: 'x' } }), 401, 'unauthenticated');
   });
-
 });

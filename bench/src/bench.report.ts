@@ -128,7 +128,14 @@ export function formatReport(report: BenchReport, seconds: number): string {
     out.push(
       pad(
         pg
-          ? ['pgbench (SQL only)', fmt(pg.tps, 1), String(pg.failed), fmt(pg.latencyAvgMs, 2) + '*', '–', pg.cpuSeconds === null ? '–' : `${fmt((pg.cpuSeconds / seconds) * 100)}%`]
+          ? [
+              'pgbench (SQL only)',
+              fmt(pg.tps, 1),
+              String(pg.failed),
+              fmt(pg.latencyAvgMs, 2) + '*',
+              '–',
+              pg.cpuSeconds === null ? '–' : `${fmt((pg.cpuSeconds / seconds) * 100)}%`,
+            ]
           : ['pgbench (SQL only)', '–', '–', '–', '–', '–'],
         widths,
       ),
@@ -136,7 +143,9 @@ export function formatReport(report: BenchReport, seconds: number): string {
     out.push(pad(wrkLine('baseline (Express+pg)', p.baseline, seconds), widths));
     out.push(pad(wrkLine('gateway (whole stack)', p.gateway, seconds), widths));
     const r = p.ratios;
-    out.push(`  gateway/baseline ${fmt(r.gatewayToBaseline, 2)}×   gateway/pgbench ${fmt(r.gatewayToPgbench, 2)}×   baseline/pgbench ${fmt(r.baselineToPgbench, 2)}×`);
+    out.push(
+      `  gateway/baseline ${fmt(r.gatewayToBaseline, 2)}×   gateway/pgbench ${fmt(r.gatewayToPgbench, 2)}×   baseline/pgbench ${fmt(r.baselineToPgbench, 2)}×`,
+    );
     if (p.gatewayOutboxDrainMs !== null) out.push(`  outbox drained ${fmt(p.gatewayOutboxDrainMs)} ms after the gateway phase`);
   }
   if (report.phases.some((p) => p.pgbench)) out.push('  * pgbench prints the mean latency only');
@@ -148,7 +157,9 @@ export function formatReport(report: BenchReport, seconds: number): string {
     out.push(line('sent → event', ws.sendToEventMs));
     out.push(line('answered → event', ws.answerToEventMs));
     out.push(line('sent → answered (HTTP)', ws.httpMs));
-    out.push(`  generator: largest send delay ${fmt(ws.maxSendLagMs, 1)} ms; wait for the probe event before start ${fmt(ws.probeWaitMs)} ms (${ws.probesSent} probe${ws.probesSent === 1 ? '' : 's'})`);
+    out.push(
+      `  generator: largest send delay ${fmt(ws.maxSendLagMs, 1)} ms; wait for the probe event before start ${fmt(ws.probeWaitMs)} ms (${ws.probesSent} probe${ws.probesSent === 1 ? '' : 's'})`,
+    );
     if (ws.failures.length) out.push(`  failures: ${ws.failures.join(' | ')}`);
   }
   out.push('\ntargets');

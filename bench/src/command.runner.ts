@@ -30,7 +30,10 @@ function parseBashTime(s: string): number | null {
 export function splitTimes(stderr: string): { stderr: string; cpuSeconds: number | null } {
   const at = stderr.lastIndexOf(MARKER);
   if (at < 0) return { stderr, cpuSeconds: null };
-  const lines = stderr.slice(at + MARKER.length).trim().split('\n');
+  const lines = stderr
+    .slice(at + MARKER.length)
+    .trim()
+    .split('\n');
   const children = lines[1]?.trim().split(/\s+/) ?? [];
   const user = parseBashTime(children[0] ?? '');
   const sys = parseBashTime(children[1] ?? '');

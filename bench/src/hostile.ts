@@ -134,7 +134,11 @@ const SPICE = ['"', '\\', '{', '}', '[', ']', ',', ':', 'null', '-1', '1e999', '
 async function fuzz(base: string, token: string, projectId: string): Promise<void> {
   const rand = prng(Number(process.env.HOSTILE_SEED ?? 20261123));
   const seeds: [string, string, string][] = [
-    ['POST', '/entities/Shot', JSON.stringify({ project_id: projectId, status: 'ip', data: { code: 'SH010', cut_in: 1001, sequence: { type: 'Sequence', id: projectId } } })],
+    [
+      'POST',
+      '/entities/Shot',
+      JSON.stringify({ project_id: projectId, status: 'ip', data: { code: 'SH010', cut_in: 1001, sequence: { type: 'Sequence', id: projectId } } }),
+    ],
     ['PATCH', `/entities/Project/${projectId}`, JSON.stringify({ data: { description: 'x', overrides: { tools: ['a/1'] } } })],
     ['POST', '/auth/login', JSON.stringify({ email: 'admin@hostile.test', password: 'wrong-password' })],
     ['POST', '/auth/api-keys', JSON.stringify({ name: 'fuzz' })],
@@ -176,9 +180,9 @@ async function run(stack: Stack, logDir: string): Promise<number> {
   const base = stack.url;
   const port = Number(new URL(base).port);
   const password = `hostile-pass-${Date.now()}`;
-  const reg = await (
+  const reg = (await (
     await fetch(new URL('/auth/register', base), json(null, JSON.stringify({ email: 'admin@hostile.test', password, name: 'Admin' })))
-  ).json() as { access_token: string };
+  ).json()) as { access_token: string };
   const token = reg.access_token;
   const key = (await (await fetch(new URL('/auth/api-keys', base), json(token, '{"name":"h"}'))).json()) as { token: string };
   const project = (await (await fetch(new URL('/entities/Project', base), json(token, '{"data":{"name":"H","code":"H"}}'))).json()) as { id: string };
@@ -205,12 +209,29 @@ async function run(stack: Stack, logDir: string): Promise<number> {
 
   log('hostile paths and queries');
   const paths = [
-    '/entities/Shot/..%2f..%2fauth', '/entities/shot/x', '/entities/Shot/%00', `/entities/${'A'.repeat(5000)}/x`,
-    `/entities/Project/${project.id.toUpperCase()}`, '/entities/Project/00000000-0000-0000-0000-000000000000',
-    '/events?limit=-1', '/events?limit=abc', '/events?limit=1e309', '/events?limit=1001', '/events?after=99999999999999999999',
-    '/events?after=-5', '/events?limit=1&limit=2', '/events?entity_type=%00', '/events?project_id=nope',
-    '/media/..%2f..%2fetc%2fpasswd', '/media/%2e%2e/x', '/media/a\\b', '/%2e%2e/%2e%2e/etc/passwd', '/openapi.json?x=%ff',
-    '/users/x/tasks', '/schema', '/me/%0d%0aSet-Cookie:x',
+    '/entities/Shot/..%2f..%2fauth',
+    '/entities/shot/x',
+    '/entities/Shot/%00',
+    `/entities/${'A'.repeat(5000)}/x`,
+    `/entities/Project/${project.id.toUpperCase()}`,
+    '/entities/Project/00000000-0000-0000-0000-000000000000',
+    '/events?limit=-1',
+    '/events?limit=abc',
+    '/events?limit=1e309',
+    '/events?limit=1001',
+    '/events?after=99999999999999999999',
+    '/events?after=-5',
+    '/events?limit=1&limit=2',
+    '/events?entity_type=%00',
+    '/events?project_id=nope',
+    '/media/..%2f..%2fetc%2fpasswd',
+    '/media/%2e%2e/x',
+    '/media/a\\b',
+    '/%2e%2e/%2e%2e/etc/passwd',
+    '/openapi.json?x=%ff',
+    '/users/x/tasks',
+    '/schema',
+    '/me/%0d%0aSet-Cookie:x',
   ];
   for (const p of paths) await send(base, `path ${p.slice(0, 60)}`, p, { headers: { authorization: `Bearer ${token}` } });
   for (const m of ['PUT', 'OPTIONS', 'DELETE']) await send(base, `method ${m} /me`, '/me', { method: m, headers: { authorization: `Bearer ${token}` } });
@@ -243,7 +264,9 @@ async function run(stack: Stack, logDir: string): Promise<number> {
     if (winners !== 1) tally.raceProblems.push(`round ${round}: ${winners} If-Match winners`);
   }
   const boots = await Promise.all(
-    Array.from({ length: 10 }, (_, i) => send(base, 'race register', '/auth/register', json(null, JSON.stringify({ email: `b${i}@h.test`, password: 'password-123', name: 'B' })))),
+    Array.from({ length: 10 }, (_, i) =>
+      send(base, 'race register', '/auth/register', json(null, JSON.stringify({ email: `b${i}@h.test`, password: 'password-123', name: 'B' }))),
+    ),
   );
   if (boots.some((b) => b.status === 200)) tally.raceProblems.push('a second bootstrap registration succeeded');
 
@@ -251,7 +274,10 @@ async function run(stack: Stack, logDir: string): Promise<number> {
   const [, , sig] = token.split('.');
   const secrets = await scanLogs(logDir, { password, login_token_signature: sig!, api_key: key.token, api_key_body: key.token.slice(4) });
 
-  const statuses = [...tally.byStatus.entries()].sort((a, b) => a[0] - b[0]).map(([s, n]) => `${s}×${n}`).join(' ');
+  const statuses = [...tally.byStatus.entries()]
+    .sort((a, b) => a[0] - b[0])
+    .map(([s, n]) => `${s}×${n}`)
+    .join(' ');
   process.stdout.write(
     [
       `requests sent: ${tally.sent}`,

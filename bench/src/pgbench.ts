@@ -5,15 +5,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runMeasured } from './command.runner.js';
-import {
-  bindText,
-  insertOutboxSql,
-  insertRecordSql,
-  outboxParams,
-  recordParams,
-  sqlLiteral,
-  type CreateInput,
-} from './transaction.sql.js';
+import { bindText, insertOutboxSql, insertRecordSql, outboxParams, recordParams, sqlLiteral, type CreateInput } from './transaction.sql.js';
 
 /** pgbench variable prefix for the columns of the created record (`\gset rec_`). */
 const VAR_PREFIX = 'rec_';

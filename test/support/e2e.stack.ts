@@ -4,16 +4,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import {
-  createTestDatabase,
-  DEFAULT_NATS_URL,
-  deleteStreams,
-  REPO_ROOT,
-  startStack,
-  uniquePrefix,
-  type Stack,
-  type TestDatabase,
-} from '@reelbase/lib-testkit';
+import { createTestDatabase, DEFAULT_NATS_URL, deleteStreams, REPO_ROOT, startStack, uniquePrefix, type Stack, type TestDatabase } from '@reelbase/lib-testkit';
 import { Api, expectStatus } from './api.client.js';
 
 /** The services an end-to-end run needs; a missing build fails the run instead of skipping. */

@@ -27,8 +27,7 @@ export function expectValidation(res: ApiResponse, locPrefix: Array<string | num
   }
   const hit = detail.find(
     (d: any) =>
-      locPrefix.every((p, i) => d.loc[i] === p) &&
-      (mention === undefined || JSON.stringify(d.loc).includes(mention) || String(d.msg).includes(mention)),
+      locPrefix.every((p, i) => d.loc[i] === p) && (mention === undefined || JSON.stringify(d.loc).includes(mention) || String(d.msg).includes(mention)),
   );
   expect(hit, `no 422 entry at ${JSON.stringify(locPrefix)}${mention ? ` mentioning ${mention}` : ''}: ${res.text}`).toBeDefined();
 }

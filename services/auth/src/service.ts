@@ -87,7 +87,11 @@ export function startAuth(config: AuthConfig, logger: Logger = createLogger('aut
         ring,
         accounts,
       });
-      const grpc = new GrpcServer({ logger, metrics, internalAuthSecret: config.INTERNAL_AUTH_SECRET }).add<authv1.AuthServiceServer>(AUTH_SERVICE_NAME, authv1.AuthServiceService, handlers);
+      const grpc = new GrpcServer({ logger, metrics, internalAuthSecret: config.INTERNAL_AUTH_SECRET }).add<authv1.AuthServiceServer>(
+        AUTH_SERVICE_NAME,
+        authv1.AuthServiceService,
+        handlers,
+      );
       const grpcPort = await grpc.listen(config.GRPC_PORT, config.BIND_HOST);
       resources.defer('grpc', () => grpc.close());
 

@@ -47,7 +47,11 @@ let nc: NatsConnection;
 
 async function start() {
   auth = await startAuth(config, logger);
-  client = createGrpcClient(authv1.AuthServiceClient, authv1.AuthServiceService, { internalAuthSecret: TEST_INTERNAL_AUTH_SECRET, name: 'auth', address: `127.0.0.1:${auth.grpcPort}` });
+  client = createGrpcClient(authv1.AuthServiceClient, authv1.AuthServiceService, {
+    internalAuthSecret: TEST_INTERNAL_AUTH_SECRET,
+    name: 'auth',
+    address: `127.0.0.1:${auth.grpcPort}`,
+  });
 }
 async function stop() {
   client?.close();
@@ -131,10 +135,7 @@ describe('auth service', () => {
     expect([dup.kind, dup.code]).toEqual(['conflict', 'duplicate_code']);
     const bad = await failure(client.call.register({ email: 'not-an-email', password: 'short', name: 'X' }, as(admin)));
     expect(bad.kind).toBe('invalid');
-    expect(bad.problems).toEqual([
-      expect.objectContaining({ loc: ['email'] }),
-      expect.objectContaining({ loc: ['password'], type: 'string_too_short' }),
-    ]);
+    expect(bad.problems).toEqual([expect.objectContaining({ loc: ['email'] }), expect.objectContaining({ loc: ['password'], type: 'string_too_short' })]);
   });
 
   it('keeps no credential when records fails to create the User', async () => {

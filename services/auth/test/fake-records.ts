@@ -34,7 +34,11 @@ export async function startFakeRecords(): Promise<FakeRecords> {
     if (!s || s.retired || s.record.entityType !== type) throw AppError.notFound(`${type} ${id} not found`);
     return s;
   };
-  const server = new GrpcServer({ internalAuthSecret: TEST_INTERNAL_AUTH_SECRET, logger: createLogger('fake-records', 'silent'), metrics: new Metrics('fake_records') });
+  const server = new GrpcServer({
+    internalAuthSecret: TEST_INTERNAL_AUTH_SECRET,
+    logger: createLogger('fake-records', 'silent'),
+    metrics: new Metrics('fake_records'),
+  });
   const fake: FakeRecords = {
     port: 0,
     records,

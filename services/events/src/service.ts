@@ -67,7 +67,11 @@ export function startEvents(config: EventsConfig, logger: Logger = createLogger(
       });
 
       const grpc = new GrpcServer({ logger, metrics, internalAuthSecret: config.INTERNAL_AUTH_SECRET });
-      grpc.add<eventsv1.EventsServiceServer>(EVENTS_SERVICE_NAME, eventsv1.EventsServiceService, eventsHandlers(new EventLogRepository(orm, { pageMaxBytes: config.EVENTS_PAGE_MAX_BYTES })));
+      grpc.add<eventsv1.EventsServiceServer>(
+        EVENTS_SERVICE_NAME,
+        eventsv1.EventsServiceService,
+        eventsHandlers(new EventLogRepository(orm, { pageMaxBytes: config.EVENTS_PAGE_MAX_BYTES })),
+      );
       const grpcPort = await grpc.listen(config.GRPC_PORT, config.BIND_HOST);
       resources.defer('grpc', () => grpc.close());
 

@@ -87,10 +87,14 @@ describe('crash while appending', () => {
       }
     })();
 
-    const atKill = await waitFor(async () => {
-      const last = (await client.list({ limit: 1 })).lastId;
-      return last >= 300 ? last : 0;
-    }, 20_000, 'the writer to get going');
+    const atKill = await waitFor(
+      async () => {
+        const last = (await client.list({ limit: 1 })).lastId;
+        return last >= 300 ? last : 0;
+      },
+      20_000,
+      'the writer to get going',
+    );
     first.child.kill('SIGKILL');
     await new Promise((r) => first.child.once('exit', r));
     client.close();

@@ -10,18 +10,7 @@ import type { Subscription } from '@nats-io/nats-core';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { parseEventsConfig } from '../src/config.js';
 import { startEvents, type RunningEvents } from '../src/service.js';
-import {
-  eventsClient,
-  makeEvent,
-  NATS_URL,
-  publisher,
-  readAll,
-  sqlClient,
-  waitFor,
-  waitForLastId,
-  type EventsClient,
-  type Publisher,
-} from './helpers.js';
+import { eventsClient, makeEvent, NATS_URL, publisher, readAll, sqlClient, waitFor, waitForLastId, type EventsClient, type Publisher } from './helpers.js';
 
 let db: TestDatabase;
 let prefix: string;
@@ -162,11 +151,15 @@ describe('events service', () => {
     expect(newest.lastId).toBe(before + 1);
     expect(newest.items[0]!.entityId).toBe(after.entity_id);
     // Nothing is left unacked for redelivery: the bad messages were terminated, not ignored.
-    const info = await waitFor(async () => {
-      const jsm = await jetstreamManager(pub.nc);
-      const i = await jsm.consumers.info(pub.names.eventsStream, pub.names.eventLogConsumer);
-      return i.num_ack_pending === 0 && i.num_pending === 0 ? i : null;
-    }, 5000, 'consumer to settle');
+    const info = await waitFor(
+      async () => {
+        const jsm = await jetstreamManager(pub.nc);
+        const i = await jsm.consumers.info(pub.names.eventsStream, pub.names.eventLogConsumer);
+        return i.num_ack_pending === 0 && i.num_pending === 0 ? i : null;
+      },
+      5000,
+      'consumer to settle',
+    );
     expect(info.num_redelivered).toBe(0);
   });
 
@@ -181,9 +174,7 @@ describe('events service', () => {
     const logged = await readAll(client);
     expect(liveRows.map((r) => r.entity_id)).toEqual(logged.map((e) => e.entityId));
     const sample = liveRows[0]!;
-    expect(Object.keys(sample).sort()).toEqual(
-      ['id', 'entity_type', 'entity_id', 'project_id', 'action', 'actor', 'changes', 'created_at'].sort(),
-    );
+    expect(Object.keys(sample).sort()).toEqual(['id', 'entity_type', 'entity_id', 'project_id', 'action', 'actor', 'changes', 'created_at'].sort());
     expect(sample.created_at).toBe(logged[0]!.createdAt);
     expect(sample.changes).toEqual(JSON.parse(logged[0]!.changesJson));
     expect(liveRows[3]!.actor).toBeNull();
@@ -217,7 +208,12 @@ describe('events service', () => {
       await waitForLastId(client, before + more.length, 15_000);
       const all = await readAll(client);
       expect(all.map((e) => e.id)).toEqual(Array.from({ length: all.length }, (_, i) => i + 1));
-      expect(all.slice(-30).map((e) => e.entityId).sort()).toEqual(more.map((e) => e.entity_id).sort());
+      expect(
+        all
+          .slice(-30)
+          .map((e) => e.entityId)
+          .sort(),
+      ).toEqual(more.map((e) => e.entity_id).sort());
       const newHolder = await sql.query<{ pid: number }>(
         `select pid from pg_locks where locktype = 'advisory' and granted and database = (select oid from pg_database where datname = current_database())`,
       );

@@ -39,7 +39,9 @@ it('closes its pool when NATS is unreachable at start', async () => {
       .execute<{ n: number }[]>('select count(*)::int as n from pg_stat_activity where datname = current_database() and application_name = ?', ['events']);
     expect(rows[0]!.n).toBe(0);
     // It did get as far as the database: the migrations ran.
-    const tables = await probe.em.getConnection().execute<{ n: number }[]>("select count(*)::int as n from information_schema.tables where table_schema = 'events'");
+    const tables = await probe.em
+      .getConnection()
+      .execute<{ n: number }[]>("select count(*)::int as n from information_schema.tables where table_schema = 'events'");
     expect(tables[0]!.n).toBeGreaterThan(0);
   } finally {
     await probe.close(true);

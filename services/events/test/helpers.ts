@@ -7,16 +7,7 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstream, type JetStreamClient } from '@nats-io/jetstream';
 import { MikroORM } from '@mikro-orm/postgresql';
 import { eventsv1 } from '@reelbase/proto';
-import {
-  createGrpcClient,
-  encodeStreamEvent,
-  isoMicros,
-  natsNames,
-  newId,
-  systemContext,
-  type NatsNames,
-  type StreamEvent,
-} from '@reelbase/lib-platform';
+import { createGrpcClient, encodeStreamEvent, isoMicros, natsNames, newId, systemContext, type NatsNames, type StreamEvent } from '@reelbase/lib-platform';
 import { TEST_INTERNAL_AUTH_SECRET } from '@reelbase/lib-testkit';
 
 export const NATS_URL = process.env.TEST_NATS_URL ?? 'nats://127.0.0.1:4222';

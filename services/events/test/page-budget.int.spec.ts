@@ -111,9 +111,7 @@ describe('ListEvents byte budget', () => {
   it('stores the size of each row beside it', async () => {
     const sql = await sqlClient(db.url);
     try {
-      const rows = await sql.query<{ ok: boolean }>(
-        'select bool_and(changes_bytes = octet_length(changes::text)) as ok from "events"."event_log"',
-      );
+      const rows = await sql.query<{ ok: boolean }>('select bool_and(changes_bytes = octet_length(changes::text)) as ok from "events"."event_log"');
       expect(rows[0]!.ok).toBe(true);
     } finally {
       await sql.close();

@@ -19,8 +19,7 @@ const PROJECT = '0190a0b0-0000-7000-8000-0000000000f1';
 
 const call = httpClient(() => gw.url);
 
-const createShot = async (token = 'artist-token') =>
-  call('POST', '/entities/Shot', { token, body: { project_id: PROJECT, data: { code: 'sh010' } } });
+const createShot = async (token = 'artist-token') => call('POST', '/entities/Shot', { token, body: { project_id: PROJECT, data: { code: 'sh010' } } });
 
 describe('public routes', () => {
   it('healthz answers ok', async () => {
@@ -133,7 +132,14 @@ describe('authentication', () => {
     expect((await call('GET', '/events', { token: 'svc_artist' })).status).toBe(200); // still cached
     gw.bus.emit('revocation', { api_key_id: '0190a0b0-0000-7000-8000-0000000000aa', user_id: null });
     expect((await call('GET', '/events', { token: 'svc_artist' })).status).toBe(401);
-    gw.state.tokens.set('svc_artist', { userId: USERS.artist.id, role: 'Artist', authKind: 'api_key', apiKeyId: '0190a0b0-0000-7000-8000-0000000000aa', email: 'a@example.com', cacheSeconds: 60 });
+    gw.state.tokens.set('svc_artist', {
+      userId: USERS.artist.id,
+      role: 'Artist',
+      authKind: 'api_key',
+      apiKeyId: '0190a0b0-0000-7000-8000-0000000000aa',
+      email: 'a@example.com',
+      cacheSeconds: 60,
+    });
   });
 
   it('a User event drops that user’s cached tokens (role change)', async () => {
@@ -143,7 +149,16 @@ describe('authentication', () => {
     gw.state.tokens.set(t, { userId: USERS.viewer.id, role: 'Artist', authKind: 'token', email: 'v@example.com', cacheSeconds: 60 });
     expect((await createShot(t)).status).toBe(403); // cached
     gw.bus.emit('event', {
-      row: { id: 1, entity_type: 'User', entity_id: USERS.viewer.id, project_id: null, action: 'update', actor: null, changes: { role: 'Artist' }, created_at: '' },
+      row: {
+        id: 1,
+        entity_type: 'User',
+        entity_id: USERS.viewer.id,
+        project_id: null,
+        action: 'update',
+        actor: null,
+        changes: { role: 'Artist' },
+        created_at: '',
+      },
       text: '{}',
     });
     expect((await createShot(t)).status).toBe(200);

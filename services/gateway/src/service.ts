@@ -82,22 +82,19 @@ export function startGateway(
   return withResources(logger, (resources) => openGateway(config, logger, adapters, resources), config.SHUTDOWN_TIMEOUT_MS);
 }
 
-async function openGateway(
-  config: GatewayConfig,
-  logger: Logger,
-  adapters: Partial<GatewayAdapters>,
-  resources: ResourceStack,
-): Promise<RunningGateway> {
+async function openGateway(config: GatewayConfig, logger: Logger, adapters: Partial<GatewayAdapters>, resources: ResourceStack): Promise<RunningGateway> {
   const metrics = new Metrics('gateway');
   let conns: PeerConnections | undefined;
-  const peers = adapters.peers ?? (conns = connectPeers(
-    { auth: config.AUTH_ADDR, records: config.RECORDS_ADDR, events: config.EVENTS_ADDR, schema: config.SCHEMA_ADDR },
-    config.RPC_DEADLINE_MS,
-    metrics,
-    config.INTERNAL_AUTH_SECRET,
-    undefined,
-    { schemaMs: config.SCHEMA_RPC_DEADLINE_MS },
-  )).peers;
+  const peers =
+    adapters.peers ??
+    (conns = connectPeers(
+      { auth: config.AUTH_ADDR, records: config.RECORDS_ADDR, events: config.EVENTS_ADDR, schema: config.SCHEMA_ADDR },
+      config.RPC_DEADLINE_MS,
+      metrics,
+      config.INTERNAL_AUTH_SECRET,
+      undefined,
+      { schemaMs: config.SCHEMA_RPC_DEADLINE_MS },
+    )).peers;
   if (conns) resources.defer('peers', () => conns.close());
 
   let nc: NatsConnection | undefined;

@@ -45,7 +45,14 @@ describe.skipIf(!built)('gateway with the real services', () => {
   beforeAll(async () => {
     db = await createTestDatabase();
     prefix = uniquePrefix('gw');
-    const env = { DATABASE_URL: db.url, NATS_PREFIX: prefix, GRPC_PORT: '0', HTTP_PORT: '0', LOG_LEVEL: 'silent', INTERNAL_AUTH_SECRET: TEST_INTERNAL_AUTH_SECRET };
+    const env = {
+      DATABASE_URL: db.url,
+      NATS_PREFIX: prefix,
+      GRPC_PORT: '0',
+      HTTP_PORT: '0',
+      LOG_LEVEL: 'silent',
+      INTERNAL_AUTH_SECRET: TEST_INTERNAL_AUTH_SECRET,
+    };
     const records = await start('records', env);
     const events = await start('events', env);
     const auth = await start('auth', { ...env, RECORDS_ADDR: `127.0.0.1:${records.grpcPort}`, PASSWORD_SCRYPT_COST: '1024' });

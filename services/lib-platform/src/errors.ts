@@ -5,16 +5,7 @@
 
 /** What went wrong, independent of transport. */
 export type ErrorKind =
-  | 'invalid'
-  | 'bad_request'
-  | 'not_found'
-  | 'conflict'
-  | 'unauthenticated'
-  | 'forbidden'
-  | 'unavailable'
-  | 'rate_limited'
-  | 'too_large'
-  | 'internal';
+  'invalid' | 'bad_request' | 'not_found' | 'conflict' | 'unauthenticated' | 'forbidden' | 'unavailable' | 'rate_limited' | 'too_large' | 'internal';
 
 /** One validation problem, in the shape of the 422 body (docs/api-notes.md, Errors). */
 export interface Problem {

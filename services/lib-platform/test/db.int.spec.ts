@@ -60,8 +60,7 @@ describe('openOrm (PostgreSQL)', () => {
     opened.push(orm);
     return orm;
   };
-  const rows = async (orm: MikroORM, sql: string, params: unknown[] = []) =>
-    orm.em.getConnection().execute<Record<string, unknown>[]>(sql, params);
+  const rows = async (orm: MikroORM, sql: string, params: unknown[] = []) => orm.em.getConnection().execute<Record<string, unknown>[]>(sql, params);
 
   beforeAll(async () => {
     db = await createTestDatabase();

@@ -39,7 +39,15 @@ const children: Child[] = [];
 function run(name: Name, env: Record<string, string>): Child {
   const started = Date.now();
   const proc = spawn(process.execPath, [`${ROOT}services/${name}/dist/main.js`], {
-    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'info', GRPC_PORT: '0', HTTP_PORT: '0', GATEWAY_PORT: '0', INTERNAL_AUTH_SECRET: TEST_INTERNAL_AUTH_SECRET, ...env },
+    env: {
+      PATH: process.env.PATH ?? '',
+      LOG_LEVEL: 'info',
+      GRPC_PORT: '0',
+      HTTP_PORT: '0',
+      GATEWAY_PORT: '0',
+      INTERNAL_AUTH_SECRET: TEST_INTERNAL_AUTH_SECRET,
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const lines: LogLine[] = [];
@@ -75,7 +83,10 @@ function run(name: Name, env: Record<string, string>): Child {
       const seen = lines.find((l) => l.msg === msg);
       if (seen) return Promise.resolve(seen);
       return new Promise<LogLine>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`${name}: no "${msg}" within ${timeoutMs} ms:\n${JSON.stringify(lines)}\n${stderr.join('')}`)), timeoutMs);
+        const timer = setTimeout(
+          () => reject(new Error(`${name}: no "${msg}" within ${timeoutMs} ms:\n${JSON.stringify(lines)}\n${stderr.join('')}`)),
+          timeoutMs,
+        );
         waiters.push({ msg, resolve: (l) => (clearTimeout(timer), resolve(l)) });
         void exited.then((how) => {
           clearTimeout(timer);

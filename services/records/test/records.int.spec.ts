@@ -114,10 +114,7 @@ describe('records service', () => {
     err = await appErrorOf(client.call.createRecord({ entityType: 'Shot', projectId: custom.record!.id, dataJson: '{}' }, asAdmin));
     expect(err.problems[0]!.type).toBe('link_not_found');
 
-    const shot = await client.call.createRecord(
-      { entityType: 'Shot', projectId: p.id, status: 'wtg', dataJson: '{"code":"sh010","cut_in":1001}' },
-      asAdmin,
-    );
+    const shot = await client.call.createRecord({ entityType: 'Shot', projectId: p.id, status: 'wtg', dataJson: '{"code":"sh010","cut_in":1001}' }, asAdmin);
     expect(shot.record).toMatchObject({ projectId: p.id, status: 'wtg' });
     const [ev] = await stream.exactly(shot.record!.id, 1);
     expect(ev!.subject).toBe(`${prefix}events.Shot.create`);
@@ -158,26 +155,18 @@ describe('records service', () => {
     expect(updated.createdAt).toBe(created.createdAt);
 
     // The old ETag is stale now; nothing is written.
-    const stale = await appErrorOf(
-      client.call.updateRecord({ entityType: 'Asset', id, dataJson: '{"code":"bush"}', ifMatch: created.updatedAt }, asAdmin),
-    );
+    const stale = await appErrorOf(client.call.updateRecord({ entityType: 'Asset', id, dataJson: '{"code":"bush"}', ifMatch: created.updatedAt }, asAdmin));
     expect(stale.kind).toBe('conflict');
     expect(stale.code).toBe('stale_write');
     const staleRetire = await appErrorOf(client.call.retireRecord({ entityType: 'Asset', id, ifMatch: created.updatedAt }, asAdmin));
     expect(staleRetire.code).toBe('stale_write');
     // The quoted HTTP form of the current ETag is accepted.
-    const cleared = (
-      await client.call.updateRecord({ entityType: 'Asset', id, status: {}, ifMatch: `"${updated.updatedAt}"` }, asAdmin)
-    ).record!;
+    const cleared = (await client.call.updateRecord({ entityType: 'Asset', id, status: {}, ifMatch: `"${updated.updatedAt}"` }, asAdmin)).record!;
     expect(cleared.status).toBeUndefined();
 
     // A PATCH that changes nothing writes nothing.
-    const same = (
-      await client.call.updateRecord(
-        { entityType: 'Asset', id, active: true, dataJson: JSON.stringify({ code: 'tree', missing: null }) },
-        asAdmin,
-      )
-    ).record!;
+    const same = (await client.call.updateRecord({ entityType: 'Asset', id, active: true, dataJson: JSON.stringify({ code: 'tree', missing: null }) }, asAdmin))
+      .record!;
     expect(same).toEqual(cleared);
 
     const events = await stream.exactly(id, 3);
@@ -194,9 +183,7 @@ describe('records service', () => {
     const p = await project('Case');
     const up = p.id.toUpperCase();
     const owner = { type: 'User', id: ADMIN.toUpperCase() };
-    const shot = (
-      await client.call.createRecord({ entityType: 'Shot', projectId: up, dataJson: JSON.stringify({ code: 'sh1', owner }) }, asAdmin)
-    ).record!;
+    const shot = (await client.call.createRecord({ entityType: 'Shot', projectId: up, dataJson: JSON.stringify({ code: 'sh1', owner }) }, asAdmin)).record!;
     expect(shot.projectId).toBe(p.id);
     expect(data(shot)).toEqual({ code: 'sh1', owner: { type: 'User', id: ADMIN } });
 
@@ -237,11 +224,7 @@ describe('records service', () => {
     expect((await appErrorOf(client.call.reviveRecord({ entityType: 'Shot', id: newId() }, asAdmin))).kind).toBe('not_found');
 
     const events = await stream.exactly(id, 3);
-    expect(events.map((e) => e.subject)).toEqual([
-      `${prefix}events.Shot.create`,
-      `${prefix}events.Shot.delete`,
-      `${prefix}events.Shot.create`,
-    ]);
+    expect(events.map((e) => e.subject)).toEqual([`${prefix}events.Shot.create`, `${prefix}events.Shot.delete`, `${prefix}events.Shot.create`]);
     expect(events[1]!.payload.changes).toEqual({});
     expect(events[2]!.payload.changes).toEqual({ project_id: p.id, active: true, code: 'sh020', revived: true });
 
@@ -265,9 +248,7 @@ describe('records service', () => {
     const [userEvent] = await stream.exactly(chosen, 1);
     expect(userEvent!.payload.actor).toBeNull();
 
-    const note = (
-      await client.call.createRecord({ entityType: 'Note', projectId: p.id, dataJson: '{"content":"lovely"}' }, asGuest)
-    ).record!;
+    const note = (await client.call.createRecord({ entityType: 'Note', projectId: p.id, dataJson: '{"content":"lovely"}' }, asGuest)).record!;
     expect(note.createdBy).toBeUndefined();
     const [noteEvent] = await stream.exactly(note.id, 1);
     expect(noteEvent!.payload.actor).toBeNull();

@@ -43,7 +43,11 @@ beforeAll(async () => {
       MAX_EVENT_BYTES: '20000',
     }),
   );
-  client = createGrpcClient(recordsv1.RecordsServiceClient, recordsv1.RecordsServiceService, { internalAuthSecret: TEST_INTERNAL_AUTH_SECRET, name: 'records', address: `127.0.0.1:${running.grpcPort}` });
+  client = createGrpcClient(recordsv1.RecordsServiceClient, recordsv1.RecordsServiceService, {
+    internalAuthSecret: TEST_INTERNAL_AUTH_SECRET,
+    name: 'records',
+    address: `127.0.0.1:${running.grpcPort}`,
+  });
   stream = await StreamReader.open(prefix);
   projectId = (await client.call.createRecord({ entityType: 'Project', dataJson: '{"name":"Limits","code":"lim"}' }, as(ADMIN, 'Admin'))).record!.id;
 });
@@ -70,12 +74,16 @@ describe('records limits', () => {
   it('refuses a write whose event would exceed MAX_EVENT_BYTES, before anything commits', async () => {
     const big = 'x'.repeat(30_000);
     const before = await count('select count(*) as n from records.record');
-    const err = await appErrorOf(client.call.createRecord({ entityType: 'Shot', projectId, dataJson: JSON.stringify({ description: big }) }, as(ADMIN, 'Admin')));
+    const err = await appErrorOf(
+      client.call.createRecord({ entityType: 'Shot', projectId, dataJson: JSON.stringify({ description: big }) }, as(ADMIN, 'Admin')),
+    );
     expect(err.kind).toBe('too_large');
     expect(await count('select count(*) as n from records.record')).toBe(before);
 
     const shot = (await client.call.createRecord({ entityType: 'Shot', projectId, dataJson: '{"code":"sh010"}' }, as(ADMIN, 'Admin'))).record!;
-    const patch = await appErrorOf(client.call.updateRecord({ entityType: 'Shot', id: shot.id, dataJson: JSON.stringify({ description: big }) }, as(ADMIN, 'Admin')));
+    const patch = await appErrorOf(
+      client.call.updateRecord({ entityType: 'Shot', id: shot.id, dataJson: JSON.stringify({ description: big }) }, as(ADMIN, 'Admin')),
+    );
     expect(patch.kind).toBe('too_large');
     const after = (await client.call.getRecord({ entityType: 'Shot', id: shot.id }, as(ADMIN, 'Admin'))).record!;
     expect(JSON.parse(after.dataJson)).toEqual({ code: 'sh010' });
@@ -105,7 +113,11 @@ describe('records limits', () => {
     };
     const c = new pg.Client({ connectionString: db.url });
     await c.connect();
-    await c.query('insert into records.outbox (event_id, subject, payload) values ($1, $2, $3::jsonb)', [eventId, `${prefix}events.Shot.create`, encodeStreamEvent(payload)]);
+    await c.query('insert into records.outbox (event_id, subject, payload) values ($1, $2, $3::jsonb)', [
+      eventId,
+      `${prefix}events.Shot.create`,
+      encodeStreamEvent(payload),
+    ]);
     await c.end();
     const next = (await client.call.createRecord({ entityType: 'Shot', projectId, dataJson: '{"code":"after"}' }, as(ADMIN, 'Admin'))).record!;
 
@@ -121,15 +133,28 @@ describe('records limits', () => {
     const own = (await client.call.createRecord({ entityType: 'TimeLog', projectId, dataJson: mine(VIEWER) }, as(VIEWER, 'Viewer'))).record!;
     await client.call.updateRecord({ entityType: 'TimeLog', id: own.id, dataJson: '{"minutes":45}' }, as(VIEWER, 'Viewer'));
 
-    expect((await appErrorOf(client.call.createRecord({ entityType: 'TimeLog', projectId, dataJson: mine(ARTIST) }, as(VIEWER, 'Viewer')))).kind).toBe('forbidden');
-    expect((await appErrorOf(client.call.createRecord({ entityType: 'TimeLog', projectId, dataJson: '{"minutes":5}' }, as(VIEWER, 'Viewer')))).kind).toBe('invalid');
+    expect((await appErrorOf(client.call.createRecord({ entityType: 'TimeLog', projectId, dataJson: mine(ARTIST) }, as(VIEWER, 'Viewer')))).kind).toBe(
+      'forbidden',
+    );
+    expect((await appErrorOf(client.call.createRecord({ entityType: 'TimeLog', projectId, dataJson: '{"minutes":5}' }, as(VIEWER, 'Viewer')))).kind).toBe(
+      'invalid',
+    );
 
     const artists = (await client.call.createRecord({ entityType: 'TimeLog', projectId, dataJson: mine(ARTIST) }, as(ARTIST, 'Artist'))).record!;
-    expect((await appErrorOf(client.call.updateRecord({ entityType: 'TimeLog', id: artists.id, dataJson: '{"minutes":999}' }, as(VIEWER, 'Viewer')))).kind).toBe('forbidden');
+    expect(
+      (await appErrorOf(client.call.updateRecord({ entityType: 'TimeLog', id: artists.id, dataJson: '{"minutes":999}' }, as(VIEWER, 'Viewer')))).kind,
+    ).toBe('forbidden');
     expect((await appErrorOf(client.call.retireRecord({ entityType: 'TimeLog', id: artists.id }, as(VIEWER, 'Viewer')))).kind).toBe('forbidden');
     // Nor may an owner hand their time to someone else.
     expect(
-      (await appErrorOf(client.call.updateRecord({ entityType: 'TimeLog', id: own.id, dataJson: JSON.stringify({ user: { type: 'User', id: ARTIST } }) }, as(VIEWER, 'Viewer')))).kind,
+      (
+        await appErrorOf(
+          client.call.updateRecord(
+            { entityType: 'TimeLog', id: own.id, dataJson: JSON.stringify({ user: { type: 'User', id: ARTIST } }) },
+            as(VIEWER, 'Viewer'),
+          ),
+        )
+      ).kind,
     ).toBe('forbidden');
 
     await client.call.updateRecord({ entityType: 'TimeLog', id: artists.id, dataJson: '{"minutes":60}' }, as(newId(), 'Supervisor'));

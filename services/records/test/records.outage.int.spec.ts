@@ -37,8 +37,7 @@ const until = async (cond: () => Promise<boolean>, timeoutMs = 15_000) => {
   }
 };
 
-const create = (name: string) =>
-  client.call.createRecord({ entityType: 'Project', dataJson: JSON.stringify({ name }) }, asAdmin).then((r) => r.record!);
+const create = (name: string) => client.call.createRecord({ entityType: 'Project', dataJson: JSON.stringify({ name }) }, asAdmin).then((r) => r.record!);
 
 beforeAll(async () => {
   db = await createTestDatabase();
@@ -118,7 +117,12 @@ describe('outages', () => {
       expect(Date.now() - started).toBeLessThan(6000);
     }
     await pgProxy.up();
-    await until(async () => create('pg-after').then(() => true, () => false));
+    await until(async () =>
+      create('pg-after').then(
+        () => true,
+        () => false,
+      ),
+    );
     expect((await client.call.getRecord({ entityType: 'Project', id: before.id }, asAdmin)).record!.id).toBe(before.id);
   }, 60_000);
 });

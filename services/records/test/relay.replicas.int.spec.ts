@@ -35,7 +35,11 @@ beforeAll(async () => {
     const running = await startRecords(config);
     replicas.push(running);
     clients.push(
-      createGrpcClient(recordsv1.RecordsServiceClient, recordsv1.RecordsServiceService, { internalAuthSecret: TEST_INTERNAL_AUTH_SECRET, name: `records-${i}`, address: `127.0.0.1:${running.grpcPort}` }),
+      createGrpcClient(recordsv1.RecordsServiceClient, recordsv1.RecordsServiceService, {
+        internalAuthSecret: TEST_INTERNAL_AUTH_SECRET,
+        name: `records-${i}`,
+        address: `127.0.0.1:${running.grpcPort}`,
+      }),
     );
   }
   stream = await StreamReader.open(prefix);

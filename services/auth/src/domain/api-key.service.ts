@@ -60,9 +60,7 @@ export class ApiKeyService {
     const name = rawName.trim();
     if (!name) throw AppError.invalid([{ loc: ['name'], msg: 'Field required', type: 'missing' }]);
     if (name.length > MAX_KEY_NAME_LENGTH) {
-      throw AppError.invalid([
-        { loc: ['name'], msg: `String should have at most ${MAX_KEY_NAME_LENGTH} characters`, type: 'string_too_long' },
-      ]);
+      throw AppError.invalid([{ loc: ['name'], msg: `String should have at most ${MAX_KEY_NAME_LENGTH} characters`, type: 'string_too_long' }]);
     }
     const generated = generateApiKey();
     const row = await this.store.insert({ id: newId(), userId: caller.userId, name, prefix: generated.prefix, keyHash: generated.hash });

@@ -142,7 +142,13 @@ describe('LoginTokenIssuer', () => {
     expect(variants.length).toBeGreaterThanOrEqual(15 + 3);
     let acceptedByJose = 0;
     for (const v of variants) {
-      if (await jwtVerify(v, publicKey).then(() => true, () => false)) acceptedByJose++;
+      if (
+        await jwtVerify(v, publicKey).then(
+          () => true,
+          () => false,
+        )
+      )
+        acceptedByJose++;
       await expect(issuer.verify(v), v).rejects.toMatchObject({ kind: 'unauthenticated' });
     }
     expect(acceptedByJose).toBeGreaterThanOrEqual(15);

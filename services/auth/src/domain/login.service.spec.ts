@@ -12,7 +12,8 @@ class Attempts implements LoginFailureStore {
   private n = 0;
   async reserve(email: string, _at: Date, _since: Date, max: number): Promise<Reservation> {
     const mine = this.rows.filter((r) => r.email === email);
-    if (mine.length >= max) return { granted: false, failures: mine.filter((r) => !r.pending).map(() => Date.now()), pending: mine.filter((r) => r.pending).length };
+    if (mine.length >= max)
+      return { granted: false, failures: mine.filter((r) => !r.pending).map(() => Date.now()), pending: mine.filter((r) => r.pending).length };
     const id = String(++this.n);
     this.rows.push({ id, email, pending: true });
     return { granted: true, id };
@@ -59,7 +60,11 @@ async function setup(user: Partial<UserView> = {}) {
   return { service, hasher, attempts, failLookups: () => (lookupFails = true) };
 }
 
-const refusal = (p: Promise<unknown>) => p.then(() => null, (e: AppError) => [e.kind, e.code, e.message]);
+const refusal = (p: Promise<unknown>) =>
+  p.then(
+    () => null,
+    (e: AppError) => [e.kind, e.code, e.message],
+  );
 
 describe('LoginService', () => {
   it('an unknown email costs one scrypt run and gets the same answer as a wrong password; both count as failures', async () => {

@@ -13,9 +13,7 @@ const MAX_N = 1 << 20;
 
 function derive(password: string, salt: Buffer, N: number, r: number, p: number): Promise<Buffer> {
   const options: ScryptOptions = { N, r, p, maxmem: 256 * N * r + 1024 * 1024 };
-  return new Promise((resolve, reject) =>
-    scrypt(password.normalize('NFC'), salt, KEY_BYTES, options, (err, key) => (err ? reject(err) : resolve(key))),
-  );
+  return new Promise((resolve, reject) => scrypt(password.normalize('NFC'), salt, KEY_BYTES, options, (err, key) => (err ? reject(err) : resolve(key))));
 }
 
 interface Parsed {

@@ -110,9 +110,10 @@ describe('RegistrationService', () => {
   it('refuses a duplicate email (any case) with duplicate_code', async () => {
     const { service } = await setup();
     const boss = await service.register({ email: 'boss@studio.io', password: 'long enough', name: 'Boss' }, anonymous);
-    await expect(
-      service.register({ email: 'BOSS@studio.io', password: 'long enough', name: 'B2' }, admin(boss.userId)),
-    ).rejects.toMatchObject({ kind: 'conflict', code: 'duplicate_code' });
+    await expect(service.register({ email: 'BOSS@studio.io', password: 'long enough', name: 'B2' }, admin(boss.userId))).rejects.toMatchObject({
+      kind: 'conflict',
+      code: 'duplicate_code',
+    });
   });
 
   it('leaves no credential when records fails', async () => {

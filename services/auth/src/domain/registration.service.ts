@@ -81,9 +81,9 @@ export class RegistrationService {
       // The record exists but its credential did not commit: undo the record.
       if (done.created) {
         const orphan = done.created.id;
-        await users.retire(orphan, actor).catch((retireErr: unknown) =>
-          logger.error({ err: retireErr, user_id: orphan }, 'could not retire the User record of a failed registration'),
-        );
+        await users
+          .retire(orphan, actor)
+          .catch((retireErr: unknown) => logger.error({ err: retireErr, user_id: orphan }, 'could not retire the User record of a failed registration'));
       }
       throw err;
     }

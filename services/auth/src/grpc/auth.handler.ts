@@ -52,10 +52,7 @@ export const AUTH_SERVICE_NAME = 'reelbase.auth.v1.AuthService';
 export function authHandlers(deps: AuthHandlerDeps): UnaryHandlers<authv1.AuthServiceServer> {
   return {
     async register(req, ctx) {
-      const r = await deps.registration.register(
-        { email: req.email, password: req.password, name: req.name, role: req.role },
-        ctx,
-      );
+      const r = await deps.registration.register({ email: req.email, password: req.password, name: req.name, role: req.role }, ctx);
       return { userJson: r.recordJson, accessToken: r.accessToken, expiresIn: r.expiresIn };
     },
 
@@ -104,9 +101,7 @@ export function authHandlers(deps: AuthHandlerDeps): UnaryHandlers<authv1.AuthSe
     async createUser(req, ctx) {
       const r = userRequest(req.record);
       const data = userData(r.dataJson);
-      return recordOf(
-        await deps.accounts.createUser({ projectId: r.projectId, status: r.status, active: r.active, thumbnailId: r.thumbnailId, data }, ctx),
-      );
+      return recordOf(await deps.accounts.createUser({ projectId: r.projectId, status: r.status, active: r.active, thumbnailId: r.thumbnailId, data }, ctx));
     },
 
     async updateUser(req, ctx) {

@@ -43,13 +43,11 @@ export class ApiKeyRepository {
   /** Records a use; the condition keeps this to at most one write a minute per key. */
   touch(id: string): Promise<void> {
     return guarded(async () => {
-      await this.orm.em
-        .getConnection()
-        .execute(
-          `update "auth"."api_key" set "last_used_at" = now()
+      await this.orm.em.getConnection().execute(
+        `update "auth"."api_key" set "last_used_at" = now()
             where "id" = ? and ("last_used_at" is null or "last_used_at" < now() - interval '1 minute')`,
-          [id],
-        );
+        [id],
+      );
     });
   }
 }

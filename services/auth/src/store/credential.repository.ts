@@ -40,10 +40,11 @@ export class CredentialRepository implements AccountStore {
               return (await holdersOf(em, email)).length > 0;
             },
             insert: async (row) => {
-              await em.execute(
-                'insert into "auth"."credential" ("user_id", "email", "password_hash", "created_at") values (?, ?, ?, now())',
-                [row.userId, row.email, row.passwordHash],
-              );
+              await em.execute('insert into "auth"."credential" ("user_id", "email", "password_hash", "created_at") values (?, ?, ?, now())', [
+                row.userId,
+                row.email,
+                row.passwordHash,
+              ]);
             },
           };
           return fn(tx);
@@ -95,14 +96,19 @@ export class CredentialRepository implements AccountStore {
     return guarded(async () => {
       const rows = await this.orm.em
         .getConnection()
-        .execute<{ user_id: string; email: string }[]>('select "user_id", "email" from "auth"."email_claim" where "created_at" < ? order by "created_at" limit 100', [before]);
+        .execute<{ user_id: string; email: string }[]>(
+          'select "user_id", "email" from "auth"."email_claim" where "created_at" < ? order by "created_at" limit 100',
+          [before],
+        );
       return rows.map((r) => ({ userId: r.user_id, email: r.email }));
     });
   }
 
   async setPasswordHash(userId: string, passwordHash: string): Promise<boolean> {
     const rows = await guarded(() =>
-      this.orm.em.getConnection().execute<{ user_id: string }[]>('update "auth"."credential" set "password_hash" = ? where "user_id" = ? returning "user_id"', [passwordHash, userId]),
+      this.orm.em
+        .getConnection()
+        .execute<{ user_id: string }[]>('update "auth"."credential" set "password_hash" = ? where "user_id" = ? returning "user_id"', [passwordHash, userId]),
     );
     return rows.length > 0;
   }

@@ -60,10 +60,7 @@ export class WriterSession {
     await c.query('begin');
     try {
       const ids = [...new Set(events.map((e) => e.event_id))];
-      const found = await c.query<{ event_id: string }>(
-        'select event_id::text as event_id from "events"."event_log" where event_id = any($1::uuid[])',
-        [ids],
-      );
+      const found = await c.query<{ event_id: string }>('select event_id::text as event_id from "events"."event_log" where event_id = any($1::uuid[])', [ids]);
       const plan = planAppend(last, events, new Set(found.map((r) => r.event_id)));
       let createdAt: string[] = [];
       if (plan.rows.length) {

@@ -63,7 +63,13 @@ export function connectPeers(
   healthDeadlineMs = 1000,
   deadlines: PeerDeadlines = {},
 ): PeerConnections {
-  const auth = createGrpcClient(authv1.AuthServiceClient, authv1.AuthServiceService, { name: 'auth', address: addrs.auth, internalAuthSecret, deadlineMs, metrics });
+  const auth = createGrpcClient(authv1.AuthServiceClient, authv1.AuthServiceService, {
+    name: 'auth',
+    address: addrs.auth,
+    internalAuthSecret,
+    deadlineMs,
+    metrics,
+  });
   const records = createGrpcClient(recordsv1.RecordsServiceClient, recordsv1.RecordsServiceService, {
     name: 'records',
     address: addrs.records,

@@ -81,9 +81,15 @@ describe('AuthCache', () => {
     expect(cache.size).toBe(3);
     bus.emit('revocation', { api_key_id: 'k1' });
     expect(cache.size).toBe(2);
-    bus.emit('event', { row: { id: 1, entity_type: 'User', entity_id: 'u1', project_id: null, action: 'update', actor: null, changes: {}, created_at: '' }, text: '' });
+    bus.emit('event', {
+      row: { id: 1, entity_type: 'User', entity_id: 'u1', project_id: null, action: 'update', actor: null, changes: {}, created_at: '' },
+      text: '',
+    });
     expect(cache.size).toBe(1);
-    bus.emit('event', { row: { id: 2, entity_type: 'Shot', entity_id: 'u2', project_id: null, action: 'update', actor: null, changes: {}, created_at: '' }, text: '' });
+    bus.emit('event', {
+      row: { id: 2, entity_type: 'Shot', entity_id: 'u2', project_id: null, action: 'update', actor: null, changes: {}, created_at: '' },
+      text: '',
+    });
     expect(cache.size).toBe(1);
 
     const racing = cache.authenticate('b', ctx);

@@ -29,7 +29,10 @@ function normalise(addr: string): string {
   if (a.startsWith('::ffff:') && a.includes('.')) return a.slice(7);
   const h = hextets(a);
   if (!h) return a;
-  return `${h.slice(0, 4).map((x) => x.replace(/^0+(?=.)/, '')).join(':')}::/64`;
+  return `${h
+    .slice(0, 4)
+    .map((x) => x.replace(/^0+(?=.)/, ''))
+    .join(':')}::/64`;
 }
 
 export function clientAddress(req: IncomingMessage, trustedHops: number): string {
@@ -38,7 +41,13 @@ export function clientAddress(req: IncomingMessage, trustedHops: number): string
   const header = req.headers['x-forwarded-for'];
   const raw = Array.isArray(header) ? header.join(',') : (header ?? '');
   // The chain as the last trusted proxy saw it: client, proxies…, then the socket's peer.
-  const hops = [...raw.split(',').map((s) => s.trim()).filter(Boolean), peer];
+  const hops = [
+    ...raw
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
+    peer,
+  ];
   const index = hops.length - 1 - trustedHops;
   return normalise(hops[Math.max(index, 0)] ?? peer) || UNKNOWN;
 }

@@ -27,8 +27,14 @@ describe('toHttpError', () => {
 
   it('maps body-parser and other client errors, never to 500', () => {
     expect(toHttpError(Object.assign(new Error('Unexpected token'), { type: 'entity.parse.failed', status: 400 })).status).toBe(422);
-    expect(toHttpError(Object.assign(new Error('too large'), { type: 'entity.too.large', status: 413 })).body).toEqual({ detail: expect.any(String), code: 'payload_too_large' });
-    expect(toHttpError(Object.assign(new Error('unsupported charset'), { type: 'charset.unsupported', status: 415 }))).toMatchObject({ status: 415, body: { code: 'unsupported_media_type' } });
+    expect(toHttpError(Object.assign(new Error('too large'), { type: 'entity.too.large', status: 413 })).body).toEqual({
+      detail: expect.any(String),
+      code: 'payload_too_large',
+    });
+    expect(toHttpError(Object.assign(new Error('unsupported charset'), { type: 'charset.unsupported', status: 415 }))).toMatchObject({
+      status: 415,
+      body: { code: 'unsupported_media_type' },
+    });
     expect(toHttpError(Object.assign(new URIError('bad'), { status: 400 })).status).toBe(400);
     expect(toHttpError(new TypeError('bug')).status).toBe(500);
   });

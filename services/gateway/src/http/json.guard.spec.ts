@@ -45,7 +45,10 @@ describe('inspectJson', () => {
 
   it('checks query values and a bare string', () => {
     expect(inspect({ entity_type: 'Shot\u0000', limit: ['1', '2\u0000'] }, 'query').map((p) => p.loc)).toEqual(
-      expect.arrayContaining([['query', 'entity_type'], ['query', 'limit', 1]]),
+      expect.arrayContaining([
+        ['query', 'entity_type'],
+        ['query', 'limit', 1],
+      ]),
     );
     expect(inspect('a\u0000')).toEqual([{ loc: ['body'], msg: expect.any(String), type: 'string_invalid_character' }]);
   });
@@ -53,7 +56,9 @@ describe('inspectJson', () => {
   it(`accepts ${MAX_JSON_DEPTH} levels and reports the first container deeper than that`, () => {
     expect(inspect(nestedArrays(MAX_JSON_DEPTH))).toEqual([]);
     const deep = inspect(nestedArrays(MAX_JSON_DEPTH + 1));
-    expect(deep).toEqual([{ loc: ['body', ...Array(MAX_JSON_DEPTH).fill(0)], msg: `Input should be nested at most ${MAX_JSON_DEPTH} levels deep`, type: 'too_deep' }]);
+    expect(deep).toEqual([
+      { loc: ['body', ...Array(MAX_JSON_DEPTH).fill(0)], msg: `Input should be nested at most ${MAX_JSON_DEPTH} levels deep`, type: 'too_deep' },
+    ]);
     const inData = inspect({ data: { x: nestedArrays(100_000) } });
     expect(inData).toHaveLength(1);
     expect(inData[0]!.loc.slice(0, 4)).toEqual(['body', 'data', 'x', 0]);

@@ -29,28 +29,72 @@ describe('OpenAPI document', () => {
 
   it('documents every mounted route with its operation', () => {
     const expected = [
-      'get /healthz', 'get /readyz', 'get /metrics', 'get /openapi.json',
-      'post /auth/login', 'post /auth/register', 'post /auth/api-keys', 'get /auth/api-keys', 'delete /auth/api-keys/{id}', 'get /me',
-      'post /auth/signing-keys/rotate', 'post /auth/password', 'put /auth/users/{id}/password',
-      'post /entities/{entity_type}', 'post /entities/{entity_type}/query', 'get /entities/{entity_type}/{id}', 'patch /entities/{entity_type}/{id}',
-      'delete /entities/{entity_type}/{id}', 'post /entities/{entity_type}/{id}/revive', 'get /events', 'get /events/ws',
-      'get /schema', 'get /schema/usage', 'post /schema/entity-types', 'patch /schema/entity-types/{entity_code}',
-      'delete /schema/entity-types/{entity_code}', 'post /schema/entity-types/{code}/rename-code',
-      'post /schema/entity-types/{entity_code}/fields', 'patch /schema/entity-types/{entity_code}/fields/{field_code}',
+      'get /healthz',
+      'get /readyz',
+      'get /metrics',
+      'get /openapi.json',
+      'post /auth/login',
+      'post /auth/register',
+      'post /auth/api-keys',
+      'get /auth/api-keys',
+      'delete /auth/api-keys/{id}',
+      'get /me',
+      'post /auth/signing-keys/rotate',
+      'post /auth/password',
+      'put /auth/users/{id}/password',
+      'post /entities/{entity_type}',
+      'post /entities/{entity_type}/query',
+      'get /entities/{entity_type}/{id}',
+      'patch /entities/{entity_type}/{id}',
+      'delete /entities/{entity_type}/{id}',
+      'post /entities/{entity_type}/{id}/revive',
+      'get /events',
+      'get /events/ws',
+      'get /schema',
+      'get /schema/usage',
+      'post /schema/entity-types',
+      'patch /schema/entity-types/{entity_code}',
+      'delete /schema/entity-types/{entity_code}',
+      'post /schema/entity-types/{code}/rename-code',
+      'post /schema/entity-types/{entity_code}/fields',
+      'patch /schema/entity-types/{entity_code}/fields/{field_code}',
       'delete /schema/entity-types/{entity_code}/fields/{field_code}',
       'post /schema/entity-types/{entity_code}/fields/{field_code}/rename-option',
-      'post /schema/statuses', 'patch /schema/statuses/{code}', 'delete /schema/statuses/{code}', 'post /schema/statuses/{code}/rename',
-      'post /schema/steps', 'post /schema/steps/reorder', 'patch /schema/steps/{code}', 'delete /schema/steps/{code}', 'post /schema/steps/{code}/rename',
-      'post /schema/workflows', 'post /schema/workflows/delete', 'post /schema/transitions', 'put /schema/task-templates',
-      'post /schema/priorities', 'patch /schema/priorities/{code}', 'delete /schema/priorities/{code}', 'post /schema/priorities/{code}/rename',
-      'get /branding', 'put /branding', 'get /schema/applications', 'put /schema/applications', 'get /schema/tools', 'put /schema/tools',
+      'post /schema/statuses',
+      'patch /schema/statuses/{code}',
+      'delete /schema/statuses/{code}',
+      'post /schema/statuses/{code}/rename',
+      'post /schema/steps',
+      'post /schema/steps/reorder',
+      'patch /schema/steps/{code}',
+      'delete /schema/steps/{code}',
+      'post /schema/steps/{code}/rename',
+      'post /schema/workflows',
+      'post /schema/workflows/delete',
+      'post /schema/transitions',
+      'put /schema/task-templates',
+      'post /schema/priorities',
+      'patch /schema/priorities/{code}',
+      'delete /schema/priorities/{code}',
+      'post /schema/priorities/{code}/rename',
+      'get /branding',
+      'put /branding',
+      'get /schema/applications',
+      'put /schema/applications',
+      'get /schema/tools',
+      'put /schema/tools',
       'get /schema/tools/active',
-      'get /entities/{entity_type}/{record_id}/notes', 'get /users/{id}/tasks', 'get /users/{id}/timesheet',
+      'get /entities/{entity_type}/{record_id}/notes',
+      'get /users/{id}/tasks',
+      'get /users/{id}/timesheet',
     ];
     const documented = Object.entries(doc.paths).flatMap(([p, ops]) => Object.keys(ops as object).map((m) => `${m} ${p}`));
     expect(documented.sort()).toEqual(expected.sort());
     expect(routes.map((r) => `${r.method} ${r.path}`).sort()).toEqual(expected.sort());
-    const ids = documented.map((d) => { const [m, p] = d.split(' '); return doc.paths[p!][m!].operationId; });
+    const ids = documented.map((d) => {
+      const [m, p] = d.split(' ');
+      return doc.paths[p!][m!].operationId;
+    });
     expect(new Set(ids).size).toBe(ids.length);
   });
 
@@ -60,7 +104,12 @@ describe('OpenAPI document', () => {
     const body = doc.components.schemas.RecordCreate;
     expect(body.additionalProperties).toBe(false);
     expect(body.required ?? []).not.toContain('data'); // defaulted, so optional on input
-    expect(create.parameters[0]).toMatchObject({ name: 'entity_type', in: 'path', required: true, schema: { type: 'string', pattern: '^[A-Z][A-Za-z0-9]{0,63}$' } });
+    expect(create.parameters[0]).toMatchObject({
+      name: 'entity_type',
+      in: 'path',
+      required: true,
+      schema: { type: 'string', pattern: '^[A-Z][A-Za-z0-9]{0,63}$' },
+    });
     expect(create.security).toEqual([{ bearerAuth: [] }]);
     for (const s of ['200', '401', '403', '413', '422', '429']) expect(create.responses[s], s).toBeDefined();
     expect(create.responses['422'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/ValidationError' });
@@ -72,7 +121,9 @@ describe('OpenAPI document', () => {
 
     expect(doc.paths['/healthz'].get.security).toEqual([]);
     expect(doc.paths['/auth/register'].post.security).toEqual([{}, { bearerAuth: [] }]);
-    expect(doc.paths['/entities/{entity_type}/{id}'].delete.responses['200'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/RecordRetired' });
+    expect(doc.paths['/entities/{entity_type}/{id}'].delete.responses['200'].content['application/json'].schema).toEqual({
+      $ref: '#/components/schemas/RecordRetired',
+    });
     const ws = doc.paths['/events/ws'].get;
     expect(ws.parameters.map((p: any) => p.name)).toEqual(expect.arrayContaining(['token', 'since']));
   });
@@ -106,7 +157,18 @@ describe('OpenAPI document', () => {
     expect(field.additionalProperties).toBe(false);
     expect(field.properties.type.enum).toHaveLength(14);
     expect(field.properties.code.pattern).toBe('^[a-z][a-z0-9_]{0,63}$');
-    for (const name of ['EntityTypeBody', 'StatusBody', 'StepReorder', 'PriorityBody', 'WorkflowBody', 'ObjectTransitionsBody', 'TaskTemplatesBody', 'BrandingBody', 'ApplicationsBody', 'ToolsBody']) {
+    for (const name of [
+      'EntityTypeBody',
+      'StatusBody',
+      'StepReorder',
+      'PriorityBody',
+      'WorkflowBody',
+      'ObjectTransitionsBody',
+      'TaskTemplatesBody',
+      'BrandingBody',
+      'ApplicationsBody',
+      'ToolsBody',
+    ]) {
       expect(doc.components.schemas[name]?.additionalProperties, name).toBe(false);
     }
     for (const [path, ops] of Object.entries(doc.paths) as [string, Record<string, any>][]) {

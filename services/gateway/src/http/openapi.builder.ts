@@ -67,7 +67,8 @@ export function buildOpenApi(routes: readonly AnyRoute[], info: OpenApiInfo): Js
 
   const response = (r: RouteResponse): Json => {
     const out: Json = { description: r.description };
-    if (r.headers) out.headers = Object.fromEntries(Object.entries(r.headers).map(([k, h]) => [k, { description: h.description, schema: h.schema ?? { type: 'string' } }]));
+    if (r.headers)
+      out.headers = Object.fromEntries(Object.entries(r.headers).map(([k, h]) => [k, { description: h.description, schema: h.schema ?? { type: 'string' } }]));
     if (r.schema) out.content = { [r.contentType ?? 'application/json']: { schema: ref(r.schema, 'output') } };
     else if (r.contentType) out.content = { [r.contentType]: { schema: { type: 'string' } } };
     return out;
@@ -103,8 +104,20 @@ export function buildOpenApi(routes: readonly AnyRoute[], info: OpenApiInfo): Js
       parameters: [
         ...parameters(r.params, 'path'),
         ...parameters(r.query ?? r.docQuery, 'query'),
-        ...(r.headerParams ?? []).map((h) => ({ name: h.name, in: 'header', required: h.required ?? false, description: h.description, schema: h.schema ?? { type: 'string' } })),
-        { name: 'x-request-id', in: 'header', required: false, description: 'Echoed on the response; generated when absent.', schema: { type: 'string', maxLength: 128 } },
+        ...(r.headerParams ?? []).map((h) => ({
+          name: h.name,
+          in: 'header',
+          required: h.required ?? false,
+          description: h.description,
+          schema: h.schema ?? { type: 'string' },
+        })),
+        {
+          name: 'x-request-id',
+          in: 'header',
+          required: false,
+          description: 'Echoed on the response; generated when absent.',
+          schema: { type: 'string', maxLength: 128 },
+        },
       ],
       responses,
       security: r.auth === 'public' ? [] : r.auth === 'optional' ? [{}, { bearerAuth: [] }] : [{ bearerAuth: [] }],

@@ -136,7 +136,11 @@ describe('a body that is not JSON (415)', () => {
     });
     expect(text.status).toBe(415);
     expect(text.json).toEqual({ detail: expect.stringContaining('JSON'), code: 'unsupported_media_type' });
-    const form = await call('DELETE', `/entities/Shot/${ID}`, { token: 'artist-token', raw: 'a=1', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    const form = await call('DELETE', `/entities/Shot/${ID}`, {
+      token: 'artist-token',
+      raw: 'a=1',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
     expect(form.status).toBe(415);
     expect(writes()).toEqual([]);
   });

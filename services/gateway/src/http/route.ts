@@ -89,9 +89,11 @@ export interface RouteDef<P extends z.ZodType | undefined = any, Q extends z.Zod
 export type AnyRoute = RouteDef<any, any, any>;
 
 /** Identity helper that infers the handler's input types from the schemas. */
-export function defineRoute<P extends z.ZodType | undefined = undefined, Q extends z.ZodType | undefined = undefined, B extends z.ZodType | undefined = undefined>(
-  def: RouteDef<P, Q, B>,
-): RouteDef<P, Q, B> {
+export function defineRoute<
+  P extends z.ZodType | undefined = undefined,
+  Q extends z.ZodType | undefined = undefined,
+  B extends z.ZodType | undefined = undefined,
+>(def: RouteDef<P, Q, B>): RouteDef<P, Q, B> {
   return def;
 }
 

@@ -191,7 +191,10 @@ export function mountRoutes(app: Express, routes: readonly AnyRoute[], deps: Rou
     const template = routes.find((r) => expressPath(r.path) === path)?.path ?? path;
     app.all(path, (req, res) => {
       localsOf(res).routeLabel = template;
-      res.status(405).set('allow', allow).json({ detail: `${req.method} is not allowed here; use ${allow}`, code: 'method_not_allowed' });
+      res
+        .status(405)
+        .set('allow', allow)
+        .json({ detail: `${req.method} is not allowed here; use ${allow}`, code: 'method_not_allowed' });
     });
   }
 }

@@ -26,7 +26,15 @@ describe('create, read, patch, retire, revive', () => {
     const created = await call('POST', '/entities/Shot', { token: 'artist-token', body: { project_id: PROJECT, status: 'wtg', data: { code: 'sh010' } } });
     expect(created.status).toBe(200);
     expect(Object.keys(created.json).sort()).toEqual(RECORD_KEYS);
-    expect(created.json).toMatchObject({ entity_type: 'Shot', project_id: PROJECT, status: 'wtg', active: true, thumbnail_id: null, created_by: USERS.artist.id, data: { code: 'sh010' } });
+    expect(created.json).toMatchObject({
+      entity_type: 'Shot',
+      project_id: PROJECT,
+      status: 'wtg',
+      active: true,
+      thumbnail_id: null,
+      created_by: USERS.artist.id,
+      data: { code: 'sh010' },
+    });
     expect(created.headers.get('etag')).toBe(`"${created.json.updated_at}"`);
     expect(gw.state.calls.map((c) => c.method)).toEqual(['authenticate', 'createRecord']);
     const create = gw.state.calls[1]!;
@@ -56,7 +64,10 @@ describe('create, read, patch, retire, revive', () => {
     expect(stale.status).toBe(409);
     expect(stale.json).toEqual({ detail: 'the record changed since it was read', code: 'stale_write' });
 
-    const staleDelete = await call('DELETE', `/entities/Shot/${created.json.id}`, { token: 'artist-token', headers: { 'if-match': created.headers.get('etag')! } });
+    const staleDelete = await call('DELETE', `/entities/Shot/${created.json.id}`, {
+      token: 'artist-token',
+      headers: { 'if-match': created.headers.get('etag')! },
+    });
     expect(staleDelete.status).toBe(409);
 
     const retired = await call('DELETE', `/entities/Shot/${created.json.id}`, { token: 'artist-token' });
@@ -176,9 +187,15 @@ describe('roles (403) and the order of checks', () => {
   it('TimeLog for someone else needs Admin, Supervisor or Coordinator', async () => {
     const other = { type: 'User', id: USERS.viewer.id };
     const own = { type: 'User', id: USERS.artist.id };
-    expect((await call('POST', '/entities/TimeLog', { token: 'artist-token', body: { project_id: PROJECT, data: { user: other, minutes: 5 } } })).status).toBe(403);
-    expect((await call('POST', '/entities/TimeLog', { token: 'artist-token', body: { project_id: PROJECT, data: { user: own, minutes: 5 } } })).status).toBe(200);
-    expect((await call('POST', '/entities/TimeLog', { token: 'supervisor-token', body: { project_id: PROJECT, data: { user: other, minutes: 5 } } })).status).toBe(200);
+    expect((await call('POST', '/entities/TimeLog', { token: 'artist-token', body: { project_id: PROJECT, data: { user: other, minutes: 5 } } })).status).toBe(
+      403,
+    );
+    expect((await call('POST', '/entities/TimeLog', { token: 'artist-token', body: { project_id: PROJECT, data: { user: own, minutes: 5 } } })).status).toBe(
+      200,
+    );
+    expect(
+      (await call('POST', '/entities/TimeLog', { token: 'supervisor-token', body: { project_id: PROJECT, data: { user: other, minutes: 5 } } })).status,
+    ).toBe(200);
   });
 
   it('a TimeLog patch naming another user is 403 before validation; records’ own 403 passes through', async () => {
@@ -231,7 +248,10 @@ describe('ids are canonical behind the gateway', () => {
     const lower = { type: 'User', id: USERS.artist.id };
     expect(JSON.parse(create.dataJson)).toEqual({ owner: lower, list: [lower], note: { type: 'Note', id: 'not-a-uuid' }, text: thumb });
 
-    const patched = await call('PATCH', `/entities/Shot/${String(created.json.id).toUpperCase()}`, { token: 'artist-token', body: { project_id: PROJECT.toUpperCase() } });
+    const patched = await call('PATCH', `/entities/Shot/${String(created.json.id).toUpperCase()}`, {
+      token: 'artist-token',
+      body: { project_id: PROJECT.toUpperCase() },
+    });
     expect(patched.status).toBe(200);
     const update = gw.state.calls.find((c) => c.method === 'updateRecord')!.req as { id: string; projectId: { value: string } };
     expect(update.id).toBe(created.json.id);

@@ -23,14 +23,14 @@ function recordReply(record: recordsv1.Record | undefined): Reply {
 const ifMatchOf = normalizeIfMatch;
 
 /** Absent → unchanged; null → cleared; a value → set. */
-const nullable = (v: string | null | undefined): recordsv1.NullableString | undefined =>
-  v === undefined ? undefined : v === null ? {} : { value: v };
+const nullable = (v: string | null | undefined): recordsv1.NullableString | undefined => (v === undefined ? undefined : v === null ? {} : { value: v });
 
 const etagResponse = (description: string) => ({ description, schema: RecordOut, headers: etagHeader });
 
 const IF_MATCH = {
   name: 'If-Match',
-  description: 'The record\'s quoted ETag (`"<updated_at>"`): the write applies only if the record is unchanged, else 409 `stale_write`. `*` or absent: no condition.',
+  description:
+    'The record\'s quoted ETag (`"<updated_at>"`): the write applies only if the record is unchanged, else 409 `stale_write`. `*` or absent: no condition.',
   schema: { type: 'string' },
 };
 

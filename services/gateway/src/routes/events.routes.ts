@@ -17,7 +17,7 @@ export function eventRoutes({ peers }: RouteDeps): AnyRoute[] {
       operationId: 'listEvents',
       summary: 'Recent events, newest first; with `after`, the events after that id, oldest first.',
       description:
-        'A page holds at most `limit` events and at most about 4 MiB of them (the events service\'s ' +
+        "A page holds at most `limit` events and at most about 4 MiB of them (the events service's " +
         '`EVENTS_PAGE_MAX_BYTES`; one event larger than that still comes alone). A page cut short by that budget ' +
         'carries `next_cursor`; `GET /events?cursor=<next_cursor>` with the same filters continues it in the same ' +
         'order (newest first pages go on to older events, `after` pages to newer ones). A replay with `after` can ' +

@@ -46,8 +46,7 @@ export function opsRoutes(deps: RouteDeps): AnyRoute[] {
       operationId: 'metrics',
       summary: 'Prometheus metrics (RED per route template, gRPC client latency, process); Admin only.',
       description:
-        'Prometheus scrapes the same registry without credentials on the ops port (`HTTP_PORT`, default 9100), ' +
-        'which is not exposed outside the cluster.',
+        'Prometheus scrapes the same registry without credentials on the ops port (`HTTP_PORT`, default 9100), ' + 'which is not exposed outside the cluster.',
       tags: ['ops'],
       auth: 'bearer',
       authorize: (principal) => {

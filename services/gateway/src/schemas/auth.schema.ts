@@ -6,11 +6,12 @@ import { Role, Uuid } from './common.schema.js';
 import { RecordOut } from './record.schema.js';
 
 // Shape only: auth decides whether the address is acceptable.
-const Email = z.string().max(320).regex(/^[^@\s]+@[^@\s]+$/);
+const Email = z
+  .string()
+  .max(320)
+  .regex(/^[^@\s]+@[^@\s]+$/);
 
-export const LoginBody = z
-  .strictObject({ email: Email, password: z.string().min(1).max(1024) })
-  .meta({ id: 'LoginBody' });
+export const LoginBody = z.strictObject({ email: Email, password: z.string().min(1).max(1024) }).meta({ id: 'LoginBody' });
 
 export const LoginOut = z
   .object({ access_token: z.string(), token_type: z.literal('bearer'), expires_in: z.number().int().describe('Seconds.') })

@@ -42,11 +42,9 @@ export const ValidationProblem = z
   .meta({ id: 'ValidationProblem' });
 
 /** The 422 body: every problem at once. */
-export const ValidationErrorBody = z
-  .object({ detail: z.array(ValidationProblem) })
-  .meta({
-    id: 'ValidationError',
-    description:
-      'Request validation failure (FastAPI shape). At most 100 problems are listed (`MAX_PROBLEMS`); when there were ' +
-      'more, a last entry `{"loc": ["body"], "msg": "<n> more problems not listed …", "type": "too_many_errors"}` counts the rest.',
-  });
+export const ValidationErrorBody = z.object({ detail: z.array(ValidationProblem) }).meta({
+  id: 'ValidationError',
+  description:
+    'Request validation failure (FastAPI shape). At most 100 problems are listed (`MAX_PROBLEMS`); when there were ' +
+    'more, a last entry `{"loc": ["body"], "msg": "<n> more problems not listed …", "type": "too_many_errors"}` counts the rest.',
+});

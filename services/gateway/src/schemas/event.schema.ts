@@ -43,11 +43,7 @@ const EventEntityType = z
 export const EventsQuery = z.object({
   limit: z.coerce.number().int().min(1).max(1000).default(100).describe('1..1000.'),
   after: z.coerce.number().int().min(0).optional().describe('Events after this id, oldest first (gapless replay).'),
-  cursor: z
-    .string()
-    .regex(EVENTS_CURSOR)
-    .optional()
-    .describe("A page's `next_cursor`: continues that page in its order (not together with `after`)."),
+  cursor: z.string().regex(EVENTS_CURSOR).optional().describe("A page's `next_cursor`: continues that page in its order (not together with `after`)."),
   entity_type: EventEntityType.optional(),
   project_id: Uuid.optional(),
 });

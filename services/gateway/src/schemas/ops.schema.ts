@@ -9,6 +9,4 @@ const Checks = z.record(z.string(), z.string()).describe('"ok" or why the depend
 
 export const ReadyOut = z.object({ status: z.literal('ready'), checks: Checks }).meta({ id: 'Ready' });
 
-export const NotReadyOut = z
-  .object({ detail: z.string(), code: z.literal('unavailable'), checks: Checks })
-  .meta({ id: 'NotReady' });
+export const NotReadyOut = z.object({ detail: z.string(), code: z.literal('unavailable'), checks: Checks }).meta({ id: 'NotReady' });

@@ -72,10 +72,7 @@ export class EventsHub {
 
   constructor(private readonly opts: HubOptions) {
     this.maxBuffered = opts.maxBufferedBytes ?? 16 << 20;
-    this.unsubscribe = [
-      opts.bus.subscribe('event', (item) => this.onEvent(item)),
-      opts.bus.subscribe('revocation', (r) => this.onRevocation(r)),
-    ];
+    this.unsubscribe = [opts.bus.subscribe('event', (item) => this.onEvent(item)), opts.bus.subscribe('revocation', (r) => this.onRevocation(r))];
     this.timer = setInterval(() => this.heartbeat(), opts.pingMs);
     this.timer.unref();
   }
@@ -156,7 +153,15 @@ export class EventsHub {
   }
 
   private register(ws: WebSocket, a: Admitted): void {
-    const conn: Conn = { ws, token: a.token, principal: a.principal, alive: true, rechecking: false, recheckAgain: false, cursor: undefined as unknown as EventCursor };
+    const conn: Conn = {
+      ws,
+      token: a.token,
+      principal: a.principal,
+      alive: true,
+      rechecking: false,
+      recheckAgain: false,
+      cursor: undefined as unknown as EventCursor,
+    };
     conn.cursor = new EventCursor({
       start: a.start,
       log: this.logFor(a.ctx),

@@ -193,7 +193,8 @@ export function fakePeers(state: FakeState): Peers {
     listNotes: async (req: recordsv1.ListNotesRequest, ctx: CallContext) => {
       track('records', 'listNotes', req, ctx);
       get(req.entityType, req.recordId);
-      const names = (r: recordsv1.Record) => ((JSON.parse(r.dataJson) as { links?: { type: string; id: string }[] }).links ?? []).some((l) => l.type === req.entityType && l.id === req.recordId);
+      const names = (r: recordsv1.Record) =>
+        ((JSON.parse(r.dataJson) as { links?: { type: string; id: string }[] }).links ?? []).some((l) => l.type === req.entityType && l.id === req.recordId);
       return { notes: [...state.records.values()].filter((r) => r.entityType === 'Note' && r.active && names(r)) };
     },
     listUserTasks: async (req: recordsv1.ListUserTasksRequest, ctx: CallContext) => {
@@ -227,10 +228,7 @@ export function fakePeers(state: FakeState): Peers {
       if (state.eventsLatencyMs) await new Promise((r) => setTimeout(r, state.eventsLatencyMs));
       const lastId = state.events.at(-1)?.id ?? 0;
       let items = state.events.filter((e) => (!req.entityType || e.entityType === req.entityType) && (!req.projectId || e.projectId === req.projectId));
-      items =
-        req.after !== undefined
-          ? items.filter((e) => e.id > req.after!)
-          : items.filter((e) => req.before === undefined || e.id < req.before).reverse();
+      items = req.after !== undefined ? items.filter((e) => e.id > req.after!) : items.filter((e) => req.before === undefined || e.id < req.before).reverse();
       const cap = Math.min(req.limit, state.eventsPageBudget ?? req.limit);
       const truncated = items.length > cap && cap < req.limit;
       return { items: items.slice(0, cap), lastId, truncated };
@@ -265,7 +263,12 @@ export function captureLogs(): { logger: Logger; lines: () => Record<string, unk
   return {
     logger,
     text: () => chunks.join(''),
-    lines: () => chunks.join('').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>),
+    lines: () =>
+      chunks
+        .join('')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as Record<string, unknown>),
   };
 }
 

@@ -46,9 +46,7 @@ export function toServiceError(err: unknown): Partial<ServiceError> {
   const metadata = new Metadata();
   metadata.set(
     DETAIL_KEY,
-    Buffer.from(
-      JSON.stringify({ kind: app.kind, code: app.code, problems: app.problems, extra: app.extra, retryAfter: app.retryAfter }),
-    ),
+    Buffer.from(JSON.stringify({ kind: app.kind, code: app.code, problems: app.problems, extra: app.extra, retryAfter: app.retryAfter })),
   );
   return { code: KIND_TO_STATUS[app.kind], details: app.message, metadata };
 }

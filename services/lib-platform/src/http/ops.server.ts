@@ -29,7 +29,15 @@ export async function startOpsServer(opts: OpsServerOptions): Promise<{ server: 
     if (path === '/healthz') return send(200, JSON.stringify({ status: 'ok' }));
     if (path === '/readyz') {
       opts.readiness.run().then(
-        (r) => send(r.ready ? 200 : 503, JSON.stringify(r.ready ? { status: 'ready', checks: r.checks } : { status: 'unavailable', detail: `${r.failing} is not answering`, code: 'unavailable', checks: r.checks })),
+        (r) =>
+          send(
+            r.ready ? 200 : 503,
+            JSON.stringify(
+              r.ready
+                ? { status: 'ready', checks: r.checks }
+                : { status: 'unavailable', detail: `${r.failing} is not answering`, code: 'unavailable', checks: r.checks },
+            ),
+          ),
         (err) => send(503, JSON.stringify({ status: 'unavailable', detail: String(err), code: 'unavailable' })),
       );
       return;

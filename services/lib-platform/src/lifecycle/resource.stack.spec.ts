@@ -51,9 +51,7 @@ describe('ResourceStack', () => {
   it('bounds each step: one that hangs is logged and the next one still runs', async () => {
     const { lines, logger } = capture();
     const order: string[] = [];
-    const stack = new ResourceStack(logger, 50)
-      .defer('pool', () => order.push('pool'))
-      .defer('hang', () => new Promise(() => {}));
+    const stack = new ResourceStack(logger, 50).defer('pool', () => order.push('pool')).defer('hang', () => new Promise(() => {}));
     const started = Date.now();
     await stack.closeAll();
     expect(order).toEqual(['pool']);

@@ -79,11 +79,7 @@ export class ResourceStack {
  * deferred is closed before the error is rethrown; otherwise the stack stays open and its
  * `closeAll` is the service's stop.
  */
-export async function withResources<T>(
-  logger: Logger,
-  start: (resources: ResourceStack) => Promise<T>,
-  stepTimeoutMs = DEFAULT_STEP_TIMEOUT_MS,
-): Promise<T> {
+export async function withResources<T>(logger: Logger, start: (resources: ResourceStack) => Promise<T>, stepTimeoutMs = DEFAULT_STEP_TIMEOUT_MS): Promise<T> {
   const resources = new ResourceStack(logger, stepTimeoutMs);
   try {
     return await start(resources);

@@ -11,10 +11,7 @@ export class FaultSwitch {
     private readonly logger: Logger,
   ) {
     if (mode) {
-      logger.warn(
-        { RECORDS_FAULT: mode },
-        `RECORDS_FAULT=${mode} is set: this process will kill itself on purpose. Never set it outside tests.`,
-      );
+      logger.warn({ RECORDS_FAULT: mode }, `RECORDS_FAULT=${mode} is set: this process will kill itself on purpose. Never set it outside tests.`);
     }
   }
 

@@ -8,14 +8,7 @@
  */
 import type { Knex } from '@mikro-orm/postgresql';
 import { jetstream, type JetStreamClient } from '@nats-io/jetstream';
-import {
-  encodeStreamEvent,
-  ensureEventsStream,
-  type Logger,
-  type Metrics,
-  type NatsConnection,
-  type NatsNames,
-} from '@reelbase/lib-platform';
+import { encodeStreamEvent, ensureEventsStream, type Logger, type Metrics, type NatsConnection, type NatsNames } from '@reelbase/lib-platform';
 import type { OutboxRepository, OutboxRow } from '../store/outbox.repository.js';
 import type { FaultSwitch } from './fault.switch.js';
 import { RelaySession } from './relay.session.js';
