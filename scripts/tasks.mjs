@@ -89,6 +89,18 @@ const tasks = {
     await build();
     await run(process.execPath, [join(ROOT, 'bench/dist/run.js'), ...args]);
   },
+  async 'bench:rename'(args) {
+    await build();
+    await run(process.execPath, [join(ROOT, 'bench/dist/rename.js'), ...args]);
+  },
+  async 'bench:validation'(args) {
+    await build();
+    await run(process.execPath, [join(ROOT, 'bench/dist/validation.js'), ...args]);
+  },
+  async hostile(args) {
+    await build();
+    await run(process.execPath, [join(ROOT, 'bench/dist/hostile.js'), ...args]);
+  },
 };
 
 export async function runTask(name, args) {
