@@ -112,6 +112,19 @@ export async function startFakeRecords(): Promise<FakeRecords> {
     async countUsage() {
       throw new AppError('internal', 'not part of the stand-in');
     },
+    // Reads of the work views and queries; auth never makes them either.
+    async listNotes() {
+      throw new AppError('internal', 'not part of the stand-in');
+    },
+    async listUserTasks() {
+      throw new AppError('internal', 'not part of the stand-in');
+    },
+    async getTimesheet() {
+      throw new AppError('internal', 'not part of the stand-in');
+    },
+    async queryRecords() {
+      throw new AppError('internal', 'not part of the stand-in');
+    },
   });
   fake.port = await server.listen(0, '127.0.0.1');
   return fake;

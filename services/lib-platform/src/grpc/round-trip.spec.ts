@@ -17,6 +17,16 @@ import { INTERNAL_AUTH_KEY, InternalAuth } from './internal.auth.js';
 import { GrpcServer } from './server.js';
 
 const SERVICE = 'reelbase.records.v1.RecordsService';
+/** Handlers for the records methods these tests never call, so a server can register the whole service. */
+const UNUSED_RECORDS_METHODS = {
+  applySchema: async () => ({}),
+  applyRename: async () => ({ rewritten: 0 }),
+  countUsage: async () => ({ usageJson: '{}' }),
+  listNotes: async () => ({ notes: [] }),
+  listUserTasks: async () => ({ tasks: [] }),
+  getTimesheet: async () => ({ timeLogs: [], totalMinutes: 0 }),
+  queryRecords: async () => ({ items: [] }),
+};
 const SECRET = 'round-trip-test-internal-auth-secret-0123456789';
 const { HealthCheckResponse_ServingStatus: Serving } = healthv1;
 
@@ -120,6 +130,7 @@ describe('GrpcServer + createGrpcClient over loopback', () => {
       async reviveRecord() {
         return {};
       },
+      ...UNUSED_RECORDS_METHODS,
     });
     port = await server.listen(0, '127.0.0.1');
     client = createGrpcClient(recordsv1.RecordsServiceClient, recordsv1.RecordsServiceService, {
@@ -383,6 +394,7 @@ describe('GrpcServer.close', () => {
       updateRecord: async () => ({}),
       retireRecord: async () => ({}),
       reviveRecord: async () => ({}),
+      ...UNUSED_RECORDS_METHODS,
     });
     const port = await server.listen(0, '127.0.0.1');
     const client = createGrpcClient(recordsv1.RecordsServiceClient, recordsv1.RecordsServiceService, {
