@@ -97,6 +97,10 @@ const tasks = {
     await build();
     await run(process.execPath, [join(ROOT, 'bench/dist/validation.js'), ...args]);
   },
+  async 'bench:query'(args) {
+    await build();
+    await run(process.execPath, [join(ROOT, 'bench/dist/query.js'), ...args]);
+  },
   async hostile(args) {
     await build();
     await run(process.execPath, [join(ROOT, 'bench/dist/hostile.js'), ...args]);

@@ -23,6 +23,12 @@ export const recordsConfigShape = {
    * they commit. The NATS server's max_payload (minus headroom) lowers it further.
    */
   MAX_EVENT_BYTES: envInt(900_000, 1024, 64 * 1024 * 1024),
+  /**
+   * Longest a query statement (POST /entities/{Type}/query) may run before PostgreSQL cancels it
+   * and the caller gets 503 `query_timeout`. Keep it below the gateway's RPC_DEADLINE_MS (5000),
+   * so the caller hears why instead of a deadline.
+   */
+  QUERY_TIMEOUT_MS: envInt(4000, 1, 60_000),
   /** Kills the process at a chosen point of the write path, to prove crash recovery. Never set in production. */
   RECORDS_FAULT: envOptionalEnum(RECORDS_FAULTS),
 };

@@ -69,7 +69,7 @@ export function startRecords(config: RecordsConfig, logger?: Logger): Promise<Ru
       // Keep events under the server's max_payload with room for headers and the envelope.
       const serverMax = nc.info?.max_payload ?? Number.MAX_SAFE_INTEGER;
       const maxEventBytes = Math.min(config.MAX_EVENT_BYTES, serverMax - 16 * 1024);
-      const store = new KnexRecordStore(db, names);
+      const store = new KnexRecordStore(db, names, { queryTimeoutMs: config.QUERY_TIMEOUT_MS });
       const service = new RecordService({ store, bus, maxEventBytes });
 
       const grpc = new GrpcServer({ logger: log, metrics, internalAuthSecret: config.INTERNAL_AUTH_SECRET });

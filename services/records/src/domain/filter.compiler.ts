@@ -70,6 +70,21 @@ const SQL_UUID_RE = `'^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{
 const SQL_DATE_RE = `'^\\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\\d|3[01])$'`;
 const SQL_DATETIME_RE = `'^\\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\\d|3[01])T([01]\\d|2[0-3]):[0-5]\\d(:[0-5]\\d(\\.\\d{1,9}){0,1}){0,1}(Z|z|[+-]([01]\\d|2[0-3]):{0,1}[0-5]\\d)$'`;
 
+/**
+ * The id a link field holds, as a uuid (null when it holds none). Shared with the expression
+ * indexes of store/query.migration.ts: the planner uses an index only for the same expression.
+ */
+export function linkIdExpr(alias: string, field: string): string {
+  const f = `${alias}.data->${literal(field, FIELD_CODE)}`;
+  return `(case when (${f}->>'id') ~ ${SQL_UUID_RE} then (${f}->>'id')::uuid end)`;
+}
+
+/** A data field as text, only when it holds a string; shared with the trigram index of store/query.migration.ts. */
+export function textFieldExpr(alias: string, field: string): string {
+  const j = `${alias}.data->${literal(field, FIELD_CODE)}`;
+  return `(case when jsonb_typeof(${j}) = 'string' then ${j}#>>'{}' end)`;
+}
+
 /** What a path ends on: a column or a data field, with the type that decides its operators. */
 type ValueKind =
   | 'uuid'
@@ -361,7 +376,7 @@ class FilterCompiler {
     const fieldSql = `${alias}.data->${literal(name, FIELD_CODE)}`;
     const idMatch =
       field.type === 'link'
-        ? `${inner}.id = (case when (${fieldSql}->>'id') ~ ${SQL_UUID_RE} then (${fieldSql}->>'id')::uuid end)`
+        ? `${inner}.id = ${linkIdExpr(alias, name)}`
         : `${inner}.id in (select (e->>'id')::uuid from jsonb_array_elements(case when jsonb_typeof(${fieldSql}) = 'array' then ${fieldSql} else '[]'::jsonb end) e
              where jsonb_typeof(e) = 'object' and (e->>'id') ~ ${SQL_UUID_RE})`;
     const exists = `exists (select 1 from records.record ${inner} where ${idMatch} and ${inner}.entity_type = ${literal(nextType, TYPE_CODE)} and ${inner}.retired_at is null and ${rest})`;
@@ -403,8 +418,11 @@ class FilterCompiler {
       );
     }
     const positive = NEGATIVE[operator];
+    // Null (an absent field) must count as "no match" before it is negated. A positive predicate
+    // stays bare: in a WHERE, AND/OR and EXISTS treat null as false already, and only a bare
+    // `column = $n` or `data @> $n` matches an index (docs/queries.md, "Query indexes").
     if (positive) return `not coalesce(${this.positive(t, positive, cond, loc)}, false)`;
-    return `coalesce(${this.positive(t, operator, cond, loc)}, false)`;
+    return this.positive(t, operator, cond, loc);
   }
 
   private positive(t: Target, op: Operator, cond: unknown[], loc: Loc): string {
@@ -590,8 +608,7 @@ class FilterCompiler {
   /** The target as text (only strings: a number stored in a text field is not text). */
   private textExpr(t: Target): string {
     if (t.column) return `${t.alias}.${t.column}`;
-    const j = this.json(t);
-    return `(case when jsonb_typeof(${j}) = 'string' then ${j}#>>'{}' end)`;
+    return textFieldExpr(t.alias, t.field!);
   }
 
   /** A value for comparisons and between. */

@@ -269,6 +269,10 @@ export function planQuery(schema: CompiledSchema, input: QueryInput): { plan: Qu
       ors.push(`(${eq.join(' and ')})`);
     }
     where.push(ors.length > 0 ? `(${ors.join(' or ')})` : 'false');
+    // The same condition's bound on the first key, which an index on that key can start from
+    // (each branch above has the first key equal to, or past, the cursor's).
+    const first = sorted[0]!;
+    if (sorted.length > 1 && !first.isFlag && values[0] !== 'null') where.push(`${first.expr} ${first.desc ? '<=' : '>='} ${values[0]}`);
   }
   return {
     plan: {

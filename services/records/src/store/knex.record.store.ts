@@ -24,6 +24,9 @@ const WRITE_ERRORS: SqlStateErrors = {
   '23505': () => AppError.conflict('duplicate_id', 'a record with this id already exists'),
 };
 
+/** Longest a query statement runs when the service does not say (config QUERY_TIMEOUT_MS). */
+export const DEFAULT_QUERY_TIMEOUT_MS = 4000;
+
 export class KnexRecordStore implements RecordStore, SchemaAdminStore, RecordViewStore, RecordQueryStore {
   private readonly records = new RecordRepository();
   private readonly outbox = new OutboxRepository();
@@ -36,6 +39,7 @@ export class KnexRecordStore implements RecordStore, SchemaAdminStore, RecordVie
   constructor(
     private readonly db: Knex,
     private readonly names: NatsNames,
+    private readonly opts: { queryTimeoutMs?: number } = {},
   ) {}
 
   find(id: string): Promise<StoredRecord | undefined> {
@@ -79,7 +83,14 @@ export class KnexRecordStore implements RecordStore, SchemaAdminStore, RecordVie
   }
 
   query(plan: QueryPlan): Promise<{ rows: QueryRow[]; total?: number }> {
-    return guarded(() => this.queries.query(this.db, plan));
+    const timeoutMs = this.opts.queryTimeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS;
+    return guarded(() => this.queries.query(this.db, plan, timeoutMs), {
+      '57014': (err) =>
+        new AppError('unavailable', `the query ran longer than ${timeoutMs} ms and was cancelled: narrow its filter or page with a smaller limit`, {
+          code: 'query_timeout',
+          cause: err,
+        }),
+    });
   }
 
   notesLinking(type: string, id: string): Promise<StoredRecord[]> {

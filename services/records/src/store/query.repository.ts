@@ -20,23 +20,40 @@ export function toKnexBindings(sql: string, params: readonly unknown[]): { sql: 
   return { sql: out, bindings };
 }
 
+/** The statement of a page of `plan` (and of its count), as run by {@link QueryRepository}. */
+export function queryStatements(plan: QueryPlan): { page: { sql: string; bindings: unknown[] }; count?: { sql: string; bindings: unknown[] } } {
+  const keys = plan.keys.map((k, i) => `(${k})::text as k${i}`).join(', ');
+  const page = toKnexBindings(
+    `select ${COLUMNS}, ${keys}
+       from records.record r
+      where ${plan.where}
+      order by ${plan.orderBy}
+      limit ${Number(plan.limit)}`,
+    plan.params,
+  );
+  if (!plan.includeTotal) return { page };
+  return { page, count: toKnexBindings(`select count(*)::bigint as n from records.record r where ${plan.where}`, plan.params) };
+}
+
 /** Statements of queries. */
 export class QueryRepository {
-  async query(db: Db, plan: QueryPlan): Promise<{ rows: QueryRow[]; total?: number }> {
-    const keys = plan.keys.map((k, i) => `(${k})::text as k${i}`).join(', ');
-    const page = toKnexBindings(
-      `select ${COLUMNS}, ${keys}
-         from records.record r
-        where ${plan.where}
-        order by ${plan.orderBy}
-        limit ${Number(plan.limit)}`,
-      plan.params,
+  /**
+   * Runs the page (and the count) in one read-only transaction whose statements PostgreSQL
+   * cancels after `timeoutMs` (SQLSTATE 57014), so a runaway filter never holds a connection
+   * past the caller's deadline.
+   */
+  async query(db: Db, plan: QueryPlan, timeoutMs: number): Promise<{ rows: QueryRow[]; total?: number }> {
+    const { page, count } = queryStatements(plan);
+    return db.transaction(
+      async (trx) => {
+        await trx.raw(`set local statement_timeout = ${Math.max(1, Math.trunc(timeoutMs))}`);
+        const res = await trx.raw<{ rows: (Row & Record<string, string | null>)[] }>(page.sql, page.bindings as Knex.RawBinding[]);
+        const rows = res.rows.map((r) => ({ record: toStored(r), keys: plan.keys.map((_k, i) => r[`k${i}`] ?? null) }));
+        if (!count) return { rows };
+        const c = await trx.raw<{ rows: { n: string }[] }>(count.sql, count.bindings as Knex.RawBinding[]);
+        return { rows, total: Number(c.rows[0]!.n) };
+      },
+      { readOnly: true },
     );
-    const res = await db.raw<{ rows: (Row & Record<string, string | null>)[] }>(page.sql, page.bindings as Knex.RawBinding[]);
-    const rows = res.rows.map((r) => ({ record: toStored(r), keys: plan.keys.map((_k, i) => r[`k${i}`] ?? null) }));
-    if (!plan.includeTotal) return { rows };
-    const count = toKnexBindings(`select count(*)::bigint as n from records.record r where ${plan.where}`, plan.params);
-    const c = await db.raw<{ rows: { n: string }[] }>(count.sql, count.bindings as Knex.RawBinding[]);
-    return { rows, total: Number(c.rows[0]!.n) };
   }
 }

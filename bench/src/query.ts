@@ -1,0 +1,370 @@
+/**
+ * `node bench/dist/query.js [--records 1000000] [--projects 50] [--iterations 200] [--clients 8] [--create-seconds 10]`:
+ * queries on a production-sized record table, in one run against one dedicated database:
+ *   1. seeds `--records` records over `--projects` projects straight into records.record
+ *      (query.seed.ts), with the query indexes (records-0004-query-indexes) dropped;
+ *   2. Shot creates through the gateway for `--create-seconds` without those indexes, builds
+ *      them; after the queries the same creates with them, and without them once more (the
+ *      write cost: with ÷ the mean of both runs without; target ≥ 0.9×);
+ *   3. p50/p95/p99 through the gateway (HTTP, a real API key) and of the same compiled SQL run
+ *      raw on pg, for (a) type + project + status, (b) a 2-hop link filter, (c) text contains,
+ *      (d) a 3-page keyset walk, (e) include_total on a 100,000-row match (at 1,000,000 records).
+ *      Targets: (a), (b) p95 ≤ 20 ms and ≤ 1.5× raw;
+ *   4. EXPLAIN (ANALYZE, BUFFERS) of each, asserting no Seq Scan on the record table for (a), (b), (d).
+ * Prints a table and the plans; writes JSON to bench/results/.
+ */
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { createTestDatabase, deleteStreams, startStack, type Stack } from '@reelbase/lib-testkit';
+import { uniquePrefix } from '@reelbase/lib-testkit';
+import { compileSchema, planQuery, queryStatements, QUERY_INDEXES, type QueryInput, type SchemaSnapshot } from '@reelbase/records';
+import { bootstrapGateway } from './gateway.bootstrap.js';
+import { seedRecords } from './query.seed.js';
+import { percentile } from './stats.js';
+
+const RESULTS_DIR = fileURLToPath(new URL('../results/', import.meta.url));
+const log = (msg: string): void => void process.stderr.write(`[bench:query] ${msg}\n`);
+const TARGET_P95_MS = 20;
+const TARGET_RAW_RATIO = 1.5;
+const TARGET_CREATE_RATIO = 0.9;
+
+function arg(name: string, def: number): number {
+  const i = process.argv.indexOf(`--${name}`);
+  if (i < 0) return def;
+  const n = Number(process.argv[i + 1]);
+  if (!Number.isInteger(n) || n <= 0) throw new Error(`--${name} needs a positive integer`);
+  return n;
+}
+
+interface Pcts {
+  n: number;
+  p50: number;
+  p95: number;
+  p99: number;
+}
+
+function pcts(values: number[]): Pcts {
+  const s = [...values].sort((a, b) => a - b);
+  const r = (v: number) => Math.round(v * 100) / 100;
+  return { n: s.length, p50: r(percentile(s, 50)), p95: r(percentile(s, 95)), p99: r(percentile(s, 99)) };
+}
+
+async function call(url: string, method: string, path: string, token: string, body?: unknown): Promise<{ status: number; json: unknown }> {
+  const res = await fetch(new URL(path, url), {
+    method,
+    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+    signal: AbortSignal.timeout(60_000),
+  });
+  const text = await res.text();
+  return { status: res.status, json: text ? (JSON.parse(text) as unknown) : null };
+}
+
+/** Shot creates from `clients` loops for `seconds`: creates/s and errors. */
+async function createLoad(url: string, token: string, projectId: string, sequenceId: string, clients: number, seconds: number, tag: string) {
+  let running = true;
+  let creates = 0;
+  let errors = 0;
+  const latencies: number[] = [];
+  const t0 = performance.now();
+  const loops = Array.from({ length: clients }, async (_, c) => {
+    for (let i = 0; running; i++) {
+      const s = performance.now();
+      const r = await call(url, 'POST', '/entities/Shot', token, {
+        project_id: projectId,
+        data: {
+          code: `${tag}_${c}_${i}`,
+          description: `bench shot ${i} of client ${c}`,
+          sequence: { type: 'Sequence', id: sequenceId },
+          cut_in: 1001,
+          cut_out: 1100,
+        },
+      });
+      if (r.status === 200 || r.status === 201) {
+        creates++;
+        latencies.push(performance.now() - s);
+      } else errors++;
+    }
+  });
+  await new Promise((r) => setTimeout(r, seconds * 1000));
+  running = false;
+  await Promise.all(loops);
+  const elapsed = (performance.now() - t0) / 1000;
+  return { creates, errors, perSec: Math.round((creates / elapsed) * 10) / 10, latency: pcts(latencies) };
+}
+
+/** Knex `?` placeholders back to pg's `$n`. */
+function toPg(stmt: { sql: string; bindings: unknown[] }): { text: string; values: unknown[] } {
+  let n = 0;
+  return { text: stmt.sql.replace(/\?/g, () => `$${++n}`), values: stmt.bindings };
+}
+
+interface Shape {
+  key: string;
+  title: string;
+  type: string;
+  body: { filters?: unknown; order?: { field: string; direction?: string }[]; limit: number; include_total?: boolean };
+  /** Pages walked per sample (the cursor of each page asks for the next). */
+  pages: number;
+  /** Asserted: the plan never scans the record table sequentially. */
+  noSeqScan: boolean;
+}
+
+async function main(): Promise<number> {
+  const records = arg('records', 1_000_000);
+  const projects = arg('projects', 50);
+  const iterations = arg('iterations', 200);
+  const clients = arg('clients', 8);
+  const createSeconds = arg('create-seconds', 10);
+  const dir = await mkdtemp(join(tmpdir(), 'reelbase-bench-query-'));
+  const db = await createTestDatabase(undefined, 'rb_bench');
+  const natsPrefix = uniquePrefix('benchq');
+  let stack: Stack | undefined;
+  const sql = new pg.Client({ connectionString: db.url });
+  const failures: string[] = [];
+  try {
+    log(`starting the stack on database ${db.name} (logs in ${join(dir, 'logs')})`);
+    stack = await startStack({
+      freePorts: true,
+      databaseUrl: db.url,
+      natsPrefix,
+      logDir: join(dir, 'logs'),
+      logLevel: 'warn',
+      env: { RATE_LIMIT_RPS: '1000000', RATE_LIMIT_BURST: '1000000' },
+      log: (line) => log(`stack: ${line}`),
+    });
+    const fx = await bootstrapGateway(stack.url);
+    const token = fx.apiKey;
+    await sql.connect();
+
+    // 1. Seed without the query indexes (rebuilt in one pass afterwards).
+    for (const index of QUERY_INDEXES) await sql.query(`drop index if exists records.${index.name}`);
+    const t0 = performance.now();
+    const seeded = await seedRecords(sql, { records, projects, users: 40, createdBy: fx.userId }, log);
+    await sql.query('vacuum analyze records.record');
+    const seedSeconds = Math.round((performance.now() - t0) / 100) / 10;
+    log(`seeded ${seeded.total} records in ${seedSeconds} s: ${JSON.stringify(seeded.byType)}`);
+
+    const show = await sql.query<{ id: string }>("select id from records.record where entity_type = 'Project' and data->>'code' = 'show01'");
+    const projectId = show.rows[0]!.id;
+    const seq = await sql.query<{ id: string; code: string }>(
+      "select id, data->>'code' as code from records.record where entity_type = 'Sequence' and project_id = $1 order by data->>'code' limit 1 offset 2",
+      [projectId],
+    );
+    const sequence =
+      seq.rows[0] ??
+      (
+        await sql.query<{ id: string; code: string }>(
+          "select id, data->>'code' as code from records.record where entity_type = 'Sequence' and project_id = $1 limit 1",
+          [projectId],
+        )
+      ).rows[0]!;
+
+    // 2. Creates without, then with, the query indexes.
+    log(`creates without the query indexes (${clients} clients, ${createSeconds} s)`);
+    const without = await createLoad(stack.url, token, projectId, sequence.id, clients, createSeconds, 'noidx');
+    log(`building the query indexes`);
+    const tb = performance.now();
+    await sql.query("set maintenance_work_mem = '512MB'");
+    await sql.query('create extension if not exists pg_trgm');
+    for (const index of QUERY_INDEXES) await sql.query(index.sql);
+    const buildSeconds = Math.round((performance.now() - tb) / 100) / 10;
+    await sql.query('vacuum analyze records.record');
+    const sizes = await sql.query<{ name: string; size: string }>(
+      `select c.relname as name, pg_size_pretty(pg_relation_size(c.oid)) as size from pg_class c
+        where c.relname = any($1::text[]) order by c.relname`,
+      [QUERY_INDEXES.map((i) => i.name)],
+    );
+
+    // 3. Query shapes.
+    const snap = await sql.query<{ version: string; snapshot: SchemaSnapshot }>('select version, snapshot from records.schema_state where id = 1');
+    const schema = compileSchema(Number(snap.rows[0]!.version), snap.rows[0]!.snapshot);
+    const shapes: Shape[] = [
+      {
+        key: 'a',
+        title: 'type + project + status',
+        type: 'Task',
+        body: {
+          filters: [
+            ['project_id', 'is', projectId],
+            ['status', 'is', 'ip'],
+          ],
+          limit: 50,
+        },
+        pages: 1,
+        noSeqScan: true,
+      },
+      {
+        key: 'b',
+        title: '2-hop link filter',
+        type: 'Task',
+        body: {
+          filters: [
+            ['project_id', 'is', projectId],
+            ['entity.Shot.sequence.Sequence.code', 'is', sequence.code],
+          ],
+          limit: 50,
+        },
+        pages: 1,
+        noSeqScan: true,
+      },
+      { key: 'c', title: 'text contains', type: 'Version', body: { filters: [['code', 'contains', '00420_comp_v00']], limit: 50 }, pages: 1, noSeqScan: false },
+      { key: 'd', title: '3-page keyset walk', type: 'Task', body: { filters: [['project_id', 'is', projectId]], limit: 100 }, pages: 3, noSeqScan: true },
+      {
+        key: 'e',
+        title: 'include_total',
+        type: 'Task',
+        body: { filters: [['status', 'is', 'fin']], limit: 50, include_total: true },
+        pages: 1,
+        noSeqScan: false,
+      },
+    ];
+    const results = [];
+    for (const shape of shapes) {
+      log(`(${shape.key}) ${shape.title}: ${iterations} samples through the gateway, then raw`);
+      const path = `/entities/${shape.type}/query`;
+      // One walk through the gateway gives the cursors the raw statements use.
+      const cursors: (string | undefined)[] = [undefined];
+      let matched: { items: number; total?: number } = { items: 0 };
+      for (let p = 0; p < shape.pages; p++) {
+        const r = await call(stack.url, 'POST', path, token, { ...shape.body, ...(cursors[p] ? { cursor: cursors[p] } : {}) });
+        if (r.status !== 200) throw new Error(`(${shape.key}) answered ${r.status}: ${JSON.stringify(r.json).slice(0, 400)}`);
+        const page = r.json as { items: unknown[]; next_cursor: string | null; total?: number };
+        if (p === 0) matched = { items: page.items.length, ...(page.total !== undefined ? { total: page.total } : {}) };
+        if (p + 1 < shape.pages) {
+          if (!page.next_cursor) throw new Error(`(${shape.key}) page ${p + 1} has no next_cursor`);
+          cursors.push(page.next_cursor);
+        }
+      }
+      const gateway: number[] = [];
+      for (let i = 0; i < iterations + 10; i++) {
+        const s = performance.now();
+        let cursor: string | null = null;
+        for (let p = 0; p < shape.pages; p++) {
+          const r = await call(stack.url, 'POST', path, token, { ...shape.body, ...(cursor ? { cursor } : {}) });
+          if (r.status !== 200) throw new Error(`(${shape.key}) answered ${r.status}`);
+          cursor = (r.json as { next_cursor: string | null }).next_cursor;
+        }
+        if (i >= 10) gateway.push(performance.now() - s);
+      }
+      // The statements records runs for each page: the page (one row more than the limit) and the count.
+      const statements = cursors.map((cursor) => {
+        const input: QueryInput = {
+          entityType: shape.type,
+          filtersJson: JSON.stringify(shape.body.filters ?? []),
+          limit: shape.body.limit,
+          includeTotal: shape.body.include_total === true,
+          ...(cursor ? { cursor } : {}),
+        };
+        const { plan } = planQuery(schema, input);
+        const { page, count } = queryStatements({ ...plan, limit: plan.limit + 1 });
+        return [toPg(page), ...(count ? [toPg(count)] : [])];
+      });
+      const raw: number[] = [];
+      for (let i = 0; i < iterations + 10; i++) {
+        const s = performance.now();
+        for (const page of statements) for (const st of page) await sql.query(st.text, st.values);
+        if (i >= 10) raw.push(performance.now() - s);
+      }
+      const plans: string[] = [];
+      for (const page of statements) {
+        for (const st of page) {
+          const r = await sql.query<{ 'QUERY PLAN': string }>(`explain (analyze, buffers) ${st.text}`, st.values);
+          plans.push(r.rows.map((x) => x['QUERY PLAN']).join('\n'));
+        }
+      }
+      const seqScan = plans.some((p) => /Seq Scan on record\b/.test(p));
+      const g = pcts(gateway);
+      const w = pcts(raw);
+      const ratio = Math.round((g.p95 / w.p95) * 100) / 100;
+      const checks: string[] = [];
+      if (shape.noSeqScan && seqScan) checks.push('MISS: a Seq Scan on the record table');
+      if (shape.key === 'a' || shape.key === 'b') {
+        if (g.p95 > TARGET_P95_MS) checks.push(`MISS: gateway p95 ${g.p95} ms > ${TARGET_P95_MS} ms`);
+        if (ratio > TARGET_RAW_RATIO) checks.push(`MISS: gateway p95 ${ratio}× raw > ${TARGET_RAW_RATIO}×`);
+      }
+      failures.push(...checks.map((c) => `(${shape.key}) ${c}`));
+      results.push({
+        ...shape,
+        matched,
+        gateway_ms: g,
+        raw_ms: w,
+        p95_ratio: ratio,
+        seq_scan: seqScan,
+        verdict: checks.length ? checks.join('; ') : 'PASS',
+        plans,
+        sql: statements[0]!.map((s) => s.text),
+      });
+    }
+
+    // Creates with the indexes, then without them again: the ratio is against the mean of the
+    // two runs without, so a drift of the machine over the run does not favour either side.
+    log(`creates with the query indexes (${clients} clients, ${createSeconds} s)`);
+    const withIdx = await createLoad(stack.url, token, projectId, sequence.id, clients, createSeconds, 'idx');
+    for (const index of QUERY_INDEXES) await sql.query(`drop index if exists records.${index.name}`);
+    log(`creates without the query indexes again (${clients} clients, ${createSeconds} s)`);
+    const without2 = await createLoad(stack.url, token, projectId, sequence.id, clients, createSeconds, 'noidx2');
+    const withoutPerSec = (without.perSec + without2.perSec) / 2;
+    const createRatio = Math.round((withIdx.perSec / withoutPerSec) * 100) / 100;
+
+    const report = {
+      at: new Date().toISOString(),
+      records: seeded.total,
+      by_type: seeded.byType,
+      projects,
+      seed_seconds: seedSeconds,
+      index_build_seconds: buildSeconds,
+      index_sizes: sizes.rows,
+      creates: {
+        clients,
+        seconds: createSeconds,
+        without_query_indexes: [without, without2],
+        with_query_indexes: withIdx,
+        ratio: createRatio,
+        target: `≥ ${TARGET_CREATE_RATIO}`,
+      },
+      queries: results,
+      failures,
+    };
+    if (createRatio < TARGET_CREATE_RATIO) failures.push(`creates with the indexes ${createRatio}× without (target ≥ ${TARGET_CREATE_RATIO})`);
+    const f = (p: Pcts) => `${p.p50.toFixed(1)} / ${p.p95.toFixed(1)} / ${p.p99.toFixed(1)}`;
+    const lines = [
+      `records: ${seeded.total} over ${projects} projects (${Object.entries(seeded.byType)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ')}); seeded in ${seedSeconds} s, query indexes built in ${buildSeconds} s`,
+      `index sizes: ${sizes.rows.map((r) => `${r.name} ${r.size}`).join(', ')}`,
+      '',
+      `query (ms, p50 / p95 / p99, ${iterations} samples)       gateway                raw SQL            p95 ratio  matched   verdict`,
+      ...results.map(
+        (r) =>
+          `(${r.key}) ${r.title.padEnd(26)} ${f(r.gateway_ms).padEnd(22)} ${f(r.raw_ms).padEnd(18)} ${String(r.p95_ratio).padEnd(10)} ${String(r.matched.total ?? r.matched.items).padEnd(9)} ${r.verdict}`,
+      ),
+      '',
+      `creates/s through the gateway (${clients} clients, ${createSeconds} s): without the query indexes ${without.perSec} and ${without2.perSec} (p50 ${without.latency.p50} / ${without2.latency.p50} ms), with ${withIdx.perSec} (p50 ${withIdx.latency.p50} ms): ratio ${createRatio} (target ≥ ${TARGET_CREATE_RATIO})`,
+      '',
+      ...results.flatMap((r) => [`── plan (${r.key}) ${r.title} ──`, ...r.plans, '']),
+      failures.length ? `MISSED: ${failures.join('; ')}` : 'every target met',
+      '',
+    ];
+    process.stdout.write(lines.join('\n'));
+    await mkdir(RESULTS_DIR, { recursive: true });
+    await writeFile(join(RESULTS_DIR, `query-${report.at.replace(/[:.]/g, '-')}.json`), `${JSON.stringify(report, null, 2)}\n`);
+    return failures.length ? 1 : 0;
+  } finally {
+    await sql.end().catch(() => {});
+    await stack?.stop();
+    await deleteStreams(natsPrefix).catch(() => {});
+    await db.drop().catch(() => {});
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    process.stderr.write(`bench:query failed: ${(err as Error).stack ?? String(err)}\n`);
+    process.exit(1);
+  },
+);
