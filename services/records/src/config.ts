@@ -29,6 +29,8 @@ export const recordsConfigShape = {
    * so the caller hears why instead of a deadline.
    */
   QUERY_TIMEOUT_MS: envInt(4000, 1, 60_000),
+  /** Connections of the pool queries run on, apart from the one writes use. */
+  QUERY_POOL_MAX: envInt(5, 1, 100),
   /** Kills the process at a chosen point of the write path, to prove crash recovery. Never set in production. */
   RECORDS_FAULT: envOptionalEnum(RECORDS_FAULTS),
 };

@@ -32,6 +32,7 @@ import { OutboxEntitySchema } from './store/outbox.entity.js';
 import { OutboxRepository } from './store/outbox.repository.js';
 import { RecordEntitySchema } from './store/record.entity.js';
 import { KnexRecordStore } from './store/knex.record.store.js';
+import { openQueryPool } from './store/query.pool.js';
 
 /** A running records service; its stop closes gRPC, then drains the relay a last time, then NATS, then the pool. */
 export interface RunningRecords extends RunningService {
@@ -69,7 +70,9 @@ export function startRecords(config: RecordsConfig, logger?: Logger): Promise<Ru
       // Keep events under the server's max_payload with room for headers and the envelope.
       const serverMax = nc.info?.max_payload ?? Number.MAX_SAFE_INTEGER;
       const maxEventBytes = Math.min(config.MAX_EVENT_BYTES, serverMax - 16 * 1024);
-      const store = new KnexRecordStore(db, names, { queryTimeoutMs: config.QUERY_TIMEOUT_MS });
+      const queryDb = openQueryPool({ databaseUrl: config.DATABASE_URL, timeoutMs: config.QUERY_TIMEOUT_MS, max: config.QUERY_POOL_MAX });
+      resources.defer('query pool', () => queryDb.destroy());
+      const store = new KnexRecordStore(db, names, { db: queryDb, timeoutMs: config.QUERY_TIMEOUT_MS });
       const service = new RecordService({ store, bus, maxEventBytes });
 
       const grpc = new GrpcServer({ logger: log, metrics, internalAuthSecret: config.INTERNAL_AUTH_SECRET });

@@ -24,9 +24,6 @@ const WRITE_ERRORS: SqlStateErrors = {
   '23505': () => AppError.conflict('duplicate_id', 'a record with this id already exists'),
 };
 
-/** Longest a query statement runs when the service does not say (config QUERY_TIMEOUT_MS). */
-export const DEFAULT_QUERY_TIMEOUT_MS = 4000;
-
 export class KnexRecordStore implements RecordStore, SchemaAdminStore, RecordViewStore, RecordQueryStore {
   private readonly records = new RecordRepository();
   private readonly outbox = new OutboxRepository();
@@ -39,7 +36,8 @@ export class KnexRecordStore implements RecordStore, SchemaAdminStore, RecordVie
   constructor(
     private readonly db: Knex,
     private readonly names: NatsNames,
-    private readonly opts: { queryTimeoutMs?: number } = {},
+    /** The pool queries run on and the statement_timeout its connections carry (store/query.pool.ts). */
+    private readonly queryPool: { db: Knex; timeoutMs: number },
   ) {}
 
   find(id: string): Promise<StoredRecord | undefined> {
@@ -83,8 +81,8 @@ export class KnexRecordStore implements RecordStore, SchemaAdminStore, RecordVie
   }
 
   query(plan: QueryPlan): Promise<{ rows: QueryRow[]; total?: number }> {
-    const timeoutMs = this.opts.queryTimeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS;
-    return guarded(() => this.queries.query(this.db, plan, timeoutMs), {
+    const { db, timeoutMs } = this.queryPool;
+    return guarded(() => this.queries.query(db, plan), {
       '57014': (err) =>
         new AppError('unavailable', `the query ran longer than ${timeoutMs} ms and was cancelled: narrow its filter or page with a smaller limit`, {
           code: 'query_timeout',

@@ -37,23 +37,13 @@ export function queryStatements(plan: QueryPlan): { page: { sql: string; binding
 
 /** Statements of queries. */
 export class QueryRepository {
-  /**
-   * Runs the page (and the count) in one read-only transaction whose statements PostgreSQL
-   * cancels after `timeoutMs` (SQLSTATE 57014), so a runaway filter never holds a connection
-   * past the caller's deadline.
-   */
-  async query(db: Db, plan: QueryPlan, timeoutMs: number): Promise<{ rows: QueryRow[]; total?: number }> {
+  /** Runs the page, then the count when asked (on the query pool: store/query.pool.ts). */
+  async query(db: Db, plan: QueryPlan): Promise<{ rows: QueryRow[]; total?: number }> {
     const { page, count } = queryStatements(plan);
-    return db.transaction(
-      async (trx) => {
-        await trx.raw(`set local statement_timeout = ${Math.max(1, Math.trunc(timeoutMs))}`);
-        const res = await trx.raw<{ rows: (Row & Record<string, string | null>)[] }>(page.sql, page.bindings as Knex.RawBinding[]);
-        const rows = res.rows.map((r) => ({ record: toStored(r), keys: plan.keys.map((_k, i) => r[`k${i}`] ?? null) }));
-        if (!count) return { rows };
-        const c = await trx.raw<{ rows: { n: string }[] }>(count.sql, count.bindings as Knex.RawBinding[]);
-        return { rows, total: Number(c.rows[0]!.n) };
-      },
-      { readOnly: true },
-    );
+    const res = await db.raw<{ rows: (Row & Record<string, string | null>)[] }>(page.sql, page.bindings as Knex.RawBinding[]);
+    const rows = res.rows.map((r) => ({ record: toStored(r), keys: plan.keys.map((_k, i) => r[`k${i}`] ?? null) }));
+    if (!count) return { rows };
+    const c = await db.raw<{ rows: { n: string }[] }>(count.sql, count.bindings as Knex.RawBinding[]);
+    return { rows, total: Number(c.rows[0]!.n) };
   }
 }

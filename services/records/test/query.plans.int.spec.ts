@@ -1,0 +1,231 @@
+/**
+ * Query indexes and the statement timeout against PostgreSQL (docs/queries.md, "Query
+ * indexes"): the plan of each common query shape uses the index made for it, and a query
+ * statement that runs past QUERY_TIMEOUT_MS is cancelled and answered `unavailable` /
+ * `query_timeout` instead of holding the caller.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createGrpcClient, newId, type CallContext, type GrpcClient } from '@reelbase/lib-platform';
+import { appErrorOf, createTestDatabase, deleteStreams, uniquePrefix, TEST_INTERNAL_AUTH_SECRET, type TestDatabase } from '@reelbase/lib-testkit';
+import { recordsv1 } from '@reelbase/proto';
+import pg from 'pg';
+import { parseRecordsConfig } from '../src/config.js';
+import { planQuery, type QueryInput } from '../src/domain/record.query.js';
+import { compileSchema, type SchemaSnapshot } from '../src/domain/schema.snapshot.js';
+import { startRecords, type RunningRecords } from '../src/service.js';
+import { queryStatements } from '../src/store/query.repository.js';
+import { openQueryPool } from '../src/store/query.pool.js';
+
+const asService: CallContext = { requestId: 'qp-svc', principal: { userId: '', role: 'Service', authKind: 'service' } };
+const asViewer: CallContext = { requestId: 'qp-viewer', principal: { userId: newId(), role: 'Viewer', authKind: 'token' } };
+
+const text = (code: string) => ({ code, type: 'text' as const });
+const SNAPSHOT: SchemaSnapshot = {
+  version: 1,
+  entity_types: [
+    { code: 'Project', project_scoped: false, fields: [text('name'), text('code')] },
+    { code: 'User', project_scoped: false, fields: [text('name')] },
+    { code: 'Sequence', project_scoped: true, fields: [text('code')] },
+    { code: 'Shot', project_scoped: true, fields: [text('code'), { code: 'sequence', type: 'link', link_types: ['Sequence'] }] },
+    {
+      code: 'Task',
+      project_scoped: true,
+      fields: [text('name'), { code: 'entity', type: 'link', link_types: ['Shot'] }, { code: 'assignees', type: 'multi_link', link_types: ['User'] }],
+    },
+  ],
+  statuses: [{ code: 'wtg' }, { code: 'ip' }, { code: 'fin' }],
+  steps: [],
+  priorities: [],
+  transitions: {},
+  task_templates: [],
+};
+const schema = compileSchema(1, SNAPSHOT);
+const TIMEOUT_MS = 300;
+
+let db: TestDatabase;
+let prefix: string;
+let sql: pg.Client;
+let running: RunningRecords;
+let client: GrpcClient<recordsv1.RecordsServiceClient>;
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  prefix = uniquePrefix('qplans');
+  running = await startRecords(
+    parseRecordsConfig({
+      INTERNAL_AUTH_SECRET: TEST_INTERNAL_AUTH_SECRET,
+      DATABASE_URL: db.url,
+      NATS_PREFIX: prefix,
+      GRPC_PORT: '0',
+      HTTP_PORT: '0',
+      LOG_LEVEL: 'silent',
+      QUERY_TIMEOUT_MS: String(TIMEOUT_MS),
+    }),
+  );
+  client = createGrpcClient(recordsv1.RecordsServiceClient, recordsv1.RecordsServiceService, {
+    internalAuthSecret: TEST_INTERNAL_AUTH_SECRET,
+    name: 'records-query-plans',
+    address: `127.0.0.1:${running.grpcPort}`,
+  });
+  sql = new pg.Client({ connectionString: db.url });
+  await sql.connect();
+  await client.call.applySchema({ version: 1, snapshotJson: JSON.stringify(SNAPSHOT) }, asService);
+}, 60_000);
+
+afterAll(async () => {
+  client?.close();
+  await running?.stop();
+  await sql?.end();
+  await db?.drop();
+  if (prefix) await deleteStreams(prefix);
+});
+
+describe('statement timeout', () => {
+  it('a query statement running past QUERY_TIMEOUT_MS is cancelled: unavailable / query_timeout, quickly, and the next query works', async () => {
+    const lock = new pg.Client({ connectionString: db.url });
+    await lock.connect();
+    try {
+      // The table locked by another session: the query's statement waits, and statement_timeout counts the wait.
+      await lock.query('begin');
+      await lock.query('lock table records.record in access exclusive mode');
+      const t0 = performance.now();
+      const err = await appErrorOf(client.call.queryRecords({ entityType: 'Shot', filtersJson: '[["code", "is", "x"]]', order: [] }, asViewer));
+      const ms = performance.now() - t0;
+      expect(err.kind).toBe('unavailable');
+      expect(err.code).toBe('query_timeout');
+      expect(err.message).toContain(`${TIMEOUT_MS} ms`);
+      expect(ms).toBeGreaterThanOrEqual(TIMEOUT_MS - 50);
+      expect(ms).toBeLessThan(TIMEOUT_MS + 2500);
+      await lock.query('rollback');
+      const ok = await client.call.queryRecords({ entityType: 'Shot', filtersJson: '[["code", "is", "x"]]', order: [] }, asViewer);
+      expect(ok.items).toEqual([]);
+    } finally {
+      await lock.end();
+    }
+  });
+
+  it('the query pool is read-only and cuts statements off at its timeout', async () => {
+    const pool = openQueryPool({ databaseUrl: db.url, timeoutMs: 200, max: 1 });
+    try {
+      const write = await pool
+        .raw("insert into records.applied_rename (journal_id, kind, from_code, to_code, rewritten) values ('x', 'status', 'a', 'b', 0)")
+        .catch((e: { code?: string }) => e);
+      expect((write as { code?: string }).code).toBe('25006'); // read_only_sql_transaction
+      const slow = await pool.raw('select pg_sleep(1)').catch((e: { code?: string }) => e);
+      expect((slow as { code?: string }).code).toBe('57014'); // query_canceled
+    } finally {
+      await pool.destroy();
+    }
+  });
+});
+
+describe('plans of the common shapes', () => {
+  let projectId = '';
+  let sequenceId = '';
+  let shotId = '';
+  let userId = '';
+
+  beforeAll(async () => {
+    // 8 projects × (4 Sequences, 500 Shots, 2,000 Tasks), 40 Users: ~20,000 records.
+    const id = `(lpad(to_hex((extract(epoch from now()) * 1000)::bigint), 12, '0') || '7' || substr(md5(random()::text), 1, 3) || '8' || substr(md5(random()::text), 1, 15))::uuid`;
+    const ins = 'insert into records.record (id, entity_type, project_id, status, created_at, updated_at, data)';
+    await sql.query(`${ins} select ${id}, 'User', null, null, now(), now(), jsonb_build_object('name', 'u' || u) from generate_series(1, 40) u`);
+    await sql.query(`${ins} select ${id}, 'Project', null, null, now(), now(), jsonb_build_object('code', 'p' || p) from generate_series(1, 8) p`);
+    await sql.query(`${ins} select ${id}, 'Sequence', p.id, 'ip', now(), now(), jsonb_build_object('code', 'SQ0' || q || '0')
+      from records.record p, generate_series(1, 4) q where p.entity_type = 'Project'`);
+    await sql.query(`${ins} select ${id}, 'Shot', s.project_id, (array['wtg', 'ip', 'fin'])[1 + k % 3], now(), now(),
+        jsonb_build_object('code', 'SH' || lpad(k::text, 4, '0') || '_' || (s.data->>'code'), 'sequence', jsonb_build_object('type', 'Sequence', 'id', s.id))
+      from records.record s, generate_series(1, 125) k where s.entity_type = 'Sequence'`);
+    await sql.query(`${ins} select ${id}, 'Task', s.project_id, (array['wtg', 'ip', 'fin'])[1 + (k + n) % 3], now(), now(),
+        jsonb_build_object('name', (array['layout', 'anim', 'light', 'comp'])[k], 'entity', jsonb_build_object('type', 'Shot', 'id', s.id),
+          'assignees', jsonb_build_array(jsonb_build_object('type', 'User', 'id', (select u.id from records.record u where u.entity_type = 'User' order by u.id offset (n % 40) limit 1))))
+      from (select r.*, row_number() over (order by id) as n from records.record r where r.entity_type = 'Shot') s, generate_series(1, 4) k`);
+    await sql.query('vacuum analyze records.record');
+    const pick = async (q: string) => (await sql.query<{ id: string }>(q)).rows[0]!.id;
+    projectId = await pick("select id from records.record where entity_type = 'Project' order by id limit 1");
+    sequenceId = await pick(`select id from records.record where entity_type = 'Sequence' and project_id = '${projectId}' limit 1`);
+    shotId = await pick(`select id from records.record where entity_type = 'Shot' and project_id = '${projectId}' limit 1`);
+    userId = await pick("select id from records.record where entity_type = 'User' limit 1");
+  }, 120_000);
+
+  /** The plan of the page statement records runs for `input` (one row past the limit, as records asks). */
+  async function planOf(input: QueryInput, statement: 'page' | 'count' = 'page'): Promise<string> {
+    const { plan } = planQuery(schema, input);
+    const st = queryStatements({ ...plan, limit: plan.limit + 1 })[statement]!;
+    let n = 0;
+    const res = await sql.query<{ 'QUERY PLAN': string }>(`explain ${st.sql.replace(/\?/g, () => `$${++n}`)}`, st.bindings);
+    return res.rows.map((r) => r['QUERY PLAN']).join('\n');
+  }
+  const q = (entityType: string, filters: unknown, more: Partial<QueryInput> = {}): QueryInput => ({
+    entityType,
+    filtersJson: JSON.stringify(filters),
+    limit: 50,
+    ...more,
+  });
+
+  it('type + project + status: the (entity_type, status, project_id, id) index, in order, no sort', async () => {
+    const p = await planOf(
+      q('Task', [
+        ['project_id', 'is', projectId],
+        ['status', 'is', 'ip'],
+      ]),
+    );
+    expect(p).toContain('record_live_type_status_project_idx');
+    expect(p).not.toMatch(/Seq Scan on record|Sort/);
+  });
+
+  it('include_total over a status counts from the same index', async () => {
+    const p = await planOf(q('Task', [['status', 'is', 'fin']], { includeTotal: true }), 'count');
+    expect(p).toContain('record_live_type_status_project_idx');
+  });
+
+  it('data-field equality, link equality (reverse lookup) and multi_link containment: the GIN index on data', async () => {
+    expect(await planOf(q('Shot', [['code', 'is', 'SH0007_SQ020']]))).toContain('record_live_data_idx');
+    expect(await planOf(q('Task', [['entity', 'is', { type: 'Shot', id: shotId }]]))).toMatch(/record_live_data_idx/);
+    expect(
+      await planOf(
+        q('Task', [
+          ['assignees', 'in', [{ type: 'User', id: userId }]],
+          ['name', 'is', 'comp'],
+        ]),
+      ),
+    ).toMatch(/record_live_data_idx|record_task_assignees_idx/);
+  });
+
+  it('a 2-hop link filter walks the link indexes, never the whole table', async () => {
+    // From a known Sequence, its Shots come from the link index (the Tasks of 16,000 may be hashed instead).
+    expect(await planOf(q('Task', [['entity.Shot.sequence.Sequence.id', 'is', sequenceId]]))).toContain('record_link_shot_sequence_idx');
+    const withProject = await planOf(
+      q('Task', [
+        ['project_id', 'is', projectId],
+        ['entity.Shot.sequence.Sequence.code', 'is', 'SQ020'],
+      ]),
+    );
+    expect(withProject).not.toContain('Seq Scan on record');
+  });
+
+  it('text contains on code: the trigram index', async () => {
+    expect(await planOf(q('Shot', [['code', 'contains', '0042_sq0']]))).toContain('record_live_code_trgm_idx');
+  });
+
+  it('a keyset page of one project starts at the cursor in the (entity_type, project_id, id) index', async () => {
+    const first = await client.call.queryRecords(
+      { entityType: 'Task', filtersJson: JSON.stringify([['project_id', 'is', projectId]]), order: [], limit: 100 },
+      asViewer,
+    );
+    expect(first.nextCursor).toBeTruthy();
+    const p = await planOf(q('Task', [['project_id', 'is', projectId]], { limit: 100, cursor: first.nextCursor! }));
+    expect(p).toContain('record_live_type_project_id_idx');
+    expect(p).toMatch(/Index Cond: .*\(id > /);
+    expect(p).not.toMatch(/Seq Scan on record|Sort/);
+  });
+
+  it('a cursor over a column order bounds the first key, so the page starts at the cursor', async () => {
+    const first = await client.call.queryRecords(
+      { entityType: 'Task', filtersJson: '[]', order: [{ field: 'created_at', direction: 'desc' }], limit: 10 },
+      asViewer,
+    );
+    const { plan } = planQuery(schema, { entityType: 'Task', order: [{ field: 'created_at', direction: 'desc' }], limit: 10, cursor: first.nextCursor! });
+    expect(plan.where).toMatch(/r\.created_at <= \$\d+::timestamptz$/);
+  });
+});
