@@ -14,7 +14,7 @@
  * Prints a table and the plans; writes JSON to bench/results/.
  */
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
@@ -125,6 +125,7 @@ async function main(): Promise<number> {
   let stack: Stack | undefined;
   const sql = new pg.Client({ connectionString: db.url });
   const failures: string[] = [];
+  const loadStart = loadavg().map((l) => Math.round(l * 100) / 100);
   try {
     log(`starting the stack on database ${db.name} (logs in ${join(dir, 'logs')})`);
     stack = await startStack({
@@ -222,6 +223,24 @@ async function main(): Promise<number> {
         noSeqScan: false,
       },
     ];
+    // The floor: one record read by id through the gateway (HTTP, auth, gRPC, one primary-key
+    // SELECT) next to that SELECT alone; what a query costs on top of it is the query's own.
+    const one = await sql.query<{ id: string }>("select id from records.record where entity_type = 'Task' and project_id = $1 limit 1", [projectId]);
+    const floorGateway: number[] = [];
+    const floorRaw: number[] = [];
+    for (let i = 0; i < iterations + 10; i++) {
+      const s = performance.now();
+      const r = await call(stack.url, 'GET', `/entities/Task/${one.rows[0]!.id}`, token);
+      if (r.status !== 200) throw new Error(`GET one record answered ${r.status}`);
+      if (i >= 10) floorGateway.push(performance.now() - s);
+    }
+    for (let i = 0; i < iterations + 10; i++) {
+      const s = performance.now();
+      await sql.query('select * from records.record where id = $1', [one.rows[0]!.id]);
+      if (i >= 10) floorRaw.push(performance.now() - s);
+    }
+    const floor = { gateway_ms: pcts(floorGateway), raw_ms: pcts(floorRaw) };
+
     const results = [];
     for (const shape of shapes) {
       log(`(${shape.key}) ${shape.title}: ${iterations} samples through the gateway, then raw`);
@@ -312,6 +331,8 @@ async function main(): Promise<number> {
 
     const report = {
       at: new Date().toISOString(),
+      machine: { cpus: cpus().length, loadavg_at_start: loadStart, loadavg_at_end: loadavg().map((l) => Math.round(l * 100) / 100) },
+      floor_get_by_id: floor,
       records: seeded.total,
       by_type: seeded.byType,
       projects,
@@ -336,8 +357,10 @@ async function main(): Promise<number> {
         .map(([k, v]) => `${k} ${v}`)
         .join(', ')}); seeded in ${seedSeconds} s, query indexes built in ${buildSeconds} s`,
       `index sizes: ${sizes.rows.map((r) => `${r.name} ${r.size}`).join(', ')}`,
+      `machine: ${report.machine.cpus} CPUs, load average ${loadStart.join(' ')} at the start, ${report.machine.loadavg_at_end.join(' ')} at the end`,
       '',
       `query (ms, p50 / p95 / p99, ${iterations} samples)       gateway                raw SQL            p95 ratio  matched   verdict`,
+      `(0) floor: GET one record by id   ${f(floor.gateway_ms).padEnd(22)} ${f(floor.raw_ms).padEnd(18)}`,
       ...results.map(
         (r) =>
           `(${r.key}) ${r.title.padEnd(26)} ${f(r.gateway_ms).padEnd(22)} ${f(r.raw_ms).padEnd(18)} ${String(r.p95_ratio).padEnd(10)} ${String(r.matched.total ?? r.matched.items).padEnd(9)} ${r.verdict}`,
