@@ -71,6 +71,20 @@ function byteLimit(max: number): Transform {
   });
 }
 
+/**
+ * The file's bytes as sent to media-transcode: `source` through the byte limit, failed (so the
+ * upload stops) when `source` fails or the request breaks off before its end.
+ */
+function uploadBody(req: IncomingMessage, source: Readable, maxBytes: number): Readable {
+  const limited = source.pipe(byteLimit(maxBytes));
+  const broke = (err?: unknown) => limited.destroy(isAppError(err) ? err : new AppError('bad_request', 'the upload body ended before it was complete'));
+  if (source !== req) source.once('error', broke);
+  req.once('close', () => {
+    if (!req.complete) broke();
+  });
+  return limited;
+}
+
 /** A file name from `x-file-name` (percent-decoded when it decodes), else a neutral one. */
 function rawFileName(header: string | string[] | undefined): string {
   const value = Array.isArray(header) ? header[0] : header;
@@ -116,8 +130,7 @@ function uploadMultipart(
         return;
       }
       started = true;
-      const limited = file.pipe(byteLimit(maxBytes));
-      file.once('error', (err) => limited.destroy(err));
+      const limited = uploadBody(req, file, maxBytes);
       media
         .upload({ versionId, fileName: info.filename ?? 'upload', contentType: info.mimeType ?? 'application/octet-stream', declaredSize: 0 }, limited, ctx)
         .then(
@@ -284,7 +297,7 @@ export function mediaRoutes({ peers, media: limits }: RouteDeps): AnyRoute[] {
                   contentType: req.headers['content-type'] ?? 'application/octet-stream',
                   declaredSize: Number.isSafeInteger(declared) ? declared : 0,
                 },
-                req.pipe(byteLimit(limits.maxBytes)),
+                uploadBody(req, req, limits.maxBytes),
                 ctx,
               ),
         );
