@@ -19,10 +19,13 @@ const sharedShape = {
   RPC_DEADLINE_MS: envInt(5_000, 100, 120_000),
   /** The S3-compatible object store (MinIO, AWS S3, or the local stand-in under `npm start`). */
   S3_ENDPOINT: envUrl(undefined, ['http', 'https']),
+  /** Access key of S3_ENDPOINT (required). */
   S3_ACCESS_KEY: z.string({ error: 'is required: the access key of S3_ENDPOINT' }).min(1),
+  /** Secret key of S3_ENDPOINT (required). */
   S3_SECRET_KEY: z.string({ error: 'is required: the secret key of S3_ENDPOINT' }).min(1),
   /** Bucket of every media object; created at start-up when missing. */
   S3_BUCKET: envString('reelbase-media'),
+  /** Region the object store signs requests for. */
   S3_REGION: envString('us-east-1'),
   /**
    * Size of each multipart upload part: the most an upload holds in memory at once (S3 allows
@@ -37,9 +40,9 @@ const sharedShape = {
 export const mediaApiConfigShape = {
   ...sharedShape,
   /** Port of the internal gRPC API (upload, reviewable status, media reads). */
-  GRPC_PORT: envPort(50060),
+  GRPC_PORT: envPort(50055),
   /** The ops port: /healthz, /readyz and /metrics. */
-  HTTP_PORT: envPort(9110),
+  HTTP_PORT: envPort(9105),
   /** Largest original accepted (8 GiB); the gateway refuses a larger Content-Length with 413 before reading. */
   MEDIA_MAX_BYTES: envInt(8 * GIB, 1, 64 * GIB),
   /** An upload stream that sends nothing for this long is cut off (the total time is not bounded). */
@@ -57,10 +60,11 @@ export const mediaApiConfigShape = {
 /** Every setting of the media worker with its default. */
 export const mediaWorkerConfigShape = {
   ...sharedShape,
-  /** The ops port of the worker: /healthz, /readyz and /metrics. */
-  HTTP_PORT: envPort(9111),
-  /** ffmpeg and ffprobe (Debian's `ffmpeg` package; PATH lookup by default). */
+  /** The ops port: /healthz, /readyz and /metrics. */
+  HTTP_PORT: envPort(9106),
+  /** The ffmpeg binary (Debian's `ffmpeg` package; looked up on PATH by default). */
   FFMPEG_PATH: envString('ffmpeg'),
+  /** The ffprobe binary (same package). */
   FFPROBE_PATH: envString('ffprobe'),
   /** Wall-clock limit of one ffmpeg or ffprobe run; past it the process is killed and the attempt fails. */
   TRANSCODE_TIMEOUT_MS: envInt(15 * 60_000, 1_000, 6 * 3_600_000),
