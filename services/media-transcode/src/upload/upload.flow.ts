@@ -25,6 +25,8 @@ export interface UploadFlowDeps {
   maxBytes: number;
   /** Called with each chunk's size (the upload-bytes metric). */
   onBytes?: (n: number) => void;
+  /** Called once per upload with `stored` or the error kind (the uploads metric). */
+  onOutcome?: (outcome: string) => void;
 }
 
 const BUFFER_BYTES = 1024 * 1024;
@@ -33,6 +35,21 @@ export class UploadFlow {
   constructor(private readonly deps: UploadFlowDeps) {}
 
   async upload(requests: AsyncIterable<mediav1.UploadReviewableRequest>, ctx: CallContext, signal: AbortSignal): Promise<mediav1.UploadReviewableResponse> {
+    try {
+      const res = await this.run(requests, ctx, signal);
+      this.deps.onOutcome?.('stored');
+      return res;
+    } catch (err) {
+      this.deps.onOutcome?.(err instanceof AppError ? err.kind : 'internal');
+      throw err;
+    }
+  }
+
+  private async run(
+    requests: AsyncIterable<mediav1.UploadReviewableRequest>,
+    ctx: CallContext,
+    signal: AbortSignal,
+  ): Promise<mediav1.UploadReviewableResponse> {
     const { store, records, jobs, logger, maxBytes } = this.deps;
     const it = requests[Symbol.asyncIterator]();
     const first = await it.next();
