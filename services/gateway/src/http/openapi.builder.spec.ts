@@ -87,6 +87,9 @@ describe('OpenAPI document', () => {
       'get /entities/{entity_type}/{record_id}/notes',
       'get /users/{id}/tasks',
       'get /users/{id}/timesheet',
+      'post /versions/{id}/reviewable',
+      'get /versions/{id}/reviewable',
+      'get /media/{key}',
     ];
     const documented = Object.entries(doc.paths).flatMap(([p, ops]) => Object.keys(ops as object).map((m) => `${m} ${p}`));
     expect(documented.sort()).toEqual(expected.sort());

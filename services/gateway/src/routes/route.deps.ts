@@ -24,4 +24,6 @@ export interface RouteDeps {
   loginLimiter?: RateLimiter;
   /** The client address of a request (TRUST_PROXY_HOPS applied). */
   addressOf: (req: IncomingMessage) => string;
+  /** Reviewable uploads: the largest accepted (MEDIA_MAX_BYTES). */
+  media: { maxBytes: number };
 }
