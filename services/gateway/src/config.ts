@@ -34,6 +34,10 @@ export const gatewayConfigShape = {
   AUTH_FAILURE_BURST: envInt(50, 1),
   /** Login attempts per client address per minute (a successful login is not counted); then 429. */
   LOGIN_RATE_PER_MINUTE: envInt(20, 1),
+  /** Notes guests may post per share link per minute (then 429 with Retry-After). */
+  SHARE_NOTES_PER_MINUTE: envInt(30, 1),
+  /** Missing or wrong passwords per share link per minute before the link answers 429 for a while. */
+  SHARE_PASSWORD_FAILURES_PER_MINUTE: envInt(20, 1),
   /** WebSocket connects per second per client address. */
   WS_CONNECT_RPS: envInt(5, 1),
   /** WebSocket connects a client address may make at once above that rate. */

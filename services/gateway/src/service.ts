@@ -155,6 +155,11 @@ async function openGateway(config: GatewayConfig, logger: Logger, adapters: Part
     loginLimiter,
     trustProxyHops: config.TRUST_PROXY_HOPS,
     maxProblems: config.MAX_PROBLEMS,
+    share: {
+      notesLimiter: new RateLimiter(config.SHARE_NOTES_PER_MINUTE / 60, config.SHARE_NOTES_PER_MINUTE),
+      passwordFailures: new RateLimiter(config.SHARE_PASSWORD_FAILURES_PER_MINUTE / 60, config.SHARE_PASSWORD_FAILURES_PER_MINUTE),
+      logger,
+    },
   });
 
   // Opened before the API and so closed after it: Prometheus can still scrape while the API drains.

@@ -23,6 +23,11 @@ export const recordsConfigShape = {
    * they commit. The NATS server's max_payload (minus headroom) lowers it further.
    */
   MAX_EVENT_BYTES: envInt(900_000, 1024, 64 * 1024 * 1024),
+  /**
+   * scrypt N of share-link passwords (docs/review.md), a power of two. Every guest request on a
+   * protected link verifies it once, so it is lower than auth's login cost; tests lower it further.
+   */
+  SHARE_PASSWORD_SCRYPT_COST: envInt(16_384, 2, 1 << 20).refine((n) => (n & (n - 1)) === 0, 'must be a power of two'),
   /** Kills the process at a chosen point of the write path, to prove crash recovery. Never set in production. */
   RECORDS_FAULT: envOptionalEnum(RECORDS_FAULTS),
 };

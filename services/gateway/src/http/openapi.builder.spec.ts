@@ -87,6 +87,13 @@ describe('OpenAPI document', () => {
       'get /entities/{entity_type}/{record_id}/notes',
       'get /users/{id}/tasks',
       'get /users/{id}/timesheet',
+      'post /playlists/{id}/share',
+      'get /playlists/{id}/share',
+      'delete /share/{token}',
+      'get /shared/{token}',
+      'post /shared/{token}/notes',
+      'get /review/{token}',
+      'get /review-assets/{file}',
     ];
     const documented = Object.entries(doc.paths).flatMap(([p, ops]) => Object.keys(ops as object).map((m) => `${m} ${p}`));
     expect(documented.sort()).toEqual(expected.sort());

@@ -10,11 +10,21 @@ import { noteRoutes } from './notes.routes.js';
 import { opsRoutes } from './ops.routes.js';
 import type { RouteDeps } from './route.deps.js';
 import { schemaRoutes } from './schema.routes.js';
+import { shareRoutes } from './share.routes.js';
 import { userRoutes } from './users.routes.js';
 
 export type { RouteDeps } from './route.deps.js';
 
-const GROUPS: ReadonlyArray<(deps: RouteDeps) => AnyRoute[]> = [opsRoutes, authRoutes, eventRoutes, schemaRoutes, entityRoutes, noteRoutes, userRoutes];
+const GROUPS: ReadonlyArray<(deps: RouteDeps) => AnyRoute[]> = [
+  opsRoutes,
+  authRoutes,
+  eventRoutes,
+  schemaRoutes,
+  entityRoutes,
+  noteRoutes,
+  userRoutes,
+  shareRoutes,
+];
 
 /** All routes, built for `deps`. */
 export function allRoutes(deps: RouteDeps): AnyRoute[] {

@@ -7,10 +7,12 @@ import type { MigrationObject } from '@mikro-orm/postgresql';
 import { RecordsInitialMigration } from './initial.migration.js';
 import { RecordsSchemaMigration } from './schema.migration.js';
 import { RecordsViewsMigration } from './views.migration.js';
+import { RecordsShareLinksMigration } from './share.migration.js';
 
 /** Every migration of schema `records`, oldest first. */
 export const RECORDS_MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20251122000001Initial', class: RecordsInitialMigration },
   { name: 'records-0002-schema-state', class: RecordsSchemaMigration },
   { name: 'records-0003-view-indexes', class: RecordsViewsMigration },
+  { name: 'records-0004-share-links', class: RecordsShareLinksMigration },
 ];
