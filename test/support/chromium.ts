@@ -4,9 +4,7 @@
  * (the same way the stack installs its other Debian tools); otherwise the error says what to run.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
 import { chromium, type Browser } from 'playwright-core';
 
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -29,10 +27,12 @@ export function ensureChromium(): string {
   return CHROMIUM_PATH;
 }
 
-/** A headless Chromium with a fresh profile; `close()` also removes the profile. */
+/**
+ * A headless Chromium. playwright-core gives each launch a fresh `--user-data-dir` of its own in
+ * the temporary directory and removes it on close (it refuses one passed in `args`).
+ */
 export async function launchChromium(): Promise<{ browser: Browser; close: () => Promise<void> }> {
   const executablePath = ensureChromium();
-  const profile = mkdtempSync(join(tmpdir(), 'reelbase-chromium-'));
   const browser = await chromium.launch({
     executablePath,
     headless: true,
@@ -46,7 +46,6 @@ export async function launchChromium(): Promise<{ browser: Browser; close: () =>
       '--disable-background-networking',
       '--disable-component-update',
       '--disable-sync',
-      `--user-data-dir=${profile}`,
       // Lets the test video play without a user gesture.
       '--autoplay-policy=no-user-gesture-required',
     ],
@@ -55,7 +54,6 @@ export async function launchChromium(): Promise<{ browser: Browser; close: () =>
     browser,
     close: async () => {
       await browser.close().catch(() => undefined);
-      rmSync(profile, { recursive: true, force: true });
     },
   };
 }
