@@ -3,7 +3,7 @@
  * review.js compiled by tsc into dist/review-page), read once on first use. The page carries no
  * inline script or style, so this policy forbids both.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { AppError } from '@reelbase/lib-platform';
 
 /** The Content-Security-Policy of the page and its files. */
@@ -17,7 +17,13 @@ export interface ReviewAssets {
 }
 
 const PAGE_DIR = new URL('../../review-page/', import.meta.url);
-const BUILT_DIR = new URL('../review-page/', import.meta.url);
+/** review.js beside this module's output (dist/review-page), or in dist when this module runs from src (unit tests). */
+const BUILT_JS = [new URL('../review-page/review.js', import.meta.url), new URL('../../dist/review-page/review.js', import.meta.url)];
+
+function builtJs(): string {
+  const found = BUILT_JS.find((u) => existsSync(u));
+  return readFileSync(found ?? BUILT_JS[0]!, 'utf8');
+}
 
 let cached: ReviewAssets | undefined;
 
@@ -28,7 +34,7 @@ export function reviewAssets(): ReviewAssets {
     cached = {
       html: readFileSync(new URL('index.html', PAGE_DIR), 'utf8'),
       files: new Map([
-        ['review.js', { body: readFileSync(new URL('review.js', BUILT_DIR), 'utf8'), contentType: 'text/javascript; charset=utf-8' }],
+        ['review.js', { body: builtJs(), contentType: 'text/javascript; charset=utf-8' }],
         ['review.css', { body: readFileSync(new URL('review.css', PAGE_DIR), 'utf8'), contentType: 'text/css; charset=utf-8' }],
       ]),
     };
