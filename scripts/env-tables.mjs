@@ -60,6 +60,15 @@ function defaultOf(schema) {
   return `\`${String(r.data)}\``;
 }
 
+/** For several `<prefix><Role>ConfigShape` names, the lower-cased roles; `['']` for a single shape. */
+export function roleNames(names) {
+  if (names.length === 1) return [''];
+  const stems = names.map((n) => n.replace(/ConfigShape$/, ''));
+  let common = 0;
+  while (stems.every((s) => s[common] !== undefined && s[common] === stems[0][common])) common++;
+  return stems.map((s) => s.slice(common).toLowerCase());
+}
+
 /** Every service with a config shape: `[{ service, shape, comments }]`, services in directory order. */
 export async function loadShapes(root = ROOT) {
   const libComments = docComments(readFileSync(join(root, 'services', LIB, 'src', 'config.ts'), 'utf8'));
@@ -72,8 +81,12 @@ export async function loadShapes(root = ROOT) {
     if (!existsSync(built)) throw new Error(`${relative(root, built)} is missing: build first (npm run build)`);
     const mod = await import(pathToFileURL(built).href);
     const names = Object.keys(mod).filter((k) => k.endsWith('ConfigShape'));
-    if (names.length !== 1) throw new Error(`${relative(root, src)} must export exactly one *ConfigShape (found ${names.join(', ') || 'none'})`);
-    out.push({ service, shape: mod[names[0]], comments: { ...libComments, ...docComments(readFileSync(src, 'utf8')) } });
+    if (names.length === 0) throw new Error(`${relative(root, src)} must export a *ConfigShape (one per role of the package)`);
+    const comments = { ...libComments, ...docComments(readFileSync(src, 'utf8')) };
+    // A package with several roles (media-transcode: api and worker) exports one shape per role,
+    // e.g. mediaApiConfigShape and mediaWorkerConfigShape: listed as "media-transcode api" and "... worker".
+    const roles = roleNames(names);
+    for (const [i, name] of names.entries()) out.push({ service: roles[i] ? `${service} ${roles[i]}` : service, shape: mod[name], comments });
   }
   return out;
 }
@@ -112,7 +125,7 @@ export function renderTable(rows, serviceCount) {
   const lines = ['| variable | services | default | meaning |', '|---|---|---|---|'];
   for (const row of rows) {
     for (const [service, text] of row.meanings) {
-      if (!text) problems.push(`${row.name} (${service}): no doc comment above it in services/${service}/src/config.ts`);
+      if (!text) problems.push(`${row.name} (${service}): no doc comment above it in services/${service.split(' ')[0]}/src/config.ts`);
     }
     const meanings = new Map([...row.meanings].filter(([, t]) => t));
     let meaning = meanings.size ? joinPerService(meanings) : '';

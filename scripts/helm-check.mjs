@@ -31,7 +31,8 @@ const RELEASE = 'reelbase';
 const NAMESPACE = 'reelbase';
 const CRD_APIS = ['monitoring.coreos.com/v1/ServiceMonitor'];
 const MIN_KUBE = '1.27.0';
-const BASE_COMPONENTS = ['auth', 'events', 'gateway', 'records', 'schema'];
+const BASE_COMPONENTS = ['auth', 'events', 'gateway', 'media-transcode', 'media-worker', 'records', 'schema'];
+const KEDA_API = 'keda.sh/v1alpha1/ScaledObject';
 
 const started = Date.now();
 let passed = 0;
@@ -343,7 +344,10 @@ function chartRules(objects, { networkPolicy = true } = {}) {
         }
       }
     }
-    const scaler = find(objects, 'HorizontalPodAutoscaler', name);
+    const hpa = find(objects, 'HorizontalPodAutoscaler', name);
+    const scaledObject = find(objects, 'ScaledObject', name);
+    const scaler = hpa ?? scaledObject;
+    if (hpa && scaledObject) problems.push(`${name}: both an HPA and a KEDA ScaledObject (the two would fight)`);
     if (scaler && 'replicas' in d.spec) problems.push(`${name}: autoscaled but renders replicas (the two would fight)`);
     if (!scaler && !('replicas' in d.spec)) problems.push(`${name}: renders no replicas and has no autoscaler`);
     if (component === undefined) problems.push(`${name}: no app.kubernetes.io/component label`);
@@ -354,7 +358,7 @@ function chartRules(objects, { networkPolicy = true } = {}) {
       if (!svc?.spec.ports.some((p) => p.name === ep.port)) problems.push(`ServiceMonitor ${sm.metadata.name}: port ${ep.port} is not on its Service`);
     }
   }
-  for (const scaler of byKind(objects, 'HorizontalPodAutoscaler')) {
+  for (const scaler of [...byKind(objects, 'HorizontalPodAutoscaler'), ...byKind(objects, 'ScaledObject')]) {
     if (!find(objects, 'Deployment', scaler.spec.scaleTargetRef.name)) problems.push(`${scaler.kind} ${scaler.metadata.name}: no target Deployment`);
   }
   return problems;
@@ -422,6 +426,13 @@ async function main() {
     { id: 'logLevel', label: 'config.logLevel=debug', args: set('config.logLevel=debug') },
     { id: 'existingSecret', label: 'secrets.existingSecret=reelbase-secrets', args: set('secrets.existingSecret=reelbase-secrets') },
     { id: 'internalAuth', label: 'secrets.internalAuthSecret set', args: set(`secrets.internalAuthSecret=${'k'.repeat(40)}`) },
+    { id: 'keda', label: 'a cluster serving KEDA ScaledObjects', args: ['--api-versions', KEDA_API] },
+    { id: 'kedaOff', label: 'KEDA served but keda.enabled=false', args: ['--api-versions', KEDA_API, ...set('keda.enabled=false')] },
+    {
+      id: 'kedaOffline',
+      label: 'keda.requireCrd=false, config.natsPrefix=staging_',
+      args: set('keda.requireCrd=false', 'config.natsPrefix=staging_', 'keda.natsServerMonitoringEndpoint=nats-mon.nats.svc:8222'),
+    },
     {
       id: 'noNetpol',
       label: 'networkPolicy.enabled=false, ServiceMonitors forced (requireCrd=false)',
@@ -493,10 +504,13 @@ async function main() {
     check(sameList(byKind(d, kind).map(componentOf).sort(), BASE_COMPONENTS), `defaults: one ${kind} per component`);
   }
   check(byKind(d, 'ServiceMonitor').length === 0, 'defaults: no ServiceMonitor when the cluster lacks the CRD');
-  check(byKind(d, 'HorizontalPodAutoscaler').length === 0, 'defaults: no autoscaler');
   check(
-    byKind(d, 'Deployment').every((x) => x.spec.replicas === 1),
-    'defaults: replicas 1 from defaults.replicaCount',
+    sameList(byKind(d, 'HorizontalPodAutoscaler').map(componentOf), ['media-worker']) && byKind(d, 'ScaledObject').length === 0,
+    'defaults (no KEDA in the cluster): only the media worker is autoscaled, by its CPU HPA fallback',
+  );
+  check(
+    byKind(d, 'Deployment').every((x) => (componentOf(x) === 'media-worker' ? !('replicas' in x.spec) : x.spec.replicas === 1)),
+    'defaults: replicas 1 from defaults.replicaCount (the autoscaled worker renders none)',
   );
   const gw = find(d, 'Deployment', fullname('gateway'))?.spec.template.spec.containers[0];
   check(gw?.readinessProbe?.httpGet?.path === '/readyz' && gw?.livenessProbe?.httpGet?.path === '/healthz', 'gateway: HTTP probes /healthz and /readyz');
@@ -537,12 +551,106 @@ async function main() {
     .find((r) => r.ports?.some((p) => p.port === 50052))
     ?.from?.map((f) => f.podSelector?.matchLabels?.['app.kubernetes.io/component'])
     .sort();
-  check(sameList(grpcFrom, ['auth', 'gateway', 'schema']), `NetworkPolicy: records gRPC only from its callers (${grpcFrom?.join(', ')})`);
+  check(
+    sameList(grpcFrom, ['auth', 'gateway', 'media-transcode', 'media-worker', 'schema']),
+    `NetworkPolicy: records gRPC only from its callers (${grpcFrom?.join(', ')})`,
+  );
   check(
     recPolicy?.spec.egress.some((r) => r.ports?.some((p) => p.port === 5432)) && recPolicy?.spec.egress.some((r) => r.ports?.some((p) => p.port === 4222)),
     'NetworkPolicy: records egress to PostgreSQL and NATS',
   );
   check(!gwPolicy?.spec.egress.some((r) => r.ports?.some((p) => p.port === 5432)), 'NetworkPolicy: gateway has no egress to PostgreSQL');
+
+  section('reviewables: media api, media worker, KEDA');
+  const containerOf = (objects, component) => find(objects, 'Deployment', fullname(component))?.spec.template.spec.containers[0];
+  const envOf = (objects, component) => Object.fromEntries((containerOf(objects, component)?.env ?? []).map((e) => [e.name, e.value ?? e.valueFrom]));
+  const api = containerOf(d, 'media-transcode');
+  const apiEnv = envOf(d, 'media-transcode');
+  check(
+    api?.image === 'reelbase/media-transcode:' + api?.image.split(':')[1] &&
+      apiEnv.GRPC_PORT === '50055' &&
+      apiEnv.HTTP_PORT === '9105' &&
+      apiEnv.S3_ENDPOINT?.configMapKeyRef &&
+      apiEnv.S3_ACCESS_KEY?.secretKeyRef &&
+      apiEnv.DATABASE_URL?.secretKeyRef &&
+      apiEnv.RECORDS_ADDR === `${fullname('records')}:50052` &&
+      api?.readinessProbe?.grpc?.port === 50055,
+    'media api: its own image, gRPC 50055 / ops 9105, S3 and PostgreSQL from config and Secret, RECORDS_ADDR, gRPC probes',
+  );
+  const worker = containerOf(d, 'media-worker');
+  const workerEnv = envOf(d, 'media-worker');
+  check(
+    worker?.image === api?.image &&
+      sameList(worker?.command, ['node', 'services/media-transcode/dist/worker.main.js']) &&
+      workerEnv.HTTP_PORT === '9106' &&
+      !('GRPC_PORT' in workerEnv) &&
+      workerEnv.S3_BUCKET?.configMapKeyRef &&
+      workerEnv.NATS_URL?.configMapKeyRef &&
+      worker?.readinessProbe?.httpGet?.path === '/readyz' &&
+      worker?.livenessProbe?.httpGet?.path === '/healthz',
+    'media worker: the media-transcode image with the worker entry point, ops port 9106, no gRPC, S3 + NATS, HTTP probes',
+  );
+  check(envOf(d, 'gateway').MEDIA_TRANSCODE_ADDR === `${fullname('media-transcode')}:50055`, 'gateway: MEDIA_TRANSCODE_ADDR names the media api Service');
+  const apiGrpcFrom = find(d, 'NetworkPolicy', fullname('media-transcode'))
+    ?.spec.ingress.find((r) => r.ports?.some((p) => p.port === 50055))
+    ?.from?.map((f) => f.podSelector?.matchLabels?.['app.kubernetes.io/component'])
+    .sort();
+  check(sameList(apiGrpcFrom, ['gateway']), `NetworkPolicy: media api gRPC only from the gateway (${apiGrpcFrom?.join(', ')})`);
+  const workerPolicy = find(d, 'NetworkPolicy', fullname('media-worker'));
+  check(
+    [5432, 4222, 9000].every((port) => workerPolicy?.spec.egress.some((r) => r.ports?.some((p) => p.port === port))),
+    'NetworkPolicy: media worker egress to PostgreSQL, NATS and S3',
+  );
+  const fallback = find(d, 'HorizontalPodAutoscaler', fullname('media-worker'));
+  check(
+    fallback?.spec.metrics?.[0]?.resource?.name === 'cpu' && fallback.spec.minReplicas === 1 && fallback.spec.maxReplicas === 8,
+    'media worker without KEDA: the CPU HPA fallback (1-8)',
+  );
+  const k = S.keda.objects;
+  const so = find(k, 'ScaledObject', fullname('media-worker'));
+  const trigger = so?.spec.triggers?.[0];
+  check(
+    so?.apiVersion === 'keda.sh/v1alpha1' &&
+      so.spec.scaleTargetRef.name === fullname('media-worker') &&
+      so.spec.minReplicaCount === 1 &&
+      so.spec.maxReplicaCount === 8 &&
+      trigger?.type === 'nats-jetstream' &&
+      trigger.metadata.stream === 'TRANSCODE' &&
+      trigger.metadata.consumer === 'transcode-workers' &&
+      trigger.metadata.lagThreshold === '2' &&
+      trigger.metadata.natsServerMonitoringEndpoint === 'nats.nats.svc:8222' &&
+      trigger.metadata.account === '$G',
+    'KEDA served: a ScaledObject on the TRANSCODE consumer backlog (nats-jetstream, lag 2 per worker, 1-8) for the media worker',
+  );
+  check(
+    !find(k, 'HorizontalPodAutoscaler', fullname('media-worker')) &&
+      !('replicas' in (find(k, 'Deployment', fullname('media-worker'))?.spec ?? { replicas: 1 })) &&
+      sameList(byKind(k, 'ScaledObject').map(componentOf), ['media-worker']),
+    'KEDA served: no HPA and no replicas for the worker (KEDA owns them); no other component queue-scaled',
+  );
+  check(
+    !find(S.kedaOff.objects, 'ScaledObject', fullname('media-worker')) && find(S.kedaOff.objects, 'HorizontalPodAutoscaler', fullname('media-worker')),
+    'keda.enabled=false: the CPU HPA fallback instead of a ScaledObject',
+  );
+  const offline = find(S.kedaOffline.objects, 'ScaledObject', fullname('media-worker'))?.spec.triggers?.[0]?.metadata;
+  check(
+    offline?.stream === 'staging_TRANSCODE' &&
+      offline.consumer === 'staging_transcode-workers' &&
+      offline.natsServerMonitoringEndpoint === 'nats-mon.nats.svc:8222',
+    'keda.requireCrd=false renders the ScaledObject offline; NATS_PREFIX prefixes stream and consumer',
+  );
+  const badKeda = helm([
+    'template',
+    RELEASE,
+    CHART,
+    ...set('components.media-worker.autoscaling.jetstream.lagThreshold=0', 'keda.natsServerMonitoringEndpoint=nats'),
+  ]);
+  check(
+    badKeda.status !== 0 &&
+      badKeda.stderr.includes("at '/components/media-worker/autoscaling/jetstream/lagThreshold'") &&
+      badKeda.stderr.includes("at '/keda/natsServerMonitoringEndpoint'"),
+    'refused: a lag threshold below 1, a monitoring endpoint without a port',
+  );
 
   check(checksumOf(d, 'gateway') === checksumOf(S.again.objects, 'gateway'), 'checksum/config: stable across renders');
   check(checksumOf(d, 'gateway') !== checksumOf(S.logLevel.objects, 'gateway'), 'checksum/config: changes with the configuration');

@@ -4,7 +4,17 @@
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { createTestDatabase, DEFAULT_NATS_URL, deleteStreams, REPO_ROOT, startStack, uniquePrefix, type Stack, type TestDatabase } from '@reelbase/lib-testkit';
+import {
+  createTestDatabase,
+  DEFAULT_NATS_URL,
+  deleteStreams,
+  REPO_ROOT,
+  startStack,
+  uniquePrefix,
+  type Stack,
+  type StackOptions,
+  type TestDatabase,
+} from '@reelbase/lib-testkit';
 import { Api, expectStatus } from './api.client.js';
 
 /** The services an end-to-end run needs; a missing build fails the run instead of skipping. */
@@ -35,7 +45,12 @@ export const TEST_SERVICE_ENV: Record<string, Record<string, string>> = {
   },
 };
 
-export async function startE2EStack(name: string, serviceEnv: Record<string, Record<string, string>> = {}): Promise<E2EStack> {
+/** `options`: further stack options (an object store of the test's own, replicas, ...). */
+export async function startE2EStack(
+  name: string,
+  serviceEnv: Record<string, Record<string, string>> = {},
+  options: Partial<StackOptions> = {},
+): Promise<E2EStack> {
   const logDir = join(REPO_ROOT, '.test-data', 'e2e', `${name}-${new Date().toISOString().replace(/[:.]/g, '-')}`);
   mkdirSync(logDir, { recursive: true });
   const db = await createTestDatabase(undefined, 'rb_e2e');
@@ -56,6 +71,7 @@ export async function startE2EStack(name: string, serviceEnv: Record<string, Rec
       logLevel: 'info',
       serviceEnv: merged,
       log: (line) => process.stdout.write(`[stack] ${line}\n`),
+      ...options,
     });
   } catch (err) {
     await db.drop().catch(() => undefined);

@@ -112,6 +112,21 @@ Argument: the component context.
 {{- if $a.enabled -}}true{{- end -}}
 {{- end -}}
 
+{{/* "true" when ScaledObjects are rendered: keda.enabled and the cluster serves the CRD (or requireCrd is off). */}}
+{{- define "reelbase.kedaActive" -}}
+{{- $k := .Values.keda | default dict -}}
+{{- if and $k.enabled (or (not $k.requireCrd) (.Capabilities.APIVersions.Has "keda.sh/v1alpha1/ScaledObject")) -}}true{{- end -}}
+{{- end -}}
+
+{{/*
+"true" when a component scales on its JetStream consumer's backlog through KEDA (autoscaling with
+`jetstream`, and KEDA active); its CPU HPA is then not rendered. Argument: the component context.
+*/}}
+{{- define "reelbase.queueScaled" -}}
+{{- $a := .c.autoscaling | default dict -}}
+{{- if and $a.enabled $a.jetstream (include "reelbase.kedaActive" .root) -}}true{{- end -}}
+{{- end -}}
+
 {{/* Variable name carrying a component's gRPC address: media-transcode -> MEDIA_TRANSCODE_ADDR. */}}
 {{- define "reelbase.addrEnv" -}}
 {{- printf "%s_ADDR" (. | upper | replace "-" "_") -}}

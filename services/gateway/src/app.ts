@@ -37,6 +37,8 @@ export interface AppDeps {
   maxProblems?: number;
   /** Per-link limits of the guest routes; unset: not limited. */
   share?: ShareRouteOptions;
+  /** Largest reviewable upload (MEDIA_MAX_BYTES); default 8 GiB. */
+  mediaMaxBytes?: number;
 }
 
 export interface GatewayApp {
@@ -63,6 +65,7 @@ export function createApp(deps: AppDeps): GatewayApp {
     loginLimiter: deps.loginLimiter,
     share: deps.share,
     addressOf: (req) => clientAddress(req, deps.trustProxyHops ?? 0),
+    media: { maxBytes: deps.mediaMaxBytes ?? 8 * 1024 ** 3 },
   });
   const openapi = buildOpenApi(routes, {
     title: 'reelbase',
@@ -70,8 +73,9 @@ export function createApp(deps: AppDeps): GatewayApp {
     description:
       'Production tracking for film, VFX and animation studios: records, events, authentication. Every answer carries ' +
       '`x-request-id`; every error but 422 has the body `{"detail","code"}`, including those given before a route is ' +
-      'reached: 400 `bad_request` (malformed request, HTTP/1.1 without Host), 408 `request_timeout` (the whole request ' +
-      'was not received within `REQUEST_TIMEOUT_MS`), 431 `headers_too_large` (request line and headers too large), ' +
+      'reached: 400 `bad_request` (malformed request, HTTP/1.1 without Host), 408 `request_timeout` (the headers, or ' +
+      'then the body, were not received within `REQUEST_TIMEOUT_MS`; an upload body paused longer than ' +
+      '`MEDIA_IDLE_TIMEOUT_MS`), 431 `headers_too_large` (request line and headers too large), ' +
       '404 for a WebSocket upgrade on any path but `/events/ws`. Limits: per user or API key (`RATE_LIMIT_*`), and ' +
       'per client address for refused credentials, login attempts and WebSocket connects (429 with `Retry-After`).',
   });

@@ -18,6 +18,16 @@ export const gatewayConfigShape = {
   EVENTS_ADDR: envAddr('127.0.0.1:50053'),
   /** schema's gRPC address (host:port): the schema and catalog routes. */
   SCHEMA_ADDR: envAddr('127.0.0.1:50054'),
+  /** media-transcode's gRPC address (host:port): reviewable uploads and status, media reads. */
+  MEDIA_TRANSCODE_ADDR: envAddr('127.0.0.1:50055'),
+  /** Largest reviewable upload in bytes (8 GiB; then 413 `payload_too_large`). */
+  MEDIA_MAX_BYTES: envInt(8 * 1024 ** 3, 1),
+  /**
+   * Longest pause in an upload's body, and in a media read from the store, before it is given
+   * up (408 for the client's body; the stream is cut for a read): uploads may take as long as
+   * they need while bytes keep coming.
+   */
+  MEDIA_IDLE_TIMEOUT_MS: envInt(60_000, 100, 3_600_000),
   /** Sustained requests per second per principal (user or API key). */
   RATE_LIMIT_RPS: envInt(50, 1),
   /** Requests a principal may make at once above the sustained rate. */
@@ -45,8 +55,9 @@ export const gatewayConfigShape = {
   /** Open WebSockets this gateway accepts in all (further connects: 503). */
   WS_MAX_CONNECTIONS: envInt(10_000, 1),
   /**
-   * Longest time a client may take to send a whole request, headers and body (then 408 and the
-   * socket is closed): a body trickled a byte at a time cannot hold a socket for long.
+   * Longest time a client may take to send its headers, and then its body (then 408 and the
+   * socket is closed): a body trickled a byte at a time cannot hold a socket for long. An
+   * upload's body is bounded by MEDIA_IDLE_TIMEOUT_MS between bytes instead.
    */
   REQUEST_TIMEOUT_MS: envInt(30_000, 1000, 600_000),
   /** 422 answers list at most this many problems, then one entry saying how many more there were. */

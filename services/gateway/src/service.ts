@@ -4,7 +4,7 @@
  * credentials, for Prometheus) on its own port like every service. Tests pass fake adapters
  * (peers, bus, readiness).
  */
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import {
@@ -12,6 +12,7 @@ import {
   createLogger,
   Metrics,
   natsNames,
+  redactUrl,
   Readiness,
   startOpsServer,
   withResources,
@@ -26,7 +27,9 @@ import type { GatewayConfig } from './config.js';
 import { AuthCache } from './domain/auth.cache.js';
 import { RateLimiter } from './domain/rate.limiter.js';
 import { clientAddress } from './http/client.address.js';
+import { guardBody } from './http/body.deadline.js';
 import { clientErrorOf, writeRawError, type RawError } from './http/raw.response.js';
+import { isUploadRequest } from './routes/media.routes.js';
 import { requestIdFrom } from './http/request.context.js';
 import { createGatewayBus, type GatewayBus } from './live/gateway.bus.js';
 import { startNatsFeed } from './live/nats.feed.js';
@@ -88,12 +91,12 @@ async function openGateway(config: GatewayConfig, logger: Logger, adapters: Part
   const peers =
     adapters.peers ??
     (conns = connectPeers(
-      { auth: config.AUTH_ADDR, records: config.RECORDS_ADDR, events: config.EVENTS_ADDR, schema: config.SCHEMA_ADDR },
+      { auth: config.AUTH_ADDR, records: config.RECORDS_ADDR, events: config.EVENTS_ADDR, schema: config.SCHEMA_ADDR, media: config.MEDIA_TRANSCODE_ADDR },
       config.RPC_DEADLINE_MS,
       metrics,
       config.INTERNAL_AUTH_SECRET,
       undefined,
-      { schemaMs: config.SCHEMA_RPC_DEADLINE_MS },
+      { schemaMs: config.SCHEMA_RPC_DEADLINE_MS, mediaIdleMs: config.MEDIA_IDLE_TIMEOUT_MS },
     )).peers;
   if (conns) resources.defer('peers', () => conns.close());
 
@@ -160,6 +163,7 @@ async function openGateway(config: GatewayConfig, logger: Logger, adapters: Part
       passwordFailures: new RateLimiter(config.SHARE_PASSWORD_FAILURES_PER_MINUTE / 60, config.SHARE_PASSWORD_FAILURES_PER_MINUTE),
       logger,
     },
+    mediaMaxBytes: config.MEDIA_MAX_BYTES,
   });
 
   // Opened before the API and so closed after it: Prometheus can still scrape while the API drains.
@@ -169,15 +173,31 @@ async function openGateway(config: GatewayConfig, logger: Logger, adapters: Part
   const server = createServer(
     {
       keepAliveTimeout: 65_000,
-      // A whole request (headers and body) must arrive within REQUEST_TIMEOUT_MS, checked
-      // every second; a late one is answered 408 through 'clientError' below.
-      requestTimeout: config.REQUEST_TIMEOUT_MS,
+      // Headers must arrive within REQUEST_TIMEOUT_MS, checked every second; late ones are
+      // answered 408 through 'clientError' below. node's whole-request timeout is off: no
+      // upload of GiBs could meet it, so bodies have their own deadline (body.deadline.ts).
+      requestTimeout: 0,
       headersTimeout: config.REQUEST_TIMEOUT_MS,
       connectionsCheckingInterval: Math.min(1000, config.REQUEST_TIMEOUT_MS),
       // Checked by the request context instead, so that 400 has the error body and a request id.
       requireHostHeader: false,
     },
-    app,
+    (req: IncomingMessage, res: ServerResponse) => {
+      guardBody(req, res, {
+        totalMs: config.REQUEST_TIMEOUT_MS,
+        idleMs: config.MEDIA_IDLE_TIMEOUT_MS,
+        isUpload: isUploadRequest,
+        onTimeout: (r, w, kind, requestId, status) => {
+          const route = (w as ServerResponse & { locals?: { routeLabel?: string } }).locals?.routeLabel ?? 'unmatched';
+          metrics.httpRequests.inc({ method: r.method ?? 'unknown', route, status: String(status) });
+          logger.info(
+            { request_id: requestId, status, code: 'request_timeout', method: r.method, url: redactUrl(r.url ?? ''), route, deadline: kind },
+            'request',
+          );
+        },
+      });
+      void app(req, res);
+    },
   );
   const hub = new EventsHub({ auth, events: peers.events, bus, logger, pingMs: config.WS_PING_SECONDS * 1000 });
 

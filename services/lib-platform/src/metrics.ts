@@ -66,8 +66,8 @@ export class Metrics {
     return new Counter({ name, help, labelNames, registers: [this.registry] });
   }
 
-  /** Creates and registers a histogram with latency buckets. */
-  histogram<L extends string>(name: string, help: string, labelNames: L[] = []): Histogram<L> {
-    return new Histogram({ name, help, labelNames, buckets: LATENCY_BUCKETS, registers: [this.registry] });
+  /** Creates and registers a histogram with latency buckets (or `buckets`, for longer work such as transcodes). */
+  histogram<L extends string>(name: string, help: string, labelNames: L[] = [], buckets: number[] = LATENCY_BUCKETS): Histogram<L> {
+    return new Histogram({ name, help, labelNames, buckets, registers: [this.registry] });
   }
 }

@@ -1,8 +1,8 @@
 /**
  * The services the local stack runs, as data: default ports (docs/architecture.md), the
  * environment variable each port travels in, start stage and what each one needs. Adding a
- * service (media-transcode, notifier) is one entry here; its `dist/main.js` is
- * started when it exists and skipped with a warning when it does not.
+ * service (notifier) is one entry here; its `dist/main.js` (or `main`) is started when it
+ * exists and skipped with a warning when it does not.
  */
 import type { S3Settings } from './deps.js';
 
@@ -25,6 +25,17 @@ export interface ServiceSpec {
   database: boolean;
   /** Gets S3_ENDPOINT, S3_ACCESS_KEY, S3_SECRET_KEY, S3_BUCKET, S3_REGION. */
   objectStore?: boolean;
+  /** Folder under services/ when it differs from `name` (a second role of one package). */
+  folder?: string;
+  /** Entry point under `dist/` (default `main.js`). */
+  main?: string;
+  /**
+   * Variable naming how many processes of this role run (e.g. TRANSCODE_WORKERS, default 1):
+   * the first is called `name`, the next `name-2`, `name-3`, ...
+   */
+  replicasEnv?: string;
+  /** Needs ffmpeg and ffprobe: found (or installed) before it starts, FFMPEG_PATH/FFPROBE_PATH passed on. */
+  ffmpeg?: boolean;
 }
 
 /** Every service `npm start` knows, in start order. */
@@ -34,8 +45,40 @@ export const SERVICES: readonly ServiceSpec[] = [
   { name: 'events', grpcPort: 50053, httpPort: 9103, httpPortEnv: 'HTTP_PORT', stage: 1, database: true },
   // Ready once records holds its snapshot (it retries until records answers).
   { name: 'schema', grpcPort: 50054, httpPort: 9104, httpPortEnv: 'HTTP_PORT', stage: 1, database: true },
+  // The media api: uploads, reviewable status and media reads (docs/media.md).
+  { name: 'media-transcode', grpcPort: 50055, httpPort: 9105, httpPortEnv: 'HTTP_PORT', stage: 1, database: true, objectStore: true },
+  // Its transcode workers: pull consumers of TRANSCODE, as many as TRANSCODE_WORKERS (1).
+  {
+    name: 'media-worker',
+    folder: 'media-transcode',
+    main: 'worker.main.js',
+    httpPort: 9106,
+    httpPortEnv: 'HTTP_PORT',
+    stage: 2,
+    database: true,
+    objectStore: true,
+    replicasEnv: 'TRANSCODE_WORKERS',
+    ffmpeg: true,
+  },
   { name: 'gateway', httpPort: 8080, opsPort: 9100, httpPortEnv: 'GATEWAY_PORT', stage: 2, database: false },
 ];
+
+/** The entry point of a service under `root`. */
+export function mainPathOf(root: string, spec: ServiceSpec): string {
+  return `${root}/services/${spec.folder ?? spec.name}/dist/${spec.main ?? 'main.js'}`;
+}
+
+/**
+ * The catalog with each replicated role expanded to its processes: `count(env)` of them,
+ * named `name`, `name-2`, ... (a count below 1 is 1).
+ */
+export function expandReplicas(services: readonly ServiceSpec[], count: (env: string) => number): ServiceSpec[] {
+  return services.flatMap((s) => {
+    if (!s.replicasEnv) return [s];
+    const n = Math.max(1, Math.floor(count(s.replicasEnv)) || 1);
+    return Array.from({ length: n }, (_, i) => ({ ...s, name: i === 0 ? s.name : `${s.name}-${i + 1}` }));
+  });
+}
 
 /** Ports one service listens on. */
 export interface ServicePorts {

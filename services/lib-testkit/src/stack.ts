@@ -8,8 +8,9 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { resolveDependencies, type S3Settings } from './deps.js';
+import { ensureFfmpeg } from './ffmpeg.js';
 import { freePorts, portIsFree } from './ports.js';
-import { SERVICES, serviceEnv, type ServicePorts, type ServiceSpec } from './service.catalog.js';
+import { expandReplicas, mainPathOf, SERVICES, serviceEnv, type ServicePorts, type ServiceSpec } from './service.catalog.js';
 import { ServiceProcess } from './service.process.js';
 
 /** The repository root (this file lives in services/lib-testkit/{src,dist}). */
@@ -50,6 +51,11 @@ export interface StackOptions {
   serviceEnv?: Record<string, Record<string, string>>;
   /** Which services to run (default SERVICES); those without dist/main.js are skipped. */
   services?: readonly ServiceSpec[];
+  /**
+   * Processes of each replicated role, by its variable (`{ TRANSCODE_WORKERS: 2 }`); default
+   * from `env`, then the process environment, else 1.
+   */
+  replicas?: Record<string, number>;
   readyTimeoutMs?: number;
   /** One line per stack step; default `[stack] …` on stdout. */
   log?: (line: string) => void;
@@ -118,14 +124,17 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   const log = opts.log ?? ((line: string) => process.stdout.write(`[stack] ${line}\n`));
   const root = opts.root ?? REPO_ROOT;
   const dataDir = resolve(opts.dataDir ?? join(root, '.data'));
-  const wanted = [...(opts.services ?? SERVICES)].sort((a, b) => a.stage - b.stage);
-  const mainOf = (s: ServiceSpec) => join(root, 'services', s.name, 'dist', 'main.js');
+  const replicas = (name: string) => opts.replicas?.[name] ?? Number(opts.env?.[name] ?? process.env[name] ?? 1);
+  const wanted = expandReplicas(opts.services ?? SERVICES, replicas).sort((a, b) => a.stage - b.stage);
+  const mainOf = (s: ServiceSpec) => mainPathOf(root, s);
   const specs = wanted.filter((s) => {
     if (existsSync(mainOf(s))) return true;
     log(`WARNING: ${s.name} is not built (${mainOf(s)} is missing); starting without it`);
     return false;
   });
   if (!specs.length) throw new Error(`no service is built under ${join(root, 'services')}; run \`tsc -b\` first`);
+  // Found on PATH (or FFMPEG_PATH/FFPROBE_PATH), else installed from Debian's packages as root.
+  const ffmpeg = specs.some((s) => s.ffmpeg) ? ensureFfmpeg({ ...process.env, ...opts.env }, log) : undefined;
 
   const aborted = () => {
     if (opts.signal?.aborted) throw new Error('the start was cancelled');
@@ -158,6 +167,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       logLevel: opts.logLevel ?? 'info',
       s3: deps.s3,
     });
+    if (spec.ffmpeg && ffmpeg) Object.assign(env, { FFMPEG_PATH: ffmpeg.ffmpeg, FFPROBE_PATH: ffmpeg.ffprobe });
     procs.set(
       spec.name,
       new ServiceProcess({

@@ -1,12 +1,14 @@
 /**
- * The gateway's gRPC peers (auth, records, events, schema), each wrapped once by lib-platform's
- * createGrpcClient, plus the grpc.health.v1 checks of those /readyz depends on. Schema is not one
- * of them: records validate against the schema they hold, so only the schema routes need the
- * schema service, and they answer 503 while it is down.
+ * The gateway's gRPC peers (auth, records, events, schema, media-transcode), each wrapped once by lib-platform's
+ * createGrpcClient, plus the grpc.health.v1 checks of those /readyz depends on. Schema and
+ * media-transcode are not among them: records validate against the schema they hold, so only the
+ * schema routes need the schema service, and only the media routes media-transcode; those answer
+ * 503 while it is down.
  */
 import { credentials, Metadata } from '@grpc/grpc-js';
 import { createGrpcClient, type Metrics, type PromiseClient } from '@reelbase/lib-platform';
 import { authv1, eventsv1, healthv1, recordsv1, schemav1 } from '@reelbase/proto';
+import { createMediaClient, type MediaPeer } from './media.client.js';
 
 /** What routes call. Tests pass fakes of the same shape. */
 export interface Peers {
@@ -14,6 +16,8 @@ export interface Peers {
   records: PromiseClient<recordsv1.RecordsServiceClient>;
   events: PromiseClient<eventsv1.EventsServiceClient>;
   schema: SchemaClient;
+  /** media-transcode: reviewable uploads and status, media reads (streams: media.client.ts). */
+  media: MediaPeer;
 }
 
 /** The schema service: one call per schema and catalog route, JSON in and out. */
@@ -24,6 +28,7 @@ export interface PeerAddresses {
   records: string;
   events: string;
   schema: string;
+  media: string;
 }
 
 /** The peers without which the gateway cannot serve its core routes. */
@@ -33,6 +38,8 @@ export type ReadinessPeer = 'auth' | 'records' | 'events';
 export interface PeerDeadlines {
   /** Schema changes include their cascade (a rename rewrites every record using the code). */
   schemaMs?: number;
+  /** Longest pause of a media stream (an upload or a read). */
+  mediaIdleMs?: number;
 }
 
 export interface PeerConnections {
@@ -91,20 +98,27 @@ export function connectPeers(
     deadlineMs: deadlines.schemaMs ?? deadlineMs,
     metrics,
   });
+  const media = createMediaClient({
+    address: addrs.media,
+    internalAuthSecret,
+    deadlineMs,
+    idleMs: deadlines.mediaIdleMs ?? 60_000,
+    metrics,
+  });
   const healthClients = {
     auth: new healthv1.HealthClient(addrs.auth, credentials.createInsecure()),
     records: new healthv1.HealthClient(addrs.records, credentials.createInsecure()),
     events: new healthv1.HealthClient(addrs.events, credentials.createInsecure()),
   };
   return {
-    peers: { auth: auth.call, records: records.call, events: events.call, schema: schema.call },
+    peers: { auth: auth.call, records: records.call, events: events.call, schema: schema.call, media: media.peer },
     health: {
       auth: healthCheck(healthClients.auth, 'auth', healthDeadlineMs),
       records: healthCheck(healthClients.records, 'records', healthDeadlineMs),
       events: healthCheck(healthClients.events, 'events', healthDeadlineMs),
     },
     close() {
-      for (const c of [auth, records, events, schema]) c.close();
+      for (const c of [auth, records, events, schema, media]) c.close();
       for (const c of Object.values(healthClients)) c.close();
     },
   };

@@ -94,6 +94,9 @@ describe('OpenAPI document', () => {
       'post /shared/{token}/notes',
       'get /review/{token}',
       'get /review-assets/{file}',
+      'post /versions/{id}/reviewable',
+      'get /versions/{id}/reviewable',
+      'get /media/{key}',
     ];
     const documented = Object.entries(doc.paths).flatMap(([p, ops]) => Object.keys(ops as object).map((m) => `${m} ${p}`));
     expect(documented.sort()).toEqual(expected.sort());

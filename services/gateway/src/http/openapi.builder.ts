@@ -102,7 +102,7 @@ export function buildOpenApi(routes: readonly AnyRoute[], info: OpenApiInfo): Js
       summary: r.summary,
       tags: r.tags,
       parameters: [
-        ...parameters(r.params, 'path'),
+        ...parameters(r.params ?? r.docParams, 'path'),
         ...parameters(r.query ?? r.docQuery, 'query'),
         ...(r.headerParams ?? []).map((h) => ({
           name: h.name,

@@ -66,6 +66,10 @@ export interface RouteDef<P extends z.ZodType | undefined = any, Q extends z.Zod
   body?: B;
   /** Query parameters documented but validated elsewhere (the WebSocket upgrade). */
   docQuery?: z.ZodObject;
+  /** Path parameters documented but read by the handler itself (a key spanning several segments). */
+  docParams?: z.ZodObject;
+  /** The express path when `path` cannot say it (`/media/*key`: a parameter holding slashes). */
+  expressPath?: string;
   /** Request headers the handler reads, documented as parameters (If-Match, ...). */
   headerParams?: HeaderParam[];
   /**

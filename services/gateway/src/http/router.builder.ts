@@ -180,8 +180,9 @@ export function mountRoutes(app: Express, routes: readonly AnyRoute[], deps: Rou
     };
   };
   const methodsByPath = new Map<string, Set<string>>();
+  const pathOf = (route: AnyRoute) => route.expressPath ?? expressPath(route.path);
   for (const route of routes) {
-    const path = expressPath(route.path);
+    const path = pathOf(route);
     app[route.method](path, deferredBody(route), pipeline(route, deps));
     let methods = methodsByPath.get(path);
     if (!methods) methodsByPath.set(path, (methods = new Set()));
@@ -190,7 +191,7 @@ export function mountRoutes(app: Express, routes: readonly AnyRoute[], deps: Rou
   }
   for (const [path, methods] of methodsByPath) {
     const allow = [...methods].join(', ');
-    const template = routes.find((r) => expressPath(r.path) === path)?.path ?? path;
+    const template = routes.find((r) => pathOf(r) === path)?.path ?? path;
     app.all(path, (req, res) => {
       localsOf(res).routeLabel = template;
       res

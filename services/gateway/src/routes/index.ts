@@ -6,6 +6,7 @@ import type { AnyRoute } from '../http/route.js';
 import { authRoutes } from './auth.routes.js';
 import { entityRoutes } from './entities.routes.js';
 import { eventRoutes } from './events.routes.js';
+import { mediaRoutes } from './media.routes.js';
 import { noteRoutes } from './notes.routes.js';
 import { opsRoutes } from './ops.routes.js';
 import type { RouteDeps } from './route.deps.js';
@@ -24,6 +25,7 @@ const GROUPS: ReadonlyArray<(deps: RouteDeps) => AnyRoute[]> = [
   noteRoutes,
   userRoutes,
   shareRoutes,
+  mediaRoutes,
 ];
 
 /** All routes, built for `deps`. */

@@ -27,4 +27,6 @@ export interface RouteDeps {
   share?: ShareRouteOptions;
   /** The client address of a request (TRUST_PROXY_HOPS applied). */
   addressOf: (req: IncomingMessage) => string;
+  /** Reviewable uploads: the largest accepted (MEDIA_MAX_BYTES). */
+  media: { maxBytes: number };
 }

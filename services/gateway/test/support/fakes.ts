@@ -3,9 +3,11 @@
  * a token table for auth, an in-memory event log), a log capture, and a gateway started on
  * port 0 with them.
  */
-import { Writable } from 'node:stream';
+import { Readable, Writable } from 'node:stream';
 import { AppError, createLogger, isoMicros, newId, Readiness, type CallContext, type Logger } from '@reelbase/lib-platform';
-import { schemav1, type authv1, type eventsv1, type recordsv1 } from '@reelbase/proto';
+import { schemav1, type authv1, type eventsv1, type mediav1, type recordsv1 } from '@reelbase/proto';
+import { createHash, randomBytes } from 'node:crypto';
+import type { MediaPeer } from '../../src/clients/media.client.js';
 import type { Peers } from '../../src/clients/peers.js';
 import { parseGatewayConfig } from '../../src/config.js';
 import { createGatewayBus, type GatewayBus } from '../../src/live/gateway.bus.js';
@@ -59,6 +61,12 @@ export interface FakeState {
   shares?: Map<string, { link: recordsv1.ShareLink; password?: string }>;
   /** schema RPC name → the JSON text it answers; unlisted RPCs echo `{"rpc", "request"}`. */
   schemaAnswers?: Map<string, string>;
+  /** media-transcode's store: key → object; uploads add `rv/<hex>/original<.ext>`. */
+  media?: Map<string, { contentType: string; data: Buffer }>;
+  /** version id → its latest reviewable. */
+  reviewables?: Map<string, mediav1.GetReviewableResponse>;
+  /** Bytes each upload received, in order (what the fake media service read). */
+  uploads?: { header: mediav1.UploadHeader; bytes: number }[];
 }
 
 /** Fake peers over `state`. */
@@ -304,7 +312,67 @@ export function fakePeers(state: FakeState): Peers {
       return { json: state.schemaAnswers?.get(method) ?? JSON.stringify({ rpc: method, request: req }) };
     };
   }
-  return { auth, records, events, schema } as unknown as Peers;
+  return { auth, records, events, schema, media: fakeMedia(state, track) } as unknown as Peers;
+}
+
+/**
+ * media-transcode in memory: an upload reads its whole stream (limits as MEDIA_MAX_BYTES in
+ * the service are left to the gateway here), stores it and answers a pending Representation;
+ * reads answer ranges like the service (range_end clamped, a start past the end refused with
+ * `range_not_satisfiable` and the size).
+ */
+function fakeMedia(state: FakeState, track: (peer: string, method: string, req: unknown, ctx: CallContext) => void): MediaPeer {
+  state.media ??= new Map();
+  state.reviewables ??= new Map();
+  state.uploads ??= [];
+  return {
+    async upload(header: mediav1.UploadHeader, body: Readable, ctx: CallContext) {
+      track('media', 'uploadReviewable', header, ctx);
+      const parts: Buffer[] = [];
+      for await (const chunk of body) parts.push(chunk as Buffer);
+      const data = Buffer.concat(parts);
+      const prefix = `rv/${randomBytes(16).toString('hex')}`;
+      const ext = /\.([a-z0-9]{1,10})$/i.exec(header.fileName)?.[1]?.toLowerCase();
+      state.media!.set(`${prefix}/original${ext ? `.${ext}` : ''}`, { contentType: header.contentType, data });
+      state.uploads!.push({ header, bytes: data.length });
+      const id = newId();
+      const at = now();
+      const representation: recordsv1.Record = {
+        id,
+        entityType: 'Representation',
+        active: true,
+        createdBy: ctx.principal?.userId,
+        createdAt: at,
+        updatedAt: at,
+        dataJson: JSON.stringify({ version: { type: 'Version', id: header.versionId }, transcode_status: 'pending', attempts: 0 }),
+      };
+      state.reviewables!.set(header.versionId, { status: 'pending', representationId: id, attempts: 0 });
+      return { representation, status: 'pending' };
+    },
+    async getReviewable(req: mediav1.GetReviewableRequest, ctx: CallContext) {
+      track('media', 'getReviewable', req, ctx);
+      const r = state.reviewables!.get(req.versionId);
+      if (!r) throw AppError.notFound(`Version ${req.versionId} has no reviewable`);
+      return r;
+    },
+    async read(req: mediav1.ReadMediaRequest, ctx: CallContext) {
+      track('media', 'readMedia', req, ctx);
+      const o = state.media!.get(req.key);
+      if (!o) throw AppError.notFound('no media object with this key');
+      const size = o.data.length;
+      let start = 0;
+      let end = size - 1;
+      if (req.hasRange) {
+        if (req.rangeStart >= size) {
+          throw new AppError('bad_request', 'range not satisfiable', { code: 'range_not_satisfiable', extra: { size } });
+        }
+        start = req.rangeStart;
+        end = Math.min(req.rangeEnd, size - 1);
+      }
+      const etag = `"${createHash('md5').update(o.data).digest('hex')}"`;
+      return { info: { contentType: o.contentType, size, etag, rangeStart: start, rangeEnd: end }, body: Readable.from([o.data.subarray(start, end + 1)]) };
+    },
+  };
 }
 
 /** A log event row as the events service stores it. */

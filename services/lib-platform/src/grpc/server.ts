@@ -1,10 +1,23 @@
 /**
- * gRPC server helpers: handlers are plain `async (request, ctx) => response` functions;
+ * gRPC server helpers: handlers are plain `async (request, ctx) => response` functions
+ * (streaming methods: see {@link ClientStreamHandler} and {@link ServerStreamHandler});
  * the wrapper refuses calls without a valid internal assertion (internal.auth.ts) with
  * UNAUTHENTICATED, decodes the call context, records RED metrics, logs failures and maps
  * errors to statuses in one place (status.ts). Only grpc.health.v1 answers unsigned calls.
  */
-import { Server, ServerCredentials, status, type handleUnaryCall, type ServiceDefinition, type UntypedServiceImplementation } from '@grpc/grpc-js';
+import {
+  Server,
+  ServerCredentials,
+  status,
+  type handleClientStreamingCall,
+  type handleServerStreamingCall,
+  type handleUnaryCall,
+  type Metadata,
+  type ServerReadableStream,
+  type ServerWritableStream,
+  type ServiceDefinition,
+  type UntypedServiceImplementation,
+} from '@grpc/grpc-js';
 import { healthv1 } from '@reelbase/proto';
 import { fromMetadata, type CallContext } from '../context.js';
 import { AppError } from '../errors.js';
@@ -21,11 +34,50 @@ export type UnaryHandlers<S> = {
     : never;
 };
 
+/**
+ * A client-streaming method: reads the request messages in order (back-pressure is the
+ * iteration: the next message is pulled only when the handler asks for it) and answers once.
+ * `signal` aborts when the caller cancels or goes quiet for longer than the stream idle limit.
+ */
+export type ClientStreamHandler<Req, Res> = (requests: AsyncIterable<Req>, ctx: CallContext, signal: AbortSignal) => Promise<Res>;
+
+/** Where a server-streaming handler writes its answer messages. */
+export interface StreamWriter<Res> {
+  /** Sends one message; resolves when the transport can take more (back-pressure). */
+  write(message: Res): Promise<void>;
+  /** Aborted when the caller cancels or disconnects. */
+  readonly signal: AbortSignal;
+}
+
+/** A server-streaming method: writes its messages, resolves when done (the stream then ends OK). */
+export type ServerStreamHandler<Req, Res> = (request: Req, ctx: CallContext, out: StreamWriter<Res>) => Promise<void>;
+
+/** The handler form of every method of a ts-proto `...Server` interface, streaming ones included. */
+export type ServiceHandlers<S> = {
+  [
+    K in keyof S as S[K] extends handleUnaryCall<any, any> | handleClientStreamingCall<any, any> | handleServerStreamingCall<any, any> ? K : never
+  ]: S[K] extends handleClientStreamingCall<infer Req, infer Res>
+    ? ClientStreamHandler<Req, Res>
+    : S[K] extends handleServerStreamingCall<infer Req, infer Res>
+      ? ServerStreamHandler<Req, Res>
+      : S[K] extends handleUnaryCall<infer Req, infer Res>
+        ? (request: Req, ctx: CallContext) => Promise<Res>
+        : never;
+};
+
+/** Default {@link GrpcServerOptions.streamIdleMs}. */
+export const DEFAULT_STREAM_IDLE_MS = 60_000;
+
 export interface GrpcServerOptions {
   logger: Logger;
   metrics: Metrics;
   /** INTERNAL_AUTH_SECRET: calls must be signed with it (at least 32 bytes). */
   internalAuthSecret: string;
+  /**
+   * A client stream that sends nothing for this long is cut off (`unavailable`): a long upload is
+   * bounded by its pauses, not by its total duration.
+   */
+  streamIdleMs?: number;
 }
 
 /** A grpc-js server with health, metrics and error mapping built in. */
@@ -52,51 +104,130 @@ export class GrpcServer {
    * Registers a service. `name` is its full proto name (for health checks); `handlers`
    * implements every unary method of `definition`.
    */
-  add<S>(name: string, definition: ServiceDefinition<any>, handlers: UnaryHandlers<S>): this {
+  add<S>(name: string, definition: ServiceDefinition<any>, handlers: ServiceHandlers<S> | UnaryHandlers<S>): this {
     const impl: UntypedServiceImplementation = {};
     for (const [method, def] of Object.entries(definition)) {
-      const fn = (handlers as Record<string, (req: unknown, ctx: CallContext) => Promise<unknown>>)[method];
-      if (def.requestStream || def.responseStream) continue;
+      const fn = (handlers as Record<string, ((...args: never[]) => Promise<unknown>) | undefined>)[method];
       if (!fn) throw new Error(`${name}: no handler for ${method}`);
-      impl[method] = this.wrap(`${name}/${def.originalName ?? method}`, def.path, fn.bind(handlers));
+      const label = `${name}/${def.originalName ?? method}`;
+      if (def.requestStream && def.responseStream) throw new Error(`${name}: bidirectional ${method} is not supported`);
+      else if (def.requestStream) impl[method] = this.wrapClientStream(label, def.path, fn.bind(handlers) as ClientStreamHandler<unknown, unknown>);
+      else if (def.responseStream) impl[method] = this.wrapServerStream(label, def.path, fn.bind(handlers) as ServerStreamHandler<unknown, unknown>);
+      else impl[method] = this.wrap(label, def.path, fn.bind(handlers) as (req: unknown, ctx: CallContext) => Promise<unknown>);
     }
     this.server.addService(definition, impl);
     this.health.set(name, true);
     return this;
   }
 
-  private wrap(label: string, path: string, fn: (req: unknown, ctx: CallContext) => Promise<unknown>): handleUnaryCall<unknown, unknown> {
+  /** Metrics for one call, the assertion check and the failure log, shared by every call shape. */
+  private begin(label: string, path: string, metadata: Metadata, peer: () => string) {
     const { logger, metrics } = this.opts;
+    const started = process.hrtime.bigint();
+    const done = (code: status) => {
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      const labels = { method: label, code: statusName(code) };
+      metrics.rpcRequests.inc(labels);
+      metrics.rpcDuration.observe(labels, seconds);
+    };
+    const refused = this.auth.verify(metadata, path);
+    if (refused) {
+      done(status.UNAUTHENTICATED);
+      logger.warn({ rpc: label, reason: refused, peer: peer() }, 'rpc refused: no valid internal assertion');
+      const error = { code: status.UNAUTHENTICATED, details: `${INTERNAL_AUTH_REFUSED}: ${refused} ${INTERNAL_AUTH_KEY} assertion` };
+      return { refused: error, ctx: undefined, done, fail: () => error } as const;
+    }
+    const ctx = fromMetadata(metadata);
+    const fail = (err: unknown) => {
+      const se = toServiceError(err);
+      done(se.code ?? status.UNKNOWN);
+      if (!(err instanceof AppError) || err.kind === 'internal') {
+        logger.error({ err, rpc: label, request_id: ctx.requestId }, 'rpc failed');
+      } else if (err.kind === 'unavailable') {
+        logger.warn({ rpc: label, request_id: ctx.requestId, reason: err.message }, 'rpc unavailable');
+      }
+      return se;
+    };
+    return { refused: undefined, ctx, done, fail } as const;
+  }
+
+  private wrap(label: string, path: string, fn: (req: unknown, ctx: CallContext) => Promise<unknown>): handleUnaryCall<unknown, unknown> {
     return (call, callback) => {
-      const started = process.hrtime.bigint();
-      const done = (code: status) => {
-        const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-        const labels = { method: label, code: statusName(code) };
-        metrics.rpcRequests.inc(labels);
-        metrics.rpcDuration.observe(labels, seconds);
-      };
-      const refused = this.auth.verify(call.metadata, path);
-      if (refused) {
-        done(status.UNAUTHENTICATED);
-        logger.warn({ rpc: label, reason: refused, peer: call.getPeer() }, 'rpc refused: no valid internal assertion');
-        callback({ code: status.UNAUTHENTICATED, details: `${INTERNAL_AUTH_REFUSED}: ${refused} ${INTERNAL_AUTH_KEY} assertion` } as never, null);
+      const c = this.begin(label, path, call.metadata, () => call.getPeer());
+      if (c.refused) {
+        callback(c.refused as never, null);
         return;
       }
-      const ctx = fromMetadata(call.metadata);
-      fn(call.request, ctx).then(
+      fn(call.request, c.ctx).then(
         (res) => {
-          done(status.OK);
+          c.done(status.OK);
+          callback(null, res);
+        },
+        (err: unknown) => callback(c.fail(err) as never, null),
+      );
+    };
+  }
+
+  private wrapClientStream(label: string, path: string, fn: ClientStreamHandler<unknown, unknown>): handleClientStreamingCall<unknown, unknown> {
+    const idleMs = this.opts.streamIdleMs ?? DEFAULT_STREAM_IDLE_MS;
+    return (call, callback) => {
+      const c = this.begin(label, path, call.metadata, () => call.getPeer());
+      if (c.refused) {
+        callback(c.refused as never, null);
+        call.destroy();
+        return;
+      }
+      const abort = new AbortController();
+      call.on('cancelled', () => abort.abort(AppError.unavailable('the caller cancelled the stream')));
+      fn(readWithIdleLimit(call, idleMs, abort), c.ctx, abort.signal).then(
+        (res) => {
+          c.done(status.OK);
           callback(null, res);
         },
         (err: unknown) => {
-          const se = toServiceError(err);
-          done(se.code ?? status.UNKNOWN);
-          if (!(err instanceof AppError) || err.kind === 'internal') {
-            logger.error({ err, rpc: label, request_id: ctx.requestId }, 'rpc failed');
-          } else if (err.kind === 'unavailable') {
-            logger.warn({ rpc: label, request_id: ctx.requestId, reason: err.message }, 'rpc unavailable');
-          }
-          callback(se as never, null);
+          callback(c.fail(abort.signal.aborted && !(err instanceof AppError) ? abort.signal.reason : err) as never, null);
+          // Stop reading what the caller still sends.
+          call.destroy();
+        },
+      );
+    };
+  }
+
+  private wrapServerStream(label: string, path: string, fn: ServerStreamHandler<unknown, unknown>): handleServerStreamingCall<unknown, unknown> {
+    return (call: ServerWritableStream<unknown, unknown>) => {
+      const c = this.begin(label, path, call.metadata, () => call.getPeer());
+      if (c.refused) {
+        call.emit('error', c.refused);
+        return;
+      }
+      const abort = new AbortController();
+      call.on('cancelled', () => abort.abort(AppError.unavailable('the caller cancelled the stream')));
+      const out: StreamWriter<unknown> = {
+        signal: abort.signal,
+        write: (message) =>
+          new Promise<void>((resolve, reject) => {
+            if (abort.signal.aborted) return reject(abort.signal.reason as Error);
+            if (call.write(message)) return resolve();
+            const onDrain = () => {
+              abort.signal.removeEventListener('abort', onAbort);
+              resolve();
+            };
+            const onAbort = () => {
+              call.off('drain', onDrain);
+              reject(abort.signal.reason as Error);
+            };
+            call.once('drain', onDrain);
+            abort.signal.addEventListener('abort', onAbort, { once: true });
+          }),
+      };
+      fn(call.request, c.ctx, out).then(
+        () => {
+          c.done(status.OK);
+          call.end();
+        },
+        (err: unknown) => {
+          const se = c.fail(err);
+          if (!abort.signal.aborted) call.emit('error', se);
         },
       );
     };
@@ -124,6 +255,38 @@ export class GrpcServer {
         resolve();
       });
     });
+  }
+}
+
+/**
+ * The messages of a client stream as an async iterable that fails with `unavailable` when the
+ * caller sends nothing for `idleMs` or cancels.
+ */
+async function* readWithIdleLimit<T>(call: ServerReadableStream<T, unknown>, idleMs: number, abort: AbortController): AsyncIterable<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const arm = () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      const err = AppError.unavailable(`the caller sent nothing for ${idleMs} ms`);
+      abort.abort(err);
+      call.destroy(err);
+    }, idleMs);
+    timer.unref();
+  };
+  arm();
+  try {
+    for await (const message of call as AsyncIterable<T>) {
+      // Only the caller's pauses count: not the time the handler spends on a message.
+      clearTimeout(timer);
+      yield message;
+      if (abort.signal.aborted) break;
+      arm();
+    }
+    if (abort.signal.aborted) throw abort.signal.reason;
+  } catch (err) {
+    throw abort.signal.aborted ? abort.signal.reason : err;
+  } finally {
+    clearTimeout(timer);
   }
 }
 

@@ -62,3 +62,33 @@ export async function ensureEventsStream(nc: NatsConnection, names: NatsNames): 
   }
   return jsm;
 }
+
+/**
+ * Creates or updates the TRANSCODE work-queue stream (each job is delivered to one worker and
+ * removed once acknowledged). Idempotent; the media api and every worker call it at start-up.
+ */
+export async function ensureTranscodeStream(nc: NatsConnection, names: NatsNames): Promise<JetStreamManager> {
+  const jsm = await jetstreamManager(nc);
+  const config = {
+    name: names.transcodeStream,
+    subjects: [names.transcodeSubject],
+    retention: RetentionPolicy.Workqueue,
+    storage: StorageType.File,
+    // A job nobody picked up in a week is stale; the media api's sweeper re-publishes what is unfinished.
+    max_age: nanos(7 * 24 * 3600 * 1000),
+    // A job published twice (the sweeper racing the upload) is stored once (Nats-Msg-Id = job id).
+    duplicate_window: nanos(10 * 60 * 1000),
+  };
+  try {
+    await jsm.streams.info(names.transcodeStream);
+    await jsm.streams.update(names.transcodeStream, config);
+  } catch (err) {
+    if (!/stream not found/i.test(String((err as Error).message))) throw err;
+    try {
+      await jsm.streams.add(config);
+    } catch (addErr) {
+      if (!/already in use|exists/i.test(String((addErr as Error).message))) throw addErr;
+    }
+  }
+  return jsm;
+}

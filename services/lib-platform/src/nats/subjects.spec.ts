@@ -15,6 +15,9 @@ describe('natsNames', () => {
     expect(n.eventsSubjects).toBe('t42_events.>');
     expect(n.eventSubject('Shot', 'delete')).toBe('t42_events.Shot.delete');
     expect(n.liveEvents).toBe('t42_live.events');
+    expect(n.transcodeStream).toBe('t42_TRANSCODE');
+    expect(n.transcodeSubject).toBe('t42_media.transcode');
+    expect(n.transcodeConsumer).toBe('t42_transcode-workers');
   });
 
   it('refuses wildcards and spaces in subject tokens', () => {

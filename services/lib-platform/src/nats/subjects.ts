@@ -16,6 +16,12 @@ export interface NatsNames {
   readonly liveEvents: string;
   /** Core NATS subject on which auth announces revoked API keys and disabled users. */
   readonly authRevocations: string;
+  /** JetStream work-queue stream of reviewable transcode jobs (media api → media workers). */
+  readonly transcodeStream: string;
+  /** The one subject of {@link transcodeStream}; a message is `{"job_id": "<uuid>"}`, Nats-Msg-Id = job id. */
+  readonly transcodeSubject: string;
+  /** Durable pull consumer every media worker shares (KEDA scales the workers on its backlog). */
+  readonly transcodeConsumer: string;
   /** The subject of one entity change. */
   eventSubject(entityType: string, action: string): string;
 }
@@ -31,6 +37,9 @@ export function natsNames(prefix = ''): NatsNames {
     eventLogConsumer: `${prefix}event-log`,
     liveEvents: `${prefix}live.events`,
     authRevocations: `${prefix}auth.revocations`,
+    transcodeStream: `${prefix}TRANSCODE`,
+    transcodeSubject: `${prefix}media.transcode`,
+    transcodeConsumer: `${prefix}transcode-workers`,
     eventSubject(entityType: string, action: string): string {
       if (!TOKEN.test(entityType) || !TOKEN.test(action)) {
         throw new Error(`invalid subject token in ${entityType}.${action}`);

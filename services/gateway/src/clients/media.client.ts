@@ -1,0 +1,94 @@
+/**
+ * The gateway's client of media-transcode (docs/media.md), on lib-platform's createGrpcClient:
+ * the unary status call, plus the two streams, which carry bytes through without holding them.
+ * - `upload` sends the header, then the body's chunks in order, each written only once the call
+ *   takes more (so the body is read only as fast as the service stores it); no total deadline,
+ *   but the call is given up with `unavailable` when the service takes nothing, or does not
+ *   answer after the last byte, for `idleMs`.
+ * - `read` resolves once the object's info has arrived, then hands out the bytes as a stream that
+ *   pulls the next message only when the HTTP client has taken the last one.
+ * Every call is signed (internal.auth.ts) and carries the caller's context; failures come back as
+ * the AppError the service threw.
+ */
+import { AppError, createGrpcClient, isAppError, type CallContext, type Metrics } from '@reelbase/lib-platform';
+import { mediav1 } from '@reelbase/proto';
+import { Readable } from 'node:stream';
+
+/** One object being read: what it is, and its bytes. */
+export interface MediaRead {
+  info: mediav1.MediaInfo;
+  /** The bytes of [info.rangeStart, info.rangeEnd]; destroying it cancels the call. */
+  body: Readable;
+}
+
+/** What the media routes call. Tests pass fakes of the same shape. */
+export interface MediaPeer {
+  getReviewable(request: mediav1.GetReviewableRequest, ctx: CallContext): Promise<mediav1.GetReviewableResponse>;
+  /**
+   * Streams `body` after `header`; resolves with the service's answer once it has stored the
+   * original. A body that fails with an AppError (413 from a byte limit) fails the upload with it.
+   */
+  upload(header: mediav1.UploadHeader, body: Readable, ctx: CallContext): Promise<mediav1.UploadReviewableResponse>;
+  read(request: mediav1.ReadMediaRequest, ctx: CallContext): Promise<MediaRead>;
+}
+
+export interface MediaClientOptions {
+  address: string;
+  internalAuthSecret: string;
+  /** Deadline of the status call. */
+  deadlineMs: number;
+  /** Longest time a stream may make no progress while the gateway waits on it. */
+  idleMs: number;
+  metrics?: Metrics;
+}
+
+export function createMediaClient(opts: MediaClientOptions): { peer: MediaPeer; close(): void } {
+  const client = createGrpcClient(mediav1.MediaServiceClient, mediav1.MediaServiceService, {
+    name: 'media-transcode',
+    address: opts.address,
+    internalAuthSecret: opts.internalAuthSecret,
+    deadlineMs: opts.deadlineMs,
+    streamIdleMs: opts.idleMs,
+    metrics: opts.metrics,
+  });
+
+  const upload: MediaPeer['upload'] = async (header, body, ctx) => {
+    const call = client.clientStream('uploadReviewable', ctx);
+    try {
+      await call.write({ payload: { $case: 'header', value: header } });
+      for await (const chunk of body) await call.write({ payload: { $case: 'chunk', value: chunk as Buffer } });
+      return await call.end();
+    } catch (err) {
+      call.cancel();
+      if (isAppError(err)) throw err;
+      throw new AppError('bad_request', 'the upload body ended before it was complete', { cause: err });
+    }
+  };
+
+  const read: MediaPeer['read'] = async (request, ctx) => {
+    const messages = client.serverStream('readMedia', request, ctx);
+    const it = messages[Symbol.asyncIterator]();
+    const first = await it.next();
+    if (first.done || first.value.payload?.$case !== 'info') {
+      messages.cancel();
+      throw new AppError('internal', 'media-transcode answered a read without the object info first');
+    }
+    async function* bytes(): AsyncGenerator<Buffer> {
+      for (;;) {
+        const next = await it.next();
+        if (next.done) return;
+        if (next.value.payload?.$case === 'data') yield next.value.payload.value;
+      }
+    }
+    const body = Readable.from(bytes(), { objectMode: false });
+    body.once('close', () => messages.cancel());
+    return { info: first.value.payload.value, body };
+  };
+
+  const peer: MediaPeer = {
+    getReviewable: (request, ctx) => client.call.getReviewable(request, ctx),
+    upload,
+    read,
+  };
+  return { peer, close: () => client.close() };
+}

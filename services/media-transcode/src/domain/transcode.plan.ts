@@ -1,0 +1,137 @@
+/**
+ * The ffmpeg argument lists of a job, built once and kept here so they are reviewed together:
+ * no network protocols (`-protocol_whitelist file,pipe`), bounded threads, a bounded duration,
+ * no interactive input, and the contracted outputs (docs/media.md, "Outputs").
+ */
+import type { ProbedSource } from './probe.rules.js';
+
+/** Widest proxy (contract: at most 1920 px wide). */
+export const PROXY_MAX_WIDTH = 1920;
+/** Widest thumbnail. */
+export const THUMB_MAX_WIDTH = 640;
+/** Widest web-size JPEG of an image reviewable. */
+export const IMAGE_PROXY_MAX_WIDTH = 2048;
+
+export interface PlanLimits {
+  threads: number;
+  /** Longest output in seconds (the proxy never runs past it whatever the header says). */
+  maxDurationS: number;
+}
+
+const COMMON = ['-hide_banner', '-nostdin', '-loglevel', 'error', '-y'];
+/** Input options: local files only, and no guessing across probes that read the network. */
+const INPUT = ['-protocol_whitelist', 'file,pipe'];
+
+/**
+ * A scale filter that keeps the aspect ratio, never upscales, caps the width at `maxWidth`, and
+ * makes both sides even (yuv420p and H.264 need even dimensions): odd sources lose one pixel.
+ */
+export function scaleFilter(maxWidth: number): string {
+  return `scale=w='min(${maxWidth},trunc(iw/2)*2)':h=-2:flags=bicubic,setsar=1`;
+}
+
+/** Where in the source the thumbnail frame is taken: a second in (past fades from black), or the first frame of a clip under 2 s. */
+export function thumbnailSeekS(source: ProbedSource): number {
+  return source.kind === 'video' && source.durationS >= 2 ? 1 : 0;
+}
+
+/** ffmpeg arguments of the thumbnail JPEG. */
+export function thumbnailArgs(input: string, output: string, source: ProbedSource, limits: PlanLimits): string[] {
+  const seek = thumbnailSeekS(source);
+  return [
+    ...COMMON,
+    '-threads',
+    String(limits.threads),
+    ...(seek > 0 ? ['-ss', seek.toFixed(3)] : []),
+    ...INPUT,
+    '-i',
+    input,
+    '-map',
+    '0:v:0',
+    '-frames:v',
+    '1',
+    '-vf',
+    `${scaleFilter(THUMB_MAX_WIDTH)},format=yuvj420p`,
+    '-q:v',
+    '3',
+    '-f',
+    'image2',
+    '-c:v',
+    'mjpeg',
+    output,
+  ];
+}
+
+/**
+ * ffmpeg arguments of the proxy: an H.264/AAC MP4 (yuv420p, faststart, even sides, <= 1920 wide,
+ * a silent stereo track when the source has no sound) for a video; a web-size JPEG for an image.
+ */
+export function proxyArgs(input: string, output: string, source: ProbedSource, limits: PlanLimits, opts: { realtime?: boolean } = {}): string[] {
+  if (source.kind === 'image') {
+    return [
+      ...COMMON,
+      '-threads',
+      String(limits.threads),
+      ...INPUT,
+      '-i',
+      input,
+      '-map',
+      '0:v:0',
+      '-frames:v',
+      '1',
+      '-vf',
+      `${scaleFilter(IMAGE_PROXY_MAX_WIDTH)},format=yuvj420p`,
+      '-q:v',
+      '2',
+      '-f',
+      'image2',
+      '-c:v',
+      'mjpeg',
+      output,
+    ];
+  }
+  const audioIn = source.hasAudio ? [] : ['-f', 'lavfi', '-i', 'anullsrc=channel_layout=stereo:sample_rate=48000'];
+  return [
+    ...COMMON,
+    '-threads',
+    String(limits.threads),
+    ...(opts.realtime ? ['-re'] : []),
+    ...INPUT,
+    '-i',
+    input,
+    ...audioIn,
+    '-map',
+    '0:v:0',
+    '-map',
+    source.hasAudio ? '0:a:0' : '1:a:0',
+    '-vf',
+    scaleFilter(PROXY_MAX_WIDTH),
+    '-c:v',
+    'libx264',
+    '-preset',
+    'veryfast',
+    '-crf',
+    '23',
+    '-pix_fmt',
+    'yuv420p',
+    '-profile:v',
+    'high',
+    '-c:a',
+    'aac',
+    '-b:a',
+    '128k',
+    '-ac',
+    '2',
+    '-ar',
+    '48000',
+    // The silent track is endless: stop with the picture. A header's duration claim is capped too.
+    '-shortest',
+    '-t',
+    String(limits.maxDurationS),
+    '-movflags',
+    '+faststart',
+    '-f',
+    'mp4',
+    output,
+  ];
+}

@@ -1,0 +1,152 @@
+/**
+ * The media objects in S3 through the `minio` client (the same code against MinIO, AWS S3 or the
+ * local stand-in). Uploads of unknown size are multipart with `S3_PART_BYTES` parts, so memory
+ * stays bounded whatever the size. A store that does not answer within `S3_TIMEOUT_MS` (or
+ * refuses the connection) is `unavailable`; a missing object is `not_found`.
+ */
+import { createReadStream, createWriteStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { pipeline } from 'node:stream/promises';
+import type { Readable } from 'node:stream';
+import { Client } from 'minio';
+import { AppError } from '@reelbase/lib-platform';
+
+export interface ObjectStoreSettings {
+  S3_ENDPOINT: string;
+  S3_ACCESS_KEY: string;
+  S3_SECRET_KEY: string;
+  S3_BUCKET: string;
+  S3_REGION: string;
+  S3_PART_BYTES: number;
+  S3_TIMEOUT_MS: number;
+}
+
+/** What is known about a stored object. */
+export interface ObjectInfo {
+  size: number;
+  /** Quoted, as sent in an ETag header. */
+  etag: string;
+  contentType: string;
+}
+
+const NOT_FOUND_CODES = new Set(['NoSuchKey', 'NotFound', 'NoSuchObject']);
+
+function isNotFound(err: unknown): boolean {
+  const e = err as { code?: string; statusCode?: number } | undefined;
+  return NOT_FOUND_CODES.has(e?.code ?? '') || e?.statusCode === 404;
+}
+
+/** Turns a client error into an AppError: not_found for a missing object, unavailable otherwise. */
+export function storeError(err: unknown, what: string): AppError {
+  if (err instanceof AppError) return err;
+  if (isNotFound(err)) return AppError.notFound(`${what}: no such media object`);
+  return AppError.unavailable(`the object store is unavailable (${what}: ${(err as Error)?.message ?? String(err)})`, err);
+}
+
+export class ObjectStore {
+  readonly client: Client;
+  readonly bucket: string;
+  private readonly timeoutMs: number;
+
+  constructor(s: ObjectStoreSettings) {
+    const url = new URL(s.S3_ENDPOINT);
+    const useSSL = url.protocol === 'https:';
+    this.client = new Client({
+      endPoint: url.hostname,
+      port: url.port ? Number(url.port) : useSSL ? 443 : 80,
+      useSSL,
+      accessKey: s.S3_ACCESS_KEY,
+      secretKey: s.S3_SECRET_KEY,
+      region: s.S3_REGION,
+      pathStyle: true,
+      partSize: s.S3_PART_BYTES,
+    });
+    this.bucket = s.S3_BUCKET;
+    this.timeoutMs = s.S3_TIMEOUT_MS;
+  }
+
+  /** Rejects with `unavailable` when `p` takes longer than the store timeout. */
+  private bounded<T>(p: Promise<T>, what: string): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    const limit = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(AppError.unavailable(`the object store did not answer within ${this.timeoutMs} ms (${what})`)), this.timeoutMs);
+    });
+    return Promise.race([p, limit])
+      .catch((err: unknown) => {
+        throw storeError(err, what);
+      })
+      .finally(() => clearTimeout(timer));
+  }
+
+  /** Creates the bucket when it does not exist yet. */
+  async ensureBucket(): Promise<void> {
+    const exists = await this.bounded(this.client.bucketExists(this.bucket), 'bucket check');
+    if (!exists) {
+      await this.bounded(this.client.makeBucket(this.bucket, ''), 'bucket creation').catch(async (err: unknown) => {
+        // Another replica created it first.
+        if (!(await this.client.bucketExists(this.bucket).catch(() => false))) throw err;
+      });
+    }
+  }
+
+  /** Readiness: the bucket answers. */
+  async ping(): Promise<void> {
+    await this.bounded(this.client.bucketExists(this.bucket), 'ping');
+  }
+
+  /**
+   * Stores a stream of unknown length (multipart, `S3_PART_BYTES` at a time). Not bounded by a
+   * total time (large uploads take minutes); the caller bounds pauses.
+   */
+  async putStream(key: string, body: Readable, contentType: string): Promise<void> {
+    try {
+      await this.client.putObject(this.bucket, key, body, undefined, { 'Content-Type': contentType });
+    } catch (err) {
+      throw storeError(err, 'upload');
+    }
+  }
+
+  /** Stores a small object in one request. */
+  async putBuffer(key: string, body: Buffer, contentType: string): Promise<void> {
+    await this.bounded(this.client.putObject(this.bucket, key, body, body.length, { 'Content-Type': contentType }), 'store');
+  }
+
+  /** Stores a local file. */
+  async putFile(key: string, file: string, contentType: string): Promise<number> {
+    const { size } = await stat(file);
+    try {
+      await this.client.putObject(this.bucket, key, createReadStream(file), size, { 'Content-Type': contentType });
+    } catch (err) {
+      throw storeError(err, 'store output');
+    }
+    return size;
+  }
+
+  /** Copies an object into a local file. */
+  async download(key: string, file: string): Promise<void> {
+    const body = await this.bounded(this.client.getObject(this.bucket, key), 'read original');
+    try {
+      await pipeline(body, createWriteStream(file));
+    } catch (err) {
+      throw storeError(err, 'read original');
+    }
+  }
+
+  async stat(key: string): Promise<ObjectInfo> {
+    const s = await this.bounded(this.client.statObject(this.bucket, key), 'stat');
+    const meta = s.metaData as Record<string, string>;
+    const contentType = meta['content-type'] ?? meta['Content-Type'] ?? 'application/octet-stream';
+    return { size: s.size, etag: `"${s.etag.replace(/"/g, '')}"`, contentType };
+  }
+
+  /** A stream of bytes [start, start + length) of an object. */
+  async readRange(key: string, start: number, length: number): Promise<Readable> {
+    return this.bounded(this.client.getPartialObject(this.bucket, key, start, length), 'read');
+  }
+
+  /** Removes objects; a missing one is fine. */
+  async remove(keys: string[]): Promise<void> {
+    if (keys.length === 0) return;
+    await this.bounded(this.client.removeObjects(this.bucket, keys), 'remove');
+  }
+}

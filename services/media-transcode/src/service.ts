@@ -1,0 +1,110 @@
+/**
+ * Starts the media api: gRPC (upload stream, reviewable status, media reads), the job sweeper and
+ * the ops server. Used by main.ts and by tests in-process.
+ */
+import { jetstream } from '@nats-io/jetstream';
+import { mediav1 } from '@reelbase/proto';
+import {
+  connectNats,
+  createLogger,
+  ensureTranscodeStream,
+  GrpcServer,
+  Metrics,
+  natsNames,
+  openOrm,
+  pingDb,
+  Readiness,
+  startOpsServer,
+  withResources,
+  type Logger,
+  type RunningService,
+} from '@reelbase/lib-platform';
+import type { MediaApiConfig } from './config.js';
+import { MEDIA_SERVICE_NAME, mediaHandlers } from './grpc/media.handler.js';
+import { createApiMetrics } from './media.metrics.js';
+import { ObjectStore } from './objects/object.store.js';
+import { MediaRecords } from './records/records.client.js';
+import { JobSchema } from './store/job.entity.js';
+import { JobRepository } from './store/job.repository.js';
+import { MEDIA_MIGRATIONS } from './store/migrations.js';
+import { JobPublisher } from './upload/job.publisher.js';
+import { UploadFlow } from './upload/upload.flow.js';
+
+/** A running media api. */
+export interface RunningMediaApi extends RunningService {
+  grpcPort: number;
+  jobs: JobRepository;
+  publisher: JobPublisher;
+}
+
+/** Starts every part of the api; rejects (after cleaning up) if a dependency is missing. */
+export function startMediaApi(config: MediaApiConfig, logger: Logger = createLogger('media-transcode', config.LOG_LEVEL)): Promise<RunningMediaApi> {
+  const metrics = new Metrics('media_transcode');
+  const apiMetrics = createApiMetrics(metrics);
+  const names = natsNames(config.NATS_PREFIX);
+  return withResources(
+    logger,
+    async (resources) => {
+      const orm = await openOrm({ clientUrl: config.DATABASE_URL, schema: 'media', entities: [JobSchema], migrations: MEDIA_MIGRATIONS, logger });
+      resources.defer('postgres', () => orm.close());
+      const nc = await connectNats(config.NATS_URL, 'media-transcode', logger);
+      resources.defer('nats', () => nc.drain());
+      await ensureTranscodeStream(nc, names);
+      const store = new ObjectStore(config);
+      await store.ensureBucket();
+      const records = new MediaRecords({
+        address: config.RECORDS_ADDR,
+        internalAuthSecret: config.INTERNAL_AUTH_SECRET,
+        deadlineMs: config.RPC_DEADLINE_MS,
+        metrics,
+      });
+      resources.defer('records client', () => records.close());
+
+      const jobs = new JobRepository(orm);
+      const publisher = new JobPublisher({
+        js: jetstream(nc),
+        names,
+        jobs,
+        logger,
+        sweepIntervalMs: config.SWEEP_INTERVAL_MS,
+        graceMs: config.SWEEP_GRACE_MS,
+        staleMs: config.STALE_JOB_MS,
+        onSwept: () => apiMetrics.swept.inc(),
+      });
+      const uploads = new UploadFlow({
+        store,
+        records,
+        jobs,
+        publisher,
+        logger,
+        maxBytes: config.MEDIA_MAX_BYTES,
+        onBytes: (n) => apiMetrics.uploadBytes.inc(n),
+      });
+
+      const grpc = new GrpcServer({ logger, metrics, internalAuthSecret: config.INTERNAL_AUTH_SECRET, streamIdleMs: config.UPLOAD_IDLE_MS });
+      grpc.add<mediav1.MediaServiceServer>(
+        MEDIA_SERVICE_NAME,
+        mediav1.MediaServiceService,
+        mediaHandlers({ uploads, jobs, records, store, readChunkBytes: config.MEDIA_READ_CHUNK_BYTES }),
+      );
+      const grpcPort = await grpc.listen(config.GRPC_PORT, config.BIND_HOST);
+      resources.defer('grpc', () => grpc.close());
+
+      const readiness = new Readiness()
+        .add('postgres', () => pingDb(orm))
+        .add('nats', async () => {
+          if (nc.isClosed()) throw new Error('connection closed');
+          await nc.flush();
+        })
+        .add('object store', () => store.ping());
+      const ops = await startOpsServer({ port: config.HTTP_PORT, host: config.BIND_HOST, metrics, readiness, logger });
+      resources.defer('ops', () => ops.close());
+
+      publisher.start();
+      resources.defer('sweeper', () => publisher.stop());
+
+      return { grpcPort, httpPort: ops.port, jobs, publisher, stop: () => resources.closeAll() };
+    },
+    config.SHUTDOWN_TIMEOUT_MS,
+  );
+}

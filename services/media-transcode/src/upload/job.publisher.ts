@@ -1,0 +1,98 @@
+/**
+ * Publishes transcode jobs on the TRANSCODE work queue (Nats-Msg-Id = job id, so a job published
+ * twice within the stream's duplicate window is stored once) and runs the sweeper: the outbox
+ * side of the jobs table. A job whose publish failed at upload time is published once it is
+ * `SWEEP_GRACE_MS` old; an unfinished job nobody has touched for `STALE_JOB_MS` (its message lost
+ * with a stream, or dropped) is published again, so no Representation stays `pending` for ever.
+ */
+import type { JetStreamClient } from '@nats-io/jetstream';
+import type { Logger, NatsNames } from '@reelbase/lib-platform';
+import type { JobRepository } from '../store/job.repository.js';
+
+export interface JobPublisherOptions {
+  js: JetStreamClient;
+  names: NatsNames;
+  jobs: JobRepository;
+  logger: Logger;
+  sweepIntervalMs: number;
+  graceMs: number;
+  staleMs: number;
+  /** Milliseconds a publish may take before it counts as failed. */
+  publishTimeoutMs?: number;
+  /** Called for each job the sweeper published. */
+  onSwept?: () => void;
+}
+
+/** The message of one job. */
+export interface TranscodeMessage {
+  job_id: string;
+}
+
+export class JobPublisher {
+  private timer: NodeJS.Timeout | undefined;
+  private sweeping: Promise<void> | undefined;
+  private stopped = false;
+
+  constructor(private readonly opts: JobPublisherOptions) {}
+
+  private async publish(jobId: string, msgID: string): Promise<void> {
+    const { js, names } = this.opts;
+    const body: TranscodeMessage = { job_id: jobId };
+    await js.publish(names.transcodeSubject, JSON.stringify(body), { msgID, timeout: this.opts.publishTimeoutMs ?? 3000 });
+  }
+
+  /** Publishes a new job; a failure is logged and left to the sweeper (the upload still succeeds). */
+  async publishNow(jobId: string): Promise<boolean> {
+    try {
+      await this.publish(jobId, jobId);
+      await this.opts.jobs.markPublished(jobId);
+      return true;
+    } catch (err) {
+      this.opts.logger.warn({ err, job_id: jobId }, 'transcode job not published yet; the sweeper will publish it');
+      return false;
+    }
+  }
+
+  /** One sweep; returns how many jobs were published. */
+  async sweepOnce(): Promise<number> {
+    const { jobs, logger } = this.opts;
+    const due = await jobs.toPublish(this.opts.graceMs, this.opts.staleMs);
+    let n = 0;
+    for (const job of due) {
+      if (this.stopped) break;
+      try {
+        // A re-queue needs its own message id, or the duplicate window would drop it.
+        await this.publish(job.id, job.published ? `${job.id}.${Date.now()}` : job.id);
+        await jobs.touch(job.id);
+        n++;
+        this.opts.onSwept?.();
+        logger.info(
+          { job_id: job.id, requeued: job.published },
+          job.published ? 'stalled transcode job published again' : 'transcode job published by the sweeper',
+        );
+      } catch (err) {
+        logger.warn({ err, job_id: job.id }, 'sweeper could not publish a transcode job');
+        break;
+      }
+    }
+    return n;
+  }
+
+  start(): void {
+    const tick = () => {
+      this.sweeping = this.sweepOnce()
+        .then(() => undefined)
+        .catch((err: unknown) => this.opts.logger.warn({ err }, 'transcode sweep failed'))
+        .finally(() => {
+          if (!this.stopped) this.timer = setTimeout(tick, this.opts.sweepIntervalMs);
+        });
+    };
+    this.timer = setTimeout(tick, this.opts.sweepIntervalMs);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.sweeping;
+  }
+}

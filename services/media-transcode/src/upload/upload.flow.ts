@@ -1,0 +1,166 @@
+/**
+ * An upload (docs/media.md, "Upload"): the Version is checked first; the original is streamed to
+ * the object store with back-pressure (the next message is read only when the store took the last
+ * one); then the Representation is created `pending` as the uploading principal, the job row
+ * written (the outbox) and the job published on TRANSCODE. A failure before the Representation
+ * exists leaves nothing behind; one after it marks the Representation `failed`, so no reviewable
+ * stays `pending` for ever. A job whose publish fails is published by the sweeper.
+ */
+import { once } from 'node:events';
+import { PassThrough } from 'node:stream';
+import { AppError, isUuid, mediaExtension, newId, newMediaPrefix, systemContext, type CallContext, type Logger } from '@reelbase/lib-platform';
+import type { mediav1 } from '@reelbase/proto';
+import { storedContentType } from '../domain/reviewable.rules.js';
+import type { ObjectStore } from '../objects/object.store.js';
+import type { MediaRecords } from '../records/records.client.js';
+import type { JobRepository } from '../store/job.repository.js';
+import type { JobPublisher } from './job.publisher.js';
+
+export interface UploadFlowDeps {
+  store: ObjectStore;
+  records: MediaRecords;
+  jobs: JobRepository;
+  publisher: JobPublisher;
+  logger: Logger;
+  maxBytes: number;
+  /** Called with each chunk's size (the upload-bytes metric). */
+  onBytes?: (n: number) => void;
+  /** Called once per upload with `stored` or the error kind (the uploads metric). */
+  onOutcome?: (outcome: string) => void;
+}
+
+const BUFFER_BYTES = 1024 * 1024;
+
+export class UploadFlow {
+  constructor(private readonly deps: UploadFlowDeps) {}
+
+  async upload(requests: AsyncIterable<mediav1.UploadReviewableRequest>, ctx: CallContext, signal: AbortSignal): Promise<mediav1.UploadReviewableResponse> {
+    try {
+      const res = await this.run(requests, ctx, signal);
+      this.deps.onOutcome?.('stored');
+      return res;
+    } catch (err) {
+      this.deps.onOutcome?.(err instanceof AppError ? err.kind : 'internal');
+      throw err;
+    }
+  }
+
+  private async run(
+    requests: AsyncIterable<mediav1.UploadReviewableRequest>,
+    ctx: CallContext,
+    signal: AbortSignal,
+  ): Promise<mediav1.UploadReviewableResponse> {
+    const { store, records, jobs, logger, maxBytes } = this.deps;
+    const it = requests[Symbol.asyncIterator]();
+    const first = await it.next();
+    if (first.done || first.value.payload?.$case !== 'header') throw new AppError('bad_request', 'an upload starts with its header message');
+    const header = first.value.payload.value;
+    if (!isUuid(header.versionId)) throw AppError.notFound(`Version ${header.versionId} not found`);
+    if (header.declaredSize > maxBytes) throw tooLarge(maxBytes);
+    // 404 before a byte of the body is stored.
+    const version = await records.getVersion(header.versionId, ctx);
+
+    const prefix = newMediaPrefix();
+    const key = `${prefix}/original${mediaExtension(header.fileName)}`;
+    const contentType = storedContentType(header.contentType);
+    const size = await this.storeOriginal(it, key, contentType, signal);
+
+    const fileName = header.fileName.slice(0, 255) || 'reviewable';
+    let representation;
+    try {
+      representation = await records.createRepresentation(
+        version.projectId,
+        {
+          name: fileName,
+          version: { type: 'Version', id: version.id },
+          files: { original: { key, size, content_type: contentType, file_name: fileName } },
+          transcode_status: 'pending',
+          attempts: 0,
+        },
+        ctx,
+      );
+    } catch (err) {
+      await store.remove([key]).catch((e: unknown) => logger.warn({ err: e, key }, 'could not remove the original of a refused upload'));
+      throw err;
+    }
+
+    const jobId = newId();
+    try {
+      await jobs.insert({
+        id: jobId,
+        representationId: representation.id,
+        versionId: version.id,
+        projectId: version.projectId ?? null,
+        originalKey: key,
+        originalSize: size,
+        contentType,
+        fileName,
+      });
+    } catch (err) {
+      // Without a job nothing would ever move it: say so on the record instead of leaving it pending.
+      await records
+        .updateRepresentation(
+          representation.id,
+          { transcode_status: 'failed', transcode_error: 'the upload could not be queued for conversion; upload it again' },
+          systemContext(ctx.requestId),
+        )
+        .catch((e: unknown) => logger.error({ err: e, representation_id: representation.id }, 'could not mark an unqueued upload failed'));
+      throw err;
+    }
+    await this.deps.publisher.publishNow(jobId);
+    return { representation, status: 'pending' };
+  }
+
+  /** Streams the chunks into the store; returns the byte count. Nothing is left behind on failure. */
+  private async storeOriginal(it: AsyncIterator<mediav1.UploadReviewableRequest>, key: string, contentType: string, signal: AbortSignal): Promise<number> {
+    const { store, maxBytes, onBytes } = this.deps;
+    let bytes = 0;
+    let body: PassThrough | undefined;
+    let put: Promise<void> | undefined;
+    let putError: unknown;
+    try {
+      for (;;) {
+        const next = await it.next();
+        if (next.done) break;
+        if (next.value.payload?.$case !== 'chunk') throw new AppError('bad_request', 'an upload sends one header, then only chunks');
+        const chunk = next.value.payload.value;
+        if (chunk.length === 0) continue;
+        bytes += chunk.length;
+        if (bytes > maxBytes) throw tooLarge(maxBytes);
+        onBytes?.(chunk.length);
+        if (!body) {
+          // Started with the first byte, so an empty file is stored as one empty object.
+          body = new PassThrough({ highWaterMark: BUFFER_BYTES });
+          put = store.putStream(key, body, contentType);
+          put.catch((err: unknown) => {
+            putError = err;
+            body?.destroy();
+          });
+        }
+        if (putError) throw putError;
+        if (!body.write(chunk)) {
+          await Promise.race([once(body, 'drain', { signal }), put!.then(() => Promise.reject(new Error('the store ended the upload early')))]);
+        }
+      }
+      if (!body) {
+        // An empty file is one empty object (a multipart upload needs at least one part).
+        await store.putBuffer(key, Buffer.alloc(0), contentType);
+        return 0;
+      }
+      body.end();
+      await put;
+      return bytes;
+    } catch (err) {
+      body?.destroy();
+      put?.catch(() => {});
+      await store.remove([key]).catch(() => {});
+      if (putError) throw putError;
+      if (signal.aborted && !(err instanceof AppError)) throw signal.reason;
+      throw err;
+    }
+  }
+}
+
+function tooLarge(maxBytes: number): AppError {
+  return new AppError('too_large', `a reviewable is at most ${maxBytes} bytes`, { extra: { max_bytes: maxBytes } });
+}

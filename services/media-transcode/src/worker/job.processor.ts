@@ -1,0 +1,244 @@
+/**
+ * One delivery of a transcode job (docs/media.md, "Worker"): decide (skip a finished job, give
+ * up after the set attempts), claim the job, count the attempt, then probe, thumbnail (stored and
+ * set at once), proxy, `done`. Heartbeats (`working()` and the lease) run while ffmpeg does. A
+ * failure about the file retries until TRANSCODE_MAX_ATTEMPTS and then ends `failed` with its
+ * reason; a failure of a dependency (store, records, database) is retried without using up an
+ * attempt. Nothing a file does can throw out of here.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { JsMsg } from '@nats-io/jetstream';
+import { AppError, isUuid, systemContext, type Logger } from '@reelbase/lib-platform';
+import { interpretProbe, type ProbedSource } from '../domain/probe.rules.js';
+import { decideDelivery } from '../domain/reviewable.rules.js';
+import { TranscodeFailure } from '../domain/transcode.failure.js';
+import { proxyArgs, thumbnailArgs, type PlanLimits } from '../domain/transcode.plan.js';
+import type { WorkerMetrics } from '../media.metrics.js';
+import type { ObjectStore } from '../objects/object.store.js';
+import type { MediaRecords, RepresentationData } from '../records/records.client.js';
+import type { Job, JobRepository } from '../store/job.repository.js';
+import { probeFile, runTool, ToolFailure } from '../transcode/ffmpeg.runner.js';
+import type { TranscodeMessage } from '../upload/job.publisher.js';
+
+export interface ProcessorOptions {
+  store: ObjectStore;
+  records: MediaRecords;
+  jobs: JobRepository;
+  logger: Logger;
+  metrics: WorkerMetrics;
+  workerId: string;
+  ffmpeg: string;
+  ffprobe: string;
+  timeoutMs: number;
+  threads: number;
+  maxDurationS: number;
+  ackWaitMs: number;
+  maxAttempts: number;
+  retryDelayMs: number;
+  tmpDir?: string;
+  slowProxy?: boolean;
+}
+
+/** Deliveries of one message after which a job that only ever met dependency failures gives up. */
+const MAX_DEFERRALS = 50;
+
+export class JobProcessor {
+  constructor(private readonly o: ProcessorOptions) {}
+
+  /** Handles one message; always acks, naks or terminates it. */
+  async handle(msg: JsMsg, stopping: AbortSignal): Promise<void> {
+    const { logger } = this.o;
+    let body: TranscodeMessage;
+    try {
+      body = msg.json<TranscodeMessage>();
+    } catch {
+      msg.term('not a transcode job');
+      return;
+    }
+    if (!isUuid(body?.job_id)) {
+      msg.term('not a transcode job');
+      return;
+    }
+    try {
+      await this.handleJob(body.job_id, msg, stopping);
+    } catch (err) {
+      // A dependency is down (or the worker stops): try again later, without using an attempt.
+      logger.warn({ err, job_id: body.job_id }, 'transcode job deferred');
+      msg.nak(stopping.aborted ? 0 : this.o.retryDelayMs);
+    }
+  }
+
+  private async handleJob(jobId: string, msg: JsMsg, stopping: AbortSignal): Promise<void> {
+    const { jobs, records, logger, metrics } = this.o;
+    const ctx = systemContext();
+    const job = await jobs.get(jobId);
+    if (!job) {
+      logger.warn({ job_id: jobId }, 'transcode message for an unknown job dropped');
+      msg.term('unknown job');
+      return;
+    }
+    let status: string | undefined;
+    try {
+      status = (await records.getRepresentation(job.representationId, ctx)).data.transcode_status;
+    } catch (err) {
+      if (err instanceof AppError && err.kind === 'not_found') {
+        // The Representation was deleted: nothing to show the result on.
+        await jobs.finish(job.id, 'failed');
+        metrics.attempts.inc({ outcome: 'skipped' });
+        msg.ack();
+        return;
+      }
+      throw err;
+    }
+    const prior = await jobs.attempts(job.id);
+    const decision = decideDelivery(status, prior.count, this.o.maxAttempts, prior.lastError);
+    if (decision.action === 'skip') {
+      if (job.state !== status) await jobs.finish(job.id, status === 'done' ? 'done' : 'failed');
+      metrics.attempts.inc({ outcome: 'skipped' });
+      logger.info({ job_id: job.id, why: decision.why }, 'transcode job skipped');
+      msg.ack();
+      return;
+    }
+    if (decision.action === 'give_up') {
+      await this.fail(job, decision.reason, prior.count, ctx);
+      metrics.attempts.inc({ outcome: 'failed' });
+      msg.ack();
+      return;
+    }
+    if (msg.info.deliveryCount > this.o.maxAttempts + MAX_DEFERRALS) {
+      await this.fail(job, 'the conversion could not run: a service it needs stayed unavailable', prior.count, ctx);
+      msg.ack();
+      return;
+    }
+    if (!(await jobs.claim(job.id, this.o.workerId, this.o.ackWaitMs))) {
+      // Another worker holds it (a redelivery racing a live attempt): look again after its lease.
+      msg.nak(this.o.ackWaitMs);
+      return;
+    }
+    const attempt = await jobs.startAttempt(job.id, { streamSeq: msg.seq, count: msg.info.deliveryCount }, this.o.workerId);
+    metrics.queueWait.observe(Math.max(0, (Date.now() - Date.parse(job.createdAt)) / 1000));
+    const heartbeat = setInterval(
+      () => {
+        msg.working();
+        jobs.renew(job.id, this.o.workerId, this.o.ackWaitMs).catch((err: unknown) => logger.warn({ err, job_id: job.id }, 'lease renewal failed'));
+      },
+      Math.max(100, Math.floor(this.o.ackWaitMs / 3)),
+    );
+    const abort = new AbortController();
+    const onStop = () => abort.abort(new Error('the worker is stopping'));
+    stopping.addEventListener('abort', onStop, { once: true });
+    const started = process.hrtime.bigint();
+    let kind = 'unknown';
+    try {
+      await records.updateRepresentation(job.representationId, { transcode_status: 'processing', attempts: attempt, transcode_error: null }, ctx);
+      kind = await this.transcode(job, abort.signal, ctx, (k) => (kind = k));
+      await jobs.endAttempt(job.id, attempt, 'done', null);
+      await jobs.finish(job.id, 'done');
+      metrics.attempts.inc({ outcome: 'done' });
+      metrics.transcodeSeconds.observe({ step: 'job', kind, outcome: 'ok' }, Number(process.hrtime.bigint() - started) / 1e9);
+      msg.ack();
+      logger.info({ job_id: job.id, representation_id: job.representationId, attempt, kind }, 'reviewable done');
+    } catch (err) {
+      metrics.transcodeSeconds.observe({ step: 'job', kind, outcome: 'failed' }, Number(process.hrtime.bigint() - started) / 1e9);
+      if (err instanceof TranscodeFailure && !abort.signal.aborted) {
+        const reason = err.message;
+        logger.info(
+          { job_id: job.id, attempt, reason, tool: err instanceof ToolFailure ? { exit: err.exit, stderr: err.stderrTail.slice(-1000) } : undefined },
+          'transcode attempt failed',
+        );
+        if (attempt < this.o.maxAttempts) {
+          await jobs.endAttempt(job.id, attempt, 'retry', reason);
+          await jobs.release(job.id, this.o.workerId);
+          metrics.attempts.inc({ outcome: 'retry' });
+          msg.nak(this.o.retryDelayMs);
+        } else {
+          await jobs.endAttempt(job.id, attempt, 'failed', reason);
+          await this.fail(job, reason, attempt, ctx);
+          metrics.attempts.inc({ outcome: 'failed' });
+          msg.ack();
+        }
+        return;
+      }
+      // Not the file's fault: this attempt does not count.
+      await jobs.deleteAttempt(job.id, attempt).catch(() => {});
+      await jobs.release(job.id, this.o.workerId).catch(() => {});
+      metrics.attempts.inc({ outcome: 'interrupted' });
+      throw err;
+    } finally {
+      clearInterval(heartbeat);
+      stopping.removeEventListener('abort', onStop);
+    }
+  }
+
+  private async fail(job: Job, reason: string, attempts: number, ctx: ReturnType<typeof systemContext>): Promise<void> {
+    await this.o.records.updateRepresentation(job.representationId, { transcode_status: 'failed', transcode_error: reason, attempts }, ctx);
+    await this.o.jobs.finish(job.id, 'failed');
+    this.o.logger.info({ job_id: job.id, representation_id: job.representationId, reason }, 'reviewable failed');
+  }
+
+  /** The conversion itself; returns the kind. Throws TranscodeFailure for the file's faults. */
+  private async transcode(job: Job, signal: AbortSignal, ctx: ReturnType<typeof systemContext>, setKind: (k: string) => void): Promise<string> {
+    const { store, records, metrics } = this.o;
+    if (job.originalSize === 0) throw new TranscodeFailure('the file is empty (0 bytes)');
+    const dir = await mkdtemp(join(this.o.tmpDir ?? tmpdir(), 'reelbase-transcode-'));
+    const limits: PlanLimits = { threads: this.o.threads, maxDurationS: this.o.maxDurationS };
+    const run = { timeoutMs: this.o.timeoutMs, signal };
+    const step = async <T>(name: string, kind: string, fn: () => Promise<T>): Promise<T> => {
+      const t0 = process.hrtime.bigint();
+      let outcome = 'failed';
+      try {
+        const r = await fn();
+        outcome = 'ok';
+        return r;
+      } finally {
+        metrics.transcodeSeconds.observe({ step: name, kind, outcome }, Number(process.hrtime.bigint() - t0) / 1e9);
+      }
+    };
+    try {
+      const input = join(dir, 'original');
+      await store.download(job.originalKey, input);
+      const source: ProbedSource = await step('probe', 'unknown', async () => interpretProbe(await probeFile(this.o.ffprobe, input, run), this.o.maxDurationS));
+      setKind(source.kind);
+      const prefix = job.originalKey.slice(0, job.originalKey.lastIndexOf('/'));
+
+      const thumbFile = join(dir, 'thumb.jpg');
+      await step('thumbnail', source.kind, () => runTool('ffmpeg', this.o.ffmpeg, thumbnailArgs(input, thumbFile, source, limits), run));
+      const thumbKey = `${prefix}/thumb.jpg`;
+      const thumbSize = await store.putFile(thumbKey, thumbFile, 'image/jpeg');
+      // Shown while the proxy encodes.
+      await records.updateRepresentation(job.representationId, { thumbnail_media_key: thumbKey, review_kind: source.kind }, ctx);
+
+      const proxyName = source.kind === 'video' ? 'proxy.mp4' : 'proxy.jpg';
+      const proxyType = source.kind === 'video' ? 'video/mp4' : 'image/jpeg';
+      const proxyFile = join(dir, proxyName);
+      await step('proxy', source.kind, () =>
+        runTool('ffmpeg', this.o.ffmpeg, proxyArgs(input, proxyFile, source, limits, { realtime: this.o.slowProxy }), { ...run, timeoutMs: this.o.timeoutMs }),
+      );
+      const proxyKey = `${prefix}/${proxyName}`;
+      const proxySize = await store.putFile(proxyKey, proxyFile, proxyType);
+
+      const files = {
+        original: { key: job.originalKey, size: job.originalSize, content_type: job.contentType, file_name: job.fileName },
+        thumbnail: { key: thumbKey, size: thumbSize, content_type: 'image/jpeg' },
+        proxy: { key: proxyKey, size: proxySize, content_type: proxyType },
+        source: { kind: source.kind, width: source.width, height: source.height, duration_s: source.durationS, has_audio: source.hasAudio },
+      };
+      const done: RepresentationData = {
+        transcode_status: 'done',
+        review_kind: source.kind,
+        review_media_key: proxyKey,
+        thumbnail_media_key: thumbKey,
+        transcode_error: null,
+        files,
+      };
+      await records.updateRepresentation(job.representationId, done, ctx);
+      // The latest done reviewable of a Version gives it its thumbnail (thumbnail_id = the Representation's id).
+      if (!(await this.o.jobs.newerDoneExists(job))) await records.setVersionThumbnail(job.versionId, job.representationId, ctx);
+      return source.kind;
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }
+}

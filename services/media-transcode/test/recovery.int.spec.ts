@@ -1,0 +1,112 @@
+/**
+ * At-least-once without double work and without reviewables left `pending`: a worker killed
+ * with SIGKILL mid-transcode (its job is redelivered after the ack wait and ends done, with the
+ * attempts counted right); a job whose publish failed (the stream was gone) is published by the
+ * sweeper; the object store going down during an upload answers `unavailable` quickly and
+ * leaves nothing behind.
+ */
+import { jetstreamManager } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AppError } from '@reelbase/lib-platform';
+import { artist, clips, startWorld, upload, waitFinished, type World } from './helpers.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function until<T>(what: string, fn: () => T | undefined | false, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = fn();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(20);
+  }
+}
+
+describe('media-transcode: recovery', () => {
+  let w: World;
+
+  beforeAll(async () => {
+    w = await startWorld({ TRANSCODE_ACK_WAIT_MS: '1500' });
+  }, 120_000);
+
+  afterAll(async () => {
+    await w?.close();
+  });
+
+  it('redelivers the job of a worker killed mid-transcode; it ends done with 2 attempts', async () => {
+    const c = clips(w.ff, w.dir);
+    // Real-time proxy encoding: the 6 s clip keeps the first worker busy long enough to kill it.
+    const child = w.spawnWorker({ TRANSCODE_FAULT: 'slow_proxy' });
+    const versionId = w.records.addVersion();
+    const res = await upload(w, versionId, c.long(6));
+    const repId = res.representation!.id;
+    // The thumbnail is out: the worker is encoding the proxy.
+    await until('the thumbnail of the first attempt', () => w.records.data(repId).thumbnail_media_key);
+    expect(w.records.data(repId).transcode_status).toBe('processing');
+    child.kill('SIGKILL');
+    await new Promise((r) => child.once('exit', r));
+    const killedAt = Date.now();
+    await w.startWorker();
+    const done = await waitFinished(w, versionId, 90_000);
+    expect(done.status).toBe('done');
+    expect(done.attempts).toBe(2);
+    // Redelivered after the ack wait, not before (the dead worker's lease had to lapse too).
+    expect(Date.now() - killedAt).toBeGreaterThan(1000);
+    const job = await w.api.jobs.latestForVersion(versionId);
+    const attempts = await w.api.jobs.listAttempts(job!.id);
+    expect(attempts.map((a) => [a.attempt, a.outcome])).toEqual([
+      [1, null],
+      [2, 'done'],
+    ]);
+    const statuses = w.records.updates.filter((u) => u.id === repId && u.data.transcode_status).map((u) => u.data.transcode_status);
+    expect(statuses).toEqual(['processing', 'processing', 'done']);
+  }, 180_000);
+
+  it('publishes later a job whose publish failed, so it does not stay pending', async () => {
+    const nc = await connect({ servers: 'nats://127.0.0.1:4222' });
+    const jsm = await jetstreamManager(nc);
+    // The stream is gone (a NATS outage lost it): the upload still answers, the job waits in the table.
+    for (const worker of w.workers.splice(0)) await worker.stop();
+    await jsm.streams.delete(`${w.prefix}TRANSCODE`);
+    const versionId = w.records.addVersion();
+    const res = await upload(w, versionId, clips(w.ff, w.dir).still(), { contentType: 'image/png' });
+    expect(res.status).toBe('pending');
+    const job = await w.api.jobs.latestForVersion(versionId);
+    expect(job!.publishedAt).toBeNull();
+    // A worker starting re-creates the stream; the sweeper publishes the job.
+    await w.startWorker();
+    const done = await waitFinished(w, versionId, 60_000);
+    expect(done.status).toBe('done');
+    expect((await w.api.jobs.get(job!.id))!.publishedAt).not.toBeNull();
+    await nc.close();
+  }, 120_000);
+
+  it('answers unavailable quickly when the object store goes down during an upload, and leaves nothing behind', async () => {
+    const versionId = w.records.addVersion();
+    const creates = w.records.creates.length;
+    const call = w.client.clientStream('uploadReviewable', artist);
+    await call.write({ payload: { $case: 'header', value: { versionId, fileName: 'take.mov', contentType: 'video/quicktime', declaredSize: 0 } } });
+    await call.write({ payload: { $case: 'chunk', value: Buffer.alloc(1024 * 1024, 1) } });
+    await sleep(300);
+    await w.s3.stop();
+    const started = Date.now();
+    const err = await (async () => {
+      for (let i = 0; i < 16; i++) await call.write({ payload: { $case: 'chunk', value: Buffer.alloc(1024 * 1024, 2) } });
+      return call.end();
+    })().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(AppError);
+    expect((err as AppError).kind).toBe('unavailable');
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect(w.records.creates.length).toBe(creates);
+    expect(await w.api.jobs.latestForVersion(versionId)).toBeUndefined();
+
+    // With the store down from the start: the same, at once.
+    const v2 = w.records.addVersion();
+    const t2 = Date.now();
+    const err2 = await upload(w, v2, clips(w.ff, w.dir).still(), { contentType: 'image/png' }).catch((e: unknown) => e);
+    expect((err2 as AppError).kind).toBe('unavailable');
+    expect(Date.now() - t2).toBeLessThan(5000);
+    expect(w.records.creates.length).toBe(creates);
+  }, 60_000);
+});
