@@ -2,16 +2,18 @@
 /**
  * The review page in headless Chromium (Debian's chromium driven by playwright-core; installed by
  * test/support/chromium.ts when missing): a guest opens a share link, sees the playlist with the
- * studio's branding, posts a note with a verdict and sees it listed, gets the password prompt on
+ * studio's branding, plays a version's proxy (made by the media service from an uploaded render) with the
+ * keyboard, steps frame by frame, posts a note with a verdict and sees it listed, gets the password prompt on
  * a protected link, and sees hostile names and comments as text with no script run. Screenshots
  * at desktop and phone width go to test/artifacts/ (not committed).
  */
-import { mkdirSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REPO_ROOT } from '@reelbase/lib-testkit';
-import { expectStatus, type Api } from './support/api.client.js';
+import { ensureFfmpeg, REPO_ROOT } from '@reelbase/lib-testkit';
+import { eventually, expectStatus, type Api } from './support/api.client.js';
 import { launchChromium } from './support/chromium.js';
 import { bootstrapAdmin, createUser, startE2EStack, type E2EStack, type Session } from './support/e2e.stack.js';
 
@@ -32,6 +34,7 @@ describe('the review page (headless Chromium)', () => {
   let v1: any;
   let v2: any;
   let playlist: any;
+  let reviewable: any;
   const create = async (api: Api, type: string, body: unknown) => expectStatus(await api.post(`/entities/${type}`, body), 200, `create ${type}`);
   const link = (r: any) => ({ type: r.entity_type, id: r.id });
 
@@ -68,6 +71,32 @@ describe('the review page (headless Chromium)', () => {
     v2 = await create(artist.api, 'Version', { project_id: projectId, data: { code: 'sh020_comp_v002' } });
     playlist = await create(coordinator.api, 'Playlist', { project_id: projectId, data: { name: 'Dailies Tuesday', versions: [link(v1), link(v2)] } });
     await create(coordinator.api, 'Note', { project_id: projectId, data: { content: 'Studio note first', links: [link(v1)] } });
+
+    // A 3-second 24 fps render for v1, converted to a proxy by the media service.
+    const ff = ensureFfmpeg();
+    const src = join(e.logDir, 'render.mov');
+    const made = spawnSync(
+      ff.ffmpeg,
+      ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc2=size=320x180:rate=24:duration=3', '-c:v', 'libx264', '-pix_fmt', 'yuv420p', src],
+      { encoding: 'utf8' },
+    );
+    if (made.status !== 0) throw new Error(`ffmpeg: ${made.stderr}`);
+    const up = await fetch(`${e.stack.url}/versions/${v1.id}/reviewable`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${artist.token}`, 'content-type': 'video/quicktime', 'x-file-name': 'render.mov' },
+      body: new Uint8Array(readFileSync(src)),
+      signal: AbortSignal.timeout(60_000),
+    });
+    expect(up.status, await up.clone().text()).toBe(200);
+    reviewable = await eventually(
+      async () => {
+        const r = expectStatus(await artist.api.get(`/versions/${v1.id}/reviewable`), 200);
+        if (r.status === 'failed') throw new Error(`transcode failed: ${r.transcode_error}`);
+        return r.status === 'done' ? r : undefined;
+      },
+      120_000,
+      'the proxy of v1',
+    );
     expectStatus(
       await admin.api.call('PUT', '/branding', { body: { studio_name: 'Blue Pencil VFX', primary_color: '#aa2200', accent_color: '#00aa55' } }),
       200,
@@ -118,6 +147,62 @@ describe('the review page (headless Chromium)', () => {
       await page.screenshot({ path: join(ARTIFACTS, 'review-phone.png'), fullPage: true });
       expect(await violationsOf(page)).toEqual([]);
       expect(dialogs).toEqual([]);
+      expect(errors).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('plays the proxy with the thumbnail as poster; Space/K play and pause, . and , step one frame', async () => {
+    const made = expectStatus(await coordinator.api.post(`/playlists/${playlist.id}/share`, { can_comment: false }), 200);
+    const { page, context, errors } = await openPage(1280, 900);
+    try {
+      await page.goto(made.url, { waitUntil: 'load' });
+      const video = page.locator(`section.version[data-version-id="${v1.id}"] video`);
+      await video.waitFor();
+      expect(await video.getAttribute('src')).toBe(`/media/${reviewable.review_media_key}`);
+      expect(await video.getAttribute('poster')).toBe(`/media/${reviewable.thumbnail_media_key}`);
+      // v2 has nothing to play yet.
+      expect(await page.locator(`section.version[data-version-id="${v2.id}"] .empty`).textContent()).toContain('No playable review');
+      expect(await page.locator('.note-form').count()).toBe(2);
+      expect(await page.locator('.note-form:not([hidden])').count()).toBe(0);
+      await page.waitForFunction((id) => (document.querySelector(`section[data-version-id="${id}"] video`) as HTMLVideoElement).readyState >= 1, v1.id);
+      const state = () =>
+        page.evaluate((id) => {
+          const v = document.querySelector(`section[data-version-id="${id}"] video`) as HTMLVideoElement;
+          return { t: v.currentTime, paused: v.paused };
+        }, v1.id);
+
+      // K plays: the time advances.
+      await page.keyboard.press('k');
+      await page.waitForFunction((id) => (document.querySelector(`section[data-version-id="${id}"] video`) as HTMLVideoElement).currentTime > 0.5, v1.id, {
+        timeout: 15_000,
+      });
+      // Space pauses.
+      await page.keyboard.press(' ');
+      await page.waitForFunction((id) => (document.querySelector(`section[data-version-id="${id}"] video`) as HTMLVideoElement).paused, v1.id);
+      const paused = await state();
+      expect(paused.paused).toBe(true);
+
+      // One frame forward, twice, then one back: exactly one 24 fps frame each.
+      const frame = (t: number) => Math.floor(t * 24 + 1e-6);
+      const start = frame(paused.t);
+      const step = async (key: string, expected: number) => {
+        await page.keyboard.press(key);
+        await page.waitForFunction(
+          ([id, want]) => Math.floor((document.querySelector(`section[data-version-id="${id}"] video`) as HTMLVideoElement).currentTime * 24 + 1e-6) === want,
+          [v1.id, expected] as const,
+        );
+        const now = await state();
+        expect(now.paused).toBe(true);
+        expect(frame(now.t)).toBe(expected);
+      };
+      await step('.', start + 1);
+      await step('ArrowRight', start + 2);
+      await step(',', start + 1);
+      expect(await page.locator(`section.version[data-version-id="${v1.id}"] .frame`).textContent()).toContain(`frame ${start + 2}`);
+      await page.screenshot({ path: join(ARTIFACTS, 'review-video.png') });
+      expect(await violationsOf(page)).toEqual([]);
       expect(errors).toEqual([]);
     } finally {
       await context.close();
