@@ -71,6 +71,19 @@ describe('managing share links', () => {
   });
 });
 
+describe('PUBLIC_URL', () => {
+  it('is the origin of new links when set', async () => {
+    const other = await startTestGateway({ PUBLIC_URL: 'https://review.studio.example/' });
+    try {
+      other.state.records.set(PLAYLIST, record(PLAYLIST, 'Playlist', { name: 'Dailies', versions: [] }));
+      const res = await httpClient(() => other.url)('POST', `/playlists/${PLAYLIST}/share`, { token: 'admin-token', body: {} });
+      expect(res.json.url).toBe(`https://review.studio.example/review/${res.json.token}`);
+    } finally {
+      await other.stop();
+    }
+  });
+});
+
 describe('guest routes', () => {
   it('GET /shared/{token} needs no bearer token, passes the password and a guest principal, adds the branding', async () => {
     const { token } = await share({ password: 'pw' });

@@ -74,11 +74,14 @@ export interface ShareRouteOptions {
   notesLimiter?: RateLimiter;
   /** Wrong or missing passwords per link (SHARE_PASSWORD_FAILURES_PER_MINUTE); unset: not limited. */
   passwordFailures?: RateLimiter;
+  /** PUBLIC_URL: the origin of the `url` of new links; unset: the request's scheme and Host. */
+  publicUrl?: string;
   logger?: Logger;
 }
 
 export function shareRoutes({ peers, share }: RouteDeps): AnyRoute[] {
-  const { notesLimiter, passwordFailures, logger } = share ?? {};
+  const { notesLimiter, passwordFailures, publicUrl, logger } = share ?? {};
+  const origin = (req: Request) => (publicUrl ? publicUrl.replace(/\/+$/, '') : `${req.protocol}://${req.get('host') ?? 'localhost'}`);
 
   /** The studio's branding; the page still works without it, so a schema outage gives none (logged). */
   const branding = async (ctx: CallContext): Promise<unknown> => {
@@ -144,7 +147,7 @@ export function shareRoutes({ peers, share }: RouteDeps): AnyRoute[] {
         return Reply.json({
           id: link.id,
           token: out.token,
-          url: `${req.protocol}://${req.get('host') ?? 'localhost'}/review/${out.token}`,
+          url: `${origin(req)}/review/${out.token}`,
           playlist_id: link.playlistId,
           expires_at: link.expiresAt ?? null,
           can_comment: link.canComment,

@@ -26,7 +26,7 @@ export const ShareCreated = z
   .object({
     id: z.string(),
     token: z.string().describe('256 random bits, base64url; shown once, only its SHA-256 digest is stored.'),
-    url: z.string().describe('The review page of the link: `<origin>/review/<token>`.'),
+    url: z.string().describe('The review page of the link: `<PUBLIC_URL or the request origin>/review/<token>`.'),
     playlist_id: z.string(),
     expires_at: z.string().nullable(),
     can_comment: z.boolean(),
