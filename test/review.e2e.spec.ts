@@ -109,6 +109,28 @@ describe('share links and guests (whole stack)', () => {
     expect(body.can_comment).toBe(true);
     expect(Date.parse(body.expires_at)).toBe(Date.parse(made.expires_at));
     expect(body.branding).toEqual({ studio_name: 'Blue Pencil VFX', logo_media_key: null, primary_color: '#112233', accent_color: '#ffcc00' });
+    // The newest finished reviewable of a version is shown; a newer one still converting does not hide it.
+    const key = (n: string, f: string) => `rv/${n.repeat(32)}/${f}`;
+    const rep = (status: string, n: string) =>
+      create(artist.api, 'Representation', {
+        project_id: projectId,
+        data: {
+          name: `upload ${n}`,
+          version: link(v2),
+          transcode_status: status,
+          review_kind: 'video',
+          review_media_key: status === 'done' ? key(n, 'proxy.mp4') : null,
+          thumbnail_media_key: status === 'done' ? key(n, 'thumb.jpg') : null,
+        },
+      });
+    await rep('done', 'a');
+    await rep('done', 'b');
+    await rep('pending', 'c');
+    const retired = await rep('done', 'd');
+    expectStatus(await artist.api.delete(`/entities/Representation/${retired.id}`), 200);
+    const withMedia = expectStatus(await guest().get(`/shared/${made.token}`), 200).versions[1];
+    expect(withMedia).toMatchObject({ review_kind: 'video', review_media_key: key('b', 'proxy.mp4'), thumbnail_media_key: key('b', 'thumb.jpg') });
+
     // The outsider version is not shown, whatever the guest tries.
     expect(JSON.stringify(body)).not.toContain(outsider.id);
     // A bearer token is not needed, and a bad one does not matter either: the route is public.
