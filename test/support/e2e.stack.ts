@@ -33,7 +33,7 @@ export interface E2EStack {
 /** Low-cost, test-only settings: fast hashing, no rate limiting in the way of bursts. */
 export const TEST_SERVICE_ENV: Record<string, Record<string, string>> = {
   auth: { PASSWORD_SCRYPT_COST: '1024' },
-  records: { OUTBOX_POLL_MS: '200' },
+  records: { OUTBOX_POLL_MS: '200', SHARE_PASSWORD_SCRYPT_COST: '1024' },
   // Every test runs from one address: per-address limits (logins, refused tokens, WebSocket
   // connects) are raised like the per-principal one; their own tests lower them.
   gateway: {

@@ -125,6 +125,22 @@ export async function startFakeRecords(): Promise<FakeRecords> {
     async queryRecords() {
       throw new AppError('internal', 'not part of the stand-in');
     },
+    // Share links and guest notes; auth never uses them.
+    async createShareLink() {
+      throw new AppError('internal', 'not part of the stand-in');
+    },
+    async listShareLinks() {
+      throw new AppError('internal', 'not part of the stand-in');
+    },
+    async revokeShareLink() {
+      throw new AppError('internal', 'not part of the stand-in');
+    },
+    async openShare() {
+      throw new AppError('internal', 'not part of the stand-in');
+    },
+    async createGuestNote() {
+      throw new AppError('internal', 'not part of the stand-in');
+    },
   });
   fake.port = await server.listen(0, '127.0.0.1');
   return fake;

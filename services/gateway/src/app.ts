@@ -14,6 +14,7 @@ import { requestContext } from './http/request.context.js';
 import type { AnyRoute } from './http/route.js';
 import { mountRoutes } from './http/router.builder.js';
 import { allRoutes } from './routes/index.js';
+import type { ShareRouteOptions } from './routes/share.routes.js';
 
 export const API_VERSION = '0.0.1';
 
@@ -34,6 +35,8 @@ export interface AppDeps {
   loginLimiter?: RateLimiter;
   trustProxyHops?: number;
   maxProblems?: number;
+  /** Per-link limits of the guest routes; unset: not limited. */
+  share?: ShareRouteOptions;
   /** Largest reviewable upload (MEDIA_MAX_BYTES); default 8 GiB. */
   mediaMaxBytes?: number;
 }
@@ -60,6 +63,7 @@ export function createApp(deps: AppDeps): GatewayApp {
         deps.auth.dropUser(userId);
       }),
     loginLimiter: deps.loginLimiter,
+    share: deps.share,
     addressOf: (req) => clientAddress(req, deps.trustProxyHops ?? 0),
     media: { maxBytes: deps.mediaMaxBytes ?? 8 * 1024 ** 3 },
   });

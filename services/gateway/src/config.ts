@@ -1,7 +1,7 @@
 /**
  * The gateway's settings: the only reader of process.env in this package.
  */
-import { commonConfig, envAddr, envInt, envPort, loadConfig, parseConfig } from '@reelbase/lib-platform';
+import { commonConfig, envAddr, envInt, envPort, envUrl, loadConfig, parseConfig } from '@reelbase/lib-platform';
 import type { z } from 'zod';
 
 export const gatewayConfigShape = {
@@ -44,6 +44,15 @@ export const gatewayConfigShape = {
   AUTH_FAILURE_BURST: envInt(50, 1),
   /** Login attempts per client address per minute (a successful login is not counted); then 429. */
   LOGIN_RATE_PER_MINUTE: envInt(20, 1),
+  /**
+   * The origin guests reach the gateway at (e.g. https://review.studio.example), used in the `url` of a new
+   * share link; unset: the scheme and Host of the request that created the link.
+   */
+  PUBLIC_URL: envUrl(undefined, ['http', 'https']).optional(),
+  /** Notes guests may post per share link per minute (then 429 with Retry-After). */
+  SHARE_NOTES_PER_MINUTE: envInt(30, 1),
+  /** Missing or wrong passwords per share link per minute before the link answers 429 for a while. */
+  SHARE_PASSWORD_FAILURES_PER_MINUTE: envInt(20, 1),
   /** WebSocket connects per second per client address. */
   WS_CONNECT_RPS: envInt(5, 1),
   /** WebSocket connects a client address may make at once above that rate. */

@@ -158,6 +158,12 @@ async function openGateway(config: GatewayConfig, logger: Logger, adapters: Part
     loginLimiter,
     trustProxyHops: config.TRUST_PROXY_HOPS,
     maxProblems: config.MAX_PROBLEMS,
+    share: {
+      notesLimiter: new RateLimiter(config.SHARE_NOTES_PER_MINUTE / 60, config.SHARE_NOTES_PER_MINUTE),
+      passwordFailures: new RateLimiter(config.SHARE_PASSWORD_FAILURES_PER_MINUTE / 60, config.SHARE_PASSWORD_FAILURES_PER_MINUTE),
+      publicUrl: config.PUBLIC_URL,
+      logger,
+    },
     mediaMaxBytes: config.MEDIA_MAX_BYTES,
   });
 

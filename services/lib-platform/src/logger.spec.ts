@@ -3,6 +3,17 @@ import { describe, expect, it } from 'vitest';
 import { createLogger, redactUrl } from './logger.js';
 
 describe('redactUrl', () => {
+  it('cuts share tokens in paths to their first 6 characters', () => {
+    const token = 'AbCdEf0123456789abcdefghijklmnopqrstuvwxyzQ';
+    expect(redactUrl(`/shared/${token}`)).toBe('/shared/AbCdEf[redacted]');
+    expect(redactUrl(`/shared/${token}/notes?x=1`)).toBe('/shared/AbCdEf[redacted]/notes?x=1');
+    expect(redactUrl(`/review/${token}`)).toBe('/review/AbCdEf[redacted]');
+    expect(redactUrl(`/share/${token}?token=t`)).toBe('/share/AbCdEf[redacted]?token=[redacted]');
+    expect(redactUrl(`/SHARED/${token}`)).not.toContain(token);
+    expect(redactUrl('/shared/abc')).toBe('/shared/abc');
+    expect(redactUrl(`/playlists/${token}/share`)).toBe(`/playlists/${token}/share`);
+  });
+
   it('hides token values in query strings', () => {
     expect(redactUrl('/events/ws?token=svc_abc&since=4')).toBe('/events/ws?token=[redacted]&since=4');
     expect(redactUrl('/x?since=1&access_token=eyJ.x.y')).toBe('/x?since=1&access_token=[redacted]');

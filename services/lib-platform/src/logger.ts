@@ -35,6 +35,22 @@ export function createLogger(service: string, level: LevelWithSilent = 'info', d
   );
 }
 
+/**
+ * Path segments that are secrets themselves: the share token after `/shared/`, `/share/` and
+ * `/review/` (docs/review.md). Only its first 6 characters stay, enough to tell links apart.
+ */
+const SECRET_PATH = /^(\/(?:shared|share|review)\/)([^/?#]+)/i;
+const SECRET_PATH_KEEP = 6;
+
+/** `path` with a share token cut to its first characters. */
+export function redactPathSecrets(path: string): string {
+  const m = SECRET_PATH.exec(path);
+  if (!m) return path;
+  const secret = m[2]!;
+  if (secret.length <= SECRET_PATH_KEEP) return path;
+  return `${m[1]}${secret.slice(0, SECRET_PATH_KEEP)}[redacted]${path.slice(m[0].length)}`;
+}
+
 const SECRET_PARAMS: ReadonlySet<string> = new Set(['token', 'access_token', 'api_key', 'password']);
 
 function decodedName(raw: string): string {
@@ -50,6 +66,10 @@ function decodedName(raw: string): string {
  * compared decoded (`%74oken` is `token` to the server, so it is to this function too).
  */
 export function redactUrl(url: string): string {
+  const q0 = url.indexOf('?');
+  const pathEnd = q0 === -1 ? url.length : q0;
+  const path = redactPathSecrets(url.slice(0, pathEnd));
+  if (path.length !== pathEnd) url = path + url.slice(pathEnd);
   const q = url.indexOf('?');
   if (q === -1) return url;
   const hash = url.indexOf('#', q);

@@ -31,6 +31,11 @@ export const recordsConfigShape = {
   QUERY_TIMEOUT_MS: envInt(4000, 1, 60_000),
   /** Connections of the pool queries run on, apart from the one writes use. */
   QUERY_POOL_MAX: envInt(5, 1, 100),
+  /**
+   * scrypt N of share-link passwords (docs/review.md), a power of two. Every guest request on a
+   * protected link verifies it once, so it is lower than auth's login cost; tests lower it further.
+   */
+  SHARE_PASSWORD_SCRYPT_COST: envInt(16_384, 2, 1 << 20).refine((n) => (n & (n - 1)) === 0, 'must be a power of two'),
   /** Kills the process at a chosen point of the write path, to prove crash recovery. Never set in production. */
   RECORDS_FAULT: envOptionalEnum(RECORDS_FAULTS),
 };

@@ -24,6 +24,8 @@ import { RecordService, type RecordsBusTopics } from './domain/record.service.js
 import { RecordViews } from './domain/record.views.js';
 import { RecordQueries } from './domain/record.query.js';
 import { SchemaAdmin } from './domain/schema.admin.js';
+import { ShareLinks } from './domain/share.links.js';
+import { SharePasswords } from './domain/share.secrets.js';
 import { RECORDS_SERVICE_NAME, recordsHandlers } from './grpc/records.handler.js';
 import { FaultSwitch } from './outbox/fault.switch.js';
 import { OutboxRelay } from './outbox/outbox.relay.js';
@@ -79,7 +81,13 @@ export function startRecords(config: RecordsConfig, logger?: Logger): Promise<Ru
       grpc.add<recordsv1.RecordsServiceServer>(
         RECORDS_SERVICE_NAME,
         recordsv1.RecordsServiceService,
-        recordsHandlers(service, new SchemaAdmin(store), new RecordViews(store), new RecordQueries(store)),
+        recordsHandlers(
+          service,
+          new SchemaAdmin(store),
+          new RecordViews(store),
+          new RecordQueries(store),
+          new ShareLinks(store, service, new SharePasswords(config.SHARE_PASSWORD_SCRYPT_COST)),
+        ),
       );
       const readiness = new Readiness().add('postgres', () => pingDb(orm)).add('nats', () => nc.rtt());
       const ops = await startOpsServer({ port: config.HTTP_PORT, host: config.BIND_HOST, metrics, readiness, logger: log });

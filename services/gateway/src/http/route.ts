@@ -81,9 +81,10 @@ export interface RouteDef<P extends z.ZodType | undefined = any, Q extends z.Zod
   authorize?: (principal: AuthedPrincipal, raw: RawInput) => void;
   /**
    * The check of an `optional` route called without a token, in `authorize`'s place (before
-   * the body is looked at): throws a `forbidden` AppError when anonymous callers may not.
+   * the body is looked at): throws a `forbidden` AppError when anonymous callers may not, or a
+   * `rate_limited` one for a per-resource limit of a public route.
    */
-  authorizeAnonymous?: (ctx: CallContext) => Promise<void>;
+  authorizeAnonymous?: (ctx: CallContext, raw: RawInput) => Promise<void>;
   responses: Record<number, RouteResponse>;
   /** Further documented error statuses (404, 409, 503, ...). */
   errors?: number[];

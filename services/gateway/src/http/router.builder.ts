@@ -126,7 +126,9 @@ function pipeline(route: AnyRoute, deps: RouterDeps): RequestHandler {
     if (route.authorize && locals.principal) {
       route.authorize(locals.principal, { params: req.params as Record<string, string>, body: locals.bodyError ? undefined : req.body });
     }
-    if (route.authorizeAnonymous && !locals.principal) await route.authorizeAnonymous(locals.ctx);
+    if (route.authorizeAnonymous && !locals.principal) {
+      await route.authorizeAnonymous(locals.ctx, { params: req.params as Record<string, string>, body: locals.bodyError ? undefined : req.body });
+    }
     if (locals.bodyError) throw locals.bodyError;
 
     const problems: Problem[] = [];

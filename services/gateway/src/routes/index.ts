@@ -11,6 +11,7 @@ import { noteRoutes } from './notes.routes.js';
 import { opsRoutes } from './ops.routes.js';
 import type { RouteDeps } from './route.deps.js';
 import { schemaRoutes } from './schema.routes.js';
+import { shareRoutes } from './share.routes.js';
 import { userRoutes } from './users.routes.js';
 
 export type { RouteDeps } from './route.deps.js';
@@ -23,6 +24,7 @@ const GROUPS: ReadonlyArray<(deps: RouteDeps) => AnyRoute[]> = [
   entityRoutes,
   noteRoutes,
   userRoutes,
+  shareRoutes,
   mediaRoutes,
 ];
 

@@ -6,6 +6,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Metrics, Readiness } from '@reelbase/lib-platform';
 import type { Peers } from '../clients/peers.js';
 import type { RateLimiter } from '../domain/rate.limiter.js';
+import type { ShareRouteOptions } from './share.routes.js';
 
 export interface RouteDeps {
   peers: Peers;
@@ -22,6 +23,8 @@ export interface RouteDeps {
   userChanged: (userId: string) => Promise<void>;
   /** Login attempts per client address (LOGIN_RATE_PER_MINUTE); unset: not limited. */
   loginLimiter?: RateLimiter;
+  /** Per-link limits of the guest routes and a logger for them (docs/review.md). */
+  share?: ShareRouteOptions;
   /** The client address of a request (TRUST_PROXY_HOPS applied). */
   addressOf: (req: IncomingMessage) => string;
   /** Reviewable uploads: the largest accepted (MEDIA_MAX_BYTES). */

@@ -57,6 +57,8 @@ export interface FakeState {
   bootstrapped?: boolean;
   /** token → its `exp` (Unix seconds); tokens not listed never expire. */
   tokenExpiry?: Map<string, number>;
+  /** Share links by token, with the password they were created with. */
+  shares?: Map<string, { link: recordsv1.ShareLink; password?: string }>;
   /** schema RPC name → the JSON text it answers; unlisted RPCs echo `{"rpc", "request"}`. */
   schemaAnswers?: Map<string, string>;
   /** media-transcode's store: key → object; uploads add `rv/<hex>/original<.ext>`. */
@@ -145,6 +147,15 @@ export function fakePeers(state: FakeState): Peers {
       return { done: state.bootstrapped ?? false };
     },
   };
+  const shares = () => (state.shares ??= new Map());
+  const usableShare = (token: string, password: string | undefined) => {
+    const share = shares().get(token);
+    if (!share || share.link.revokedAt) throw AppError.notFound('this share link does not exist, was revoked or has expired');
+    if (share.password !== undefined && share.password !== password) {
+      throw new AppError('unauthenticated', 'this share link needs its password', { code: 'password_required' });
+    }
+    return share;
+  };
   const records = {
     createRecord: async (req: recordsv1.CreateRecordRequest, ctx: CallContext) => {
       track('records', 'createRecord', req, ctx);
@@ -228,6 +239,57 @@ export function fakePeers(state: FakeState): Peers {
       });
       const totalMinutes = timeLogs.reduce((n, r) => n + Number((JSON.parse(r.dataJson) as { minutes?: number }).minutes ?? 0), 0);
       return { timeLogs, totalMinutes };
+    },
+    // Share links over the in-memory records: token `share-<n>`; a link's password is kept as given.
+    createShareLink: async (req: recordsv1.CreateShareLinkRequest, ctx: CallContext) => {
+      track('records', 'createShareLink', req, ctx);
+      get('Playlist', req.playlistId);
+      const token = `share-${shares().size + 1}`;
+      const link: recordsv1.ShareLink = {
+        id: newId(),
+        playlistId: req.playlistId,
+        tokenPrefix: token.slice(0, 6),
+        expiresAt: req.expiresAt,
+        canComment: req.canComment,
+        hasPassword: req.password !== undefined,
+        createdBy: ctx.principal?.userId,
+        createdAt: now(),
+      };
+      shares().set(token, { link, password: req.password });
+      return { link, token };
+    },
+    listShareLinks: async (req: recordsv1.ListShareLinksRequest, ctx: CallContext) => {
+      track('records', 'listShareLinks', req, ctx);
+      get('Playlist', req.playlistId);
+      return { links: [...shares().values()].filter((s) => s.link.playlistId === req.playlistId).map((s) => s.link) };
+    },
+    revokeShareLink: async (req: recordsv1.RevokeShareLinkRequest, ctx: CallContext) => {
+      track('records', 'revokeShareLink', req, ctx);
+      const share = shares().get(req.token) ?? [...shares().values()].find((s) => s.link.id === req.token);
+      if (!share) throw AppError.notFound('no share link with this token or id');
+      share.link.revokedAt ??= now();
+      return { link: share.link };
+    },
+    openShare: async (req: recordsv1.OpenShareRequest, ctx: CallContext) => {
+      track('records', 'openShare', req, ctx);
+      const share = usableShare(req.token, req.password);
+      const playlist = get('Playlist', share.link.playlistId);
+      const data = JSON.parse(playlist.dataJson) as { name?: string; versions?: { id: string }[] };
+      const versions = (data.versions ?? []).flatMap((v) => {
+        const r = state.records.get(v.id);
+        if (!r?.active) return [];
+        return [{ id: r.id, code: String((JSON.parse(r.dataJson) as { code?: string }).code ?? ''), status: r.status, notes: [] }];
+      });
+      return { playlistId: playlist.id, playlistName: data.name ?? '', versions, canComment: share.link.canComment, expiresAt: share.link.expiresAt };
+    },
+    createGuestNote: async (req: recordsv1.CreateGuestNoteRequest, ctx: CallContext) => {
+      track('records', 'createGuestNote', req, ctx);
+      const share = usableShare(req.token, req.password);
+      if (!share.link.canComment) throw new AppError('forbidden', 'this share link does not allow comments');
+      const data = { content: req.comment, links: [{ type: 'Version', id: req.versionId }], guest_name: req.guestName, verdict: req.verdict };
+      const note: recordsv1.Record = { id: newId(), entityType: 'Note', active: true, createdAt: now(), updatedAt: now(), dataJson: JSON.stringify(data) };
+      state.records.set(note.id, note);
+      return { note };
     },
   };
   const events = {

@@ -26,6 +26,11 @@ const UNUSED_RECORDS_METHODS = {
   listUserTasks: async () => ({ tasks: [] }),
   getTimesheet: async () => ({ timeLogs: [], totalMinutes: 0 }),
   queryRecords: async () => ({ items: [] }),
+  createShareLink: async () => ({ token: '' }),
+  listShareLinks: async () => ({ links: [] }),
+  revokeShareLink: async () => ({}),
+  openShare: async () => ({ playlistId: '', playlistName: '', versions: [], canComment: false }),
+  createGuestNote: async () => ({}),
 };
 const SECRET = 'round-trip-test-internal-auth-secret-0123456789';
 const { HealthCheckResponse_ServingStatus: Serving } = healthv1;

@@ -9,6 +9,7 @@ import type { RecordQueries } from '../domain/record.query.js';
 import type { SchemaAdmin } from '../domain/schema.admin.js';
 import type { RenameKind } from '../domain/schema.rename.js';
 import type { RecordView } from '../domain/record.types.js';
+import type { ShareLinkRow, ShareLinks } from '../domain/share.links.js';
 
 /** The full proto name, used for registration and health checks. */
 export const RECORDS_SERVICE_NAME = 'reelbase.records.v1.RecordsService';
@@ -29,6 +30,21 @@ export function toProtoRecord(r: RecordView): recordsv1.Record {
   };
 }
 
+/** A stored share link as a proto message (never its digest or password hash). */
+function toProtoShareLink(l: ShareLinkRow): recordsv1.ShareLink {
+  return {
+    id: l.id,
+    playlistId: l.playlistId,
+    tokenPrefix: l.tokenPrefix,
+    expiresAt: l.expiresAt ?? undefined,
+    canComment: l.canComment,
+    hasPassword: l.passwordHash !== null,
+    createdBy: l.createdBy ?? undefined,
+    createdAt: l.createdAt,
+    revokedAt: l.revokedAt ?? undefined,
+  };
+}
+
 /** absent → unchanged (undefined); present without value → cleared (null). */
 function nullable(v: recordsv1.NullableString | undefined): string | null | undefined {
   if (v === undefined) return undefined;
@@ -41,6 +57,7 @@ export function recordsHandlers(
   admin: SchemaAdmin,
   views: RecordViews,
   queries: RecordQueries,
+  shares: ShareLinks,
 ): UnaryHandlers<recordsv1.RecordsServiceServer> {
   return {
     async createRecord(req: recordsv1.CreateRecordRequest, ctx: CallContext) {
@@ -135,6 +152,49 @@ export function recordsHandlers(
         ctx,
       );
       return { items: result.items.map(toProtoRecord), nextCursor: result.nextCursor ?? undefined, total: result.total };
+    },
+
+    async createShareLink(req: recordsv1.CreateShareLinkRequest, ctx: CallContext) {
+      const { link, token } = await shares.create(
+        { playlistId: req.playlistId, expiresAt: req.expiresAt, canComment: req.canComment, password: req.password },
+        ctx,
+      );
+      return { link: toProtoShareLink(link), token };
+    },
+
+    async listShareLinks(req: recordsv1.ListShareLinksRequest, ctx: CallContext) {
+      return { links: (await shares.list(req.playlistId, ctx)).map(toProtoShareLink) };
+    },
+
+    async revokeShareLink(req: recordsv1.RevokeShareLinkRequest, ctx: CallContext) {
+      return { link: toProtoShareLink(await shares.revoke(req.token, ctx)) };
+    },
+
+    async openShare(req: recordsv1.OpenShareRequest) {
+      const opened = await shares.open(req.token, req.password);
+      return {
+        playlistId: opened.playlistId,
+        playlistName: opened.playlistName,
+        canComment: opened.canComment,
+        expiresAt: opened.expiresAt ?? undefined,
+        versions: opened.versions.map((v) => ({
+          id: v.id,
+          code: v.code,
+          status: v.status ?? undefined,
+          reviewMediaKey: v.reviewMediaKey ?? undefined,
+          thumbnailMediaKey: v.thumbnailMediaKey ?? undefined,
+          reviewKind: v.reviewKind ?? undefined,
+          notes: v.notes.map(toProtoRecord),
+        })),
+      };
+    },
+
+    async createGuestNote(req: recordsv1.CreateGuestNoteRequest, ctx: CallContext) {
+      const note = await shares.guestNote(
+        { token: req.token, password: req.password, versionId: req.versionId, comment: req.comment, verdict: req.verdict, guestName: req.guestName },
+        ctx.requestId,
+      );
+      return { note: toProtoRecord(note) };
     },
   };
 }

@@ -13,6 +13,8 @@ import { SchemaRepository } from './schema.repository.js';
 import { RenameRepository } from './rename.repository.js';
 import { UsageRepository, type RecordsUsage } from './usage.repository.js';
 import { ViewsRepository } from './views.repository.js';
+import { ShareRepository } from './share.repository.js';
+import type { NewShareLink, ShareLinkRow, ShareLinkStore, VersionReviewable } from '../domain/share.links.js';
 import { QueryRepository } from './query.repository.js';
 import type { QueryPlan, RecordQueryStore, QueryRow } from '../domain/record.query.js';
 import type { SchemaAdminStore } from '../domain/schema.admin.js';
@@ -24,13 +26,14 @@ const WRITE_ERRORS: SqlStateErrors = {
   '23505': () => AppError.conflict('duplicate_id', 'a record with this id already exists'),
 };
 
-export class KnexRecordStore implements RecordStore, SchemaAdminStore, RecordViewStore, RecordQueryStore {
+export class KnexRecordStore implements RecordStore, SchemaAdminStore, RecordViewStore, RecordQueryStore, ShareLinkStore {
   private readonly records = new RecordRepository();
   private readonly outbox = new OutboxRepository();
   private readonly schema = new SchemaRepository();
   private readonly renames = new RenameRepository();
   private readonly usage = new UsageRepository();
   private readonly views = new ViewsRepository();
+  private readonly shares = new ShareRepository();
   private readonly queries = new QueryRepository();
 
   constructor(
@@ -101,6 +104,38 @@ export class KnexRecordStore implements RecordStore, SchemaAdminStore, RecordVie
 
   timeLogsOf(userId: string, from: string, to: string): Promise<StoredRecord[]> {
     return guarded(() => this.views.timeLogsOf(this.db, userId, from, to));
+  }
+
+  findLive(ids: readonly string[]): Promise<StoredRecord[]> {
+    return guarded(() => this.shares.findLive(this.db, ids));
+  }
+
+  notesLinkingAny(type: string, ids: readonly string[]): Promise<StoredRecord[]> {
+    return guarded(() => this.shares.notesLinkingAny(this.db, type, ids));
+  }
+
+  latestReviewables(versionIds: readonly string[]): Promise<VersionReviewable[]> {
+    return guarded(() => this.shares.latestReviewables(this.db, versionIds));
+  }
+
+  insertShareLink(link: NewShareLink): Promise<ShareLinkRow> {
+    return guarded(() => this.shares.insert(this.db, link));
+  }
+
+  shareLinksOf(playlistId: string): Promise<ShareLinkRow[]> {
+    return guarded(() => this.shares.ofPlaylist(this.db, playlistId));
+  }
+
+  shareLinkByDigest(digest: Buffer): Promise<ShareLinkRow | undefined> {
+    return guarded(() => this.shares.byDigest(this.db, digest));
+  }
+
+  shareLinkById(id: string): Promise<ShareLinkRow | undefined> {
+    return guarded(() => this.shares.byId(this.db, id));
+  }
+
+  revokeShareLink(id: string): Promise<ShareLinkRow | undefined> {
+    return guarded(() => this.shares.revoke(this.db, id));
   }
 
   private statements(trx: Knex.Transaction): RecordTransaction {

@@ -8,6 +8,7 @@ import { RecordsInitialMigration } from './initial.migration.js';
 import { RecordsSchemaMigration } from './schema.migration.js';
 import { RecordsViewsMigration } from './views.migration.js';
 import { RecordsQueryIndexesMigration } from './query.migration.js';
+import { RecordsShareLinksMigration } from './share.migration.js';
 
 /** Every migration of schema `records`, oldest first. */
 export const RECORDS_MIGRATIONS: MigrationObject[] = [
@@ -15,4 +16,5 @@ export const RECORDS_MIGRATIONS: MigrationObject[] = [
   { name: 'records-0002-schema-state', class: RecordsSchemaMigration },
   { name: 'records-0003-view-indexes', class: RecordsViewsMigration },
   { name: 'records-0004-query-indexes', class: RecordsQueryIndexesMigration },
+  { name: 'records-0005-share-links', class: RecordsShareLinksMigration },
 ];

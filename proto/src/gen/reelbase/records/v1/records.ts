@@ -231,6 +231,99 @@ export interface QueryRecordsResponse {
   total?: number | undefined;
 }
 
+/**
+ * A share link of one playlist (docs/review.md). The token itself is never stored or listed:
+ * only its SHA-256 digest is kept, so a list shows `token_prefix` (its first 6 characters).
+ */
+export interface ShareLink {
+  id: string;
+  playlistId: string;
+  tokenPrefix: string;
+  expiresAt?: string | undefined;
+  canComment: boolean;
+  hasPassword: boolean;
+  createdBy?: string | undefined;
+  createdAt: string;
+  revokedAt?: string | undefined;
+}
+
+export interface CreateShareLinkRequest {
+  playlistId: string;
+  /** ISO 8601; absent: the link does not expire. */
+  expiresAt?: string | undefined;
+  canComment: boolean;
+  /** Absent or empty: no password. */
+  password?: string | undefined;
+}
+
+export interface CreateShareLinkResponse {
+  link?:
+    | ShareLink
+    | undefined;
+  /** The token, answered once: 256 random bits, base64url. */
+  token: string;
+}
+
+export interface ListShareLinksRequest {
+  playlistId: string;
+}
+
+export interface ListShareLinksResponse {
+  /** Newest first, revoked and expired ones included. */
+  links: ShareLink[];
+}
+
+export interface RevokeShareLinkRequest {
+  /** The token, or the link's id (as listed). */
+  token: string;
+}
+
+export interface RevokeShareLinkResponse {
+  link?: ShareLink | undefined;
+}
+
+export interface OpenShareRequest {
+  token: string;
+  /** Required when the link has a password (else unauthenticated, code password_required). */
+  password?: string | undefined;
+}
+
+/** One version of a shared playlist with its latest finished reviewable and its notes. */
+export interface SharedVersion {
+  id: string;
+  code: string;
+  status?: string | undefined;
+  reviewMediaKey?: string | undefined;
+  thumbnailMediaKey?: string | undefined;
+  reviewKind?:
+    | string
+    | undefined;
+  /** Live Notes linking the version, oldest first. */
+  notes: Record[];
+}
+
+export interface OpenShareResponse {
+  playlistId: string;
+  playlistName: string;
+  versions: SharedVersion[];
+  canComment: boolean;
+  expiresAt?: string | undefined;
+}
+
+export interface CreateGuestNoteRequest {
+  token: string;
+  password?: string | undefined;
+  versionId: string;
+  comment: string;
+  /** approve or needs-changes; absent: no verdict. */
+  verdict?: string | undefined;
+  guestName: string;
+}
+
+export interface CreateGuestNoteResponse {
+  note?: Record | undefined;
+}
+
 function createBaseRecord(): Record {
   return {
     id: "",
@@ -2996,6 +3089,1380 @@ export const QueryRecordsResponse: MessageFns<QueryRecordsResponse> = {
   },
 };
 
+function createBaseShareLink(): ShareLink {
+  return {
+    id: "",
+    playlistId: "",
+    tokenPrefix: "",
+    expiresAt: undefined,
+    canComment: false,
+    hasPassword: false,
+    createdBy: undefined,
+    createdAt: "",
+    revokedAt: undefined,
+  };
+}
+
+export const ShareLink: MessageFns<ShareLink> = {
+  encode(message: ShareLink, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    if (message.playlistId !== "") {
+      writer.uint32(18).string(message.playlistId);
+    }
+    if (message.tokenPrefix !== "") {
+      writer.uint32(26).string(message.tokenPrefix);
+    }
+    if (message.expiresAt !== undefined) {
+      writer.uint32(34).string(message.expiresAt);
+    }
+    if (message.canComment !== false) {
+      writer.uint32(40).bool(message.canComment);
+    }
+    if (message.hasPassword !== false) {
+      writer.uint32(48).bool(message.hasPassword);
+    }
+    if (message.createdBy !== undefined) {
+      writer.uint32(58).string(message.createdBy);
+    }
+    if (message.createdAt !== "") {
+      writer.uint32(66).string(message.createdAt);
+    }
+    if (message.revokedAt !== undefined) {
+      writer.uint32(74).string(message.revokedAt);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ShareLink {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseShareLink();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.playlistId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.tokenPrefix = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.expiresAt = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.canComment = reader.bool();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.hasPassword = reader.bool();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.createdBy = reader.string();
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.createdAt = reader.string();
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.revokedAt = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ShareLink {
+    return {
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
+      playlistId: isSet(object.playlistId)
+        ? globalThis.String(object.playlistId)
+        : isSet(object.playlist_id)
+        ? globalThis.String(object.playlist_id)
+        : "",
+      tokenPrefix: isSet(object.tokenPrefix)
+        ? globalThis.String(object.tokenPrefix)
+        : isSet(object.token_prefix)
+        ? globalThis.String(object.token_prefix)
+        : "",
+      expiresAt: isSet(object.expiresAt)
+        ? globalThis.String(object.expiresAt)
+        : isSet(object.expires_at)
+        ? globalThis.String(object.expires_at)
+        : undefined,
+      canComment: isSet(object.canComment)
+        ? globalThis.Boolean(object.canComment)
+        : isSet(object.can_comment)
+        ? globalThis.Boolean(object.can_comment)
+        : false,
+      hasPassword: isSet(object.hasPassword)
+        ? globalThis.Boolean(object.hasPassword)
+        : isSet(object.has_password)
+        ? globalThis.Boolean(object.has_password)
+        : false,
+      createdBy: isSet(object.createdBy)
+        ? globalThis.String(object.createdBy)
+        : isSet(object.created_by)
+        ? globalThis.String(object.created_by)
+        : undefined,
+      createdAt: isSet(object.createdAt)
+        ? globalThis.String(object.createdAt)
+        : isSet(object.created_at)
+        ? globalThis.String(object.created_at)
+        : "",
+      revokedAt: isSet(object.revokedAt)
+        ? globalThis.String(object.revokedAt)
+        : isSet(object.revoked_at)
+        ? globalThis.String(object.revoked_at)
+        : undefined,
+    };
+  },
+
+  toJSON(message: ShareLink): unknown {
+    const obj: any = {};
+    if (message.id !== "") {
+      obj.id = message.id;
+    }
+    if (message.playlistId !== "") {
+      obj.playlistId = message.playlistId;
+    }
+    if (message.tokenPrefix !== "") {
+      obj.tokenPrefix = message.tokenPrefix;
+    }
+    if (message.expiresAt !== undefined) {
+      obj.expiresAt = message.expiresAt;
+    }
+    if (message.canComment !== false) {
+      obj.canComment = message.canComment;
+    }
+    if (message.hasPassword !== false) {
+      obj.hasPassword = message.hasPassword;
+    }
+    if (message.createdBy !== undefined) {
+      obj.createdBy = message.createdBy;
+    }
+    if (message.createdAt !== "") {
+      obj.createdAt = message.createdAt;
+    }
+    if (message.revokedAt !== undefined) {
+      obj.revokedAt = message.revokedAt;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ShareLink>, I>>(base?: I): ShareLink {
+    return ShareLink.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ShareLink>, I>>(object: I): ShareLink {
+    const message = createBaseShareLink();
+    message.id = object.id ?? "";
+    message.playlistId = object.playlistId ?? "";
+    message.tokenPrefix = object.tokenPrefix ?? "";
+    message.expiresAt = object.expiresAt ?? undefined;
+    message.canComment = object.canComment ?? false;
+    message.hasPassword = object.hasPassword ?? false;
+    message.createdBy = object.createdBy ?? undefined;
+    message.createdAt = object.createdAt ?? "";
+    message.revokedAt = object.revokedAt ?? undefined;
+    return message;
+  },
+};
+
+function createBaseCreateShareLinkRequest(): CreateShareLinkRequest {
+  return { playlistId: "", expiresAt: undefined, canComment: false, password: undefined };
+}
+
+export const CreateShareLinkRequest: MessageFns<CreateShareLinkRequest> = {
+  encode(message: CreateShareLinkRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.playlistId !== "") {
+      writer.uint32(10).string(message.playlistId);
+    }
+    if (message.expiresAt !== undefined) {
+      writer.uint32(18).string(message.expiresAt);
+    }
+    if (message.canComment !== false) {
+      writer.uint32(24).bool(message.canComment);
+    }
+    if (message.password !== undefined) {
+      writer.uint32(34).string(message.password);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CreateShareLinkRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCreateShareLinkRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.playlistId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.expiresAt = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.canComment = reader.bool();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.password = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CreateShareLinkRequest {
+    return {
+      playlistId: isSet(object.playlistId)
+        ? globalThis.String(object.playlistId)
+        : isSet(object.playlist_id)
+        ? globalThis.String(object.playlist_id)
+        : "",
+      expiresAt: isSet(object.expiresAt)
+        ? globalThis.String(object.expiresAt)
+        : isSet(object.expires_at)
+        ? globalThis.String(object.expires_at)
+        : undefined,
+      canComment: isSet(object.canComment)
+        ? globalThis.Boolean(object.canComment)
+        : isSet(object.can_comment)
+        ? globalThis.Boolean(object.can_comment)
+        : false,
+      password: isSet(object.password) ? globalThis.String(object.password) : undefined,
+    };
+  },
+
+  toJSON(message: CreateShareLinkRequest): unknown {
+    const obj: any = {};
+    if (message.playlistId !== "") {
+      obj.playlistId = message.playlistId;
+    }
+    if (message.expiresAt !== undefined) {
+      obj.expiresAt = message.expiresAt;
+    }
+    if (message.canComment !== false) {
+      obj.canComment = message.canComment;
+    }
+    if (message.password !== undefined) {
+      obj.password = message.password;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<CreateShareLinkRequest>, I>>(base?: I): CreateShareLinkRequest {
+    return CreateShareLinkRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<CreateShareLinkRequest>, I>>(object: I): CreateShareLinkRequest {
+    const message = createBaseCreateShareLinkRequest();
+    message.playlistId = object.playlistId ?? "";
+    message.expiresAt = object.expiresAt ?? undefined;
+    message.canComment = object.canComment ?? false;
+    message.password = object.password ?? undefined;
+    return message;
+  },
+};
+
+function createBaseCreateShareLinkResponse(): CreateShareLinkResponse {
+  return { link: undefined, token: "" };
+}
+
+export const CreateShareLinkResponse: MessageFns<CreateShareLinkResponse> = {
+  encode(message: CreateShareLinkResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.link !== undefined) {
+      ShareLink.encode(message.link, writer.uint32(10).fork()).join();
+    }
+    if (message.token !== "") {
+      writer.uint32(18).string(message.token);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CreateShareLinkResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCreateShareLinkResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.link = ShareLink.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.token = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CreateShareLinkResponse {
+    return {
+      link: isSet(object.link) ? ShareLink.fromJSON(object.link) : undefined,
+      token: isSet(object.token) ? globalThis.String(object.token) : "",
+    };
+  },
+
+  toJSON(message: CreateShareLinkResponse): unknown {
+    const obj: any = {};
+    if (message.link !== undefined) {
+      obj.link = ShareLink.toJSON(message.link);
+    }
+    if (message.token !== "") {
+      obj.token = message.token;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<CreateShareLinkResponse>, I>>(base?: I): CreateShareLinkResponse {
+    return CreateShareLinkResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<CreateShareLinkResponse>, I>>(object: I): CreateShareLinkResponse {
+    const message = createBaseCreateShareLinkResponse();
+    message.link = (object.link !== undefined && object.link !== null) ? ShareLink.fromPartial(object.link) : undefined;
+    message.token = object.token ?? "";
+    return message;
+  },
+};
+
+function createBaseListShareLinksRequest(): ListShareLinksRequest {
+  return { playlistId: "" };
+}
+
+export const ListShareLinksRequest: MessageFns<ListShareLinksRequest> = {
+  encode(message: ListShareLinksRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.playlistId !== "") {
+      writer.uint32(10).string(message.playlistId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListShareLinksRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListShareLinksRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.playlistId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListShareLinksRequest {
+    return {
+      playlistId: isSet(object.playlistId)
+        ? globalThis.String(object.playlistId)
+        : isSet(object.playlist_id)
+        ? globalThis.String(object.playlist_id)
+        : "",
+    };
+  },
+
+  toJSON(message: ListShareLinksRequest): unknown {
+    const obj: any = {};
+    if (message.playlistId !== "") {
+      obj.playlistId = message.playlistId;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ListShareLinksRequest>, I>>(base?: I): ListShareLinksRequest {
+    return ListShareLinksRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ListShareLinksRequest>, I>>(object: I): ListShareLinksRequest {
+    const message = createBaseListShareLinksRequest();
+    message.playlistId = object.playlistId ?? "";
+    return message;
+  },
+};
+
+function createBaseListShareLinksResponse(): ListShareLinksResponse {
+  return { links: [] };
+}
+
+export const ListShareLinksResponse: MessageFns<ListShareLinksResponse> = {
+  encode(message: ListShareLinksResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.links) {
+      ShareLink.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListShareLinksResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListShareLinksResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.links.push(ShareLink.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListShareLinksResponse {
+    return {
+      links: globalThis.Array.isArray(object?.links) ? object.links.map((e: any) => ShareLink.fromJSON(e)) : [],
+    };
+  },
+
+  toJSON(message: ListShareLinksResponse): unknown {
+    const obj: any = {};
+    if (message.links?.length) {
+      obj.links = message.links.map((e) => ShareLink.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ListShareLinksResponse>, I>>(base?: I): ListShareLinksResponse {
+    return ListShareLinksResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ListShareLinksResponse>, I>>(object: I): ListShareLinksResponse {
+    const message = createBaseListShareLinksResponse();
+    message.links = object.links?.map((e) => ShareLink.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseRevokeShareLinkRequest(): RevokeShareLinkRequest {
+  return { token: "" };
+}
+
+export const RevokeShareLinkRequest: MessageFns<RevokeShareLinkRequest> = {
+  encode(message: RevokeShareLinkRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.token !== "") {
+      writer.uint32(10).string(message.token);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RevokeShareLinkRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRevokeShareLinkRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.token = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RevokeShareLinkRequest {
+    return { token: isSet(object.token) ? globalThis.String(object.token) : "" };
+  },
+
+  toJSON(message: RevokeShareLinkRequest): unknown {
+    const obj: any = {};
+    if (message.token !== "") {
+      obj.token = message.token;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<RevokeShareLinkRequest>, I>>(base?: I): RevokeShareLinkRequest {
+    return RevokeShareLinkRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<RevokeShareLinkRequest>, I>>(object: I): RevokeShareLinkRequest {
+    const message = createBaseRevokeShareLinkRequest();
+    message.token = object.token ?? "";
+    return message;
+  },
+};
+
+function createBaseRevokeShareLinkResponse(): RevokeShareLinkResponse {
+  return { link: undefined };
+}
+
+export const RevokeShareLinkResponse: MessageFns<RevokeShareLinkResponse> = {
+  encode(message: RevokeShareLinkResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.link !== undefined) {
+      ShareLink.encode(message.link, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RevokeShareLinkResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRevokeShareLinkResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.link = ShareLink.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RevokeShareLinkResponse {
+    return { link: isSet(object.link) ? ShareLink.fromJSON(object.link) : undefined };
+  },
+
+  toJSON(message: RevokeShareLinkResponse): unknown {
+    const obj: any = {};
+    if (message.link !== undefined) {
+      obj.link = ShareLink.toJSON(message.link);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<RevokeShareLinkResponse>, I>>(base?: I): RevokeShareLinkResponse {
+    return RevokeShareLinkResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<RevokeShareLinkResponse>, I>>(object: I): RevokeShareLinkResponse {
+    const message = createBaseRevokeShareLinkResponse();
+    message.link = (object.link !== undefined && object.link !== null) ? ShareLink.fromPartial(object.link) : undefined;
+    return message;
+  },
+};
+
+function createBaseOpenShareRequest(): OpenShareRequest {
+  return { token: "", password: undefined };
+}
+
+export const OpenShareRequest: MessageFns<OpenShareRequest> = {
+  encode(message: OpenShareRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.token !== "") {
+      writer.uint32(10).string(message.token);
+    }
+    if (message.password !== undefined) {
+      writer.uint32(18).string(message.password);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): OpenShareRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseOpenShareRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.token = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.password = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): OpenShareRequest {
+    return {
+      token: isSet(object.token) ? globalThis.String(object.token) : "",
+      password: isSet(object.password) ? globalThis.String(object.password) : undefined,
+    };
+  },
+
+  toJSON(message: OpenShareRequest): unknown {
+    const obj: any = {};
+    if (message.token !== "") {
+      obj.token = message.token;
+    }
+    if (message.password !== undefined) {
+      obj.password = message.password;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<OpenShareRequest>, I>>(base?: I): OpenShareRequest {
+    return OpenShareRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<OpenShareRequest>, I>>(object: I): OpenShareRequest {
+    const message = createBaseOpenShareRequest();
+    message.token = object.token ?? "";
+    message.password = object.password ?? undefined;
+    return message;
+  },
+};
+
+function createBaseSharedVersion(): SharedVersion {
+  return {
+    id: "",
+    code: "",
+    status: undefined,
+    reviewMediaKey: undefined,
+    thumbnailMediaKey: undefined,
+    reviewKind: undefined,
+    notes: [],
+  };
+}
+
+export const SharedVersion: MessageFns<SharedVersion> = {
+  encode(message: SharedVersion, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    if (message.code !== "") {
+      writer.uint32(18).string(message.code);
+    }
+    if (message.status !== undefined) {
+      writer.uint32(26).string(message.status);
+    }
+    if (message.reviewMediaKey !== undefined) {
+      writer.uint32(34).string(message.reviewMediaKey);
+    }
+    if (message.thumbnailMediaKey !== undefined) {
+      writer.uint32(42).string(message.thumbnailMediaKey);
+    }
+    if (message.reviewKind !== undefined) {
+      writer.uint32(50).string(message.reviewKind);
+    }
+    for (const v of message.notes) {
+      Record.encode(v!, writer.uint32(58).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SharedVersion {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSharedVersion();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.code = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.status = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.reviewMediaKey = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.thumbnailMediaKey = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.reviewKind = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.notes.push(Record.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SharedVersion {
+    return {
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
+      code: isSet(object.code) ? globalThis.String(object.code) : "",
+      status: isSet(object.status) ? globalThis.String(object.status) : undefined,
+      reviewMediaKey: isSet(object.reviewMediaKey)
+        ? globalThis.String(object.reviewMediaKey)
+        : isSet(object.review_media_key)
+        ? globalThis.String(object.review_media_key)
+        : undefined,
+      thumbnailMediaKey: isSet(object.thumbnailMediaKey)
+        ? globalThis.String(object.thumbnailMediaKey)
+        : isSet(object.thumbnail_media_key)
+        ? globalThis.String(object.thumbnail_media_key)
+        : undefined,
+      reviewKind: isSet(object.reviewKind)
+        ? globalThis.String(object.reviewKind)
+        : isSet(object.review_kind)
+        ? globalThis.String(object.review_kind)
+        : undefined,
+      notes: globalThis.Array.isArray(object?.notes) ? object.notes.map((e: any) => Record.fromJSON(e)) : [],
+    };
+  },
+
+  toJSON(message: SharedVersion): unknown {
+    const obj: any = {};
+    if (message.id !== "") {
+      obj.id = message.id;
+    }
+    if (message.code !== "") {
+      obj.code = message.code;
+    }
+    if (message.status !== undefined) {
+      obj.status = message.status;
+    }
+    if (message.reviewMediaKey !== undefined) {
+      obj.reviewMediaKey = message.reviewMediaKey;
+    }
+    if (message.thumbnailMediaKey !== undefined) {
+      obj.thumbnailMediaKey = message.thumbnailMediaKey;
+    }
+    if (message.reviewKind !== undefined) {
+      obj.reviewKind = message.reviewKind;
+    }
+    if (message.notes?.length) {
+      obj.notes = message.notes.map((e) => Record.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<SharedVersion>, I>>(base?: I): SharedVersion {
+    return SharedVersion.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<SharedVersion>, I>>(object: I): SharedVersion {
+    const message = createBaseSharedVersion();
+    message.id = object.id ?? "";
+    message.code = object.code ?? "";
+    message.status = object.status ?? undefined;
+    message.reviewMediaKey = object.reviewMediaKey ?? undefined;
+    message.thumbnailMediaKey = object.thumbnailMediaKey ?? undefined;
+    message.reviewKind = object.reviewKind ?? undefined;
+    message.notes = object.notes?.map((e) => Record.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseOpenShareResponse(): OpenShareResponse {
+  return { playlistId: "", playlistName: "", versions: [], canComment: false, expiresAt: undefined };
+}
+
+export const OpenShareResponse: MessageFns<OpenShareResponse> = {
+  encode(message: OpenShareResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.playlistId !== "") {
+      writer.uint32(10).string(message.playlistId);
+    }
+    if (message.playlistName !== "") {
+      writer.uint32(18).string(message.playlistName);
+    }
+    for (const v of message.versions) {
+      SharedVersion.encode(v!, writer.uint32(26).fork()).join();
+    }
+    if (message.canComment !== false) {
+      writer.uint32(32).bool(message.canComment);
+    }
+    if (message.expiresAt !== undefined) {
+      writer.uint32(42).string(message.expiresAt);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): OpenShareResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseOpenShareResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.playlistId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.playlistName = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.versions.push(SharedVersion.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.canComment = reader.bool();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.expiresAt = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): OpenShareResponse {
+    return {
+      playlistId: isSet(object.playlistId)
+        ? globalThis.String(object.playlistId)
+        : isSet(object.playlist_id)
+        ? globalThis.String(object.playlist_id)
+        : "",
+      playlistName: isSet(object.playlistName)
+        ? globalThis.String(object.playlistName)
+        : isSet(object.playlist_name)
+        ? globalThis.String(object.playlist_name)
+        : "",
+      versions: globalThis.Array.isArray(object?.versions)
+        ? object.versions.map((e: any) => SharedVersion.fromJSON(e))
+        : [],
+      canComment: isSet(object.canComment)
+        ? globalThis.Boolean(object.canComment)
+        : isSet(object.can_comment)
+        ? globalThis.Boolean(object.can_comment)
+        : false,
+      expiresAt: isSet(object.expiresAt)
+        ? globalThis.String(object.expiresAt)
+        : isSet(object.expires_at)
+        ? globalThis.String(object.expires_at)
+        : undefined,
+    };
+  },
+
+  toJSON(message: OpenShareResponse): unknown {
+    const obj: any = {};
+    if (message.playlistId !== "") {
+      obj.playlistId = message.playlistId;
+    }
+    if (message.playlistName !== "") {
+      obj.playlistName = message.playlistName;
+    }
+    if (message.versions?.length) {
+      obj.versions = message.versions.map((e) => SharedVersion.toJSON(e));
+    }
+    if (message.canComment !== false) {
+      obj.canComment = message.canComment;
+    }
+    if (message.expiresAt !== undefined) {
+      obj.expiresAt = message.expiresAt;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<OpenShareResponse>, I>>(base?: I): OpenShareResponse {
+    return OpenShareResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<OpenShareResponse>, I>>(object: I): OpenShareResponse {
+    const message = createBaseOpenShareResponse();
+    message.playlistId = object.playlistId ?? "";
+    message.playlistName = object.playlistName ?? "";
+    message.versions = object.versions?.map((e) => SharedVersion.fromPartial(e)) || [];
+    message.canComment = object.canComment ?? false;
+    message.expiresAt = object.expiresAt ?? undefined;
+    return message;
+  },
+};
+
+function createBaseCreateGuestNoteRequest(): CreateGuestNoteRequest {
+  return { token: "", password: undefined, versionId: "", comment: "", verdict: undefined, guestName: "" };
+}
+
+export const CreateGuestNoteRequest: MessageFns<CreateGuestNoteRequest> = {
+  encode(message: CreateGuestNoteRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.token !== "") {
+      writer.uint32(10).string(message.token);
+    }
+    if (message.password !== undefined) {
+      writer.uint32(18).string(message.password);
+    }
+    if (message.versionId !== "") {
+      writer.uint32(26).string(message.versionId);
+    }
+    if (message.comment !== "") {
+      writer.uint32(34).string(message.comment);
+    }
+    if (message.verdict !== undefined) {
+      writer.uint32(42).string(message.verdict);
+    }
+    if (message.guestName !== "") {
+      writer.uint32(50).string(message.guestName);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CreateGuestNoteRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCreateGuestNoteRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.token = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.password = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.versionId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.comment = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.verdict = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.guestName = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CreateGuestNoteRequest {
+    return {
+      token: isSet(object.token) ? globalThis.String(object.token) : "",
+      password: isSet(object.password) ? globalThis.String(object.password) : undefined,
+      versionId: isSet(object.versionId)
+        ? globalThis.String(object.versionId)
+        : isSet(object.version_id)
+        ? globalThis.String(object.version_id)
+        : "",
+      comment: isSet(object.comment) ? globalThis.String(object.comment) : "",
+      verdict: isSet(object.verdict) ? globalThis.String(object.verdict) : undefined,
+      guestName: isSet(object.guestName)
+        ? globalThis.String(object.guestName)
+        : isSet(object.guest_name)
+        ? globalThis.String(object.guest_name)
+        : "",
+    };
+  },
+
+  toJSON(message: CreateGuestNoteRequest): unknown {
+    const obj: any = {};
+    if (message.token !== "") {
+      obj.token = message.token;
+    }
+    if (message.password !== undefined) {
+      obj.password = message.password;
+    }
+    if (message.versionId !== "") {
+      obj.versionId = message.versionId;
+    }
+    if (message.comment !== "") {
+      obj.comment = message.comment;
+    }
+    if (message.verdict !== undefined) {
+      obj.verdict = message.verdict;
+    }
+    if (message.guestName !== "") {
+      obj.guestName = message.guestName;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<CreateGuestNoteRequest>, I>>(base?: I): CreateGuestNoteRequest {
+    return CreateGuestNoteRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<CreateGuestNoteRequest>, I>>(object: I): CreateGuestNoteRequest {
+    const message = createBaseCreateGuestNoteRequest();
+    message.token = object.token ?? "";
+    message.password = object.password ?? undefined;
+    message.versionId = object.versionId ?? "";
+    message.comment = object.comment ?? "";
+    message.verdict = object.verdict ?? undefined;
+    message.guestName = object.guestName ?? "";
+    return message;
+  },
+};
+
+function createBaseCreateGuestNoteResponse(): CreateGuestNoteResponse {
+  return { note: undefined };
+}
+
+export const CreateGuestNoteResponse: MessageFns<CreateGuestNoteResponse> = {
+  encode(message: CreateGuestNoteResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.note !== undefined) {
+      Record.encode(message.note, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CreateGuestNoteResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCreateGuestNoteResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.note = Record.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CreateGuestNoteResponse {
+    return { note: isSet(object.note) ? Record.fromJSON(object.note) : undefined };
+  },
+
+  toJSON(message: CreateGuestNoteResponse): unknown {
+    const obj: any = {};
+    if (message.note !== undefined) {
+      obj.note = Record.toJSON(message.note);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<CreateGuestNoteResponse>, I>>(base?: I): CreateGuestNoteResponse {
+    return CreateGuestNoteResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<CreateGuestNoteResponse>, I>>(object: I): CreateGuestNoteResponse {
+    const message = createBaseCreateGuestNoteResponse();
+    message.note = (object.note !== undefined && object.note !== null) ? Record.fromPartial(object.note) : undefined;
+    return message;
+  },
+};
+
 /**
  * Generic create, read, update, retire and revive. Writes commit with their event in one
  * transaction (outbox); the acting principal comes from call metadata.
@@ -3125,6 +4592,62 @@ export const RecordsServiceService = {
       Buffer.from(QueryRecordsResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): QueryRecordsResponse => QueryRecordsResponse.decode(value),
   },
+  /** Share links of a playlist (Admin, Supervisor, Coordinator) and what a guest holding one may do. */
+  createShareLink: {
+    path: "/reelbase.records.v1.RecordsService/CreateShareLink" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: CreateShareLinkRequest): Buffer =>
+      Buffer.from(CreateShareLinkRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): CreateShareLinkRequest => CreateShareLinkRequest.decode(value),
+    responseSerialize: (value: CreateShareLinkResponse): Buffer =>
+      Buffer.from(CreateShareLinkResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): CreateShareLinkResponse => CreateShareLinkResponse.decode(value),
+  },
+  listShareLinks: {
+    path: "/reelbase.records.v1.RecordsService/ListShareLinks" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListShareLinksRequest): Buffer =>
+      Buffer.from(ListShareLinksRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListShareLinksRequest => ListShareLinksRequest.decode(value),
+    responseSerialize: (value: ListShareLinksResponse): Buffer =>
+      Buffer.from(ListShareLinksResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListShareLinksResponse => ListShareLinksResponse.decode(value),
+  },
+  revokeShareLink: {
+    path: "/reelbase.records.v1.RecordsService/RevokeShareLink" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: RevokeShareLinkRequest): Buffer =>
+      Buffer.from(RevokeShareLinkRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): RevokeShareLinkRequest => RevokeShareLinkRequest.decode(value),
+    responseSerialize: (value: RevokeShareLinkResponse): Buffer =>
+      Buffer.from(RevokeShareLinkResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): RevokeShareLinkResponse => RevokeShareLinkResponse.decode(value),
+  },
+  /** The playlist as a guest sees it; not found for an unknown, revoked or expired token. */
+  openShare: {
+    path: "/reelbase.records.v1.RecordsService/OpenShare" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: OpenShareRequest): Buffer => Buffer.from(OpenShareRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): OpenShareRequest => OpenShareRequest.decode(value),
+    responseSerialize: (value: OpenShareResponse): Buffer => Buffer.from(OpenShareResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): OpenShareResponse => OpenShareResponse.decode(value),
+  },
+  /** A Note by a guest on one version of the shared playlist, written like any Note (with its event). */
+  createGuestNote: {
+    path: "/reelbase.records.v1.RecordsService/CreateGuestNote" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: CreateGuestNoteRequest): Buffer =>
+      Buffer.from(CreateGuestNoteRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): CreateGuestNoteRequest => CreateGuestNoteRequest.decode(value),
+    responseSerialize: (value: CreateGuestNoteResponse): Buffer =>
+      Buffer.from(CreateGuestNoteResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): CreateGuestNoteResponse => CreateGuestNoteResponse.decode(value),
+  },
 } as const;
 
 export interface RecordsServiceServer extends UntypedServiceImplementation {
@@ -3148,6 +4671,14 @@ export interface RecordsServiceServer extends UntypedServiceImplementation {
   getTimesheet: handleUnaryCall<GetTimesheetRequest, GetTimesheetResponse>;
   /** Records of one type matching a filter, in keyset pages; any authenticated caller. */
   queryRecords: handleUnaryCall<QueryRecordsRequest, QueryRecordsResponse>;
+  /** Share links of a playlist (Admin, Supervisor, Coordinator) and what a guest holding one may do. */
+  createShareLink: handleUnaryCall<CreateShareLinkRequest, CreateShareLinkResponse>;
+  listShareLinks: handleUnaryCall<ListShareLinksRequest, ListShareLinksResponse>;
+  revokeShareLink: handleUnaryCall<RevokeShareLinkRequest, RevokeShareLinkResponse>;
+  /** The playlist as a guest sees it; not found for an unknown, revoked or expired token. */
+  openShare: handleUnaryCall<OpenShareRequest, OpenShareResponse>;
+  /** A Note by a guest on one version of the shared playlist, written like any Note (with its event). */
+  createGuestNote: handleUnaryCall<CreateGuestNoteRequest, CreateGuestNoteResponse>;
 }
 
 export interface RecordsServiceClient extends Client {
@@ -3338,6 +4869,84 @@ export interface RecordsServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: QueryRecordsResponse) => void,
+  ): ClientUnaryCall;
+  /** Share links of a playlist (Admin, Supervisor, Coordinator) and what a guest holding one may do. */
+  createShareLink(
+    request: CreateShareLinkRequest,
+    callback: (error: ServiceError | null, response: CreateShareLinkResponse) => void,
+  ): ClientUnaryCall;
+  createShareLink(
+    request: CreateShareLinkRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: CreateShareLinkResponse) => void,
+  ): ClientUnaryCall;
+  createShareLink(
+    request: CreateShareLinkRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: CreateShareLinkResponse) => void,
+  ): ClientUnaryCall;
+  listShareLinks(
+    request: ListShareLinksRequest,
+    callback: (error: ServiceError | null, response: ListShareLinksResponse) => void,
+  ): ClientUnaryCall;
+  listShareLinks(
+    request: ListShareLinksRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListShareLinksResponse) => void,
+  ): ClientUnaryCall;
+  listShareLinks(
+    request: ListShareLinksRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListShareLinksResponse) => void,
+  ): ClientUnaryCall;
+  revokeShareLink(
+    request: RevokeShareLinkRequest,
+    callback: (error: ServiceError | null, response: RevokeShareLinkResponse) => void,
+  ): ClientUnaryCall;
+  revokeShareLink(
+    request: RevokeShareLinkRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: RevokeShareLinkResponse) => void,
+  ): ClientUnaryCall;
+  revokeShareLink(
+    request: RevokeShareLinkRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: RevokeShareLinkResponse) => void,
+  ): ClientUnaryCall;
+  /** The playlist as a guest sees it; not found for an unknown, revoked or expired token. */
+  openShare(
+    request: OpenShareRequest,
+    callback: (error: ServiceError | null, response: OpenShareResponse) => void,
+  ): ClientUnaryCall;
+  openShare(
+    request: OpenShareRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: OpenShareResponse) => void,
+  ): ClientUnaryCall;
+  openShare(
+    request: OpenShareRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: OpenShareResponse) => void,
+  ): ClientUnaryCall;
+  /** A Note by a guest on one version of the shared playlist, written like any Note (with its event). */
+  createGuestNote(
+    request: CreateGuestNoteRequest,
+    callback: (error: ServiceError | null, response: CreateGuestNoteResponse) => void,
+  ): ClientUnaryCall;
+  createGuestNote(
+    request: CreateGuestNoteRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: CreateGuestNoteResponse) => void,
+  ): ClientUnaryCall;
+  createGuestNote(
+    request: CreateGuestNoteRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: CreateGuestNoteResponse) => void,
   ): ClientUnaryCall;
 }
 

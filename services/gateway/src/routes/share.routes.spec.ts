@@ -1,0 +1,154 @@
+/**
+ * The share routes against fake peers: roles before validation, the calls made to records (guest
+ * principal, password header), the branding and its fallback, per-link limits and the page's headers.
+ */
+import type { recordsv1 } from '@reelbase/proto';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { startTestGateway, type TestGateway } from '../../test/support/fakes.js';
+import { httpClient } from '../../test/support/http.js';
+import { REVIEW_CSP } from '../review/review.assets.js';
+
+let gw: TestGateway;
+const call = httpClient(() => gw.url);
+const PLAYLIST = '0190a0b0-0000-7000-8000-0000000000d1';
+const VERSION = '0190a0b0-0000-7000-8000-0000000000d2';
+const T = '2026-01-01T00:00:00.000000Z';
+const record = (id: string, entityType: string, data: Record<string, unknown>): recordsv1.Record => ({
+  id,
+  entityType,
+  active: true,
+  createdAt: T,
+  updatedAt: T,
+  dataJson: JSON.stringify(data),
+});
+
+beforeAll(async () => {
+  gw = await startTestGateway({ RATE_LIMIT_RPS: '1000', RATE_LIMIT_BURST: '1000', SHARE_NOTES_PER_MINUTE: '3', SHARE_PASSWORD_FAILURES_PER_MINUTE: '2' });
+});
+afterAll(async () => {
+  await gw.stop();
+});
+beforeEach(() => {
+  gw.state.down.clear();
+  gw.state.calls.length = 0;
+  gw.state.records.clear();
+  gw.state.records.set(PLAYLIST, record(PLAYLIST, 'Playlist', { name: 'Dailies', versions: [{ type: 'Version', id: VERSION }] }));
+  gw.state.records.set(VERSION, record(VERSION, 'Version', { code: 'v001' }));
+  gw.state.schemaAnswers = new Map([
+    ['getBranding', JSON.stringify({ studio_name: 'Blue Pencil', logo_media_key: null, primary_color: '#112233', accent_color: null })],
+  ]);
+});
+
+const share = async (body: unknown = {}) => {
+  const res = await call('POST', `/playlists/${PLAYLIST}/share`, { token: 'coordinator-token', body });
+  expect(res.status, res.text).toBe(200);
+  return res.json as { token: string; url: string };
+};
+
+describe('managing share links', () => {
+  it('Artist and Viewer are refused before the body is read; managers reach records', async () => {
+    for (const token of ['artist-token', 'viewer-token', 'svc_artist']) {
+      expect((await call('POST', `/playlists/${PLAYLIST}/share`, { token, body: { nope: 1 } })).status).toBe(403);
+      expect((await call('GET', `/playlists/${PLAYLIST}/share`, { token })).status).toBe(403);
+      expect((await call('DELETE', '/share/abc', { token })).status).toBe(403);
+    }
+    expect(gw.state.calls.filter((c) => c.method !== 'authenticate')).toEqual([]);
+    expect((await call('POST', `/playlists/${PLAYLIST}/share`, {})).status).toBe(401);
+    for (const token of ['admin-token', 'supervisor-token', 'coordinator-token']) {
+      const res = await call('POST', `/playlists/${PLAYLIST}/share`, { token, body: { password: 'pw', can_comment: false } });
+      expect(res.status, res.text).toBe(200);
+      expect(res.json.url).toBe(`${gw.url}/review/${res.json.token}`);
+      expect(res.json).toMatchObject({ has_password: true, can_comment: false, playlist_id: PLAYLIST });
+    }
+    const created = gw.state.calls.find((c) => c.method === 'createShareLink')!;
+    expect(created.req).toMatchObject({ playlistId: PLAYLIST, canComment: false, password: 'pw' });
+    expect(
+      (await call('POST', `/playlists/${PLAYLIST}/share`, { token: 'admin-token', body: { can_comment: 1, extra: true } })).json.detail.map((d: any) => d.loc),
+    ).toEqual([
+      ['body', 'can_comment'],
+      ['body', 'extra'],
+    ]);
+  });
+});
+
+describe('PUBLIC_URL', () => {
+  it('is the origin of new links when set', async () => {
+    const other = await startTestGateway({ PUBLIC_URL: 'https://review.studio.example/' });
+    try {
+      other.state.records.set(PLAYLIST, record(PLAYLIST, 'Playlist', { name: 'Dailies', versions: [] }));
+      const res = await httpClient(() => other.url)('POST', `/playlists/${PLAYLIST}/share`, { token: 'admin-token', body: {} });
+      expect(res.json.url).toBe(`https://review.studio.example/review/${res.json.token}`);
+    } finally {
+      await other.stop();
+    }
+  });
+});
+
+describe('guest routes', () => {
+  it('GET /shared/{token} needs no bearer token, passes the password and a guest principal, adds the branding', async () => {
+    const { token } = await share({ password: 'pw' });
+    expect((await call('GET', `/shared/${token}`)).json.code).toBe('password_required');
+    const res = await call('GET', `/shared/${token}`, { headers: { 'x-share-password': 'pw' } });
+    expect(res.status, res.text).toBe(200);
+    expect(res.headers.get('cache-control')).toBe('no-store');
+    expect(res.headers.get('referrer-policy')).toBe('no-referrer');
+    expect(res.json).toMatchObject({ playlist: { id: PLAYLIST, name: 'Dailies' }, branding: { studio_name: 'Blue Pencil', primary_color: '#112233' } });
+    const open = gw.state.calls.filter((c) => c.method === 'openShare').at(-1)!;
+    expect(open.req).toEqual({ token, password: 'pw' });
+    expect(open.ctx.principal).toEqual({ userId: '', role: 'Guest', authKind: 'guest' });
+  });
+
+  it('answers without branding when the schema service is down, and 503 when records is', async () => {
+    const { token } = await share();
+    gw.state.down.add('schema');
+    const res = await call('GET', `/shared/${token}`);
+    expect(res.status, res.text).toBe(200);
+    expect(res.json.branding).toEqual({ studio_name: null, logo_media_key: null, primary_color: null, accent_color: null });
+    gw.state.down.add('records');
+    expect((await call('GET', `/shared/${token}`)).status).toBe(503);
+  });
+
+  it('wrong passwords are limited per link; then even the right one waits', async () => {
+    const { token } = await share({ password: 'pw' });
+    expect((await call('GET', `/shared/${token}`, { headers: { 'x-share-password': 'a' } })).status).toBe(401);
+    expect((await call('GET', `/shared/${token}`, { headers: { 'x-share-password': 'b' } })).status).toBe(401);
+    const limited = await call('GET', `/shared/${token}`, { headers: { 'x-share-password': 'pw' } });
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+  });
+
+  it('notes are limited per link before the body is validated; a bad verdict is 422 without a records call', async () => {
+    const { token } = await share();
+    const other = await share();
+    const bad = await call('POST', `/shared/${token}/notes`, { body: { version_id: VERSION, comment: 'x', guest_name: 'G', verdict: 'maybe' } });
+    expect(bad.status).toBe(422);
+    expect(bad.json.detail[0].loc).toEqual(['body', 'verdict']);
+    expect(gw.state.calls.some((c) => c.method === 'createGuestNote')).toBe(false);
+    const ok = await call('POST', `/shared/${token}/notes`, { body: { version_id: VERSION, comment: 'nice', guest_name: 'G', verdict: 'approve' } });
+    expect(ok.status, ok.text).toBe(200);
+    expect(ok.json).toMatchObject({ entity_type: 'Note', data: { guest_name: 'G', verdict: 'approve' } });
+    expect((await call('POST', `/shared/${token}/notes`, { body: { version_id: VERSION, comment: 'again', guest_name: 'G' } })).status).toBe(200);
+    const limited = await call('POST', `/shared/${token}/notes`, { body: { bad: true } });
+    expect(limited.status).toBe(429);
+    expect(limited.headers.get('retry-after')).toMatch(/^\d+$/);
+    expect((await call('POST', `/shared/${other.token}/notes`, { body: { version_id: VERSION, comment: 'hi', guest_name: 'H' } })).status).toBe(200);
+  });
+
+  it('the page and its files carry the CSP; share tokens are cut in the request log', async () => {
+    const { token } = await share();
+    const page = await call('GET', `/review/${token}`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-security-policy')).toBe(REVIEW_CSP);
+    expect(page.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(page.headers.get('x-frame-options')).toBe('DENY');
+    expect(page.text).toContain('<script type="module" src="/review-assets/review.js"></script>');
+    const js = await call('GET', '/review-assets/review.js');
+    expect(js.status).toBe(200);
+    expect(js.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
+    expect((await call('GET', '/review-assets/x.js')).status).toBe(422);
+    await call('GET', `/shared/${token}`);
+    const text = gw.logs.text();
+    expect(text).not.toContain(token);
+    expect(text).toContain(`/review/${token.slice(0, 6)}[redacted]`);
+  });
+});

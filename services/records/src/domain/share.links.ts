@@ -1,0 +1,284 @@
+/**
+ * Share links (docs/review.md): one playlist opened to guests holding a token. Records keeps the
+ * links beside the records they expose, so a guest's note is an ordinary Note write through
+ * RecordService (its event, its notifications) with the guest as the acting principal.
+ */
+import { AppError, canonicalUuid, isUuid, newId, type CallContext, type Principal, type Problem } from '@reelbase/lib-platform';
+import type { RecordService } from './record.service.js';
+import { toView, type StoredRecord } from './record.store.js';
+import type { RecordView } from './record.types.js';
+import { isShareToken, newShareToken, sameDigest, tokenDigest, type SharePasswords } from './share.secrets.js';
+
+/** A stored link; the token itself is never stored. */
+export interface ShareLinkRow {
+  id: string;
+  playlistId: string;
+  tokenDigest: Buffer;
+  tokenPrefix: string;
+  passwordHash: string | null;
+  expiresAt: string | null;
+  canComment: boolean;
+  createdBy: string | null;
+  createdAt: string;
+  revokedAt: string | null;
+  /** `expires_at <= now()` on the database's clock. */
+  expired: boolean;
+}
+
+export interface NewShareLink {
+  id: string;
+  playlistId: string;
+  tokenDigest: Buffer;
+  tokenPrefix: string;
+  passwordHash: string | null;
+  expiresAt: string | null;
+  canComment: boolean;
+  createdBy: string | null;
+}
+
+/** The latest finished reviewable of a version. */
+export interface VersionReviewable {
+  versionId: string;
+  reviewMediaKey: string | null;
+  thumbnailMediaKey: string | null;
+  reviewKind: string | null;
+}
+
+/** What share links need from storage; store/share.repository.ts via KnexRecordStore. */
+export interface ShareLinkStore {
+  find(id: string): Promise<StoredRecord | undefined>;
+  /** Live records among `ids` (any order). */
+  findLive(ids: readonly string[]): Promise<StoredRecord[]>;
+  /** Live Notes whose `links` name any of the records `type`/`ids`, oldest first. */
+  notesLinkingAny(type: string, ids: readonly string[]): Promise<StoredRecord[]>;
+  /** Per version, the newest live Representation whose transcode is `done`. */
+  latestReviewables(versionIds: readonly string[]): Promise<VersionReviewable[]>;
+  insertShareLink(link: NewShareLink): Promise<ShareLinkRow>;
+  /** Links of a playlist, newest first. */
+  shareLinksOf(playlistId: string): Promise<ShareLinkRow[]>;
+  shareLinkByDigest(digest: Buffer): Promise<ShareLinkRow | undefined>;
+  shareLinkById(id: string): Promise<ShareLinkRow | undefined>;
+  /** Sets `revoked_at` once (a second revoke keeps the first time). */
+  revokeShareLink(id: string): Promise<ShareLinkRow | undefined>;
+}
+
+export const VERDICTS = ['approve', 'needs-changes'] as const;
+/** Longest guest name and comment accepted. */
+export const GUEST_NAME_MAX = 100;
+export const COMMENT_MAX = 10_000;
+export const SHARE_PASSWORD_MAX = 1024;
+/** The roles that manage share links. */
+const MANAGERS: ReadonlySet<string> = new Set(['Admin', 'Supervisor', 'Coordinator', 'Service']);
+
+export interface SharedVersion {
+  id: string;
+  code: string;
+  status: string | null;
+  reviewMediaKey: string | null;
+  thumbnailMediaKey: string | null;
+  reviewKind: string | null;
+  notes: RecordView[];
+}
+
+export interface OpenedShare {
+  playlistId: string;
+  playlistName: string;
+  versions: SharedVersion[];
+  canComment: boolean;
+  expiresAt: string | null;
+}
+
+export interface CreateShareInput {
+  playlistId: string;
+  expiresAt?: string;
+  canComment: boolean;
+  password?: string;
+}
+
+export interface GuestNoteInput {
+  token: string;
+  password?: string;
+  versionId: string;
+  comment: string;
+  verdict?: string;
+  guestName: string;
+}
+
+/** One answer for every link a guest may not open: whether it never existed, was revoked or ran out is not told. */
+const linkNotFound = () => AppError.notFound('this share link does not exist, was revoked or has expired');
+
+const passwordRequired = () => new AppError('unauthenticated', 'this share link needs its password (header x-share-password)', { code: 'password_required' });
+
+/** The `{type, id}` links of a multi_link value, ids lower-cased. */
+function linkIds(value: unknown, type: string): string[] {
+  if (!Array.isArray(value)) return [];
+  const ids: string[] = [];
+  for (const v of value) {
+    if (v && typeof v === 'object' && (v as { type?: unknown }).type === type) {
+      const id = (v as { id?: unknown }).id;
+      if (typeof id === 'string' && isUuid(id)) ids.push(id.toLowerCase());
+    }
+  }
+  return [...new Set(ids)];
+}
+
+const text = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+
+export class ShareLinks {
+  constructor(
+    private readonly store: ShareLinkStore,
+    private readonly records: RecordService,
+    private readonly passwords: SharePasswords,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** A new link for a live Playlist; the token is answered once. */
+  async create(input: CreateShareInput, ctx: CallContext): Promise<{ link: ShareLinkRow; token: string }> {
+    const principal = this.manager(ctx);
+    const problems: Problem[] = [];
+    let expiresAt: string | null = null;
+    if (input.expiresAt !== undefined) {
+      const at = Date.parse(input.expiresAt);
+      if (Number.isNaN(at)) problems.push({ loc: ['expires_at'], msg: 'Input should be a valid datetime', type: 'datetime_parsing' });
+      else if (at <= this.now()) problems.push({ loc: ['expires_at'], msg: 'expires_at must lie in the future', type: 'datetime_future' });
+      else expiresAt = new Date(at).toISOString();
+    }
+    if (input.password !== undefined && (input.password.length === 0 || input.password.length > SHARE_PASSWORD_MAX)) {
+      problems.push({ loc: ['password'], msg: `a password has 1 to ${SHARE_PASSWORD_MAX} characters`, type: 'string_length' });
+    }
+    if (problems.length) throw AppError.invalid(problems);
+    const playlist = await this.playlist(input.playlistId);
+    const { token, digest, prefix } = newShareToken();
+    const link = await this.store.insertShareLink({
+      id: newId(),
+      playlistId: playlist.id,
+      tokenDigest: digest,
+      tokenPrefix: prefix,
+      passwordHash: input.password === undefined ? null : await this.passwords.hash(input.password),
+      expiresAt,
+      canComment: input.canComment,
+      createdBy: principal.userId || null,
+    });
+    return { link, token };
+  }
+
+  /** Every link of a live Playlist, newest first (revoked and expired ones too). */
+  async list(playlistId: string, ctx: CallContext): Promise<ShareLinkRow[]> {
+    this.manager(ctx);
+    const playlist = await this.playlist(playlistId);
+    return this.store.shareLinksOf(playlist.id);
+  }
+
+  /** Revokes the link named by its token or its id; effective for the next guest request. */
+  async revoke(tokenOrId: string, ctx: CallContext): Promise<ShareLinkRow> {
+    this.manager(ctx);
+    const link = isUuid(tokenOrId) ? await this.store.shareLinkById(tokenOrId.toLowerCase()) : await this.byToken(tokenOrId);
+    if (!link) throw AppError.notFound('no share link with this token or id');
+    const revoked = await this.store.revokeShareLink(link.id);
+    if (!revoked) throw AppError.notFound('no share link with this token or id');
+    return revoked;
+  }
+
+  /** The playlist as the guest sees it: each live version with its latest reviewable and its notes. */
+  async open(token: string, password: string | undefined): Promise<OpenedShare> {
+    const link = await this.usable(token, password);
+    const playlist = await this.store.find(link.playlistId);
+    if (!playlist || playlist.retired || playlist.entityType !== 'Playlist') throw linkNotFound();
+    const order = linkIds(playlist.data.versions, 'Version');
+    const live = new Map((await this.store.findLive(order)).filter((r) => r.entityType === 'Version').map((r) => [r.id, r]));
+    const ids = order.filter((id) => live.has(id));
+    const [reviewables, notes] = await Promise.all([this.store.latestReviewables(ids), this.store.notesLinkingAny('Version', ids)]);
+    const media = new Map(reviewables.map((r) => [r.versionId, r]));
+    const versions = ids.map((id): SharedVersion => {
+      const v = live.get(id)!;
+      const r = media.get(id);
+      return {
+        id,
+        code: text(v.data.code) ?? '',
+        status: v.status,
+        reviewMediaKey: r?.reviewMediaKey ?? null,
+        thumbnailMediaKey: r?.thumbnailMediaKey ?? null,
+        reviewKind: r?.reviewKind ?? null,
+        notes: notes.filter((n) => linkIds(n.data.links, 'Version').includes(id)).map(toView),
+      };
+    });
+    return { playlistId: playlist.id, playlistName: text(playlist.data.name) ?? '', versions, canComment: link.canComment, expiresAt: link.expiresAt };
+  }
+
+  /**
+   * A guest's Note on one version of the shared playlist: written through RecordService with the
+   * guest as principal (author empty, `guest_name` set), so it is validated, stored and announced
+   * like any Note.
+   */
+  async guestNote(input: GuestNoteInput, requestId: string): Promise<RecordView> {
+    const problems: Problem[] = [];
+    const guestName = input.guestName.trim();
+    if (guestName.length === 0 || guestName.length > GUEST_NAME_MAX) {
+      problems.push({ loc: ['guest_name'], msg: `a name has 1 to ${GUEST_NAME_MAX} characters`, type: 'string_length' });
+    }
+    if (input.comment.trim().length === 0 || input.comment.length > COMMENT_MAX) {
+      problems.push({ loc: ['comment'], msg: `a comment has 1 to ${COMMENT_MAX} characters`, type: 'string_length' });
+    }
+    if (input.verdict !== undefined && !(VERDICTS as readonly string[]).includes(input.verdict)) {
+      problems.push({ loc: ['verdict'], msg: "Input should be 'approve' or 'needs-changes'", type: 'enum' });
+    }
+    if (!isUuid(input.versionId)) problems.push({ loc: ['version_id'], msg: 'Input should be a valid UUID', type: 'uuid_parsing' });
+    if (problems.length) throw AppError.invalid(problems);
+
+    const link = await this.usable(input.token, input.password);
+    const playlist = await this.store.find(link.playlistId);
+    if (!playlist || playlist.retired || playlist.entityType !== 'Playlist') throw linkNotFound();
+    if (!link.canComment) throw new AppError('forbidden', 'this share link does not allow comments');
+    const versionId = canonicalUuid(input.versionId)!;
+    if (!linkIds(playlist.data.versions, 'Version').includes(versionId)) {
+      throw new AppError('forbidden', 'this version is not part of the shared playlist');
+    }
+    const data: Record<string, unknown> = { content: input.comment, links: [{ type: 'Version', id: versionId }], guest_name: guestName };
+    if (input.verdict !== undefined) data.verdict = input.verdict;
+    const guest: Principal = { userId: '', role: 'Guest', authKind: 'guest', guestName };
+    try {
+      return await this.records.create(
+        { entityType: 'Note', projectId: playlist.projectId ?? undefined, dataJson: JSON.stringify(data) },
+        { requestId, principal: guest },
+      );
+    } catch (err) {
+      // The version was retired since it was put in the playlist: it is no longer shared.
+      if (err instanceof AppError && err.kind === 'invalid' && err.problems.some((p) => p.type === 'link_not_found' && p.loc.includes('links'))) {
+        throw new AppError('forbidden', 'this version is not part of the shared playlist');
+      }
+      throw err;
+    }
+  }
+
+  /** The link behind `token` when it is live and the password (if any) matches. */
+  private async usable(token: string, password: string | undefined): Promise<ShareLinkRow> {
+    const link = await this.byToken(token);
+    if (!link || link.revokedAt !== null || link.expired) throw linkNotFound();
+    if (link.passwordHash !== null) {
+      if (password === undefined || password.length === 0 || password.length > SHARE_PASSWORD_MAX) throw passwordRequired();
+      if (!(await this.passwords.verify(password, link.passwordHash))) throw passwordRequired();
+    }
+    return link;
+  }
+
+  /** Looked up by digest; the stored digest is compared again in constant time. */
+  private async byToken(token: string): Promise<ShareLinkRow | undefined> {
+    if (!isShareToken(token)) return undefined;
+    const digest = tokenDigest(token);
+    const link = await this.store.shareLinkByDigest(digest);
+    return link && sameDigest(link.tokenDigest, digest) ? link : undefined;
+  }
+
+  private async playlist(id: string): Promise<StoredRecord> {
+    const row = isUuid(id) ? await this.store.find(id.toLowerCase()) : undefined;
+    if (!row || row.retired || row.entityType !== 'Playlist') throw AppError.notFound(`Playlist ${id} not found`);
+    return row;
+  }
+
+  private manager(ctx: CallContext): Principal {
+    const p = ctx.principal;
+    if (!p) throw new AppError('unauthenticated', 'share links need an acting principal');
+    if (!MANAGERS.has(p.role)) throw new AppError('forbidden', 'only an Admin, Supervisor or Coordinator may manage share links');
+    return p;
+  }
+}

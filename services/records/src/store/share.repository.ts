@@ -1,0 +1,118 @@
+/**
+ * The statements of share links (domain/share.links.ts). Every value is bound; timestamps leave
+ * formatted by PostgreSQL (ISO 8601 UTC with microseconds) and expiry is judged on its clock.
+ */
+import type { Knex } from '@mikro-orm/postgresql';
+import { sqlIsoMicros } from '@reelbase/lib-platform';
+import type { StoredRecord } from '../domain/record.store.js';
+import type { NewShareLink, ShareLinkRow, VersionReviewable } from '../domain/share.links.js';
+import { COLUMNS, toStored, type Db, type Row } from './record.repository.js';
+
+const LINK_COLUMNS = `id, playlist_id, token_digest, token_prefix, password_hash, ${sqlIsoMicros('expires_at')} as expires_at, can_comment,
+  created_by, ${sqlIsoMicros('created_at')} as created_at, ${sqlIsoMicros('revoked_at')} as revoked_at,
+  coalesce(expires_at <= clock_timestamp(), false) as expired`;
+
+interface LinkRow {
+  id: string;
+  playlist_id: string;
+  token_digest: Buffer;
+  token_prefix: string;
+  password_hash: string | null;
+  expires_at: string | null;
+  can_comment: boolean;
+  created_by: string | null;
+  created_at: string;
+  revoked_at: string | null;
+  expired: boolean;
+}
+
+function toLink(r: LinkRow): ShareLinkRow {
+  return {
+    id: r.id,
+    playlistId: r.playlist_id,
+    tokenDigest: r.token_digest,
+    tokenPrefix: r.token_prefix,
+    passwordHash: r.password_hash,
+    expiresAt: r.expires_at,
+    canComment: r.can_comment,
+    createdBy: r.created_by,
+    createdAt: r.created_at,
+    revokedAt: r.revoked_at,
+    expired: r.expired,
+  };
+}
+
+async function links(db: Db, sql: string, params: readonly unknown[]): Promise<ShareLinkRow[]> {
+  const res = await db.raw<{ rows: LinkRow[] }>(sql, params as Knex.RawBinding[]);
+  return res.rows.map(toLink);
+}
+
+export class ShareRepository {
+  async insert(db: Db, l: NewShareLink): Promise<ShareLinkRow> {
+    const rows = await links(
+      db,
+      `insert into records.share_link (id, playlist_id, token_digest, token_prefix, password_hash, expires_at, can_comment, created_by)
+        values (?, ?, ?, ?, ?, ?, ?, ?) returning ${LINK_COLUMNS}`,
+      [l.id, l.playlistId, l.tokenDigest, l.tokenPrefix, l.passwordHash, l.expiresAt, l.canComment, l.createdBy],
+    );
+    return rows[0]!;
+  }
+
+  ofPlaylist(db: Db, playlistId: string): Promise<ShareLinkRow[]> {
+    return links(db, `select ${LINK_COLUMNS} from records.share_link where playlist_id = ? order by created_at desc, id desc`, [playlistId]);
+  }
+
+  async byDigest(db: Db, digest: Buffer): Promise<ShareLinkRow | undefined> {
+    return (await links(db, `select ${LINK_COLUMNS} from records.share_link where token_digest = ?`, [digest]))[0];
+  }
+
+  async byId(db: Db, id: string): Promise<ShareLinkRow | undefined> {
+    return (await links(db, `select ${LINK_COLUMNS} from records.share_link where id = ?`, [id]))[0];
+  }
+
+  async revoke(db: Db, id: string): Promise<ShareLinkRow | undefined> {
+    const sql = `update records.share_link set revoked_at = coalesce(revoked_at, clock_timestamp()) where id = ? returning ${LINK_COLUMNS}`;
+    return (await links(db, sql, [id]))[0];
+  }
+
+  async findLive(db: Db, ids: readonly string[]): Promise<StoredRecord[]> {
+    if (ids.length === 0) return [];
+    const res = await db.raw<{ rows: Row[] }>(`select ${COLUMNS} from records.record where id = any(?::uuid[]) and retired_at is null`, [ids as string[]]);
+    return res.rows.map(toStored);
+  }
+
+  /** Notes linking any of the records (record_note_links_idx, one containment per id). */
+  async notesLinkingAny(db: Db, type: string, ids: readonly string[]): Promise<StoredRecord[]> {
+    if (ids.length === 0) return [];
+    const wanted = ids.map((id) => JSON.stringify([{ type, id }]));
+    const res = await db.raw<{ rows: Row[] }>(
+      `select ${COLUMNS} from records.record
+        where entity_type = 'Note' and retired_at is null and data->'links' @> any(?::jsonb[])
+        order by record.created_at, id`,
+      [wanted],
+    );
+    return res.rows.map(toStored);
+  }
+
+  /** Per version, the newest live Representation whose transcode is done (record_representation_version_idx). */
+  async latestReviewables(db: Db, versionIds: readonly string[]): Promise<VersionReviewable[]> {
+    if (versionIds.length === 0) return [];
+    const res = await db.raw<{
+      rows: { version_id: string; review_media_key: string | null; thumbnail_media_key: string | null; review_kind: string | null }[];
+    }>(
+      `select distinct on (data->'version'->>'id') data->'version'->>'id' as version_id,
+          data->>'review_media_key' as review_media_key, data->>'thumbnail_media_key' as thumbnail_media_key, data->>'review_kind' as review_kind
+        from records.record
+        where entity_type = 'Representation' and retired_at is null and (data->'version'->>'id') = any(?::text[])
+          and data->>'transcode_status' = 'done'
+        order by data->'version'->>'id', created_at desc, id desc`,
+      [versionIds as string[]],
+    );
+    return res.rows.map((r) => ({
+      versionId: r.version_id,
+      reviewMediaKey: r.review_media_key,
+      thumbnailMediaKey: r.thumbnail_media_key,
+      reviewKind: r.review_kind,
+    }));
+  }
+}
