@@ -1,12 +1,13 @@
 /**
  * The gateway's gRPC peers (auth, records, events, schema), each wrapped once by lib-platform's
- * createGrpcClient, plus the grpc.health.v1 checks of those /readyz depends on. Schema is not one
- * of them: records validate against the schema they hold, so only the schema routes need the
- * schema service, and they answer 503 while it is down.
+ * createGrpcClient, plus the grpc.health.v1 checks of those /readyz depends on. Schema and notifier
+ * are not among them: records validate against the schema they hold, so only the schema routes need
+ * the schema service, and only the notification and webhook routes need the notifier; those answer
+ * 503 while it is down.
  */
 import { credentials, Metadata } from '@grpc/grpc-js';
 import { createGrpcClient, type Metrics, type PromiseClient } from '@reelbase/lib-platform';
-import { authv1, eventsv1, healthv1, recordsv1, schemav1 } from '@reelbase/proto';
+import { authv1, eventsv1, healthv1, notifierv1, recordsv1, schemav1 } from '@reelbase/proto';
 
 /** What routes call. Tests pass fakes of the same shape. */
 export interface Peers {
@@ -14,6 +15,7 @@ export interface Peers {
   records: PromiseClient<recordsv1.RecordsServiceClient>;
   events: PromiseClient<eventsv1.EventsServiceClient>;
   schema: SchemaClient;
+  notifier: PromiseClient<notifierv1.NotifierServiceClient>;
 }
 
 /** The schema service: one call per schema and catalog route, JSON in and out. */
@@ -24,6 +26,7 @@ export interface PeerAddresses {
   records: string;
   events: string;
   schema: string;
+  notifier: string;
 }
 
 /** The peers without which the gateway cannot serve its core routes. */
@@ -91,20 +94,27 @@ export function connectPeers(
     deadlineMs: deadlines.schemaMs ?? deadlineMs,
     metrics,
   });
+  const notifier = createGrpcClient(notifierv1.NotifierServiceClient, notifierv1.NotifierServiceService, {
+    name: 'notifier',
+    address: addrs.notifier,
+    internalAuthSecret,
+    deadlineMs,
+    metrics,
+  });
   const healthClients = {
     auth: new healthv1.HealthClient(addrs.auth, credentials.createInsecure()),
     records: new healthv1.HealthClient(addrs.records, credentials.createInsecure()),
     events: new healthv1.HealthClient(addrs.events, credentials.createInsecure()),
   };
   return {
-    peers: { auth: auth.call, records: records.call, events: events.call, schema: schema.call },
+    peers: { auth: auth.call, records: records.call, events: events.call, schema: schema.call, notifier: notifier.call },
     health: {
       auth: healthCheck(healthClients.auth, 'auth', healthDeadlineMs),
       records: healthCheck(healthClients.records, 'records', healthDeadlineMs),
       events: healthCheck(healthClients.events, 'events', healthDeadlineMs),
     },
     close() {
-      for (const c of [auth, records, events, schema]) c.close();
+      for (const c of [auth, records, events, schema, notifier]) c.close();
       for (const c of Object.values(healthClients)) c.close();
     },
   };

@@ -87,6 +87,16 @@ describe('OpenAPI document', () => {
       'get /entities/{entity_type}/{record_id}/notes',
       'get /users/{id}/tasks',
       'get /users/{id}/timesheet',
+      'get /notifications',
+      'post /notifications/read-all',
+      'post /notifications/{id}/read',
+      'post /webhooks',
+      'get /webhooks',
+      'get /webhooks/{id}',
+      'patch /webhooks/{id}',
+      'delete /webhooks/{id}',
+      'get /webhooks/{id}/deliveries',
+      'post /webhooks/{id}/deliveries/{delivery_id}/retry',
     ];
     const documented = Object.entries(doc.paths).flatMap(([p, ops]) => Object.keys(ops as object).map((m) => `${m} ${p}`));
     expect(documented.sort()).toEqual(expected.sort());

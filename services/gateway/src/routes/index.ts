@@ -7,6 +7,7 @@ import { authRoutes } from './auth.routes.js';
 import { entityRoutes } from './entities.routes.js';
 import { eventRoutes } from './events.routes.js';
 import { noteRoutes } from './notes.routes.js';
+import { notifierRoutes } from './notifier.routes.js';
 import { opsRoutes } from './ops.routes.js';
 import type { RouteDeps } from './route.deps.js';
 import { schemaRoutes } from './schema.routes.js';
@@ -14,7 +15,16 @@ import { userRoutes } from './users.routes.js';
 
 export type { RouteDeps } from './route.deps.js';
 
-const GROUPS: ReadonlyArray<(deps: RouteDeps) => AnyRoute[]> = [opsRoutes, authRoutes, eventRoutes, schemaRoutes, entityRoutes, noteRoutes, userRoutes];
+const GROUPS: ReadonlyArray<(deps: RouteDeps) => AnyRoute[]> = [
+  opsRoutes,
+  authRoutes,
+  eventRoutes,
+  schemaRoutes,
+  entityRoutes,
+  noteRoutes,
+  userRoutes,
+  notifierRoutes,
+];
 
 /** All routes, built for `deps`. */
 export function allRoutes(deps: RouteDeps): AnyRoute[] {
