@@ -25,6 +25,12 @@ export interface ServiceSpec {
   database: boolean;
   /** Gets S3_ENDPOINT, S3_ACCESS_KEY, S3_SECRET_KEY, S3_BUCKET, S3_REGION. */
   objectStore?: boolean;
+  /**
+   * Variables handed on from the environment `npm start` (or a test) runs in, when set there:
+   * settings a person running the stack may want to change without code (e.g. the notifier's
+   * retry schedule). Nothing else of the parent environment reaches a service.
+   */
+  passEnv?: readonly string[];
 }
 
 /** Every service `npm start` knows, in start order. */
@@ -35,6 +41,17 @@ export const SERVICES: readonly ServiceSpec[] = [
   // Ready once records holds its snapshot (it retries until records answers).
   { name: 'schema', grpcPort: 50054, httpPort: 9104, httpPortEnv: 'HTTP_PORT', stage: 1, database: true },
   { name: 'gateway', httpPort: 8080, opsPort: 9100, httpPortEnv: 'GATEWAY_PORT', stage: 2, database: false },
+  // Follows the event log (events must be ready); WEBHOOK_ALLOW_PRIVATE_TARGETS stays unset unless
+  // the environment sets it, so `npm start` refuses loopback and private targets like production.
+  {
+    name: 'notifier',
+    grpcPort: 50056,
+    httpPort: 9106,
+    httpPortEnv: 'HTTP_PORT',
+    stage: 2,
+    database: true,
+    passEnv: ['WEBHOOK_BACKOFF_BASE_MS', 'WEBHOOK_RETRY_WINDOW_MS', 'WEBHOOK_ALLOW_PRIVATE_TARGETS', 'WEBHOOK_TIMEOUT_MS', 'WEBHOOK_CONCURRENCY'],
+  },
 ];
 
 /** Ports one service listens on. */
@@ -59,12 +76,14 @@ export interface ServiceEnvContext {
   natsPrefix: string;
   logLevel: string;
   s3: S3Settings;
+  /** Where `passEnv` variables are read from (the stack's own process.env). */
+  parentEnv?: Record<string, string | undefined>;
 }
 
 /**
  * The environment the stack gives one service: its ports, every gRPC peer's address
- * (`<NAME>_ADDR`, so new peers need no code here), NATS, and the database or object store
- * where the service needs them.
+ * (`<NAME>_ADDR`, so new peers need no code here), NATS, the database or object store where the
+ * service needs them, and its `passEnv` variables that are set in `parentEnv`.
  */
 export function serviceEnv(spec: ServiceSpec, ctx: ServiceEnvContext): Record<string, string> {
   const env: Record<string, string> = {
@@ -87,6 +106,10 @@ export function serviceEnv(spec: ServiceSpec, ctx: ServiceEnvContext): Record<st
     env.S3_SECRET_KEY = ctx.s3.secretKey;
     env.S3_BUCKET = ctx.s3.bucket;
     env.S3_REGION = ctx.s3.region;
+  }
+  for (const name of spec.passEnv ?? []) {
+    const value = ctx.parentEnv?.[name];
+    if (value !== undefined && value !== '') env[name] = value;
   }
   return env;
 }
