@@ -1,0 +1,210 @@
+/**
+ * The delivery engine (docs/notifier.md, "Delivery"): claims the due head of each webhook's
+ * line, at most `concurrency` attempts in flight across webhooks (one per webhook), sends it,
+ * and records the outcome — delivered, retried after a backoff with full jitter, or dead once
+ * the retry window has passed. A webhook whose head dies has been failing for the whole window:
+ * it is switched off and every Admin gets a `webhook_disabled` notification. The engine never
+ * holds a transaction across an attempt; the claim's lease covers it.
+ */
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { guarded, newId, type Logger } from '@reelbase/lib-platform';
+import { afterFailure, chatBody, isDelivered, signature, type RetrySchedule } from '../domain/delivery.policy.js';
+import type { NotifierMetrics } from '../metrics.js';
+import type { ClaimedDelivery, DeliveryRepository } from '../store/delivery.repository.js';
+import type { IngestRepository } from '../store/ingest.repository.js';
+import type { HttpSender, SendOutcome } from './http.sender.js';
+
+export const USER_AGENT = 'reelbase-notifier/1';
+
+export interface DeliveryEngineOptions {
+  orm: MikroORM;
+  repo: DeliveryRepository;
+  ingest: IngestRepository;
+  sender: HttpSender;
+  schedule: RetrySchedule;
+  concurrency: number;
+  timeoutMs: number;
+  pollMs: number;
+  logger: Logger;
+  metrics: NotifierMetrics;
+  /** How often the backlog and dead gauges are refreshed. */
+  gaugeRefreshMs?: number;
+}
+
+/** The headers of one attempt (docs/api-notes.md, Webhooks). */
+export function deliveryHeaders(d: Pick<ClaimedDelivery, 'eventId' | 'webhookId' | 'id' | 'secret'>, body: string): Record<string, string> {
+  const h: Record<string, string> = {
+    'content-type': 'application/json',
+    'user-agent': USER_AGENT,
+    'x-event-id': String(d.eventId),
+    'x-webhook-id': d.webhookId,
+    'x-delivery-id': d.id,
+  };
+  if (d.secret) h['x-signature'] = signature(d.secret, body);
+  return h;
+}
+
+/** The body an attempt sends: the event for `webhook`, the text message for `chat`. */
+export function deliveryBody(d: Pick<ClaimedDelivery, 'kind' | 'body' | 'chatText'>): string {
+  return d.kind === 'chat' ? chatBody(d.chatText ?? '') : d.body;
+}
+
+export class DeliveryEngine {
+  private running = false;
+  private inFlight = 0;
+  private readonly attempts = new Set<Promise<void>>();
+  private pumping = false;
+  private pumpAgain = false;
+  private timer: NodeJS.Timeout | null = null;
+  private gaugeTimer: NodeJS.Timeout | null = null;
+  /** Milliseconds a claim holds its head: the attempt's timeout plus room to record the outcome. */
+  private readonly leaseMs: number;
+
+  constructor(private readonly opts: DeliveryEngineOptions) {
+    this.leaseMs = opts.timeoutMs + 5000;
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.schedule();
+    const refresh = () => {
+      void this.refreshGauges().finally(() => {
+        if (this.running) this.gaugeTimer = setTimeout(refresh, this.opts.gaugeRefreshMs ?? 5000);
+      });
+    };
+    refresh();
+  }
+
+  /** New deliveries were queued (or a retry requested): look for due heads now. */
+  nudge(): void {
+    if (this.running) this.schedule();
+  }
+
+  /** Stops claiming and waits for the attempts in flight to record their outcome. */
+  async stop(): Promise<void> {
+    this.running = false;
+    if (this.timer) clearTimeout(this.timer);
+    if (this.gaugeTimer) clearTimeout(this.gaugeTimer);
+    await Promise.allSettled([...this.attempts]);
+  }
+
+  private schedule(): void {
+    if (this.pumping) {
+      this.pumpAgain = true;
+      return;
+    }
+    this.pumping = true;
+    if (this.timer) {
+      clearTimeout(this.timer);
+      this.timer = null;
+    }
+    setImmediate(() => void this.pump());
+  }
+
+  private async pump(): Promise<void> {
+    let wait = this.opts.pollMs;
+    try {
+      while (this.running && this.inFlight < this.opts.concurrency) {
+        this.pumpAgain = false;
+        const knex = this.opts.orm.em.getConnection().getKnex();
+        const claimed = await guarded(() => this.opts.repo.claim(knex, this.opts.concurrency - this.inFlight, this.leaseMs));
+        for (const d of claimed) this.launch(d);
+        if (claimed.length === 0) {
+          const due = await guarded(() => this.opts.repo.nextDueInMs(knex));
+          if (due !== null) wait = Math.min(wait, Math.max(due, 1));
+          break;
+        }
+      }
+    } catch (err) {
+      this.opts.logger.warn({ err }, 'claiming deliveries failed; retrying');
+    } finally {
+      this.pumping = false;
+    }
+    if (!this.running) return;
+    if (this.pumpAgain) {
+      this.pumpAgain = false;
+      this.schedule();
+    } else if (this.inFlight < this.opts.concurrency) {
+      this.timer = setTimeout(() => this.schedule(), wait);
+    }
+  }
+
+  private launch(d: ClaimedDelivery): void {
+    this.inFlight++;
+    const p = this.attempt(d)
+      .catch((err: unknown) =>
+        this.opts.logger.error({ err, delivery: d.id }, 'recording a delivery attempt failed; the lease will run out and it is sent again'),
+      )
+      .finally(() => {
+        this.inFlight--;
+        this.attempts.delete(p);
+        if (this.running) this.schedule();
+      });
+    this.attempts.add(p);
+  }
+
+  private async attempt(d: ClaimedDelivery): Promise<void> {
+    const { sender, metrics, repo, schedule } = this.opts;
+    const body = deliveryBody(d);
+    const outcome: SendOutcome = await sender.send(d.url, deliveryHeaders(d, body), body);
+    const knex = this.opts.orm.em.getConnection().getKnex();
+    const result = {
+      delivered: outcome.statusCode !== null && isDelivered(outcome.statusCode),
+      statusCode: outcome.statusCode,
+      latencyMs: outcome.latencyMs,
+      response: outcome.response,
+      error: outcome.error ?? (outcome.statusCode !== null && !isDelivered(outcome.statusCode) ? `HTTP ${outcome.statusCode}` : null),
+    };
+    if (result.delivered) {
+      metrics.attempts.inc({ outcome: 'delivered' });
+      metrics.attemptSeconds.observe({ outcome: 'delivered' }, outcome.latencyMs / 1000);
+      const ok = await guarded(() => repo.delivered(knex, d, result));
+      if (ok) metrics.endToEndSeconds.observe((d.sinceEventMs + outcome.latencyMs) / 1000);
+      return;
+    }
+    const decision = afterFailure(schedule, d.attempts + 1, d.sinceFirstAttemptMs + outcome.latencyMs);
+    const label = decision.dead ? 'dead' : outcome.blocked ? 'blocked' : 'failed';
+    metrics.attempts.inc({ outcome: label });
+    metrics.attemptSeconds.observe({ outcome: label }, outcome.latencyMs / 1000);
+    const failingMs = await guarded(() => repo.failed(knex, d, result, decision.dead ? null : decision.delayMs));
+    if (decision.dead) {
+      this.opts.logger.warn({ delivery: d.id, webhook: d.webhookId, event_id: d.eventId, attempts: d.attempts + 1, error: result.error }, 'delivery is dead');
+    }
+    if (failingMs !== null && failingMs >= schedule.windowMs) await this.disable(d.webhookId);
+  }
+
+  /** Switches off a webhook failing for the whole window and tells every Admin. */
+  private async disable(webhookId: string): Promise<void> {
+    const { orm, repo, ingest, schedule, metrics, logger } = this.opts;
+    const admins = await guarded(() =>
+      orm.em
+        .getConnection()
+        .getKnex()
+        .transaction(async (trx) => {
+          if (!(await repo.disableIfFailing(trx, webhookId, schedule.windowMs))) return null;
+          const users = await ingest.admins(trx);
+          await ingest.insertNotifications(
+            trx,
+            users.map((userId) => ({ id: newId(), userId, kind: 'webhook_disabled', recordType: 'Webhook', recordId: webhookId, eventId: null, actor: null })),
+          );
+          return users;
+        }),
+    );
+    if (admins) {
+      metrics.disabled.inc();
+      logger.warn({ webhook: webhookId, admins_notified: admins.length }, 'webhook disabled after failing for the whole retry window');
+    }
+  }
+
+  private async refreshGauges(): Promise<void> {
+    try {
+      const { perWebhook, dead } = await guarded(() => this.opts.repo.backlog(this.opts.orm.em.getConnection().getKnex()));
+      this.opts.metrics.backlog.reset();
+      for (const [id, n] of perWebhook) this.opts.metrics.backlog.set({ webhook: id }, n);
+      this.opts.metrics.dead.set(dead);
+    } catch (err) {
+      this.opts.logger.debug({ err }, 'refreshing the delivery gauges failed');
+    }
+  }
+}
