@@ -14,3 +14,4 @@ export * from './service.process.js';
 export * from './stack.js';
 export * from './errors.js';
 export * from './secrets.js';
+export * from './webhook.receiver.js';
