@@ -125,7 +125,7 @@ export class DeliveryRepository {
 
   /**
    * Records a failed attempt: retried after `delayMs`, or dead when `delayMs` is null. The
-   * webhook's failure streak starts (if it had none). Returns how long the webhook has been
+   * webhook's failure streak starts (if it had none) when this delivery's first attempt began. Returns how long the webhook has been
    * failing in milliseconds, or null when the claim was lost.
    */
   async failed(db: Db, d: ClaimedDelivery, r: AttemptResult, delayMs: number | null): Promise<number | null> {
@@ -135,9 +135,9 @@ export class DeliveryRepository {
                 next_attempt_at = case when ?::bigint is null then null else clock_timestamp() + ?::bigint * interval '1 millisecond' end,
                 last_attempt_at = clock_timestamp(), claim = null
           where id = ? and claim = ? and status = 'pending'
-         returning webhook_id),
+         returning webhook_id, first_attempt_at),
        wh as (
-         update notifier.webhook w set failing_since = coalesce(w.failing_since, clock_timestamp())
+         update notifier.webhook w set failing_since = coalesce(w.failing_since, upd.first_attempt_at)
            from upd where w.id = upd.webhook_id
          returning w.failing_since)
        select (extract(epoch from clock_timestamp() - failing_since) * 1000)::bigint as failing_ms from wh`,
