@@ -97,6 +97,10 @@ const tasks = {
     await build();
     await run(process.execPath, [join(ROOT, 'bench/dist/validation.js'), ...args]);
   },
+  async 'bench:notifier'(args) {
+    await build();
+    await run(process.execPath, [join(ROOT, 'bench/dist/notifier.js'), ...args]);
+  },
   async hostile(args) {
     await build();
     await run(process.execPath, [join(ROOT, 'bench/dist/hostile.js'), ...args]);
