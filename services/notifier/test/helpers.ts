@@ -192,6 +192,8 @@ export type ReceiverMode = 'up' | 'down' | 'refuse' | 'hang';
 export class Receiver {
   /** Mode per path; paths not listed are `up`. */
   readonly modes = new Map<string, ReceiverMode>();
+  /** Milliseconds an `up` answer takes. */
+  delayMs = 0;
   readonly all: Received[] = [];
   readonly unique = new Map<string, Received>();
   private readonly server: http.Server;
@@ -225,9 +227,13 @@ export class Receiver {
           res.writeHead(503).end('try later');
           return;
         }
-        const key = `${r.path} ${r.eventId}`;
-        if (!this.unique.has(key)) this.unique.set(key, r);
-        res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+        const answer = () => {
+          const key = `${r.path} ${r.eventId}`;
+          if (!this.unique.has(key)) this.unique.set(key, { ...r, at: Date.now() });
+          res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+        };
+        if (this.delayMs > 0) setTimeout(answer, this.delayMs);
+        else answer();
       });
     });
   }

@@ -16,6 +16,9 @@ import type { HttpSender, SendOutcome } from './http.sender.js';
 
 export const USER_AGENT = 'reelbase-notifier/1';
 
+/** Deliveries of one webhook sent in a row by one slot before it is offered to the others. */
+export const CHAIN_MAX = 50;
+
 export interface DeliveryEngineOptions {
   orm: MikroORM;
   repo: DeliveryRepository;
@@ -108,13 +111,16 @@ export class DeliveryEngine {
       while (this.running && this.inFlight < this.opts.concurrency) {
         this.pumpAgain = false;
         const knex = this.opts.orm.em.getConnection().getKnex();
-        const claimed = await guarded(() => this.opts.repo.claim(knex, this.opts.concurrency - this.inFlight, this.leaseMs));
+        const want = this.opts.concurrency - this.inFlight;
+        const claimed = await guarded(() => this.opts.repo.claim(knex, want, this.leaseMs));
         for (const d of claimed) this.launch(d);
         if (claimed.length === 0) {
           const due = await guarded(() => this.opts.repo.nextDueInMs(knex));
           if (due !== null) wait = Math.min(wait, Math.max(due, 1));
           break;
         }
+        // Fewer due heads than free slots: the rest wait for a nudge, a finished line or the timer.
+        if (claimed.length < want) break;
       }
     } catch (err) {
       this.opts.logger.warn({ err }, 'claiming deliveries failed; retrying');
@@ -132,7 +138,7 @@ export class DeliveryEngine {
 
   private launch(d: ClaimedDelivery): void {
     this.inFlight++;
-    const p = this.attempt(d)
+    const p = this.line(d)
       .catch((err: unknown) =>
         this.opts.logger.error({ err, delivery: d.id }, 'recording a delivery attempt failed; the lease will run out and it is sent again'),
       )
@@ -144,7 +150,18 @@ export class DeliveryEngine {
     this.attempts.add(p);
   }
 
-  private async attempt(d: ClaimedDelivery): Promise<void> {
+  /**
+   * Sends `first`, then (while delivered and running) the next heads of the same webhook that
+   * the recording statement claimed, up to {@link CHAIN_MAX} in a row before the slot goes back
+   * to the longest-waiting webhook.
+   */
+  private async line(first: ClaimedDelivery): Promise<void> {
+    let d: ClaimedDelivery | null = first;
+    for (let n = 1; d; n++) d = await this.attempt(d, this.running && n < CHAIN_MAX);
+  }
+
+  /** One attempt and its outcome; the webhook's next head when `chain` and it was claimed. */
+  private async attempt(d: ClaimedDelivery, chain: boolean): Promise<ClaimedDelivery | null> {
     const { sender, metrics, repo, schedule } = this.opts;
     const body = deliveryBody(d);
     const outcome: SendOutcome = await sender.send(d.url, deliveryHeaders(d, body), body);
@@ -159,9 +176,9 @@ export class DeliveryEngine {
     if (result.delivered) {
       metrics.attempts.inc({ outcome: 'delivered' });
       metrics.attemptSeconds.observe({ outcome: 'delivered' }, outcome.latencyMs / 1000);
-      const ok = await guarded(() => repo.delivered(knex, d, result));
+      const { ok, next } = await guarded(() => repo.delivered(knex, d, result, chain ? this.leaseMs : null));
       if (ok) metrics.endToEndSeconds.observe((d.sinceEventMs + outcome.latencyMs) / 1000);
-      return;
+      return next;
     }
     const decision = afterFailure(schedule, d.attempts + 1, d.sinceFirstAttemptMs + outcome.latencyMs);
     const label = decision.dead ? 'dead' : outcome.blocked ? 'blocked' : 'failed';
@@ -172,6 +189,7 @@ export class DeliveryEngine {
       this.opts.logger.warn({ delivery: d.id, webhook: d.webhookId, event_id: d.eventId, attempts: d.attempts + 1, error: result.error }, 'delivery is dead');
     }
     if (failingMs !== null && failingMs >= schedule.windowMs) await this.disable(d.webhookId);
+    return null;
   }
 
   /** Switches off a webhook failing for the whole window and tells every Admin. */

@@ -52,25 +52,12 @@ interface ClaimRow {
   since_event_ms: string;
 }
 
-export class DeliveryRepository {
-  /**
-   * Claims up to `limit` due heads (the longest-waiting first), or only the head of
-   * `webhookId` when given, leasing each for `leaseMs`.
-   */
-  async claim(db: Db, limit: number, leaseMs: number, webhookId?: string): Promise<ClaimedDelivery[]> {
-    const only = webhookId ? 'and w.id = ?' : '';
-    const res = await db.raw<{ rows: ClaimRow[] }>(
-      `with heads as (
-         select h.id, h.next_attempt_at from notifier.webhook w
-         cross join lateral (
-           select d.id, d.next_attempt_at from notifier.delivery d
-            where d.webhook_id = w.id and d.status = 'pending' order by d.event_id limit 1
-         ) h
-         where w.active ${only} and h.next_attempt_at <= clock_timestamp()
-         order by h.next_attempt_at
-         limit ?
-       ), locked as (
-         select d.id from notifier.delivery d join heads using (id)
+/**
+ * Locks the due rows of CTE `candidates` (column `id`), leases them and returns them with what
+ * an attempt needs (`first` columns in front).
+ */
+const leaseAndReturn = (first = '') => `, locked as (
+         select d.id from notifier.delivery d join candidates using (id)
           where d.status = 'pending' and d.next_attempt_at <= clock_timestamp()
           for update of d skip locked
        ), claimed as (
@@ -81,34 +68,53 @@ export class DeliveryRepository {
            from locked where d.id = locked.id
          returning d.id, d.claim, d.webhook_id, d.event_id, d.attempts, d.first_attempt_at
        )
-       select c.id, c.claim, c.webhook_id, c.event_id, c.attempts, w.url, w.kind, w.secret, e.body, e.chat_text,
+       select ${first}c.id, c.claim, c.webhook_id, c.event_id, c.attempts, w.url, w.kind, w.secret, e.body, e.chat_text,
               (extract(epoch from clock_timestamp() - c.first_attempt_at) * 1000)::bigint as since_first_ms,
               (extract(epoch from clock_timestamp() - e.event_at) * 1000)::bigint as since_event_ms
-         from claimed c join notifier.webhook w on w.id = c.webhook_id join notifier.event_body e on e.id = c.event_id`,
-      [...(webhookId ? [webhookId] : []), limit, leaseMs],
+         from claimed c join notifier.webhook w on w.id = c.webhook_id join notifier.event_body e on e.id = c.event_id`;
+
+const toClaimed = (r: ClaimRow): ClaimedDelivery => ({
+  id: r.id,
+  claim: r.claim,
+  webhookId: r.webhook_id,
+  eventId: Number(r.event_id),
+  url: r.url,
+  kind: r.kind,
+  secret: r.secret,
+  body: r.body,
+  chatText: r.chat_text,
+  attempts: r.attempts,
+  sinceFirstAttemptMs: Number(r.since_first_ms),
+  sinceEventMs: Number(r.since_event_ms),
+});
+
+export class DeliveryRepository {
+  /** Claims up to `limit` due heads, the longest-waiting first, leasing each for `leaseMs`. */
+  async claim(db: Db, limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
+    const res = await db.raw<{ rows: ClaimRow[] }>(
+      `with candidates as (
+         select h.id from notifier.webhook w
+         cross join lateral (
+           select d.id, d.next_attempt_at from notifier.delivery d
+            where d.webhook_id = w.id and d.status = 'pending' order by d.event_id limit 1
+         ) h
+         where w.active and h.next_attempt_at <= clock_timestamp()
+         order by h.next_attempt_at
+         limit ?
+       )${leaseAndReturn()}`,
+      [limit, leaseMs],
     );
-    return res.rows.map((r) => ({
-      id: r.id,
-      claim: r.claim,
-      webhookId: r.webhook_id,
-      eventId: Number(r.event_id),
-      url: r.url,
-      kind: r.kind,
-      secret: r.secret,
-      body: r.body,
-      chatText: r.chat_text,
-      attempts: r.attempts,
-      sinceFirstAttemptMs: Number(r.since_first_ms),
-      sinceEventMs: Number(r.since_event_ms),
-    }));
+    return res.rows.map(toClaimed);
   }
 
   /**
-   * Records a delivered attempt (when the claim still holds). The webhook's failure streak ends.
-   * Returns false when the claim was lost (the lease ran out and another attempt took over).
+   * Records a delivered attempt (when the claim still holds) and ends the webhook's failure
+   * streak; with `leaseMs`, claims the webhook's next head in the same statement when it is
+   * due (the engine then sends it without another round trip). `ok` is false when the claim
+   * was lost (the lease ran out and another attempt took over).
    */
-  async delivered(db: Db, d: ClaimedDelivery, r: AttemptResult): Promise<boolean> {
-    const res = await db.raw<{ rows: { n: number }[] }>(
+  async delivered(db: Db, d: ClaimedDelivery, r: AttemptResult, leaseMs: number | null): Promise<{ ok: boolean; next: ClaimedDelivery | null }> {
+    const res = await db.raw<{ rows: (ClaimRow & { ok: boolean })[] }>(
       `with done as (
          update notifier.delivery set status = 'delivered', attempts = attempts + 1, status_code = ?, latency_ms = ?,
                 response = ?, error = null, next_attempt_at = null, last_attempt_at = clock_timestamp(),
@@ -116,11 +122,19 @@ export class DeliveryRepository {
           where id = ? and claim = ? and status = 'pending'
          returning webhook_id),
        wh as (
-         update notifier.webhook w set failing_since = null from done where w.id = done.webhook_id and w.failing_since is not null)
-       select count(*)::int as n from done`,
-      [r.statusCode, r.latencyMs, r.response, d.id, d.claim],
+         update notifier.webhook w set failing_since = null from done where w.id = done.webhook_id and w.failing_since is not null),
+       candidates as (
+         select d.id from notifier.delivery d join notifier.webhook w on w.id = d.webhook_id and w.active
+          where ?::boolean and d.webhook_id = ? and d.status = 'pending' and d.id <> ? and exists (select 1 from done)
+          order by d.event_id limit 1
+       )${leaseAndReturn('true as ok, ')}
+       union all select true, null, null, null, null, null, null, null, null, null, null, null, null
+        where exists (select 1 from done)`,
+      [r.statusCode, r.latencyMs, r.response, d.id, d.claim, leaseMs !== null, d.webhookId, d.id, leaseMs ?? 0],
     );
-    return (res.rows[0]?.n ?? 0) > 0;
+    const ok = res.rows.length > 0;
+    const row = res.rows.find((x) => x.id !== null);
+    return { ok, next: row ? toClaimed(row) : null };
   }
 
   /**
