@@ -226,6 +226,8 @@ describe('webhooks', () => {
         ['body', 'url'],
       ]),
     );
+    const schemaKinds = await call('PATCH', `/webhooks/${created.id}`, { token: 'admin-token', body: { entity_types: ['Shot', 'Schema.Status'] } });
+    expect(schemaKinds.json.entity_types).toEqual(['Shot', 'Schema.Status']);
     expect((await call('PATCH', `/webhooks/${MISSING}`, { token: 'admin-token', body: { active: true } })).status).toBe(404);
     expect((await call('GET', `/webhooks/${MISSING}`, { token: 'admin-token' })).status).toBe(404);
     expect((await call('DELETE', `/webhooks/${MISSING}`, { token: 'admin-token' })).status).toBe(404);

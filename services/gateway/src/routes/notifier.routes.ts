@@ -214,7 +214,9 @@ export function notifierRoutes({ peers }: RouteDeps): AnyRoute[] {
       path: '/webhooks/{id}/deliveries/{delivery_id}/retry',
       operationId: 'retryWebhookDelivery',
       summary: 'Send a delivery again now (Admin).',
-      description: 'A dead delivery goes back in line with a fresh retry window; a pending one is attempted now. Order per webhook still holds.',
+      description:
+        'The delivery goes back in line at once with a fresh retry window (a dead one, or a delivered one a receiver asks for again); ' +
+        'a webhook the notifier switched off is switched on again. Order per webhook still holds.',
       tags: WEBHOOK_TAGS,
       auth: 'bearer',
       params: DeliveryPath,

@@ -3,7 +3,7 @@
  * "Webhooks"): queries, bodies and the JSON the notifier's answers become.
  */
 import { z } from 'zod';
-import { EntityTypeCode, Uuid } from './common.schema.js';
+import { Uuid } from './common.schema.js';
 
 /** Most items one page of notifications or deliveries holds. */
 export const NOTIFIER_PAGE_MAX = 200;
@@ -69,7 +69,12 @@ const Secret = z
   .max(256)
   .describe('Signs every delivery: `X-Signature: sha256=<hex HMAC-SHA256 of the raw body>`. At least 16 characters; never returned.');
 
-const EntityTypes = z.array(EntityTypeCode).max(100).describe('Only events of these entity types; empty or absent: every type.');
+/** An entity type code, or the kind of a schema change event (`Schema.Status`), as events name them. */
+const EventEntityType = z.string().regex(/^(Schema\.)?[A-Z][A-Za-z0-9]{0,63}$/);
+const EntityTypes = z
+  .array(EventEntityType)
+  .max(100)
+  .describe('Only events of these entity types (`Shot`, or a schema change kind such as `Schema.Status`); empty or absent: every type.');
 const Actions = z.array(z.enum(ACTIONS)).max(3).describe('Only these actions; empty or absent: every action.');
 
 export const WebhookCreate = z
