@@ -26,9 +26,9 @@ export interface ServiceSpec {
   /** Gets S3_ENDPOINT, S3_ACCESS_KEY, S3_SECRET_KEY, S3_BUCKET, S3_REGION. */
   objectStore?: boolean;
   /**
-   * Variables handed on from the environment `npm start` (or a test) runs in, when set there:
-   * settings a person running the stack may want to change without code (e.g. the notifier's
-   * retry schedule). Nothing else of the parent environment reaches a service.
+   * Variables handed on from the environment of the process that starts the stack (a test, a
+   * benchmark: `parentEnv`), when set there: settings one may want to change without code (the
+   * notifier's retry schedule). `npm start` hands on every variable it was given anyway.
    */
   passEnv?: readonly string[];
 }
