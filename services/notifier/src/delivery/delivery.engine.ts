@@ -10,7 +10,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import { guarded, newId, type Logger } from '@reelbase/lib-platform';
 import { afterFailure, chatBody, isDelivered, signature, type RetrySchedule } from '../domain/delivery.policy.js';
 import type { NotifierMetrics } from '../metrics.js';
-import type { ClaimedDelivery, DeliveryRepository } from '../store/delivery.repository.js';
+import type { AttemptResult, ClaimedDelivery, DeliveryRepository } from '../store/delivery.repository.js';
 import type { IngestRepository } from '../store/ingest.repository.js';
 import type { HttpSender, SendOutcome } from './http.sender.js';
 
@@ -52,10 +52,24 @@ export function deliveryBody(d: Pick<ClaimedDelivery, 'kind' | 'body' | 'chatTex
   return d.kind === 'chat' ? chatBody(d.chatText ?? '') : d.body;
 }
 
+/** The columns an outcome writes. */
+function resultOf(outcome: SendOutcome): AttemptResult {
+  const failedStatus = outcome.statusCode !== null && !isDelivered(outcome.statusCode);
+  return {
+    delivered: outcome.statusCode !== null && !failedStatus,
+    statusCode: outcome.statusCode,
+    latencyMs: outcome.latencyMs,
+    response: outcome.response,
+    error: outcome.error ?? (failedStatus ? `HTTP ${outcome.statusCode}` : null),
+  };
+}
+
 export class DeliveryEngine {
   private running = false;
   private inFlight = 0;
-  private readonly attempts = new Set<Promise<void>>();
+  /** Outcomes waiting to be recorded. */
+  private readonly results: { d: ClaimedDelivery; outcome: SendOutcome; n: number }[] = [];
+  private flushing = false;
   private pumping = false;
   private pumpAgain = false;
   private timer: NodeJS.Timeout | null = null;
@@ -89,7 +103,7 @@ export class DeliveryEngine {
     this.running = false;
     if (this.timer) clearTimeout(this.timer);
     if (this.gaugeTimer) clearTimeout(this.gaugeTimer);
-    await Promise.allSettled([...this.attempts]);
+    while (this.inFlight > 0) await new Promise((r) => setTimeout(r, 10));
   }
 
   private schedule(): void {
@@ -136,50 +150,86 @@ export class DeliveryEngine {
     }
   }
 
+  /** Starts a line with `d` in a free slot. */
   private launch(d: ClaimedDelivery): void {
     this.inFlight++;
-    const p = this.line(d)
-      .catch((err: unknown) =>
-        this.opts.logger.error({ err, delivery: d.id }, 'recording a delivery attempt failed; the lease will run out and it is sent again'),
-      )
-      .finally(() => {
-        this.inFlight--;
-        this.attempts.delete(p);
-        if (this.running) this.schedule();
-      });
-    this.attempts.add(p);
+    this.send(d, 1);
+  }
+
+  /** Sends `d` (the `n`-th of its line in a row); its outcome is recorded by the next flush. */
+  private send(d: ClaimedDelivery, n: number): void {
+    const body = deliveryBody(d);
+    void this.opts.sender.send(d.url, deliveryHeaders(d, body), body).then((outcome) => {
+      this.results.push({ d, outcome, n });
+      if (!this.flushing) void this.flush();
+    });
   }
 
   /**
-   * Sends `first`, then (while delivered and running) the next heads of the same webhook that
-   * the recording statement claimed, up to {@link CHAIN_MAX} in a row before the slot goes back
-   * to the longest-waiting webhook.
+   * Records every outcome that has arrived, in as few statements as possible ("group commit"):
+   * all the delivered ones in one statement that also claims each of those webhooks' next head
+   * (sent at once in the same slot, up to {@link CHAIN_MAX} in a row), each failure on its own.
+   * Outcomes arriving meanwhile wait for the next round, so the batch grows with the load.
    */
-  private async line(first: ClaimedDelivery): Promise<void> {
-    let d: ClaimedDelivery | null = first;
-    for (let n = 1; d; n++) d = await this.attempt(d, this.running && n < CHAIN_MAX);
+  private async flush(): Promise<void> {
+    this.flushing = true;
+    const { repo, metrics, logger } = this.opts;
+    try {
+      while (this.results.length > 0) {
+        const batch = this.results.splice(0);
+        const knex = this.opts.orm.em.getConnection().getKnex();
+        const delivered = batch.filter((x) => x.outcome.statusCode !== null && isDelivered(x.outcome.statusCode));
+        let next = new Map<string, ClaimedDelivery>();
+        if (delivered.length > 0) {
+          for (const x of delivered) {
+            metrics.attempts.inc({ outcome: 'delivered' });
+            metrics.attemptSeconds.observe({ outcome: 'delivered' }, x.outcome.latencyMs / 1000);
+          }
+          try {
+            const res = await guarded(() =>
+              repo.deliveredMany(
+                knex,
+                delivered.map((x) => ({ d: x.d, r: resultOf(x.outcome), chain: this.running && x.n < CHAIN_MAX })),
+                this.leaseMs,
+              ),
+            );
+            for (const x of delivered) {
+              if (res.recorded.has(x.d.id)) metrics.endToEndSeconds.observe((x.d.sinceEventMs + x.outcome.latencyMs) / 1000);
+            }
+            next = new Map(res.next.map((d) => [d.webhookId, d]));
+          } catch (err) {
+            logger.error({ err, deliveries: delivered.length }, 'recording deliveries failed; their leases will run out and they are sent again');
+          }
+        }
+        for (const x of batch) {
+          if (delivered.includes(x)) continue;
+          try {
+            await this.recordFailure(x.d, x.outcome);
+          } catch (err) {
+            logger.error({ err, delivery: x.d.id }, 'recording a failed attempt failed; the lease will run out and it is sent again');
+          }
+        }
+        let freed = false;
+        for (const x of batch) {
+          const following = next.get(x.d.webhookId);
+          if (following) this.send(following, x.n + 1);
+          else {
+            this.inFlight--;
+            freed = true;
+          }
+        }
+        if (freed && this.running) this.schedule();
+      }
+    } finally {
+      this.flushing = false;
+    }
   }
 
-  /** One attempt and its outcome; the webhook's next head when `chain` and it was claimed. */
-  private async attempt(d: ClaimedDelivery, chain: boolean): Promise<ClaimedDelivery | null> {
-    const { sender, metrics, repo, schedule } = this.opts;
-    const body = deliveryBody(d);
-    const outcome: SendOutcome = await sender.send(d.url, deliveryHeaders(d, body), body);
+  /** Records a failed attempt: retried later or dead, and the webhook switched off when it has failed for the whole window. */
+  private async recordFailure(d: ClaimedDelivery, outcome: SendOutcome): Promise<void> {
+    const { metrics, repo, schedule } = this.opts;
     const knex = this.opts.orm.em.getConnection().getKnex();
-    const result = {
-      delivered: outcome.statusCode !== null && isDelivered(outcome.statusCode),
-      statusCode: outcome.statusCode,
-      latencyMs: outcome.latencyMs,
-      response: outcome.response,
-      error: outcome.error ?? (outcome.statusCode !== null && !isDelivered(outcome.statusCode) ? `HTTP ${outcome.statusCode}` : null),
-    };
-    if (result.delivered) {
-      metrics.attempts.inc({ outcome: 'delivered' });
-      metrics.attemptSeconds.observe({ outcome: 'delivered' }, outcome.latencyMs / 1000);
-      const { ok, next } = await guarded(() => repo.delivered(knex, d, result, chain ? this.leaseMs : null));
-      if (ok) metrics.endToEndSeconds.observe((d.sinceEventMs + outcome.latencyMs) / 1000);
-      return next;
-    }
+    const result = resultOf(outcome);
     const decision = afterFailure(schedule, d.attempts + 1, d.sinceFirstAttemptMs + outcome.latencyMs);
     const label = decision.dead ? 'dead' : outcome.blocked ? 'blocked' : 'failed';
     metrics.attempts.inc({ outcome: label });
@@ -189,7 +239,6 @@ export class DeliveryEngine {
       this.opts.logger.warn({ delivery: d.id, webhook: d.webhookId, event_id: d.eventId, attempts: d.attempts + 1, error: result.error }, 'delivery is dead');
     }
     if (failingMs !== null && failingMs >= schedule.windowMs) await this.disable(d.webhookId);
-    return null;
   }
 
   /** Switches off a webhook failing for the whole window and tells every Admin. */

@@ -108,33 +108,54 @@ export class DeliveryRepository {
   }
 
   /**
-   * Records a delivered attempt (when the claim still holds) and ends the webhook's failure
-   * streak; with `leaseMs`, claims the webhook's next head in the same statement when it is
-   * due (the engine then sends it without another round trip). `ok` is false when the claim
-   * was lost (the lease ran out and another attempt took over).
+   * Records delivered attempts (each only while its claim still holds) and ends their webhooks'
+   * failure streaks, in one statement; for each marked `chain`, also claims its webhook's next
+   * head when it is due, so the engine sends it without another round trip. Returns the
+   * deliveries recorded (a lost claim means the lease ran out and another attempt took over)
+   * and the heads claimed.
    */
-  async delivered(db: Db, d: ClaimedDelivery, r: AttemptResult, leaseMs: number | null): Promise<{ ok: boolean; next: ClaimedDelivery | null }> {
-    const res = await db.raw<{ rows: (ClaimRow & { ok: boolean })[] }>(
-      `with done as (
-         update notifier.delivery set status = 'delivered', attempts = attempts + 1, status_code = ?, latency_ms = ?,
-                response = ?, error = null, next_attempt_at = null, last_attempt_at = clock_timestamp(),
+  async deliveredMany(
+    db: Db,
+    items: { d: ClaimedDelivery; r: AttemptResult; chain: boolean }[],
+    leaseMs: number,
+  ): Promise<{ recorded: Set<string>; next: ClaimedDelivery[] }> {
+    if (items.length === 0) return { recorded: new Set(), next: [] };
+    const res = await db.raw<{ rows: (ClaimRow & { tag: string })[] }>(
+      `with input as (
+         select * from unnest(?::uuid[], ?::uuid[], ?::int[], ?::int[], ?::text[], ?::boolean[]) t(id, claim, status_code, latency_ms, response, chain)
+       ), done as (
+         update notifier.delivery d set status = 'delivered', attempts = d.attempts + 1, status_code = i.status_code, latency_ms = i.latency_ms,
+                response = i.response, error = null, next_attempt_at = null, last_attempt_at = clock_timestamp(),
                 delivered_at = clock_timestamp(), claim = null
-          where id = ? and claim = ? and status = 'pending'
-         returning webhook_id),
-       wh as (
-         update notifier.webhook w set failing_since = null from done where w.id = done.webhook_id and w.failing_since is not null),
-       candidates as (
-         select d.id from notifier.delivery d join notifier.webhook w on w.id = d.webhook_id and w.active
-          where ?::boolean and d.webhook_id = ? and d.status = 'pending' and d.id <> ? and exists (select 1 from done)
-          order by d.event_id limit 1
-       )${leaseAndReturn('true as ok, ')}
-       union all select true, null, null, null, null, null, null, null, null, null, null, null, null
-        where exists (select 1 from done)`,
-      [r.statusCode, r.latencyMs, r.response, d.id, d.claim, leaseMs !== null, d.webhookId, d.id, leaseMs ?? 0],
+           from input i
+          where d.id = i.id and d.claim = i.claim and d.status = 'pending'
+         returning d.id, d.webhook_id, i.chain
+       ), wh as (
+         update notifier.webhook w set failing_since = null
+          where w.id in (select webhook_id from done) and w.failing_since is not null
+       ), candidates as (
+         select h.id from done
+           join notifier.webhook w on w.id = done.webhook_id and w.active
+           cross join lateral (
+             select d.id from notifier.delivery d
+              where d.webhook_id = done.webhook_id and d.status = 'pending' and d.id <> done.id
+              order by d.event_id limit 1
+           ) h
+          where done.chain
+       )${leaseAndReturn("'next' as tag, ")}
+       union all select 'done', id, null, null, null, null, null, null, null, null, null, null, null from done`,
+      [
+        items.map((x) => x.d.id),
+        items.map((x) => x.d.claim),
+        items.map((x) => x.r.statusCode),
+        items.map((x) => x.r.latencyMs),
+        items.map((x) => x.r.response),
+        items.map((x) => x.chain),
+        leaseMs,
+      ] as unknown as Knex.RawBinding[],
     );
-    const ok = res.rows.length > 0;
-    const row = res.rows.find((x) => x.id !== null);
-    return { ok, next: row ? toClaimed(row) : null };
+    const recorded = new Set(res.rows.filter((r) => r.tag === 'done').map((r) => r.id));
+    return { recorded, next: res.rows.filter((r) => r.tag === 'next').map(toClaimed) };
   }
 
   /**
