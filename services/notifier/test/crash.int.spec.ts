@@ -67,7 +67,8 @@ describe('SIGKILL mid-delivery', () => {
     const paths = ['/k1', '/k2', '/k3'];
     for (const p of paths) {
       await waitFor(
-        () => client.createWebhook({ url: `${base}${p}`, kind: 'webhook', secret: 's', entityTypes: [], actions: [] }, as(admin, 'Admin')),
+        () =>
+          client.createWebhook({ url: `${base}${p}`, kind: 'webhook', secret: 'crash-secret-0123456789', entityTypes: [], actions: [] }, as(admin, 'Admin')),
         20_000,
         'the notifier up',
       );

@@ -41,11 +41,12 @@ describe('a target that is down, then up', () => {
     receiver.modes.set('/a', 'down');
     receiver.modes.set('/b', 'refuse');
     const ctx = as(admin, 'Admin');
-    const a = (await w.client.createWebhook({ url: `${base}/a`, kind: 'webhook', secret: 'top-secret', entityTypes: [], actions: [] }, ctx)).webhook!;
+    const a = (await w.client.createWebhook({ url: `${base}/a`, kind: 'webhook', secret: 'top-secret-0123456789', entityTypes: [], actions: [] }, ctx))
+      .webhook!;
     const b = (await w.client.createWebhook({ url: `${base}/b`, kind: 'chat', entityTypes: ['Shot'], actions: [] }, ctx)).webhook!;
     const c = (await w.client.createWebhook({ url: `${base}/c`, kind: 'webhook', entityTypes: [], actions: ['delete'] }, ctx)).webhook!;
     expect(a.hasSecret).toBe(true);
-    expect(JSON.stringify(a)).not.toContain('top-secret');
+    expect(JSON.stringify(a)).not.toContain('top-secret-0123456789');
 
     const sent = [];
     for (let i = 0; i < 30; i++) {
@@ -77,7 +78,7 @@ describe('a target that is down, then up', () => {
     for (const r of receiver.uniqueAt('/a')) {
       const e = sent.find((x) => x.id === Number(r.eventId))!;
       expect(JSON.parse(r.body)).toEqual(e);
-      expect(r.signature).toBe(`sha256=${createHmac('sha256', 'top-secret').update(r.body).digest('hex')}`);
+      expect(r.signature).toBe(`sha256=${createHmac('sha256', 'top-secret-0123456789').update(r.body).digest('hex')}`);
       expect(r.headers['content-type']).toBe('application/json');
       expect(r.headers['user-agent']).toMatch(/^reelbase-notifier\//);
     }

@@ -8,6 +8,7 @@ import { WEBHOOK_KINDS, type WebhookKind } from './delivery.policy.js';
 
 /** A record type (`Shot`) or a schema event type (`Schema.Status`). */
 const ENTITY_TYPE = /^[A-Z][A-Za-z0-9]{0,63}(\.[A-Z][A-Za-z0-9]{0,63})?$/;
+export const MIN_SECRET_LENGTH = 16;
 export const MAX_SECRET_LENGTH = 256;
 const MAX_FILTERS = 100;
 
@@ -26,8 +27,8 @@ export function webhookProblems(input: WebhookInput): Problem[] {
   if (input.kind !== undefined && !WEBHOOK_KINDS.includes(input.kind as WebhookKind)) {
     problems.push({ loc: ['kind'], msg: "Input should be 'webhook' or 'chat'", type: 'enum' });
   }
-  if (input.secret !== undefined && (input.secret.length === 0 || input.secret.length > MAX_SECRET_LENGTH)) {
-    problems.push({ loc: ['secret'], msg: `the secret must be 1 to ${MAX_SECRET_LENGTH} characters`, type: 'string_too_long' });
+  if (input.secret !== undefined && (input.secret.length < MIN_SECRET_LENGTH || input.secret.length > MAX_SECRET_LENGTH)) {
+    problems.push({ loc: ['secret'], msg: `the secret must be ${MIN_SECRET_LENGTH} to ${MAX_SECRET_LENGTH} characters`, type: 'string_too_long' });
   }
   const list = (name: 'entity_types' | 'actions', values: string[] | undefined, ok: (v: string) => boolean, msg: string) => {
     if (values === undefined) return;
