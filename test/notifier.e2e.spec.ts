@@ -215,6 +215,34 @@ describe('notifier (whole stack)', () => {
       expectStatus(await admin.api.delete(`/webhooks/${w.id}`), 200);
     });
 
+    it('the notifier killed with SIGKILL mid-delivery, writes going on, then restarted: nothing lost, in order', async () => {
+      rx.setMode('crash', { kind: 'slow', ms: 150 });
+      const w = await webhook({ url: rx.target('crash'), kind: 'webhook', secret: SECRET, entity_types: ['Shot'] });
+      const s = await create(admin.api, 'Shot', { project_id: projectId, data: { code: 'sh_crash' } });
+      const write = async (n: number, tag: string) => {
+        for (let i = 0; i < n; i++) expectStatus(await admin.api.patch(`/entities/Shot/${s.id}`, { data: { description: `${tag} ${i}` } }), 200, 'write');
+      };
+      await write(20, 'before');
+      await rx.waitFor(() => rx.requests('crash').length >= 4, 20_000, 'deliveries under way');
+      const pid = e.stack.pid('notifier');
+      await e.stack.kill('notifier', 'SIGKILL');
+      expect(e.stack.pid('notifier')).toBeUndefined();
+      // Writes do not need the notifier.
+      await write(10, 'while down');
+      const before = rx.unique('crash').length;
+      await e.stack.restart('notifier');
+      expect(e.stack.pid('notifier')).not.toBe(pid);
+      const expected = (await eventsAfter(admin.api, 0, '&entity_type=Shot')).filter((ev) => ev.entity_id === s.id).map((ev) => ev.id);
+      expect(expected).toHaveLength(31);
+      expect(before).toBeLessThan(expected.length);
+      await rx.waitFor(() => rx.unique('crash').length >= expected.length, 60_000, 'every event after the restart');
+      expect(rx.unique('crash')).toEqual(expected);
+      // At least once: only what was in flight when the process died may come twice (one per webhook, in order).
+      expect(rx.duplicates('crash')).toBeLessThanOrEqual(1);
+      for (const r of rx.delivered('crash')) expect(verifySignature(SECRET, r.body, r.headers['x-signature'])).toBe(true);
+      expectStatus(await admin.api.delete(`/webhooks/${w.id}`), 200);
+    });
+
     it('chat: a Slack-compatible {"text"} a person can read', async () => {
       const w = await webhook({ url: rx.target('chat'), kind: 'chat', entity_types: ['Shot'], actions: ['create'] });
       const s = await create(ana.api, 'Shot', { project_id: projectId, data: { code: 'sh_chat' } });

@@ -34,6 +34,15 @@ describe('webhook receiver', () => {
     expect(rx.requests('a').map((r) => r.answered)).toEqual([503, 200]);
   });
 
+  it('answers slowly on demand', async () => {
+    rx = await startWebhookReceiver();
+    rx.setMode('a', { kind: 'slow', ms: 200 });
+    const t0 = Date.now();
+    expect((await post(rx.target('a'), 1)).status).toBe(200);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(180);
+    expect(rx.unique('a')).toEqual([1]);
+  });
+
   it('hangs on demand: no answer until the sender gives up', async () => {
     rx = await startWebhookReceiver();
     rx.setMode('slow', { kind: 'hang' });

@@ -9,8 +9,8 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 
-/** How a target answers: `ok` 200, `fail` 500 (or `status`), `hang` never answers. */
-export type TargetMode = { kind: 'ok' } | { kind: 'fail'; status?: number } | { kind: 'hang' };
+/** How a target answers: `ok` 200, `slow` 200 after `ms`, `fail` 500 (or `status`), `hang` never answers. */
+export type TargetMode = { kind: 'ok' } | { kind: 'slow'; ms: number } | { kind: 'fail'; status?: number } | { kind: 'hang' };
 
 /** One request as it arrived. */
 export interface ReceivedRequest {
@@ -43,7 +43,7 @@ export interface WebhookReceiver {
   setMode(name: string, mode: TargetMode): void;
   /** Every request to a target, in arrival order (all targets without a name). */
   requests(name?: string): ReceivedRequest[];
-  /** Requests answered 2xx, in arrival order. */
+  /** Requests answered 2xx (or being answered 2xx by a `slow` target), in arrival order. */
   delivered(name: string): ReceivedRequest[];
   /** Event ids accepted (2xx) by a target, first arrival only: what a de-duplicating receiver keeps. */
   unique(name: string): number[];
@@ -86,7 +86,7 @@ export async function startWebhookReceiver(opts: WebhookReceiverOptions = {}): P
       const mode = modes.get(name) ?? { kind: 'ok' };
       const header = req.headers['x-event-id'];
       const eventId = typeof header === 'string' && /^\d+$/.test(header) ? Number(header) : NaN;
-      const answered = mode.kind === 'ok' ? 200 : mode.kind === 'fail' ? (mode.status ?? 500) : 'hang';
+      const answered = mode.kind === 'ok' || mode.kind === 'slow' ? 200 : mode.kind === 'fail' ? (mode.status ?? 500) : 'hang';
       const entry: ReceivedRequest = { path: name, eventId, headers: req.headers, body: opts.keepBodies ? raw : '', at: Date.now(), answered };
       all.push(entry);
       let list = byTarget.get(name);
@@ -107,9 +107,13 @@ export async function startWebhookReceiver(opts: WebhookReceiverOptions = {}): P
         res.on('close', () => hanging.delete(res));
         return;
       }
-      res.statusCode = answered;
-      res.setHeader('content-type', 'text/plain');
-      res.end(answered === 200 ? 'ok' : `failing on purpose (${answered})`);
+      const answer = () => {
+        res.statusCode = answered;
+        res.setHeader('content-type', 'text/plain');
+        res.end(answered === 200 ? 'ok' : `failing on purpose (${answered})`);
+      };
+      if (mode.kind === 'slow') setTimeout(answer, mode.ms);
+      else answer();
     });
   };
 
