@@ -41,14 +41,15 @@ export const SERVICES: readonly ServiceSpec[] = [
   // Ready once records holds its snapshot (it retries until records answers).
   { name: 'schema', grpcPort: 50054, httpPort: 9104, httpPortEnv: 'HTTP_PORT', stage: 1, database: true },
   { name: 'gateway', httpPort: 8080, opsPort: 9100, httpPortEnv: 'GATEWAY_PORT', stage: 2, database: false },
-  // Follows the event log (events must be ready); WEBHOOK_ALLOW_PRIVATE_TARGETS stays unset unless
-  // the environment sets it, so `npm start` refuses loopback and private targets like production.
+  // Follows the event log (it retries until events answers; ready once PostgreSQL and NATS are), and
+  // stops after the gateway. WEBHOOK_ALLOW_PRIVATE_TARGETS stays unset unless the environment sets
+  // it, so `npm start` refuses loopback and private targets like production.
   {
     name: 'notifier',
     grpcPort: 50056,
     httpPort: 9106,
     httpPortEnv: 'HTTP_PORT',
-    stage: 2,
+    stage: 1,
     database: true,
     passEnv: ['WEBHOOK_BACKOFF_BASE_MS', 'WEBHOOK_RETRY_WINDOW_MS', 'WEBHOOK_ALLOW_PRIVATE_TARGETS', 'WEBHOOK_TIMEOUT_MS', 'WEBHOOK_CONCURRENCY'],
   },
