@@ -260,9 +260,11 @@ export class ApiRepository {
     );
     if (!res.rows[0]) return undefined;
     await db.raw(
-      `update notifier.webhook set active = true, disabled_at = null, failing_since = null, updated_at = clock_timestamp()
-        where id = ? and disabled_at is not null`,
-      [webhookId],
+      `update notifier.webhook set line_from = least(line_from, ?),
+              active = active or disabled_at is not null, failing_since = case when disabled_at is not null then null else failing_since end,
+              disabled_at = null, updated_at = clock_timestamp()
+        where id = ?`,
+      [res.rows[0].event_id, webhookId],
     );
     return toDelivery(res.rows[0]);
   }

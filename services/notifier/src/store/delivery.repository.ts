@@ -1,7 +1,10 @@
 /**
  * SQL of the delivery engine. Each webhook's pending deliveries form a line in event order;
  * only the head of a line (its lowest event id) is ever claimed, so an event is sent only once
- * the one before it was delivered or went dead. A claim sets a lease (`next_attempt_at` moved
+ * the one before it was delivered or went dead. `webhook.line_from` is a lower bound of the
+ * line's event ids (raised when a head is delivered or dies, lowered by a retry by hand): the head
+ * is looked up from there, so the index scan does not wade through the entries finished rows
+ * leave in the partial index until vacuum removes them. A claim sets a lease (`next_attempt_at` moved
  * past the attempt's timeout) and a claim token in one statement over rows locked with
  * `FOR UPDATE SKIP LOCKED`, so replicas share lines without sending one head twice at once; a
  * process that dies mid-attempt leaves the lease to run out, and the head is sent again.
@@ -73,6 +76,16 @@ const leaseAndReturn = (first = '') => `, locked as (
               (extract(epoch from clock_timestamp() - e.event_at) * 1000)::bigint as since_event_ms
          from claimed c join notifier.webhook w on w.id = c.webhook_id join notifier.event_body e on e.id = c.event_id`;
 
+/**
+ * The new `line_from` of webhook `w` once its delivery with event id `finished` is no longer
+ * pending: that id, unless an older delivery of the line is pending again (a retry by hand that
+ * came while this one was in flight).
+ */
+const raiseLineFrom = (finished: string) => `case when exists (
+    select 1 from notifier.delivery p
+     where p.webhook_id = w.id and p.status = 'pending' and p.event_id >= w.line_from and p.event_id < ${finished}
+  ) then w.line_from else greatest(w.line_from, ${finished}) end`;
+
 const toClaimed = (r: ClaimRow): ClaimedDelivery => ({
   id: r.id,
   claim: r.claim,
@@ -96,7 +109,7 @@ export class DeliveryRepository {
          select h.id from notifier.webhook w
          cross join lateral (
            select d.id, d.next_attempt_at from notifier.delivery d
-            where d.webhook_id = w.id and d.status = 'pending' order by d.event_id limit 1
+            where d.webhook_id = w.id and d.status = 'pending' and d.event_id >= w.line_from order by d.event_id limit 1
          ) h
          where w.active and h.next_attempt_at <= clock_timestamp()
          order by h.next_attempt_at
@@ -129,16 +142,16 @@ export class DeliveryRepository {
                 delivered_at = clock_timestamp(), claim = null
            from input i
           where d.id = i.id and d.claim = i.claim and d.status = 'pending'
-         returning d.id, d.webhook_id, i.chain
+         returning d.id, d.webhook_id, d.event_id, i.chain
        ), wh as (
-         update notifier.webhook w set failing_since = null
-          where w.id in (select webhook_id from done) and w.failing_since is not null
+         update notifier.webhook w set failing_since = null, line_from = ${raiseLineFrom('done.event_id')}
+           from done where w.id = done.webhook_id
        ), candidates as (
          select h.id from done
            join notifier.webhook w on w.id = done.webhook_id and w.active
            cross join lateral (
              select d.id from notifier.delivery d
-              where d.webhook_id = done.webhook_id and d.status = 'pending' and d.id <> done.id
+              where d.webhook_id = done.webhook_id and d.status = 'pending' and d.event_id >= w.line_from and d.id <> done.id
               order by d.event_id limit 1
            ) h
           where done.chain
@@ -170,9 +183,10 @@ export class DeliveryRepository {
                 next_attempt_at = case when ?::bigint is null then null else clock_timestamp() + ?::bigint * interval '1 millisecond' end,
                 last_attempt_at = clock_timestamp(), claim = null
           where id = ? and claim = ? and status = 'pending'
-         returning webhook_id, first_attempt_at),
+         returning webhook_id, event_id, status, first_attempt_at),
        wh as (
-         update notifier.webhook w set failing_since = coalesce(w.failing_since, upd.first_attempt_at)
+         update notifier.webhook w set failing_since = coalesce(w.failing_since, upd.first_attempt_at),
+                line_from = case when upd.status = 'dead' then ${raiseLineFrom('upd.event_id')} else w.line_from end
            from upd where w.id = upd.webhook_id
          returning w.failing_since)
        select (extract(epoch from clock_timestamp() - failing_since) * 1000)::bigint as failing_ms from wh`,
@@ -211,7 +225,7 @@ export class DeliveryRepository {
   async nextDueInMs(db: Db): Promise<number | null> {
     const res = await db.raw<{ rows: { ms: string | null }[] }>(
       `select (extract(epoch from min(h.next_attempt_at) - clock_timestamp()) * 1000)::bigint as ms from notifier.webhook w
-        cross join lateral (select d.next_attempt_at from notifier.delivery d where d.webhook_id = w.id and d.status = 'pending' order by d.event_id limit 1) h
+        cross join lateral (select d.next_attempt_at from notifier.delivery d where d.webhook_id = w.id and d.status = 'pending' and d.event_id >= w.line_from order by d.event_id limit 1) h
         where w.active`,
     );
     const ms = res.rows[0]?.ms;

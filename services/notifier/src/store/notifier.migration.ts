@@ -60,6 +60,7 @@ export class NotifierMigration extends Migration {
       "active" boolean not null default true,
       "disabled_at" timestamptz null,
       "failing_since" timestamptz null,
+      "line_from" bigint not null default 0,
       "created_by" uuid null,
       "created_at" timestamptz not null default now(),
       "updated_at" timestamptz not null default now()
