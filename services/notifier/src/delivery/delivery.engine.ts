@@ -16,6 +16,9 @@ import type { HttpSender, SendOutcome } from './http.sender.js';
 
 export const USER_AGENT = 'reelbase-notifier/1';
 
+/** Longest wait of a stop for the attempts in flight. */
+export const STOP_WAIT_MS = 3000;
+
 /** Deliveries of one webhook sent in a row by one slot before it is offered to the others. */
 export const CHAIN_MAX = 50;
 
@@ -98,12 +101,19 @@ export class DeliveryEngine {
     if (this.running) this.schedule();
   }
 
-  /** Stops claiming and waits for the attempts in flight to record their outcome. */
+  /**
+   * Stops claiming and waits (at most {@link STOP_WAIT_MS}) for the attempts in flight to record
+   * their outcome. One still waiting for a slow target is left to its lease: it is sent again
+   * once the lease runs out, by another replica or after the restart.
+   */
   async stop(): Promise<void> {
     this.running = false;
     if (this.timer) clearTimeout(this.timer);
     if (this.gaugeTimer) clearTimeout(this.gaugeTimer);
-    while (this.inFlight > 0) await new Promise((r) => setTimeout(r, 10));
+    const until = Date.now() + STOP_WAIT_MS;
+    while (this.inFlight > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
+    if (this.inFlight > 0)
+      this.opts.logger.warn({ in_flight: this.inFlight }, 'stopping with attempts in flight; their leases will run out and they are sent again');
   }
 
   private schedule(): void {
