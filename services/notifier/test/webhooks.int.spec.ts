@@ -138,10 +138,11 @@ describe('the sender’s address check', () => {
     }
   });
 
-  it('keeps only the first 2 KiB of an answer and does not follow redirects', async () => {
+  it('keeps only the first 2 KiB of an answer, storable text, and does not follow redirects', async () => {
     const http = await import('node:http');
     const srv = http.createServer((req, res) => {
       if (req.url === '/redirect') res.writeHead(302, { location: '/big' }).end();
+      else if (req.url === '/binary') res.writeHead(200).end(Buffer.from([0x6f, 0x00, 0x6b, 0x00]));
       else res.writeHead(200).end('x'.repeat(10_000));
     });
     await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
@@ -151,6 +152,7 @@ describe('the sender’s address check', () => {
       const big = await open.send(`http://127.0.0.1:${port}/big`, {}, '{}');
       expect(big.response).toHaveLength(2048);
       expect(await open.send(`http://127.0.0.1:${port}/redirect`, {}, '{}')).toMatchObject({ statusCode: 302 });
+      expect(await open.send(`http://127.0.0.1:${port}/binary`, {}, '{}')).toMatchObject({ statusCode: 200, response: 'ok' });
     } finally {
       open.close();
       srv.closeAllConnections();

@@ -20,7 +20,7 @@ export interface SendOutcome {
   /** HTTP status, null when no answer came. */
   statusCode: number | null;
   latencyMs: number;
-  /** The first {@link RESPONSE_KEEP_BYTES} of the answer body (UTF-8, lossy). */
+  /** The first {@link RESPONSE_KEEP_BYTES} of the answer body (UTF-8, lossy, NUL characters dropped). */
   response: string | null;
   /** Why the attempt failed without an answer (or with a non-2xx one: null). */
   error: string | null;
@@ -100,7 +100,11 @@ export class HttpSender {
         const chunks: Buffer[] = [];
         let kept = 0;
         const done = (complete: boolean) => {
-          const text = Buffer.concat(chunks).subarray(0, RESPONSE_KEEP_BYTES).toString('utf8');
+          // PostgreSQL text cannot hold NUL: a receiver answering binary must not stop its outcome being recorded.
+          const text = Buffer.concat(chunks)
+            .subarray(0, RESPONSE_KEEP_BYTES)
+            .toString('utf8')
+            .replace(/\u0000/g, '');
           finish({ statusCode: res.statusCode ?? null, latencyMs: elapsed(), response: text, error: null, blocked: false });
           // A body past what is kept is not read to its end: the socket is dropped instead.
           if (!complete) res.destroy();
