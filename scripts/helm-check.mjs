@@ -31,7 +31,7 @@ const RELEASE = 'reelbase';
 const NAMESPACE = 'reelbase';
 const CRD_APIS = ['monitoring.coreos.com/v1/ServiceMonitor'];
 const MIN_KUBE = '1.27.0';
-const BASE_COMPONENTS = ['auth', 'events', 'gateway', 'media-transcode', 'media-worker', 'records', 'schema'];
+const BASE_COMPONENTS = ['auth', 'events', 'gateway', 'media-transcode', 'media-worker', 'notifier', 'records', 'schema'];
 const KEDA_API = 'keda.sh/v1alpha1/ScaledObject';
 
 const started = Date.now();
@@ -651,6 +651,41 @@ async function main() {
       badKeda.stderr.includes("at '/keda/natsServerMonitoringEndpoint'"),
     'refused: a lag threshold below 1, a monitoring endpoint without a port',
   );
+  // The notifier: its own process with a database, called by the gateway only, and the one
+  // component with egress to webhook targets, on public addresses only.
+  const notifier = find(d, 'Deployment', fullname('notifier'))?.spec.template.spec.containers[0];
+  const notifierEnv = Object.fromEntries((notifier?.env ?? []).map((e) => [e.name, e.value ?? e.valueFrom]));
+  check(
+    notifierEnv.GRPC_PORT === '50056' &&
+      notifierEnv.HTTP_PORT === '9107' &&
+      notifierEnv.DATABASE_URL?.secretKeyRef &&
+      notifierEnv.NATS_URL &&
+      notifierEnv.EVENTS_ADDR &&
+      notifierEnv.WEBHOOK_RETRY_WINDOW_MS === '86400000' &&
+      notifierEnv.WEBHOOK_BACKOFF_BASE_MS &&
+      !('WEBHOOK_ALLOW_PRIVATE_TARGETS' in notifierEnv) &&
+      notifier?.readinessProbe?.grpc?.port === 50056,
+    'notifier: ports 50056/9107, DATABASE_URL from the Secret, NATS, EVENTS_ADDR, a 24 h retry window, private targets not allowed, gRPC probes',
+  );
+  check(gwEnv.NOTIFIER_ADDR === `${fullname('notifier')}:50056`, `gateway: NOTIFIER_ADDR ${gwEnv.NOTIFIER_ADDR}`);
+  const ntPolicy = find(d, 'NetworkPolicy', fullname('notifier'));
+  const ntFrom = ntPolicy?.spec.ingress
+    .find((r) => r.ports?.some((p) => p.port === 50056))
+    ?.from?.map((f) => f.podSelector?.matchLabels?.['app.kubernetes.io/component']);
+  check(sameList(ntFrom, ['gateway']), `NetworkPolicy: notifier gRPC only from the gateway (${ntFrom?.join(', ')})`);
+  const webhookRule = ntPolicy?.spec.egress.find((r) => r.ports?.some((p) => p.port === 443) && r.to?.some((t) => t.ipBlock));
+  const v4 = webhookRule?.to.find((t) => t.ipBlock?.cidr === '0.0.0.0/0')?.ipBlock.except ?? [];
+  const v6 = webhookRule?.to.find((t) => t.ipBlock?.cidr === '::/0')?.ipBlock.except ?? [];
+  check(
+    webhookRule?.ports.some((p) => p.port === 80) &&
+      ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '127.0.0.0/8', '169.254.0.0/16', '100.64.0.0/10'].every((c) => v4.includes(c)) &&
+      ['::1/128', 'fc00::/7', 'fe80::/10', '::ffff:0:0/96'].every((c) => v6.includes(c)),
+    'NetworkPolicy: notifier egress to webhook targets on 80/443, public addresses only (private, loopback, link-local, CGNAT excluded)',
+  );
+  const publicEgress = byKind(d, 'NetworkPolicy')
+    .filter((p) => p.spec.egress.some((r) => r.to?.some((t) => t.ipBlock?.cidr === '0.0.0.0/0')))
+    .map((p) => componentOf(p));
+  check(sameList(publicEgress, ['notifier']), `NetworkPolicy: only the notifier reaches public addresses (${publicEgress.join(', ')})`);
 
   check(checksumOf(d, 'gateway') === checksumOf(S.again.objects, 'gateway'), 'checksum/config: stable across renders');
   check(checksumOf(d, 'gateway') !== checksumOf(S.logLevel.objects, 'gateway'), 'checksum/config: changes with the configuration');
@@ -715,8 +750,10 @@ async function main() {
       'production: gateway scaled by an HPA',
     );
     check(
-      find(p, 'Deployment', fullname('events'))?.spec.replicas === 2 && find(p, 'Deployment', fullname('records'))?.spec.replicas === 3,
-      'production: events 2 replicas, records 3',
+      find(p, 'Deployment', fullname('events'))?.spec.replicas === 2 &&
+        find(p, 'Deployment', fullname('records'))?.spec.replicas === 3 &&
+        find(p, 'Deployment', fullname('notifier'))?.spec.replicas === 2,
+      'production: events 2 replicas, records 3, notifier 2',
     );
     check(!byKind(p, 'Secret').length, 'production: Secret not rendered (existingSecret)');
     check(byKind(p, 'ServiceMonitor').length === BASE_COMPONENTS.length, 'production: a ServiceMonitor per component');
@@ -748,7 +785,7 @@ async function main() {
     [/at '\/components\/gateway': additional properties .*'replicas'/, 'renamed component key (replicas)'],
     [/at '\/components\/gateway': additional properties .*'typo'/, 'unknown component key'],
     ["at '/components/auth': additional properties 'grpcPort' not allowed", 'old port key'],
-    ["at '/components/events/uses/1': value must be one of 'postgresql', 'nats', 's3'", 'unknown dependency'],
+    ["at '/components/events/uses/1': value must be one of 'postgresql', 'nats', 's3', 'webhooks'", 'unknown dependency'],
     ["at '/config/logLevel': value must be one of 'fatal'", 'log level the services reject'],
     ["invalid propertyName 'NATS_URL'", 'a variable the chart sets from its own key (config.extra.NATS_URL)'],
     ["at '/defaults/pdb'", 'a PodDisruptionBudget with both minAvailable and maxUnavailable'],

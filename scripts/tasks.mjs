@@ -101,6 +101,10 @@ const tasks = {
     await build();
     await run(process.execPath, [join(ROOT, 'bench/dist/query.js'), ...args]);
   },
+  async 'bench:notifier'(args) {
+    await build();
+    await run(process.execPath, [join(ROOT, 'bench/dist/notifier.js'), ...args]);
+  },
   async hostile(args) {
     await build();
     await run(process.execPath, [join(ROOT, 'bench/dist/hostile.js'), ...args]);

@@ -212,10 +212,10 @@ describe('npm start', () => {
       expect(out).toContain(`nats: using NATS_URL ${natsUrl}`);
       expect(out).toMatch(/s3: started the local S3 stand-in on http:\/\/127\.0\.0\.1:\d+/);
       const ports = internalPorts(out);
-      expect(Object.keys(ports).sort()).toEqual(['auth', 'events', 'gateway', 'records', 'schema']);
+      expect(Object.keys(ports).sort()).toEqual(['auth', 'events', 'gateway', 'notifier', 'records', 'schema']);
       const internal = Object.values(ports).flatMap((p) => (p.grpc ? [p.grpc, p.ops] : [p.ops]));
-      expect(internal).toHaveLength(9);
-      for (const p of [9100, 9101, 9102, 9103, 9104, 50051, 50052, 50053, 50054]) expect(internal).not.toContain(p);
+      expect(internal).toHaveLength(11);
+      for (const p of [9100, 9101, 9102, 9103, 9104, 9106, 9107, 50051, 50052, 50053, 50054, 50056]) expect(internal).not.toContain(p);
 
       const api = new Api(`http://127.0.0.1:${port}`);
       expect(expectStatus(await api.get('/healthz'), 200)).toEqual({ status: 'ok' });
@@ -324,6 +324,7 @@ describe('npm start', () => {
     expect(exits.slice(1).sort()).toEqual([
       'auth exited with status 0',
       'events exited with status 0',
+      'notifier exited with status 0',
       'records exited with status 0',
       'schema exited with status 0',
     ]);

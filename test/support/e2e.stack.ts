@@ -18,7 +18,7 @@ import {
 import { Api, expectStatus } from './api.client.js';
 
 /** The services an end-to-end run needs; a missing build fails the run instead of skipping. */
-export const REQUIRED_SERVICES = ['auth', 'records', 'events', 'schema', 'gateway'];
+export const REQUIRED_SERVICES = ['auth', 'records', 'events', 'schema', 'gateway', 'notifier'];
 
 export interface E2EStack {
   stack: Stack;

@@ -28,6 +28,8 @@ export const gatewayConfigShape = {
    * they need while bytes keep coming.
    */
   MEDIA_IDLE_TIMEOUT_MS: envInt(60_000, 100, 3_600_000),
+  /** notifier's gRPC address (host:port): the notification and webhook routes. */
+  NOTIFIER_ADDR: envAddr('127.0.0.1:50056'),
   /** Sustained requests per second per principal (user or API key). */
   RATE_LIMIT_RPS: envInt(50, 1),
   /** Requests a principal may make at once above the sustained rate. */
@@ -74,7 +76,7 @@ export const gatewayConfigShape = {
   TRUST_PROXY_HOPS: envInt(0, 0, 10),
   /** Seconds between pings on each open WebSocket; a socket that has not answered the last one is closed. */
   WS_PING_SECONDS: envInt(30, 1, 3600),
-  /** Deadline of each gRPC call to auth, records and events. */
+  /** Deadline of each gRPC call to auth, records, events and notifier. */
   RPC_DEADLINE_MS: envInt(5000, 50, 120_000),
   /**
    * Deadline of each gRPC call to schema: a schema change answers once its cascade is applied (a rename

@@ -91,7 +91,14 @@ async function openGateway(config: GatewayConfig, logger: Logger, adapters: Part
   const peers =
     adapters.peers ??
     (conns = connectPeers(
-      { auth: config.AUTH_ADDR, records: config.RECORDS_ADDR, events: config.EVENTS_ADDR, schema: config.SCHEMA_ADDR, media: config.MEDIA_TRANSCODE_ADDR },
+      {
+        auth: config.AUTH_ADDR,
+        records: config.RECORDS_ADDR,
+        events: config.EVENTS_ADDR,
+        schema: config.SCHEMA_ADDR,
+        media: config.MEDIA_TRANSCODE_ADDR,
+        notifier: config.NOTIFIER_ADDR,
+      },
       config.RPC_DEADLINE_MS,
       metrics,
       config.INTERNAL_AUTH_SECRET,

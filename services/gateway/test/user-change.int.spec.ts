@@ -8,14 +8,22 @@ import { uniquePrefix } from '@reelbase/lib-testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseGatewayConfig } from '../src/config.js';
 import { startGateway, type RunningGateway } from '../src/service.js';
-import { captureLogs, fakePeers, tokenTable, USERS, type FakeState } from './support/fakes.js';
+import { captureLogs, emptyNotifierState, fakePeers, tokenTable, USERS, type FakeState } from './support/fakes.js';
 import { httpClient } from './support/http.js';
 
 const NATS_URL = process.env.TEST_NATS_URL ?? 'nats://127.0.0.1:4222';
 const PROJECT = '0190a0b0-0000-7000-8000-0000000000f1';
 
 describe('User changes across gateways', () => {
-  const state: FakeState = { tokens: tokenTable(), records: new Map(), events: [], down: new Set(), calls: [], failNext: new Map() };
+  const state: FakeState = {
+    tokens: tokenTable(),
+    records: new Map(),
+    events: [],
+    down: new Set(),
+    calls: [],
+    failNext: new Map(),
+    notifier: emptyNotifierState(),
+  };
   let a: RunningGateway;
   let b: RunningGateway;
   const callA = httpClient(() => `http://127.0.0.1:${a.httpPort}`);

@@ -15,3 +15,4 @@ export * from './stack.js';
 export * from './errors.js';
 export * from './secrets.js';
 export * from './ffmpeg.js';
+export * from './webhook.receiver.js';

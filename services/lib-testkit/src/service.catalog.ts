@@ -36,6 +36,12 @@ export interface ServiceSpec {
   replicasEnv?: string;
   /** Needs ffmpeg and ffprobe: found (or installed) before it starts, FFMPEG_PATH/FFPROBE_PATH passed on. */
   ffmpeg?: boolean;
+  /**
+   * Variables handed on from the environment of the process that starts the stack (a test, a
+   * benchmark: `parentEnv`), when set there: settings one may want to change without code (the
+   * notifier's retry schedule). `npm start` hands on every variable it was given anyway.
+   */
+  passEnv?: readonly string[];
 }
 
 /** Every service `npm start` knows, in start order. */
@@ -61,6 +67,18 @@ export const SERVICES: readonly ServiceSpec[] = [
     ffmpeg: true,
   },
   { name: 'gateway', httpPort: 8080, opsPort: 9100, httpPortEnv: 'GATEWAY_PORT', stage: 2, database: false },
+  // Follows the event log (it retries until events answers; ready once PostgreSQL and NATS are), and
+  // stops after the gateway. WEBHOOK_ALLOW_PRIVATE_TARGETS stays unset unless the environment sets
+  // it, so `npm start` refuses loopback and private targets like production.
+  {
+    name: 'notifier',
+    grpcPort: 50056,
+    httpPort: 9107,
+    httpPortEnv: 'HTTP_PORT',
+    stage: 1,
+    database: true,
+    passEnv: ['WEBHOOK_BACKOFF_BASE_MS', 'WEBHOOK_RETRY_WINDOW_MS', 'WEBHOOK_ALLOW_PRIVATE_TARGETS', 'WEBHOOK_TIMEOUT_MS', 'WEBHOOK_CONCURRENCY'],
+  },
 ];
 
 /** The entry point of a service under `root`. */
@@ -102,12 +120,14 @@ export interface ServiceEnvContext {
   natsPrefix: string;
   logLevel: string;
   s3: S3Settings;
+  /** Where `passEnv` variables are read from (the stack's own process.env). */
+  parentEnv?: Record<string, string | undefined>;
 }
 
 /**
  * The environment the stack gives one service: its ports, every gRPC peer's address
- * (`<NAME>_ADDR`, so new peers need no code here), NATS, and the database or object store
- * where the service needs them.
+ * (`<NAME>_ADDR`, so new peers need no code here), NATS, the database or object store where the
+ * service needs them, and its `passEnv` variables that are set in `parentEnv`.
  */
 export function serviceEnv(spec: ServiceSpec, ctx: ServiceEnvContext): Record<string, string> {
   const env: Record<string, string> = {
@@ -130,6 +150,10 @@ export function serviceEnv(spec: ServiceSpec, ctx: ServiceEnvContext): Record<st
     env.S3_SECRET_KEY = ctx.s3.secretKey;
     env.S3_BUCKET = ctx.s3.bucket;
     env.S3_REGION = ctx.s3.region;
+  }
+  for (const name of spec.passEnv ?? []) {
+    const value = ctx.parentEnv?.[name];
+    if (value !== undefined && value !== '') env[name] = value;
   }
   return env;
 }

@@ -47,6 +47,8 @@ export interface StackOptions {
   logLevel?: string;
   /** Extra environment for every service. */
   env?: Record<string, string>;
+  /** Where each service's `passEnv` variables are read from (default process.env). */
+  parentEnv?: Record<string, string | undefined>;
   /** Extra environment per service, e.g. `{ auth: { PASSWORD_SCRYPT_COST: '1024' } }`. */
   serviceEnv?: Record<string, Record<string, string>>;
   /** Which services to run (default SERVICES); those without dist/main.js are skipped. */
@@ -166,6 +168,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       natsPrefix,
       logLevel: opts.logLevel ?? 'info',
       s3: deps.s3,
+      parentEnv: opts.parentEnv ?? process.env,
     });
     if (spec.ffmpeg && ffmpeg) Object.assign(env, { FFMPEG_PATH: ffmpeg.ffmpeg, FFPROBE_PATH: ffmpeg.ffprobe });
     procs.set(

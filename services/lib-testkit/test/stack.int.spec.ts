@@ -26,7 +26,7 @@ process.on('SIGTERM', () => { console.log('fake: SIGTERM, bye'); process.exit(0)
 
 const SPECS: ServiceSpec[] = [
   { name: 'alpha', grpcPort: 1, httpPort: 1, httpPortEnv: 'HTTP_PORT', stage: 1, database: true },
-  { name: 'beta', grpcPort: 1, httpPort: 1, httpPortEnv: 'HTTP_PORT', stage: 1, database: false, objectStore: true },
+  { name: 'beta', grpcPort: 1, httpPort: 1, httpPortEnv: 'HTTP_PORT', stage: 1, database: false, objectStore: true, passEnv: ['BETA_KNOB', 'BETA_UNSET'] },
   { name: 'front', httpPort: 1, httpPortEnv: 'GATEWAY_PORT', stage: 2, database: false },
   { name: 'never-built', grpcPort: 1, httpPort: 1, httpPortEnv: 'HTTP_PORT', stage: 1, database: true },
 ];
@@ -70,7 +70,7 @@ describe('startStack with stand-in services', () => {
   afterAll(() => rmSync(root, { recursive: true, force: true }));
 
   it('starts built services on free ports with their env and skips unbuilt ones with a warning', async () => {
-    stack = await startStack({ ...base(), env: { COMMON: 'yes' }, serviceEnv: { alpha: { RECORDS_FAULT: 'x' } } });
+    stack = await startStack({ ...base(), env: { COMMON: 'yes' }, serviceEnv: { alpha: { RECORDS_FAULT: 'x' } }, parentEnv: { BETA_KNOB: '7', OTHER: 'no' } });
     expect(stack.services).toEqual(['alpha', 'beta', 'front']);
     expect(lines.some((l) => l.startsWith('WARNING: never-built is not built'))).toBe(true);
     const ports = Object.values(stack.ports)
@@ -94,6 +94,11 @@ describe('startStack with stand-in services', () => {
     expect(beta.env.DATABASE_URL).toBeUndefined();
     expect(beta.env.RECORDS_FAULT).toBeUndefined();
     expect(beta.env.S3_ENDPOINT).toBe(S3.endpoint);
+    // passEnv: only the listed variables that are set, only for that service.
+    expect(beta.env.BETA_KNOB).toBe('7');
+    expect(beta.env).not.toHaveProperty('BETA_UNSET');
+    expect(beta.env).not.toHaveProperty('OTHER');
+    expect(alpha.env).not.toHaveProperty('BETA_KNOB');
     const front = await envOf(stack, 'front');
     expect(front.env.GATEWAY_PORT).toBe(String(stack.ports.front!.http));
     expect(front.env.ALPHA_ADDR).toBe(`127.0.0.1:${stack.ports.alpha!.grpc}`);

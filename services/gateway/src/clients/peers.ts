@@ -1,13 +1,14 @@
 /**
- * The gateway's gRPC peers (auth, records, events, schema, media-transcode), each wrapped once by lib-platform's
- * createGrpcClient, plus the grpc.health.v1 checks of those /readyz depends on. Schema and
- * media-transcode are not among them: records validate against the schema they hold, so only the
- * schema routes need the schema service, and only the media routes media-transcode; those answer
+ * The gateway's gRPC peers (auth, records, events, schema, media-transcode, notifier), each wrapped
+ * once by lib-platform's createGrpcClient, plus the grpc.health.v1 checks of those /readyz depends
+ * on. Schema, media-transcode and notifier are not among them: records validate against the schema
+ * they hold, so only the schema routes need the schema service, only the media routes
+ * media-transcode, and only the notification and webhook routes the notifier; those answer
  * 503 while it is down.
  */
 import { credentials, Metadata } from '@grpc/grpc-js';
 import { createGrpcClient, type Metrics, type PromiseClient } from '@reelbase/lib-platform';
-import { authv1, eventsv1, healthv1, recordsv1, schemav1 } from '@reelbase/proto';
+import { authv1, eventsv1, healthv1, notifierv1, recordsv1, schemav1 } from '@reelbase/proto';
 import { createMediaClient, type MediaPeer } from './media.client.js';
 
 /** What routes call. Tests pass fakes of the same shape. */
@@ -18,6 +19,7 @@ export interface Peers {
   schema: SchemaClient;
   /** media-transcode: reviewable uploads and status, media reads (streams: media.client.ts). */
   media: MediaPeer;
+  notifier: PromiseClient<notifierv1.NotifierServiceClient>;
 }
 
 /** The schema service: one call per schema and catalog route, JSON in and out. */
@@ -29,6 +31,7 @@ export interface PeerAddresses {
   events: string;
   schema: string;
   media: string;
+  notifier: string;
 }
 
 /** The peers without which the gateway cannot serve its core routes. */
@@ -105,20 +108,27 @@ export function connectPeers(
     idleMs: deadlines.mediaIdleMs ?? 60_000,
     metrics,
   });
+  const notifier = createGrpcClient(notifierv1.NotifierServiceClient, notifierv1.NotifierServiceService, {
+    name: 'notifier',
+    address: addrs.notifier,
+    internalAuthSecret,
+    deadlineMs,
+    metrics,
+  });
   const healthClients = {
     auth: new healthv1.HealthClient(addrs.auth, credentials.createInsecure()),
     records: new healthv1.HealthClient(addrs.records, credentials.createInsecure()),
     events: new healthv1.HealthClient(addrs.events, credentials.createInsecure()),
   };
   return {
-    peers: { auth: auth.call, records: records.call, events: events.call, schema: schema.call, media: media.peer },
+    peers: { auth: auth.call, records: records.call, events: events.call, schema: schema.call, media: media.peer, notifier: notifier.call },
     health: {
       auth: healthCheck(healthClients.auth, 'auth', healthDeadlineMs),
       records: healthCheck(healthClients.records, 'records', healthDeadlineMs),
       events: healthCheck(healthClients.events, 'events', healthDeadlineMs),
     },
     close() {
-      for (const c of [auth, records, events, schema, media]) c.close();
+      for (const c of [auth, records, events, schema, media, notifier]) c.close();
       for (const c of Object.values(healthClients)) c.close();
     },
   };

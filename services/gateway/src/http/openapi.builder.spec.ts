@@ -97,6 +97,16 @@ describe('OpenAPI document', () => {
       'post /versions/{id}/reviewable',
       'get /versions/{id}/reviewable',
       'get /media/{key}',
+      'get /notifications',
+      'post /notifications/read-all',
+      'post /notifications/{id}/read',
+      'post /webhooks',
+      'get /webhooks',
+      'get /webhooks/{id}',
+      'patch /webhooks/{id}',
+      'delete /webhooks/{id}',
+      'get /webhooks/{id}/deliveries',
+      'post /webhooks/{id}/deliveries/{delivery_id}/retry',
     ];
     const documented = Object.entries(doc.paths).flatMap(([p, ops]) => Object.keys(ops as object).map((m) => `${m} ${p}`));
     expect(documented.sort()).toEqual(expected.sort());

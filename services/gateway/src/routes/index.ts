@@ -8,6 +8,7 @@ import { entityRoutes } from './entities.routes.js';
 import { eventRoutes } from './events.routes.js';
 import { mediaRoutes } from './media.routes.js';
 import { noteRoutes } from './notes.routes.js';
+import { notifierRoutes } from './notifier.routes.js';
 import { opsRoutes } from './ops.routes.js';
 import type { RouteDeps } from './route.deps.js';
 import { schemaRoutes } from './schema.routes.js';
@@ -26,6 +27,7 @@ const GROUPS: ReadonlyArray<(deps: RouteDeps) => AnyRoute[]> = [
   userRoutes,
   shareRoutes,
   mediaRoutes,
+  notifierRoutes,
 ];
 
 /** All routes, built for `deps`. */

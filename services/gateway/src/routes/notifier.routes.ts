@@ -1,0 +1,229 @@
+/**
+ * Notifications and webhooks (docs/api-notes.md, "Notifications" and "Webhooks"), served by the
+ * notifier over gRPC. Any signed-in user reads and marks their own notifications; webhooks are
+ * Admin only (403 before the request is validated; the notifier checks the role again).
+ */
+import { AppError } from '@reelbase/lib-platform';
+import type { AuthedPrincipal } from '../domain/authed.principal.js';
+import type { AnyRoute } from '../http/route.js';
+import { defineRoute } from '../http/route.js';
+import { deliveryJson, notificationJson, webhookJson } from '../mappers/notifier.mapper.js';
+import {
+  DeliveriesQuery,
+  DeliveryList,
+  DeliveryOut,
+  DeliveryPath,
+  IdPath,
+  NotificationList,
+  NotificationOut,
+  NotificationsQuery,
+  ReadAllOut,
+  WebhookCreate,
+  WebhookDeleted,
+  WebhookList,
+  WebhookOut,
+  WebhookPatch,
+} from '../schemas/notifier.schema.js';
+import type { RouteDeps } from './route.deps.js';
+
+/** Webhooks: Admins only, decided before the body is validated. */
+export function assertWebhookAdmin(principal: AuthedPrincipal): void {
+  if (principal.role !== 'Admin') throw new AppError('forbidden', 'only an Admin may manage webhooks');
+}
+
+const WEBHOOK_TAGS = ['webhooks'];
+const NOTIFICATION_TAGS = ['notifications'];
+
+export function notifierRoutes({ peers }: RouteDeps): AnyRoute[] {
+  const notifier = peers.notifier;
+  const admin = (p: AuthedPrincipal) => assertWebhookAdmin(p);
+  return [
+    // --- notifications -----------------------------------------------------------------------
+    defineRoute({
+      method: 'get',
+      path: '/notifications',
+      operationId: 'listNotifications',
+      summary: "The caller's own notifications, newest first.",
+      description:
+        'A user is notified when a Task write adds them to its assignees (`assigned`), when a Note links a Task they ' +
+        'are assigned to (`note`), and when a Note replies to one of theirs (`reply`); never for their own writes. ' +
+        'Notifications are made from the event stream, so one appears shortly after the write (its `event_id` is the ' +
+        '`GET /events` id). Paged with `next_cursor`.',
+      tags: NOTIFICATION_TAGS,
+      auth: 'bearer',
+      query: NotificationsQuery,
+      responses: { 200: { description: 'A page of notifications.', schema: NotificationList } },
+      errors: [503],
+      handler: async ({ query, ctx }) => {
+        const res = await notifier.listNotifications({ unreadOnly: query.unread_only ?? false, limit: query.limit, cursor: query.cursor }, ctx);
+        return { items: res.items.map(notificationJson), next_cursor: res.nextCursor ?? null };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/notifications/read-all',
+      operationId: 'readAllNotifications',
+      summary: 'Marks every unread notification of the caller read.',
+      tags: NOTIFICATION_TAGS,
+      auth: 'bearer',
+      responses: { 200: { description: 'How many were marked.', schema: ReadAllOut } },
+      errors: [503],
+      handler: async ({ ctx }) => ({ count: (await notifier.markAllNotificationsRead({}, ctx)).count }),
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/notifications/{id}/read',
+      operationId: 'readNotification',
+      summary: 'Marks one of the caller’s notifications read.',
+      description: 'Marking it again keeps the first `read_at`. Another user’s notification is 404, like one that does not exist.',
+      tags: NOTIFICATION_TAGS,
+      auth: 'bearer',
+      params: IdPath,
+      responses: { 200: { description: 'The notification.', schema: NotificationOut } },
+      errors: [404, 503],
+      handler: async ({ params, ctx }) => notificationJson((await notifier.markNotificationRead({ id: params.id }, ctx)).notification),
+    }),
+
+    // --- webhooks ----------------------------------------------------------------------------
+    defineRoute({
+      method: 'post',
+      path: '/webhooks',
+      operationId: 'createWebhook',
+      summary: 'Create an outbound webhook or chat target (Admin).',
+      description:
+        'Every event whose entity type and action pass the filters is delivered at least once, in event order per ' +
+        'webhook (docs/api-notes.md, "Webhooks"). The host is resolved at once: a URL whose address is loopback, private, ' +
+        'link-local, unique-local, carrier-grade NAT, multicast or unspecified is 422 on `url` (checked again at each ' +
+        'delivery against the address connected to).',
+      tags: WEBHOOK_TAGS,
+      auth: 'bearer',
+      body: WebhookCreate,
+      authorize: admin,
+      responses: { 200: { description: 'The webhook (without its secret).', schema: WebhookOut } },
+      errors: [503],
+      handler: async ({ body, ctx }) =>
+        webhookJson(
+          (
+            await notifier.createWebhook(
+              {
+                url: body.url,
+                kind: body.kind,
+                secret: body.secret,
+                entityTypes: body.entity_types ?? [],
+                actions: body.actions ?? [],
+                active: body.active,
+              },
+              ctx,
+            )
+          ).webhook,
+        ),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/webhooks',
+      operationId: 'listWebhooks',
+      summary: 'Every webhook (Admin).',
+      tags: WEBHOOK_TAGS,
+      auth: 'bearer',
+      authorize: admin,
+      responses: { 200: { description: 'The webhooks, oldest first.', schema: WebhookList } },
+      errors: [503],
+      handler: async ({ ctx }) => ({ items: (await notifier.listWebhooks({}, ctx)).items.map(webhookJson) }),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/webhooks/{id}',
+      operationId: 'getWebhook',
+      summary: 'One webhook (Admin).',
+      tags: WEBHOOK_TAGS,
+      auth: 'bearer',
+      params: IdPath,
+      authorize: admin,
+      responses: { 200: { description: 'The webhook.', schema: WebhookOut } },
+      errors: [404, 503],
+      handler: async ({ params, ctx }) => webhookJson((await notifier.getWebhook({ id: params.id }, ctx)).webhook),
+    }),
+    defineRoute({
+      method: 'patch',
+      path: '/webhooks/{id}',
+      operationId: 'updateWebhook',
+      summary: 'Change a webhook (Admin).',
+      description: 'Absent keys are kept; `"secret": null` removes the secret; `"active": true` also re-enables a webhook the notifier switched off.',
+      tags: WEBHOOK_TAGS,
+      auth: 'bearer',
+      params: IdPath,
+      body: WebhookPatch,
+      authorize: admin,
+      responses: { 200: { description: 'The webhook.', schema: WebhookOut } },
+      errors: [404, 503],
+      handler: async ({ params, body, ctx }) =>
+        webhookJson(
+          (
+            await notifier.updateWebhook(
+              {
+                id: params.id,
+                url: body.url,
+                kind: body.kind,
+                secret: body.secret ?? undefined,
+                clearSecret: body.secret === null,
+                entityTypes: body.entity_types ? { values: body.entity_types } : undefined,
+                actions: body.actions ? { values: body.actions } : undefined,
+                active: body.active,
+              },
+              ctx,
+            )
+          ).webhook,
+        ),
+    }),
+    defineRoute({
+      method: 'delete',
+      path: '/webhooks/{id}',
+      operationId: 'deleteWebhook',
+      summary: 'Delete a webhook and its deliveries (Admin).',
+      tags: WEBHOOK_TAGS,
+      auth: 'bearer',
+      params: IdPath,
+      authorize: admin,
+      responses: { 200: { description: 'Deleted.', schema: WebhookDeleted } },
+      errors: [404, 503],
+      handler: async ({ params, ctx }) => {
+        await notifier.deleteWebhook({ id: params.id }, ctx);
+        return { id: params.id, deleted: true };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/webhooks/{id}/deliveries',
+      operationId: 'listWebhookDeliveries',
+      summary: "A webhook's deliveries, newest first (Admin).",
+      description: 'Each with its state, attempts, the last status code, latency, error and the start of the answer body.',
+      tags: WEBHOOK_TAGS,
+      auth: 'bearer',
+      params: IdPath,
+      query: DeliveriesQuery,
+      authorize: admin,
+      responses: { 200: { description: 'A page of deliveries.', schema: DeliveryList } },
+      errors: [404, 503],
+      handler: async ({ params, query, ctx }) => {
+        const res = await notifier.listDeliveries({ webhookId: params.id, status: query.status, limit: query.limit, cursor: query.cursor }, ctx);
+        return { items: res.items.map(deliveryJson), next_cursor: res.nextCursor ?? null };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/webhooks/{id}/deliveries/{delivery_id}/retry',
+      operationId: 'retryWebhookDelivery',
+      summary: 'Send a delivery again now (Admin).',
+      description:
+        'The delivery goes back in line at once with a fresh retry window (a dead one, or a delivered one a receiver asks for again); ' +
+        'a webhook the notifier switched off is switched on again. Order per webhook still holds.',
+      tags: WEBHOOK_TAGS,
+      auth: 'bearer',
+      params: DeliveryPath,
+      authorize: admin,
+      responses: { 200: { description: 'The delivery, pending again.', schema: DeliveryOut } },
+      errors: [404, 503],
+      handler: async ({ params, ctx }) => deliveryJson((await notifier.retryDelivery({ webhookId: params.id, deliveryId: params.delivery_id }, ctx)).delivery),
+    }),
+  ];
+}

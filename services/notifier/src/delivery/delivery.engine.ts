@@ -1,0 +1,287 @@
+/**
+ * The delivery engine (docs/notifier.md, "Delivery"): claims the due head of each webhook's
+ * line, at most `concurrency` attempts in flight across webhooks (one per webhook), sends it,
+ * and records the outcome — delivered, retried after a backoff with full jitter, or dead once
+ * the retry window has passed. A webhook whose head dies has been failing for the whole window:
+ * it is switched off and every Admin gets a `webhook_disabled` notification. The engine never
+ * holds a transaction across an attempt; the claim's lease covers it.
+ */
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { guarded, newId, type Logger } from '@reelbase/lib-platform';
+import { afterFailure, chatBody, isDelivered, signature, type RetrySchedule } from '../domain/delivery.policy.js';
+import type { NotifierMetrics } from '../metrics.js';
+import type { AttemptResult, ClaimedDelivery, DeliveryRepository } from '../store/delivery.repository.js';
+import type { IngestRepository } from '../store/ingest.repository.js';
+import type { HttpSender, SendOutcome } from './http.sender.js';
+
+export const USER_AGENT = 'reelbase-notifier/1';
+
+/** Longest wait of a stop for the attempts in flight. */
+export const STOP_WAIT_MS = 3000;
+
+/** Deliveries of one webhook sent in a row by one slot before it is offered to the others. */
+export const CHAIN_MAX = 50;
+
+export interface DeliveryEngineOptions {
+  orm: MikroORM;
+  repo: DeliveryRepository;
+  ingest: IngestRepository;
+  sender: HttpSender;
+  schedule: RetrySchedule;
+  concurrency: number;
+  timeoutMs: number;
+  pollMs: number;
+  logger: Logger;
+  metrics: NotifierMetrics;
+  /** How often the backlog and dead gauges are refreshed. */
+  gaugeRefreshMs?: number;
+}
+
+/** The headers of one attempt (docs/api-notes.md, Webhooks). */
+export function deliveryHeaders(d: Pick<ClaimedDelivery, 'eventId' | 'webhookId' | 'id' | 'secret'>, body: string): Record<string, string> {
+  const h: Record<string, string> = {
+    'content-type': 'application/json',
+    'user-agent': USER_AGENT,
+    'x-event-id': String(d.eventId),
+    'x-webhook-id': d.webhookId,
+    'x-delivery-id': d.id,
+  };
+  if (d.secret) h['x-signature'] = signature(d.secret, body);
+  return h;
+}
+
+/** The body an attempt sends: the event for `webhook`, the text message for `chat`. */
+export function deliveryBody(d: Pick<ClaimedDelivery, 'kind' | 'body' | 'chatText'>): string {
+  return d.kind === 'chat' ? chatBody(d.chatText ?? '') : d.body;
+}
+
+/** The columns an outcome writes. */
+function resultOf(outcome: SendOutcome): AttemptResult {
+  const failedStatus = outcome.statusCode !== null && !isDelivered(outcome.statusCode);
+  return {
+    delivered: outcome.statusCode !== null && !failedStatus,
+    statusCode: outcome.statusCode,
+    latencyMs: outcome.latencyMs,
+    response: outcome.response,
+    error: outcome.error ?? (failedStatus ? `HTTP ${outcome.statusCode}` : null),
+  };
+}
+
+export class DeliveryEngine {
+  private running = false;
+  private inFlight = 0;
+  /** Outcomes waiting to be recorded. */
+  private readonly results: { d: ClaimedDelivery; outcome: SendOutcome; n: number }[] = [];
+  private flushing = false;
+  private pumping = false;
+  private pumpAgain = false;
+  private timer: NodeJS.Timeout | null = null;
+  private gaugeTimer: NodeJS.Timeout | null = null;
+  /** Milliseconds a claim holds its head: the attempt's timeout plus room to record the outcome. */
+  private readonly leaseMs: number;
+
+  constructor(private readonly opts: DeliveryEngineOptions) {
+    this.leaseMs = opts.timeoutMs + 5000;
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.schedule();
+    const refresh = () => {
+      void this.refreshGauges().finally(() => {
+        if (this.running) this.gaugeTimer = setTimeout(refresh, this.opts.gaugeRefreshMs ?? 5000);
+      });
+    };
+    refresh();
+  }
+
+  /** New deliveries were queued (or a retry requested): look for due heads now. */
+  nudge(): void {
+    if (this.running) this.schedule();
+  }
+
+  /**
+   * Stops claiming and waits (at most {@link STOP_WAIT_MS}) for the attempts in flight to record
+   * their outcome. One still waiting for a slow target is left to its lease: it is sent again
+   * once the lease runs out, by another replica or after the restart.
+   */
+  async stop(): Promise<void> {
+    this.running = false;
+    if (this.timer) clearTimeout(this.timer);
+    if (this.gaugeTimer) clearTimeout(this.gaugeTimer);
+    const until = Date.now() + STOP_WAIT_MS;
+    while (this.inFlight > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
+    if (this.inFlight > 0)
+      this.opts.logger.warn({ in_flight: this.inFlight }, 'stopping with attempts in flight; their leases will run out and they are sent again');
+  }
+
+  private schedule(): void {
+    if (this.pumping) {
+      this.pumpAgain = true;
+      return;
+    }
+    this.pumping = true;
+    if (this.timer) {
+      clearTimeout(this.timer);
+      this.timer = null;
+    }
+    setImmediate(() => void this.pump());
+  }
+
+  private async pump(): Promise<void> {
+    let wait = this.opts.pollMs;
+    try {
+      while (this.running && this.inFlight < this.opts.concurrency) {
+        this.pumpAgain = false;
+        const knex = this.opts.orm.em.getConnection().getKnex();
+        const want = this.opts.concurrency - this.inFlight;
+        const claimed = await guarded(() => this.opts.repo.claim(knex, want, this.leaseMs));
+        for (const d of claimed) this.launch(d);
+        if (claimed.length === 0) {
+          const due = await guarded(() => this.opts.repo.nextDueInMs(knex));
+          if (due !== null) wait = Math.min(wait, Math.max(due, 1));
+          break;
+        }
+        // Fewer due heads than free slots: the rest wait for a nudge, a finished line or the timer.
+        if (claimed.length < want) break;
+      }
+    } catch (err) {
+      this.opts.logger.warn({ err }, 'claiming deliveries failed; retrying');
+    } finally {
+      this.pumping = false;
+    }
+    if (!this.running) return;
+    if (this.pumpAgain) {
+      this.pumpAgain = false;
+      this.schedule();
+    } else if (this.inFlight < this.opts.concurrency) {
+      this.timer = setTimeout(() => this.schedule(), wait);
+    }
+  }
+
+  /** Starts a line with `d` in a free slot. */
+  private launch(d: ClaimedDelivery): void {
+    this.inFlight++;
+    this.send(d, 1);
+  }
+
+  /** Sends `d` (the `n`-th of its line in a row); its outcome is recorded by the next flush. */
+  private send(d: ClaimedDelivery, n: number): void {
+    const body = deliveryBody(d);
+    void this.opts.sender.send(d.url, deliveryHeaders(d, body), body).then((outcome) => {
+      this.results.push({ d, outcome, n });
+      if (!this.flushing) void this.flush();
+    });
+  }
+
+  /**
+   * Records every outcome that has arrived, in as few statements as possible ("group commit"):
+   * all the delivered ones in one statement that also claims each of those webhooks' next head
+   * (sent at once in the same slot, up to {@link CHAIN_MAX} in a row), each failure on its own.
+   * Outcomes arriving meanwhile wait for the next round, so the batch grows with the load.
+   */
+  private async flush(): Promise<void> {
+    this.flushing = true;
+    const { repo, metrics, logger } = this.opts;
+    try {
+      while (this.results.length > 0) {
+        const batch = this.results.splice(0);
+        const knex = this.opts.orm.em.getConnection().getKnex();
+        const delivered = batch.filter((x) => x.outcome.statusCode !== null && isDelivered(x.outcome.statusCode));
+        let next = new Map<string, ClaimedDelivery>();
+        if (delivered.length > 0) {
+          for (const x of delivered) {
+            metrics.attempts.inc({ outcome: 'delivered' });
+            metrics.attemptSeconds.observe({ outcome: 'delivered' }, x.outcome.latencyMs / 1000);
+          }
+          try {
+            const res = await guarded(() =>
+              repo.deliveredMany(
+                knex,
+                delivered.map((x) => ({ d: x.d, r: resultOf(x.outcome), chain: this.running && x.n < CHAIN_MAX })),
+                this.leaseMs,
+              ),
+            );
+            for (const x of delivered) {
+              if (res.recorded.has(x.d.id)) metrics.endToEndSeconds.observe((x.d.sinceEventMs + x.outcome.latencyMs) / 1000);
+            }
+            next = new Map(res.next.map((d) => [d.webhookId, d]));
+          } catch (err) {
+            logger.error({ err, deliveries: delivered.length }, 'recording deliveries failed; their leases will run out and they are sent again');
+          }
+        }
+        for (const x of batch) {
+          if (delivered.includes(x)) continue;
+          try {
+            await this.recordFailure(x.d, x.outcome);
+          } catch (err) {
+            logger.error({ err, delivery: x.d.id }, 'recording a failed attempt failed; the lease will run out and it is sent again');
+          }
+        }
+        let freed = false;
+        for (const x of batch) {
+          const following = next.get(x.d.webhookId);
+          if (following) this.send(following, x.n + 1);
+          else {
+            this.inFlight--;
+            freed = true;
+          }
+        }
+        if (freed && this.running) this.schedule();
+      }
+    } finally {
+      this.flushing = false;
+    }
+  }
+
+  /** Records a failed attempt: retried later or dead, and the webhook switched off when it has failed for the whole window. */
+  private async recordFailure(d: ClaimedDelivery, outcome: SendOutcome): Promise<void> {
+    const { metrics, repo, schedule } = this.opts;
+    const knex = this.opts.orm.em.getConnection().getKnex();
+    const result = resultOf(outcome);
+    const decision = afterFailure(schedule, d.attempts + 1, d.sinceFirstAttemptMs + outcome.latencyMs);
+    const label = decision.dead ? 'dead' : outcome.blocked ? 'blocked' : 'failed';
+    metrics.attempts.inc({ outcome: label });
+    metrics.attemptSeconds.observe({ outcome: label }, outcome.latencyMs / 1000);
+    const failingMs = await guarded(() => repo.failed(knex, d, result, decision.dead ? null : decision.delayMs));
+    if (decision.dead) {
+      this.opts.logger.warn({ delivery: d.id, webhook: d.webhookId, event_id: d.eventId, attempts: d.attempts + 1, error: result.error }, 'delivery is dead');
+    }
+    if (failingMs !== null && failingMs >= schedule.windowMs) await this.disable(d.webhookId);
+  }
+
+  /** Switches off a webhook failing for the whole window and tells every Admin. */
+  private async disable(webhookId: string): Promise<void> {
+    const { orm, repo, ingest, schedule, metrics, logger } = this.opts;
+    const admins = await guarded(() =>
+      orm.em
+        .getConnection()
+        .getKnex()
+        .transaction(async (trx) => {
+          if (!(await repo.disableIfFailing(trx, webhookId, schedule.windowMs))) return null;
+          const users = await ingest.admins(trx);
+          await ingest.insertNotifications(
+            trx,
+            users.map((userId) => ({ id: newId(), userId, kind: 'webhook_disabled', recordType: 'Webhook', recordId: webhookId, eventId: null, actor: null })),
+          );
+          return users;
+        }),
+    );
+    if (admins) {
+      metrics.disabled.inc();
+      logger.warn({ webhook: webhookId, admins_notified: admins.length }, 'webhook disabled after failing for the whole retry window');
+    }
+  }
+
+  private async refreshGauges(): Promise<void> {
+    try {
+      const { perWebhook, dead } = await guarded(() => this.opts.repo.backlog(this.opts.orm.em.getConnection().getKnex()));
+      this.opts.metrics.backlog.reset();
+      for (const [id, n] of perWebhook) this.opts.metrics.backlog.set({ webhook: id }, n);
+      this.opts.metrics.dead.set(dead);
+    } catch (err) {
+      this.opts.logger.debug({ err }, 'refreshing the delivery gauges failed');
+    }
+  }
+}

@@ -1,0 +1,182 @@
+/**
+ * Starts the notifier: the log follower (notifications and queued deliveries), the delivery
+ * engine, the gRPC API and the ops server. Used by main.ts and by tests in-process.
+ */
+import { lookup } from 'node:dns/promises';
+import { eventsv1, notifierv1 } from '@reelbase/proto';
+import {
+  connectNats,
+  createGrpcClient,
+  createLogger,
+  GrpcServer,
+  Metrics,
+  natsNames,
+  openOrm,
+  pingDb,
+  Readiness,
+  startOpsServer,
+  systemContext,
+  withResources,
+  type ContractEvent,
+  type Logger,
+  type RunningService,
+} from '@reelbase/lib-platform';
+import type { NotifierConfig } from './config.js';
+import { DeliveryEngine, USER_AGENT } from './delivery/delivery.engine.js';
+import { HttpSender } from './delivery/http.sender.js';
+import type { HostResolver } from './domain/target.policy.js';
+import { NOTIFIER_SERVICE_NAME, notifierHandlers } from './grpc/notifier.handler.js';
+import { LogFollower, type EventSource } from './ingest/log.follower.js';
+import { createNotifierMetrics } from './metrics.js';
+import { ApiRepository } from './store/api.repository.js';
+import { DeliveryRepository } from './store/delivery.repository.js';
+import { IngestRepository } from './store/ingest.repository.js';
+import { NOTIFIER_MIGRATIONS } from './store/migrations.js';
+
+/** A running notifier. */
+export interface RunningNotifier extends RunningService {
+  grpcPort: number;
+  follower: LogFollower;
+  engine: DeliveryEngine;
+}
+
+const DNS_TIMEOUT_MS = 3000;
+
+/** Every address of `host` (the system resolver, bounded in time). */
+export const systemResolver: HostResolver = async (host) => {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    const found = await Promise.race([
+      lookup(host, { all: true }),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error('DNS timeout')), DNS_TIMEOUT_MS);
+      }),
+    ]);
+    return found.map((a) => a.address);
+  } finally {
+    clearTimeout(timer);
+  }
+};
+
+/** A log row from events as the event clients see. */
+function toContractEvent(e: eventsv1.Event): ContractEvent {
+  let changes: Record<string, unknown>;
+  try {
+    const parsed: unknown = JSON.parse(e.changesJson);
+    changes = typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {};
+  } catch {
+    changes = {};
+  }
+  return {
+    id: e.id,
+    entity_type: e.entityType,
+    entity_id: e.entityId,
+    project_id: e.projectId ?? null,
+    action: e.action,
+    actor: e.actor ?? null,
+    changes,
+    created_at: e.createdAt,
+  };
+}
+
+/** Starts every part of the service; rejects (after cleaning up) if a dependency is missing. */
+export function startNotifier(config: NotifierConfig, logger: Logger = createLogger('notifier', config.LOG_LEVEL)): Promise<RunningNotifier> {
+  const metrics = new Metrics('notifier');
+  const nm = createNotifierMetrics(metrics);
+  const names = natsNames(config.NATS_PREFIX);
+  return withResources(
+    logger,
+    async (resources) => {
+      const orm = await openOrm({
+        clientUrl: config.DATABASE_URL,
+        schema: 'notifier',
+        entities: [],
+        migrations: NOTIFIER_MIGRATIONS,
+        logger,
+        poolMax: Math.min(40, config.WEBHOOK_CONCURRENCY + 6),
+      });
+      resources.defer('postgres', () => orm.close());
+      const nc = await connectNats(config.NATS_URL, 'notifier', logger);
+      resources.defer('nats', () => nc.drain());
+
+      const events = createGrpcClient(eventsv1.EventsServiceClient, eventsv1.EventsServiceService, {
+        name: 'events',
+        address: config.EVENTS_ADDR,
+        internalAuthSecret: config.INTERNAL_AUTH_SECRET,
+        metrics,
+      });
+      resources.defer('events client', () => events.close());
+      const source: EventSource = {
+        async after(after, limit) {
+          const page = await events.call.listEvents({ limit, after }, systemContext());
+          return { items: page.items.map(toContractEvent), lastId: page.lastId };
+        },
+        async lastId() {
+          return (await events.call.listEvents({ limit: 1 }, systemContext())).lastId;
+        },
+      };
+
+      const sender = new HttpSender({ allowPrivate: config.WEBHOOK_ALLOW_PRIVATE_TARGETS, timeoutMs: config.WEBHOOK_TIMEOUT_MS, userAgent: USER_AGENT });
+      resources.defer('http agents', () => sender.close());
+      const ingest = new IngestRepository();
+      const engine = new DeliveryEngine({
+        orm,
+        repo: new DeliveryRepository(),
+        ingest,
+        sender,
+        schedule: { baseMs: config.WEBHOOK_BACKOFF_BASE_MS, maxMs: config.WEBHOOK_BACKOFF_MAX_MS, windowMs: config.WEBHOOK_RETRY_WINDOW_MS },
+        concurrency: config.WEBHOOK_CONCURRENCY,
+        timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+        pollMs: config.NOTIFIER_POLL_MS,
+        logger,
+        metrics: nm,
+      });
+      const follower = new LogFollower({
+        orm,
+        repo: ingest,
+        source,
+        logger,
+        metrics: nm,
+        batchMax: config.NOTIFIER_BATCH_MAX,
+        pollMs: config.NOTIFIER_POLL_MS,
+        onDeliveries: () => engine.nudge(),
+      });
+
+      const grpc = new GrpcServer({ logger, metrics, internalAuthSecret: config.INTERNAL_AUTH_SECRET });
+      grpc.add<notifierv1.NotifierServiceServer>(
+        NOTIFIER_SERVICE_NAME,
+        notifierv1.NotifierServiceService,
+        notifierHandlers({
+          orm,
+          repo: new ApiRepository(),
+          resolve: systemResolver,
+          allowPrivateTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS,
+          nudgeDeliveries: () => engine.nudge(),
+        }),
+      );
+      const grpcPort = await grpc.listen(config.GRPC_PORT, config.BIND_HOST);
+      resources.defer('grpc', () => grpc.close());
+
+      const readiness = new Readiness()
+        .add('postgres', () => pingDb(orm))
+        .add('nats', async () => {
+          if (nc.isClosed()) throw new Error('connection closed');
+          await nc.flush();
+        });
+      const ops = await startOpsServer({ port: config.HTTP_PORT, host: config.BIND_HOST, metrics, readiness, logger });
+      resources.defer('ops', () => ops.close());
+
+      // Every appended log row is announced on live.events: read the log at once instead of at the next poll.
+      const sub = nc.subscribe(names.liveEvents, { callback: () => follower.nudge() });
+      resources.defer('live.events subscription', () => sub.unsubscribe());
+
+      engine.start();
+      resources.defer('delivery engine', () => engine.stop());
+      follower.start();
+      resources.defer('log follower', () => follower.stop());
+
+      return { grpcPort, httpPort: ops.port, follower, engine, stop: () => resources.closeAll() };
+    },
+    config.SHUTDOWN_TIMEOUT_MS,
+  );
+}

@@ -1,0 +1,234 @@
+/**
+ * SQL of the delivery engine. Each webhook's pending deliveries form a line in event order;
+ * only the head of a line (its lowest event id) is ever claimed, so an event is sent only once
+ * the one before it was delivered or went dead. `webhook.line_from` is a lower bound of the
+ * line's event ids (raised when a head is delivered or dies, lowered by a retry by hand): the head
+ * is looked up from there, so the index scan does not wade through the entries finished rows
+ * leave in the partial index until vacuum removes them. A claim sets a lease (`next_attempt_at` moved
+ * past the attempt's timeout) and a claim token in one statement over rows locked with
+ * `FOR UPDATE SKIP LOCKED`, so replicas share lines without sending one head twice at once; a
+ * process that dies mid-attempt leaves the lease to run out, and the head is sent again.
+ */
+import type { Knex } from '@mikro-orm/postgresql';
+
+type Db = Knex | Knex.Transaction;
+
+/** A claimed delivery with what its attempt needs. */
+export interface ClaimedDelivery {
+  id: string;
+  claim: string;
+  webhookId: string;
+  eventId: number;
+  url: string;
+  kind: string;
+  secret: string | null;
+  body: string;
+  chatText: string | null;
+  attempts: number;
+  /** Milliseconds since the first attempt began (this one included). */
+  sinceFirstAttemptMs: number;
+  /** Milliseconds since the event committed. */
+  sinceEventMs: number;
+}
+
+/** What an attempt gave. */
+export interface AttemptResult {
+  delivered: boolean;
+  statusCode: number | null;
+  latencyMs: number;
+  response: string | null;
+  error: string | null;
+}
+
+interface ClaimRow {
+  id: string;
+  claim: string;
+  webhook_id: string;
+  event_id: string;
+  url: string;
+  kind: string;
+  secret: string | null;
+  body: string;
+  chat_text: string | null;
+  attempts: number;
+  since_first_ms: string;
+  since_event_ms: string;
+}
+
+/**
+ * Locks the due rows of CTE `candidates` (column `id`), leases them and returns them with what
+ * an attempt needs (`first` columns in front).
+ */
+const leaseAndReturn = (first = '') => `, locked as (
+         select d.id from notifier.delivery d join candidates using (id)
+          where d.status = 'pending' and d.next_attempt_at <= clock_timestamp()
+          for update of d skip locked
+       ), claimed as (
+         update notifier.delivery d
+            set next_attempt_at = clock_timestamp() + ? * interval '1 millisecond',
+                first_attempt_at = coalesce(d.first_attempt_at, clock_timestamp()),
+                claim = gen_random_uuid()
+           from locked where d.id = locked.id
+         returning d.id, d.claim, d.webhook_id, d.event_id, d.attempts, d.first_attempt_at
+       )
+       select ${first}c.id, c.claim, c.webhook_id, c.event_id, c.attempts, w.url, w.kind, w.secret, e.body, e.chat_text,
+              (extract(epoch from clock_timestamp() - c.first_attempt_at) * 1000)::bigint as since_first_ms,
+              (extract(epoch from clock_timestamp() - e.event_at) * 1000)::bigint as since_event_ms
+         from claimed c join notifier.webhook w on w.id = c.webhook_id join notifier.event_body e on e.id = c.event_id`;
+
+/**
+ * The new `line_from` of webhook `w` once its delivery with event id `finished` is no longer
+ * pending: that id, unless an older delivery of the line is pending again (a retry by hand that
+ * came while this one was in flight).
+ */
+const raiseLineFrom = (finished: string) => `case when exists (
+    select 1 from notifier.delivery p
+     where p.webhook_id = w.id and p.status = 'pending' and p.event_id >= w.line_from and p.event_id < ${finished}
+  ) then w.line_from else greatest(w.line_from, ${finished}) end`;
+
+const toClaimed = (r: ClaimRow): ClaimedDelivery => ({
+  id: r.id,
+  claim: r.claim,
+  webhookId: r.webhook_id,
+  eventId: Number(r.event_id),
+  url: r.url,
+  kind: r.kind,
+  secret: r.secret,
+  body: r.body,
+  chatText: r.chat_text,
+  attempts: r.attempts,
+  sinceFirstAttemptMs: Number(r.since_first_ms),
+  sinceEventMs: Number(r.since_event_ms),
+});
+
+export class DeliveryRepository {
+  /** Claims up to `limit` due heads, the longest-waiting first, leasing each for `leaseMs`. */
+  async claim(db: Db, limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
+    const res = await db.raw<{ rows: ClaimRow[] }>(
+      `with candidates as (
+         select h.id from notifier.webhook w
+         cross join lateral (
+           select d.id, d.next_attempt_at from notifier.delivery d
+            where d.webhook_id = w.id and d.status = 'pending' and d.event_id >= w.line_from order by d.event_id limit 1
+         ) h
+         where w.active and h.next_attempt_at <= clock_timestamp()
+         order by h.next_attempt_at
+         limit ?
+       )${leaseAndReturn()}`,
+      [limit, leaseMs],
+    );
+    return res.rows.map(toClaimed);
+  }
+
+  /**
+   * Records delivered attempts (each only while its claim still holds) and ends their webhooks'
+   * failure streaks, in one statement; for each marked `chain`, also claims its webhook's next
+   * head when it is due, so the engine sends it without another round trip. Returns the
+   * deliveries recorded (a lost claim means the lease ran out and another attempt took over)
+   * and the heads claimed.
+   */
+  async deliveredMany(
+    db: Db,
+    items: { d: ClaimedDelivery; r: AttemptResult; chain: boolean }[],
+    leaseMs: number,
+  ): Promise<{ recorded: Set<string>; next: ClaimedDelivery[] }> {
+    if (items.length === 0) return { recorded: new Set(), next: [] };
+    const res = await db.raw<{ rows: (ClaimRow & { tag: string })[] }>(
+      `with input as (
+         select * from unnest(?::uuid[], ?::uuid[], ?::int[], ?::int[], ?::text[], ?::boolean[]) t(id, claim, status_code, latency_ms, response, chain)
+       ), done as (
+         update notifier.delivery d set status = 'delivered', attempts = d.attempts + 1, status_code = i.status_code, latency_ms = i.latency_ms,
+                response = i.response, error = null, next_attempt_at = null, last_attempt_at = clock_timestamp(),
+                delivered_at = clock_timestamp(), claim = null
+           from input i
+          where d.id = i.id and d.claim = i.claim and d.status = 'pending'
+         returning d.id, d.webhook_id, d.event_id, i.chain
+       ), wh as (
+         update notifier.webhook w set failing_since = null, line_from = ${raiseLineFrom('done.event_id')}
+           from done where w.id = done.webhook_id
+       ), candidates as (
+         select h.id from done
+           join notifier.webhook w on w.id = done.webhook_id and w.active
+           cross join lateral (
+             select d.id from notifier.delivery d
+              where d.webhook_id = done.webhook_id and d.status = 'pending' and d.event_id >= w.line_from and d.id <> done.id
+              order by d.event_id limit 1
+           ) h
+          where done.chain
+       )${leaseAndReturn("'next' as tag, ")}
+       union all select 'done', id, null, null, null, null, null, null, null, null, null, null, null from done`,
+      [
+        items.map((x) => x.d.id),
+        items.map((x) => x.d.claim),
+        items.map((x) => x.r.statusCode),
+        items.map((x) => x.r.latencyMs),
+        items.map((x) => x.r.response),
+        items.map((x) => x.chain),
+        leaseMs,
+      ] as unknown as Knex.RawBinding[],
+    );
+    const recorded = new Set(res.rows.filter((r) => r.tag === 'done').map((r) => r.id));
+    return { recorded, next: res.rows.filter((r) => r.tag === 'next').map(toClaimed) };
+  }
+
+  /**
+   * Records a failed attempt: retried after `delayMs`, or dead when `delayMs` is null. The
+   * webhook's failure streak starts (if it had none) when this delivery's first attempt began. Returns how long the webhook has been
+   * failing in milliseconds, or null when the claim was lost.
+   */
+  async failed(db: Db, d: ClaimedDelivery, r: AttemptResult, delayMs: number | null): Promise<number | null> {
+    const res = await db.raw<{ rows: { failing_ms: string }[] }>(
+      `with upd as (
+         update notifier.delivery set status = ?, attempts = attempts + 1, status_code = ?, latency_ms = ?, response = ?, error = ?,
+                next_attempt_at = case when ?::bigint is null then null else clock_timestamp() + ?::bigint * interval '1 millisecond' end,
+                last_attempt_at = clock_timestamp(), claim = null
+          where id = ? and claim = ? and status = 'pending'
+         returning webhook_id, event_id, status, first_attempt_at),
+       wh as (
+         update notifier.webhook w set failing_since = coalesce(w.failing_since, upd.first_attempt_at),
+                line_from = case when upd.status = 'dead' then ${raiseLineFrom('upd.event_id')} else w.line_from end
+           from upd where w.id = upd.webhook_id
+         returning w.failing_since)
+       select (extract(epoch from clock_timestamp() - failing_since) * 1000)::bigint as failing_ms from wh`,
+      [delayMs === null ? 'dead' : 'pending', r.statusCode, r.latencyMs, r.response, r.error, delayMs, delayMs, d.id, d.claim],
+    );
+    const row = res.rows[0];
+    return row ? Number(row.failing_ms) : null;
+  }
+
+  /**
+   * Switches the webhook off when it is still active and has been failing since at least
+   * `windowMs` ago. True when this call switched it off.
+   */
+  async disableIfFailing(db: Db, webhookId: string, windowMs: number): Promise<boolean> {
+    const res = await db.raw<{ rows: unknown[] }>(
+      `update notifier.webhook set active = false, disabled_at = clock_timestamp(), updated_at = clock_timestamp()
+        where id = ? and active and failing_since <= clock_timestamp() - ? * interval '1 millisecond'
+       returning id`,
+      [webhookId, windowMs],
+    );
+    return res.rows.length > 0;
+  }
+
+  /** Pending deliveries per active webhook, and the number of dead deliveries. */
+  async backlog(db: Db): Promise<{ perWebhook: Map<string, number>; dead: number }> {
+    const pending = await db.raw<{ rows: { webhook_id: string; n: string }[] }>(
+      "select webhook_id, count(*) as n from notifier.delivery where status = 'pending' group by webhook_id",
+    );
+    const deadRows = await db.raw<{ rows: { n: string }[] }>("select count(*) as n from notifier.delivery where status = 'dead'");
+    const perWebhook = new Map(pending.rows.map((r) => [r.webhook_id, Number(r.n)]));
+    const dead = Number(deadRows.rows[0]?.n ?? 0);
+    return { perWebhook, dead };
+  }
+
+  /** Milliseconds until the earliest head of an active webhook is due (null when none waits). */
+  async nextDueInMs(db: Db): Promise<number | null> {
+    const res = await db.raw<{ rows: { ms: string | null }[] }>(
+      `select (extract(epoch from min(h.next_attempt_at) - clock_timestamp()) * 1000)::bigint as ms from notifier.webhook w
+        cross join lateral (select d.next_attempt_at from notifier.delivery d where d.webhook_id = w.id and d.status = 'pending' and d.event_id >= w.line_from order by d.event_id limit 1) h
+        where w.active`,
+    );
+    const ms = res.rows[0]?.ms;
+    return ms === null || ms === undefined ? null : Math.max(0, Number(ms));
+  }
+}

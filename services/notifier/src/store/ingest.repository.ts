@@ -1,0 +1,215 @@
+/**
+ * SQL of the log follower: the follow position, the remembered tasks, notes, users and record
+ * labels, and the rows one batch of events writes (notifications, event bodies, deliveries).
+ * Every method runs on the transaction it is given; bulk writes are one `unnest` statement each.
+ */
+import type { Knex } from '@mikro-orm/postgresql';
+import type { TaskState } from '../domain/rules.js';
+
+type Db = Knex | Knex.Transaction;
+const b = (v: unknown[]) => v as unknown as Knex.RawBinding[];
+
+export interface FollowState {
+  lastEventId: number;
+  liveFrom: number;
+}
+
+/** A remembered user. */
+export interface UserState {
+  userId: string;
+  name: string | null;
+  role: string | null;
+  retired: boolean;
+}
+
+/** A webhook as the follower matches events against it. */
+export interface ActiveWebhook {
+  id: string;
+  kind: string;
+  entityTypes: string[];
+  actions: string[];
+}
+
+export interface NotificationRow {
+  id: string;
+  userId: string;
+  kind: string;
+  recordType: string;
+  recordId: string;
+  eventId: number | null;
+  actor: string | null;
+}
+
+export interface EventBodyRow {
+  id: number;
+  body: string;
+  chatText: string | null;
+  eventAt: string;
+}
+
+export interface DeliveryRow {
+  id: string;
+  webhookId: string;
+  eventId: number;
+  entityType: string;
+  entityId: string;
+  action: string;
+}
+
+export class IngestRepository {
+  /** The follow position, locked for this transaction (one follower applies a batch at a time). */
+  async lockFollowState(db: Db): Promise<FollowState | null> {
+    const res = await db.raw<{ rows: { last_event_id: string; live_from: string }[] }>(
+      'select last_event_id, live_from from notifier.follow_state where singleton for update',
+    );
+    const r = res.rows[0];
+    return r ? { lastEventId: Number(r.last_event_id), liveFrom: Number(r.live_from) } : null;
+  }
+
+  /** Creates the follow position at the first start (no-op when another replica did). */
+  async initFollowState(db: Db, liveFrom: number): Promise<void> {
+    await db.raw('insert into notifier.follow_state (singleton, last_event_id, live_from) values (true, 0, ?) on conflict do nothing', [liveFrom]);
+  }
+
+  async setLastEventId(db: Db, id: number): Promise<void> {
+    await db.raw('update notifier.follow_state set last_event_id = ? where singleton', [id]);
+  }
+
+  /** Tasks whose id is in `ids` or whose entity is in `entityIds`. */
+  async tasks(db: Db, ids: string[], entityIds: string[]): Promise<TaskState[]> {
+    if (ids.length === 0 && entityIds.length === 0) return [];
+    const res = await db.raw<{ rows: { task_id: string; entity_id: string | null; assignees: string[]; retired: boolean }[] }>(
+      `select task_id, entity_id, assignees, retired from notifier.task_state
+        where task_id = any(?::uuid[]) or (entity_id = any(?::uuid[]) and not retired)`,
+      b([ids, entityIds]),
+    );
+    return res.rows.map((r) => ({ taskId: r.task_id, entityId: r.entity_id, assignees: r.assignees, retired: r.retired }));
+  }
+
+  async upsertTasks(db: Db, tasks: TaskState[]): Promise<void> {
+    if (tasks.length === 0) return;
+    await db.raw(
+      `insert into notifier.task_state (task_id, entity_id, assignees, retired)
+       select t.id, t.entity, coalesce((select array_agg(x::uuid) from jsonb_array_elements_text(t.assignees) x), '{}'), t.retired
+         from unnest(?::uuid[], ?::uuid[], ?::jsonb[], ?::boolean[]) t(id, entity, assignees, retired)
+       on conflict (task_id) do update set entity_id = excluded.entity_id, assignees = excluded.assignees, retired = excluded.retired`,
+      b([tasks.map((t) => t.taskId), tasks.map((t) => t.entityId), tasks.map((t) => JSON.stringify(t.assignees)), tasks.map((t) => t.retired)]),
+    );
+  }
+
+  /** Authors of the notes in `ids` (a note without author maps to null). */
+  async noteAuthors(db: Db, ids: string[]): Promise<Map<string, string | null>> {
+    if (ids.length === 0) return new Map();
+    const res = await db.raw<{ rows: { note_id: string; author: string | null }[] }>(
+      'select note_id, author from notifier.note_state where note_id = any(?::uuid[])',
+      b([ids]),
+    );
+    return new Map(res.rows.map((r) => [r.note_id, r.author]));
+  }
+
+  async upsertNotes(db: Db, notes: Map<string, string | null>): Promise<void> {
+    if (notes.size === 0) return;
+    await db.raw(
+      `insert into notifier.note_state (note_id, author) select * from unnest(?::uuid[], ?::uuid[])
+       on conflict (note_id) do update set author = excluded.author`,
+      b([[...notes.keys()], [...notes.values()]]),
+    );
+  }
+
+  async users(db: Db, ids: string[]): Promise<UserState[]> {
+    if (ids.length === 0) return [];
+    const res = await db.raw<{ rows: { user_id: string; name: string | null; role: string | null; retired: boolean }[] }>(
+      'select user_id, name, role, retired from notifier.user_state where user_id = any(?::uuid[])',
+      b([ids]),
+    );
+    return res.rows.map((r) => ({ userId: r.user_id, name: r.name, role: r.role, retired: r.retired }));
+  }
+
+  async upsertUsers(db: Db, users: UserState[]): Promise<void> {
+    if (users.length === 0) return;
+    await db.raw(
+      `insert into notifier.user_state (user_id, name, role, retired) select * from unnest(?::uuid[], ?::text[], ?::text[], ?::boolean[])
+       on conflict (user_id) do update set name = excluded.name, role = excluded.role, retired = excluded.retired`,
+      b([users.map((u) => u.userId), users.map((u) => u.name), users.map((u) => u.role), users.map((u) => u.retired)]),
+    );
+  }
+
+  /** Live Admin users (who hears that a webhook was disabled). */
+  async admins(db: Db): Promise<string[]> {
+    const res = await db.raw<{ rows: { user_id: string }[] }>("select user_id from notifier.user_state where role = 'Admin' and not retired order by user_id");
+    return res.rows.map((r) => r.user_id);
+  }
+
+  async labels(db: Db, ids: string[]): Promise<Map<string, string>> {
+    if (ids.length === 0) return new Map();
+    const res = await db.raw<{ rows: { record_id: string; label: string }[] }>(
+      'select record_id, label from notifier.record_label where record_id = any(?::uuid[])',
+      b([ids]),
+    );
+    return new Map(res.rows.map((r) => [r.record_id, r.label]));
+  }
+
+  async upsertLabels(db: Db, labels: Map<string, string>): Promise<void> {
+    if (labels.size === 0) return;
+    await db.raw(
+      `insert into notifier.record_label (record_id, label) select * from unnest(?::uuid[], ?::text[])
+       on conflict (record_id) do update set label = excluded.label`,
+      b([[...labels.keys()], [...labels.values()]]),
+    );
+  }
+
+  async activeWebhooks(db: Db): Promise<ActiveWebhook[]> {
+    const res = await db.raw<{ rows: { id: string; kind: string; entity_types: string[]; actions: string[] }[] }>(
+      'select id, kind, entity_types, actions from notifier.webhook where active order by id',
+    );
+    return res.rows.map((r) => ({ id: r.id, kind: r.kind, entityTypes: r.entity_types, actions: r.actions }));
+  }
+
+  /** Inserts notifications; one already written for the same user, event and kind is skipped. */
+  async insertNotifications(db: Db, rows: NotificationRow[]): Promise<number> {
+    if (rows.length === 0) return 0;
+    const res = await db.raw<{ rowCount: number }>(
+      `insert into notifier.notification (id, user_id, kind, record_type, record_id, event_id, actor)
+       select * from unnest(?::uuid[], ?::uuid[], ?::text[], ?::text[], ?::uuid[], ?::bigint[], ?::uuid[])
+       on conflict do nothing`,
+      b([
+        rows.map((r) => r.id),
+        rows.map((r) => r.userId),
+        rows.map((r) => r.kind),
+        rows.map((r) => r.recordType),
+        rows.map((r) => r.recordId),
+        rows.map((r) => r.eventId),
+        rows.map((r) => r.actor),
+      ]),
+    );
+    return res.rowCount;
+  }
+
+  async insertEventBodies(db: Db, rows: EventBodyRow[]): Promise<void> {
+    if (rows.length === 0) return;
+    await db.raw(
+      `insert into notifier.event_body (id, body, chat_text, event_at) select * from unnest(?::bigint[], ?::text[], ?::text[], ?::timestamptz[])
+       on conflict (id) do nothing`,
+      b([rows.map((r) => r.id), rows.map((r) => r.body), rows.map((r) => r.chatText), rows.map((r) => r.eventAt)]),
+    );
+  }
+
+  /** Inserts deliveries due now; one that exists for the same webhook and event is skipped. */
+  async insertDeliveries(db: Db, rows: DeliveryRow[]): Promise<number> {
+    if (rows.length === 0) return 0;
+    const res = await db.raw<{ rowCount: number }>(
+      `insert into notifier.delivery (id, webhook_id, event_id, entity_type, entity_id, action, next_attempt_at)
+       select t.*, clock_timestamp() from unnest(?::uuid[], ?::uuid[], ?::bigint[], ?::text[], ?::uuid[], ?::text[]) t
+       on conflict (webhook_id, event_id) do nothing`,
+      b([
+        rows.map((r) => r.id),
+        rows.map((r) => r.webhookId),
+        rows.map((r) => r.eventId),
+        rows.map((r) => r.entityType),
+        rows.map((r) => r.entityId),
+        rows.map((r) => r.action),
+      ]),
+    );
+    return res.rowCount;
+  }
+}

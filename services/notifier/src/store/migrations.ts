@@ -1,0 +1,9 @@
+/**
+ * The migrations of schema `notifier`, applied by openOrm at start-up (see docs/architecture.md,
+ * "Service shape"). A `name` is stored in `notifier.mikro_orm_migrations` once applied and never changes.
+ */
+import type { MigrationObject } from '@mikro-orm/postgresql';
+import { NotifierMigration } from './notifier.migration.js';
+
+/** Every migration of schema `notifier`, oldest first. */
+export const NOTIFIER_MIGRATIONS: MigrationObject[] = [{ name: 'notifier-0001-initial', class: NotifierMigration }];
