@@ -97,6 +97,10 @@ const tasks = {
     await build();
     await run(process.execPath, [join(ROOT, 'bench/dist/validation.js'), ...args]);
   },
+  async 'bench:media'(args) {
+    await build();
+    await run(process.execPath, [join(ROOT, 'bench/dist/media.js'), ...args]);
+  },
   async hostile(args) {
     await build();
     await run(process.execPath, [join(ROOT, 'bench/dist/hostile.js'), ...args]);
