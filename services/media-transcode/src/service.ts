@@ -79,6 +79,7 @@ export function startMediaApi(config: MediaApiConfig, logger: Logger = createLog
         logger,
         maxBytes: config.MEDIA_MAX_BYTES,
         onBytes: (n) => apiMetrics.uploadBytes.inc(n),
+        onOutcome: (outcome) => apiMetrics.uploads.inc({ outcome }),
       });
 
       const grpc = new GrpcServer({ logger, metrics, internalAuthSecret: config.INTERNAL_AUTH_SECRET, streamIdleMs: config.UPLOAD_IDLE_MS });

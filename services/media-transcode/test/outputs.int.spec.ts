@@ -170,6 +170,27 @@ describe('media-transcode: reviewables that end done', () => {
     expect((none as AppError).kind).toBe('not_found');
   });
 
+  it('exposes upload bytes, queue lag, transcode seconds by kind and outcome, and attempts', async () => {
+    const scrape = async (port: number) => (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    /** The value of the sample of `name` whose labels include every one of `labels`. */
+    const sample = (text: string, name: string, labels: string[] = []) => {
+      for (const line of text.split('\n')) {
+        const m = /^([a-z_]+)\{([^}]*)\} (\S+)$/.exec(line);
+        if (m && m[1] === name && labels.every((l) => m[2]!.split(',').includes(l))) return Number(m[3]);
+      }
+      return undefined;
+    };
+    const api = await scrape(w.api.httpPort!);
+    expect(sample(api, 'media_upload_bytes_total')).toBeGreaterThan(10_000);
+    expect(sample(api, 'media_uploads_total', ['outcome="stored"'])).toBeGreaterThan(0);
+    expect(sample(api, 'media_uploads_total', ['outcome="not_found"'])).toBeGreaterThan(0);
+    const worker = await scrape(w.workers[0]!.httpPort!);
+    expect(sample(worker, 'media_transcode_queue_lag')).toBeGreaterThanOrEqual(0);
+    expect(sample(worker, 'media_transcode_seconds_count', ['step="proxy"', 'kind="video"', 'outcome="ok"'])).toBeGreaterThan(0);
+    expect(sample(worker, 'media_transcode_seconds_count', ['step="thumbnail"', 'kind="image"', 'outcome="ok"'])).toBeGreaterThan(0);
+    expect(sample(worker, 'media_transcode_attempts_total', ['outcome="done"'])).toBeGreaterThan(0);
+  });
+
   it('refuses an upload over MEDIA_MAX_BYTES as too_large', async () => {
     const versionId = w.records.addVersion();
     const call = w.client.clientStream('uploadReviewable', artist);
