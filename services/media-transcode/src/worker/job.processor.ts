@@ -41,6 +41,9 @@ export interface ProcessorOptions {
   slowProxy?: boolean;
 }
 
+/** Longest probe or thumbnail run. */
+const QUICK_STEP_MS = 120_000;
+
 /** Deliveries of one message after which a job that only ever met dependency failures gives up. */
 const MAX_DEFERRALS = 50;
 
@@ -184,7 +187,8 @@ export class JobProcessor {
     if (job.originalSize === 0) throw new TranscodeFailure('the file is empty (0 bytes)');
     const dir = await mkdtemp(join(this.o.tmpDir ?? tmpdir(), 'reelbase-transcode-'));
     const limits: PlanLimits = { threads: this.o.threads, maxDurationS: this.o.maxDurationS };
-    const run = { timeoutMs: this.o.timeoutMs, signal };
+    // Probe and thumbnail are quick whatever the source: they never get more than 2 minutes.
+    const run = { timeoutMs: Math.min(this.o.timeoutMs, QUICK_STEP_MS), signal };
     const step = async <T>(name: string, kind: string, fn: () => Promise<T>): Promise<T> => {
       const t0 = process.hrtime.bigint();
       let outcome = 'failed';
