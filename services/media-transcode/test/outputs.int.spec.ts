@@ -127,6 +127,21 @@ describe('media-transcode: reviewables that end done', () => {
     expect(original.info.size).toBe(files.original!.size);
   });
 
+  it('streams a 24 MiB upload under back-pressure into the store byte for byte', async () => {
+    const { randomBytes } = await import('node:crypto');
+    const body = randomBytes(24 * 1024 * 1024);
+    const file = saveTo(w.dir, 'large.bin', body);
+    const versionId = w.records.addVersion();
+    const res = await upload(w, versionId, file, { contentType: 'application/octet-stream', chunkBytes: 256 * 1024 });
+    const files = JSON.parse(res.representation!.dataJson).files as Record<string, { key: string; size: number }>;
+    expect(files.original!.size).toBe(body.length);
+    const stored = await readMedia(w, files.original!.key);
+    expect(stored.info.contentType).toBe('application/octet-stream');
+    expect(stored.body.equals(body)).toBe(true);
+    // Random bytes are no picture: the job fails with a reason, nothing crashes.
+    expect((await waitFinished(w, versionId)).status).toBe('failed');
+  });
+
   it('reads ranges, and refuses unsatisfiable ranges, unknown keys and malformed keys', async () => {
     const versionId = w.records.addVersion();
     await upload(w, versionId, c.still(), { contentType: 'image/png' });

@@ -117,6 +117,8 @@ export class UploadFlow {
     let bytes = 0;
     let body: PassThrough | undefined;
     let put: Promise<void> | undefined;
+    /** Rejects when the store fails or ends the upload early: what a wait for `drain` races against. */
+    let putEnded: Promise<never> | undefined;
     let putError: unknown;
     try {
       for (;;) {
@@ -136,10 +138,15 @@ export class UploadFlow {
             putError = err;
             body?.destroy();
           });
+          putEnded = put.then(() => Promise.reject(new Error('the store ended the upload early')));
+          // Observed by the races below; never an unhandled rejection once the upload is over.
+          putEnded.catch(() => {});
         }
         if (putError) throw putError;
         if (!body.write(chunk)) {
-          await Promise.race([once(body, 'drain', { signal }), put!.then(() => Promise.reject(new Error('the store ended the upload early')))]);
+          const drained = once(body, 'drain', { signal });
+          drained.catch(() => {});
+          await Promise.race([drained, putEnded!]);
         }
       }
       if (!body) {
