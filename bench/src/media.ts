@@ -1,5 +1,5 @@
 /**
- * `node bench/dist/media.js [--clip-seconds 8] [--rounds 2] [--upload-mib 2048] [--jobs 20]`
+ * `node bench/dist/media.js [--clip-seconds 8] [--rounds 3] [--upload-mib 2048] [--jobs 20] [--only wall,drain,rss]`
  * (`npm run bench:media`): reviewables on the whole stack, in one run on one machine.
  *   1. Upload → `done` wall time of a 720p H.264/AAC clip through the gateway, against the same
  *      ffprobe + thumbnail + proxy commands (the argument lists the worker builds) run raw on the
@@ -123,7 +123,7 @@ function rssKiB(pid: number | undefined): number {
 }
 
 /** Streams `bytes` of generated data as one raw upload, writing only when the socket takes more. */
-function bigUpload(c: Client, versionId: string, bytes: number): Promise<{ status: number; ms: number }> {
+function bigUpload(c: Client, versionId: string, bytes: number, progress: (sent: number) => void): Promise<{ status: number; ms: number }> {
   const chunk = Buffer.alloc(1024 * 1024);
   for (let i = 0; i < chunk.length; i += 4) chunk.writeUInt32LE((Math.imul(i, 2654435761) ^ (i >>> 7)) >>> 0, i);
   const url = new URL(`/versions/${versionId}/reviewable`, c.url);
@@ -148,6 +148,7 @@ function bigUpload(c: Client, versionId: string, bytes: number): Promise<{ statu
       while (sent < bytes) {
         const n = Math.min(chunk.length, bytes - sent);
         sent += n;
+        progress(sent);
         if (!req.write(n === chunk.length ? chunk : chunk.subarray(0, n))) return void req.once('drain', pump);
       }
       req.end();
@@ -163,9 +164,11 @@ async function workersUp(stack: Stack, names: string[]): Promise<void> {
 
 async function main(): Promise<number> {
   const clipSeconds = arg('clip-seconds', 8);
-  const rounds = arg('rounds', 2);
+  const rounds = arg('rounds', 3);
   const uploadMiB = arg('upload-mib', 2048);
   const jobs = arg('jobs', 20);
+  const onlyAt = process.argv.indexOf('--only');
+  const phases = new Set(onlyAt < 0 ? ['wall', 'drain', 'rss'] : (process.argv[onlyAt + 1] ?? '').split(','));
   const ff = ensureFfmpeg(process.env, log);
   const dir = await mkdtemp(join(tmpdir(), 'reelbase-bench-media-'));
   const db = await createTestDatabase(undefined, 'rb_bench');
@@ -208,7 +211,7 @@ async function main(): Promise<number> {
     // 1. upload → done against the raw commands, alternating so both see the same machine state.
     const raw: Awaited<ReturnType<typeof rawRun>>[] = [];
     const service: { doneMs: number; thumbMs: number | null; uploadMs: number }[] = [];
-    for (let r = 0; r < rounds; r++) {
+    for (let r = 0; phases.has('wall') && r < rounds; r++) {
       const out = join(dir, `raw-${r}`);
       await mkdir(out, { recursive: true });
       log(`round ${r + 1}/${rounds}: raw ffprobe + thumbnail + proxy`);
@@ -222,8 +225,8 @@ async function main(): Promise<number> {
       if (w.status !== 'done') throw new Error(`the clip ended ${w.status}: ${w.error}`);
       service.push({ doneMs: w.doneMs, thumbMs: w.thumbMs, uploadMs });
     }
-    const rawMs = median(raw.map((x) => x.totalMs));
-    const doneMs = median(service.map((x) => x.doneMs));
+    const rawMs = raw.length ? median(raw.map((x) => x.totalMs)) : NaN;
+    const doneMs = service.length ? median(service.map((x) => x.doneMs)) : NaN;
     const ratio = doneMs / rawMs;
 
     // 2. drain `jobs` queued jobs with 1 worker, then with 2.
@@ -243,21 +246,33 @@ async function main(): Promise<number> {
       if (failed) throw new Error(`${failed} queued jobs did not end done`);
       return Math.max(...ends.map((x) => x.doneMs));
     };
-    const oneMs = await drain(workers.slice(0, 1));
-    const twoMs = await drain(workers.slice(0, 2));
+    const oneMs = phases.has('drain') ? await drain(workers.slice(0, 1)) : NaN;
+    const twoMs = phases.has('drain') ? await drain(workers.slice(0, 2)) : NaN;
 
     // 3. RSS of every process during one big upload (last: its job is left to the stop).
     log(`RSS during one ${uploadMiB} MiB upload`);
     const procs = ['gateway', 'media-transcode', ...workers];
     const base = Object.fromEntries(procs.map((p) => [p, rssKiB(stack!.pid(p))]));
     const peak = { ...base };
+    // Peak per quarter of the upload: growth that levels off is the garbage collector's cadence;
+    // growth with every quarter would be bytes held.
+    const quarters = Object.fromEntries(procs.map((p) => [p, [0, 0, 0, 0]]));
+    const total = uploadMiB * 1024 * 1024;
+    let quarter = 0;
     const sampler = setInterval(() => {
-      for (const p of procs) peak[p] = Math.max(peak[p]!, rssKiB(stack!.pid(p)));
+      if (!phases.has('rss')) return;
+      for (const p of procs) {
+        const now = rssKiB(stack!.pid(p));
+        peak[p] = Math.max(peak[p]!, now);
+        quarters[p]![quarter] = Math.max(quarters[p]![quarter]!, now - base[p]!);
+      }
     }, 50);
-    const bigVersion = await c.version(fx.projectId, 'big');
-    let big: { status: number; ms: number };
+    let big = { status: 200, ms: NaN };
     try {
-      big = await bigUpload(c, bigVersion, uploadMiB * 1024 * 1024);
+      if (phases.has('rss')) {
+        const bigVersion = await c.version(fx.projectId, 'big');
+        big = await bigUpload(c, bigVersion, total, (sent) => (quarter = Math.min(3, Math.floor((sent / total) * 4))));
+      }
     } finally {
       clearInterval(sampler);
     }
@@ -265,7 +280,12 @@ async function main(): Promise<number> {
     const rss = Object.fromEntries(
       procs.map((p) => [
         p,
-        { before_mib: +(base[p]! / 1024).toFixed(1), peak_mib: +(peak[p]! / 1024).toFixed(1), growth_mib: +((peak[p]! - base[p]!) / 1024).toFixed(1) },
+        {
+          before_mib: +(base[p]! / 1024).toFixed(1),
+          peak_mib: +(peak[p]! / 1024).toFixed(1),
+          growth_mib: +((peak[p]! - base[p]!) / 1024).toFixed(1),
+          growth_by_quarter_mib: quarters[p]!.map((q) => +(q / 1024).toFixed(1)),
+        },
       ]),
     );
 
@@ -280,6 +300,7 @@ async function main(): Promise<number> {
         service_upload_answer_ms: service.map((x) => Math.round(x.uploadMs)),
         first_thumbnail_ms: service.map((x) => (x.thumbMs === null ? null : Math.round(x.thumbMs))),
         ratio: +ratio.toFixed(2),
+        ratio_per_round: service.map((x, i) => +(x.doneMs / raw[i]!.totalMs).toFixed(2)),
         target: `upload → done ≤ ${TARGET_RATIO}× raw`,
         verdict: ratio <= TARGET_RATIO ? 'PASS' : 'MISS',
       },
@@ -304,7 +325,9 @@ async function main(): Promise<number> {
       `${Math.round(median(service.map((x) => x.thumbMs ?? Infinity)))} ms  (raw probe + thumbnail ${Math.round(median(raw.map((x) => x.probeMs + x.thumbMs)))} ms)`,
     );
     line(`${uploadMiB} MiB upload`, `${report.rss.upload_ms} ms, ${report.rss.mib_per_s} MiB/s`);
-    for (const [p, v] of Object.entries(rss)) line(`  RSS growth ${p}`, `${v.growth_mib} MiB (${v.before_mib} → ${v.peak_mib})`);
+    for (const [p, v] of Object.entries(rss)) {
+      line(`  RSS growth ${p}`, `${v.growth_mib} MiB (${v.before_mib} → ${v.peak_mib}; by quarter ${v.growth_by_quarter_mib.join(' / ')})`);
+    }
     line('  target', `≤ ${TARGET_RSS_MIB} MiB each: ${report.rss.verdict}`);
     line(`drain ${jobs} queued jobs, 1 worker`, `${report.drain.one_worker_ms} ms`);
     line(`drain ${jobs} queued jobs, 2 workers`, `${report.drain.two_workers_ms} ms  (${report.drain.speedup}×)`);
