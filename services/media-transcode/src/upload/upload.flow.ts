@@ -66,6 +66,23 @@ export class UploadFlow {
     const size = await this.storeOriginal(it, key, contentType, signal);
 
     const fileName = header.fileName.slice(0, 255) || 'reviewable';
+    // The job row first (a reservation): should this process stop before the job is queued, the
+    // sweeper finds the Representation it created, or removes the original when it created none.
+    const jobId = newId();
+    try {
+      await jobs.reserve({
+        id: jobId,
+        versionId: version.id,
+        projectId: version.projectId ?? null,
+        originalKey: key,
+        originalSize: size,
+        contentType,
+        fileName,
+      });
+    } catch (err) {
+      await store.remove([key]).catch((e: unknown) => logger.warn({ err: e, key }, 'could not remove the original of a failed upload'));
+      throw err;
+    }
     let representation;
     try {
       representation = await records.createRepresentation(
@@ -80,32 +97,21 @@ export class UploadFlow {
         ctx,
       );
     } catch (err) {
-      await store.remove([key]).catch((e: unknown) => logger.warn({ err: e, key }, 'could not remove the original of a refused upload'));
+      // Refused (or records is down): nothing was created. A timeout may hide a create that did
+      // happen; the reservation is then kept for the sweeper, which looks for it.
+      if (!(err instanceof AppError && err.kind === 'unavailable')) {
+        await jobs.dropReservation(jobId).catch((e: unknown) => logger.warn({ err: e, job_id: jobId }, 'could not drop a reservation'));
+        await store.remove([key]).catch((e: unknown) => logger.warn({ err: e, key }, 'could not remove the original of a refused upload'));
+      }
       throw err;
     }
 
-    const jobId = newId();
     try {
-      await jobs.insert({
-        id: jobId,
-        representationId: representation.id,
-        versionId: version.id,
-        projectId: version.projectId ?? null,
-        originalKey: key,
-        originalSize: size,
-        contentType,
-        fileName,
-      });
+      await jobs.attach(jobId, representation.id);
     } catch (err) {
-      // Without a job nothing would ever move it: say so on the record instead of leaving it pending.
-      await records
-        .updateRepresentation(
-          representation.id,
-          { transcode_status: 'failed', transcode_error: 'the upload could not be queued for conversion; upload it again' },
-          systemContext(ctx.requestId),
-        )
-        .catch((e: unknown) => logger.error({ err: e, representation_id: representation.id }, 'could not mark an unqueued upload failed'));
-      throw err;
+      // The reservation stays: the sweeper attaches it once the database answers again.
+      logger.warn({ err, job_id: jobId, representation_id: representation.id }, 'upload stored; its job is queued by the sweeper');
+      return { representation, status: 'pending' };
     }
     await this.deps.publisher.publishNow(jobId);
     return { representation, status: 'pending' };

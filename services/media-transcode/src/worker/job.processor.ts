@@ -176,8 +176,9 @@ export class JobProcessor {
   }
 
   private async fail(job: Job, reason: string, attempts: number, ctx: ReturnType<typeof systemContext>): Promise<void> {
-    await this.o.records.updateRepresentation(job.representationId, { transcode_status: 'failed', transcode_error: reason, attempts }, ctx);
+    // The job first: a record update that fails is retried by the redelivery, which gives up again.
     await this.o.jobs.finish(job.id, 'failed');
+    await this.o.records.updateRepresentation(job.representationId, { transcode_status: 'failed', transcode_error: reason, attempts }, ctx);
     this.o.logger.info({ job_id: job.id, representation_id: job.representationId, reason }, 'reviewable failed');
   }
 
