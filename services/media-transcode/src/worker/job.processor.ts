@@ -69,7 +69,11 @@ export class JobProcessor {
     } catch (err) {
       // A dependency is down (or the worker stops): try again later, without using an attempt.
       logger.warn({ err, job_id: body.job_id }, 'transcode job deferred');
-      msg.nak(stopping.aborted ? 0 : this.o.retryDelayMs);
+      try {
+        msg.nak(stopping.aborted ? 0 : this.o.retryDelayMs);
+      } catch {
+        // NATS is away too: the message comes back after the ack wait.
+      }
     }
   }
 
@@ -124,7 +128,12 @@ export class JobProcessor {
     metrics.queueWait.observe(Math.max(0, (Date.now() - Date.parse(job.createdAt)) / 1000));
     const heartbeat = setInterval(
       () => {
-        msg.working();
+        try {
+          msg.working();
+        } catch (err) {
+          // NATS is away: the lease still holds the job; the ack wait decides the rest.
+          logger.warn({ err, job_id: job.id }, 'in-progress heartbeat not sent');
+        }
         jobs.renew(job.id, this.o.workerId, this.o.ackWaitMs).catch((err: unknown) => logger.warn({ err, job_id: job.id }, 'lease renewal failed'));
       },
       Math.max(100, Math.floor(this.o.ackWaitMs / 3)),
