@@ -32,7 +32,10 @@ const sharedShape = {
    * 10,000 parts, so 8 MiB parts carry objects up to 78 GiB).
    */
   S3_PART_BYTES: envInt(8 * 1024 * 1024, 5 * 1024 * 1024, 512 * 1024 * 1024),
-  /** Milliseconds one object-store request may take to answer before it counts as down. */
+  /**
+   * Milliseconds one object-store request may take to answer, or an upload may wait for the store
+   * to take more bytes (or to confirm the last ones), before the store counts as down.
+   */
   S3_TIMEOUT_MS: envInt(10_000, 100, 600_000),
 };
 

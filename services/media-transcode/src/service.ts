@@ -83,6 +83,7 @@ export function startMediaApi(config: MediaApiConfig, logger: Logger = createLog
         publisher,
         logger,
         maxBytes: config.MEDIA_MAX_BYTES,
+        storeStallMs: config.S3_TIMEOUT_MS,
         onBytes: (n) => apiMetrics.uploadBytes.inc(n),
         onOutcome: (outcome) => apiMetrics.uploads.inc({ outcome }),
       });

@@ -6,6 +6,7 @@
  * leaves nothing behind.
  */
 import { readFileSync } from 'node:fs';
+import { createServer, type Socket } from 'node:net';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -183,5 +184,21 @@ describe('media-transcode: recovery', () => {
     expect((err2 as AppError).kind).toBe('unavailable');
     expect(Date.now() - t2).toBeLessThan(5000);
     expect(w.records.creates.length).toBe(creates);
-  }, 60_000);
+
+    // A store that accepts connections and never answers: unavailable after S3_TIMEOUT_MS (3 s here), not a hang.
+    const sockets: Socket[] = [];
+    const blackHole = createServer((socket) => void sockets.push(socket));
+    await new Promise<void>((resolve) => blackHole.listen(Number(new URL(w.s3.endpoint).port), '127.0.0.1', resolve));
+    try {
+      const v3 = w.records.addVersion();
+      const t3 = Date.now();
+      const err3 = await upload(w, v3, clips(w.ff, w.dir).still(), { contentType: 'image/png' }).catch((e: unknown) => e);
+      expect((err3 as AppError).kind).toBe('unavailable');
+      expect(Date.now() - t3).toBeLessThan(8000);
+      expect(w.records.creates.length).toBe(creates);
+    } finally {
+      for (const s of sockets) s.destroy();
+      await new Promise((resolve) => blackHole.close(resolve));
+    }
+  }, 90_000);
 });

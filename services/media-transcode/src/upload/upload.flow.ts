@@ -23,6 +23,8 @@ export interface UploadFlowDeps {
   publisher: JobPublisher;
   logger: Logger;
   maxBytes: number;
+  /** Longest wait for the store to take more bytes (or to finish) before the upload is `unavailable`. */
+  storeStallMs: number;
   /** Called with each chunk's size (the upload-bytes metric). */
   onBytes?: (n: number) => void;
   /** Called once per upload with `stored` or the error kind (the uploads metric). */
@@ -117,6 +119,15 @@ export class UploadFlow {
     return { representation, status: 'pending' };
   }
 
+  private withinStall<T>(p: Promise<T>, what: string): Promise<T> {
+    const ms = this.deps.storeStallMs;
+    let timer: NodeJS.Timeout | undefined;
+    const stalled = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(stallError(ms, what)), ms);
+    });
+    return Promise.race([p, stalled]).finally(() => clearTimeout(timer));
+  }
+
   /** Streams the chunks into the store; returns the byte count. Nothing is left behind on failure. */
   private async storeOriginal(it: AsyncIterator<mediav1.UploadReviewableRequest>, key: string, contentType: string, signal: AbortSignal): Promise<number> {
     const { store, maxBytes, onBytes } = this.deps;
@@ -152,7 +163,7 @@ export class UploadFlow {
         if (!body.write(chunk)) {
           const drained = once(body, 'drain', { signal });
           drained.catch(() => {});
-          await Promise.race([drained, putEnded!]);
+          await this.withinStall(Promise.race([drained, putEnded!]), 'stopped taking data');
         }
       }
       if (!body) {
@@ -161,7 +172,7 @@ export class UploadFlow {
         return 0;
       }
       body.end();
-      await put;
+      await this.withinStall(put!, 'did not confirm the upload');
       return bytes;
     } catch (err) {
       body?.destroy();
@@ -172,6 +183,11 @@ export class UploadFlow {
       throw err;
     }
   }
+}
+
+/** A store that makes no progress for `ms` is down: the upload fails fast instead of hanging. */
+function stallError(ms: number, what: string): AppError {
+  return AppError.unavailable(`the object store ${what} for ${ms} ms`);
 }
 
 function tooLarge(maxBytes: number): AppError {
