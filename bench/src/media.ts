@@ -317,20 +317,26 @@ async function main(): Promise<number> {
 
     const line = (a: string, b: string) => process.stdout.write(`${a.padEnd(44)} ${b}\n`);
     process.stdout.write(`\nreviewables on ${report.machine.cpus} cores (${clipSeconds} s 720p clip, ${rounds} rounds, medians)\n`);
-    line('raw ffprobe + thumbnail + proxy', `${Math.round(rawMs)} ms`);
-    line('upload → done through the gateway', `${Math.round(doneMs)} ms  (${report.wall.ratio}×, target ≤ ${TARGET_RATIO}×: ${report.wall.verdict})`);
-    line('upload answered (original stored)', `${Math.round(median(service.map((x) => x.uploadMs)))} ms`);
-    line(
-      'time to first thumbnail',
-      `${Math.round(median(service.map((x) => x.thumbMs ?? Infinity)))} ms  (raw probe + thumbnail ${Math.round(median(raw.map((x) => x.probeMs + x.thumbMs)))} ms)`,
-    );
-    line(`${uploadMiB} MiB upload`, `${report.rss.upload_ms} ms, ${report.rss.mib_per_s} MiB/s`);
-    for (const [p, v] of Object.entries(rss)) {
-      line(`  RSS growth ${p}`, `${v.growth_mib} MiB (${v.before_mib} → ${v.peak_mib}; by quarter ${v.growth_by_quarter_mib.join(' / ')})`);
+    if (phases.has('wall')) {
+      line('raw ffprobe + thumbnail + proxy', `${Math.round(rawMs)} ms`);
+      line('upload → done through the gateway', `${Math.round(doneMs)} ms  (${report.wall.ratio}×, target ≤ ${TARGET_RATIO}×: ${report.wall.verdict})`);
+      line('upload answered (original stored)', `${Math.round(median(service.map((x) => x.uploadMs)))} ms`);
+      line(
+        'time to first thumbnail',
+        `${Math.round(median(service.map((x) => x.thumbMs ?? Infinity)))} ms  (raw probe + thumbnail ${Math.round(median(raw.map((x) => x.probeMs + x.thumbMs)))} ms)`,
+      );
     }
-    line('  target', `≤ ${TARGET_RSS_MIB} MiB each: ${report.rss.verdict}`);
-    line(`drain ${jobs} queued jobs, 1 worker`, `${report.drain.one_worker_ms} ms`);
-    line(`drain ${jobs} queued jobs, 2 workers`, `${report.drain.two_workers_ms} ms  (${report.drain.speedup}×)`);
+    if (phases.has('drain')) {
+      line(`drain ${jobs} queued jobs, 1 worker`, `${report.drain.one_worker_ms} ms`);
+      line(`drain ${jobs} queued jobs, 2 workers`, `${report.drain.two_workers_ms} ms  (${report.drain.speedup}×)`);
+    }
+    if (phases.has('rss')) {
+      line(`${uploadMiB} MiB upload`, `${report.rss.upload_ms} ms, ${report.rss.mib_per_s} MiB/s`);
+      for (const [p, v] of Object.entries(rss)) {
+        line(`  RSS growth ${p}`, `${v.growth_mib} MiB (${v.before_mib} → ${v.peak_mib}; by quarter ${v.growth_by_quarter_mib.join(' / ')})`);
+      }
+      line('  target', `≤ ${TARGET_RSS_MIB} MiB each: ${report.rss.verdict}`);
+    }
 
     await mkdir(RESULTS_DIR, { recursive: true });
     const file = join(RESULTS_DIR, `media-${report.at.replace(/[:.]/g, '-')}.json`);
