@@ -274,6 +274,18 @@ describe('GET /media/{key}', () => {
   });
 });
 
+describe('OpenAPI', () => {
+  it('documents the upload bodies, the key parameter and the 206/416 answers', async () => {
+    const doc = (await (await fetch(`${gw.url}/openapi.json`)).json()) as any;
+    const upload = doc.paths['/versions/{id}/reviewable'].post;
+    expect(Object.keys(upload.requestBody.content).sort()).toEqual(['image/*', 'multipart/form-data', 'video/*']);
+    expect(upload.requestBody.content['multipart/form-data'].schema.required).toEqual(['file']);
+    const media = doc.paths['/media/{key}'].get;
+    expect(media.parameters.find((p: any) => p.in === 'path')).toMatchObject({ name: 'key', required: true });
+    expect(Object.keys(media.responses)).toEqual(expect.arrayContaining(['200', '206', '400', '404', '416']));
+  });
+});
+
 describe('Range parsing', () => {
   it('parses single ranges and ignores the rest', () => {
     expect(parseRange(undefined)).toEqual({ kind: 'whole' });
