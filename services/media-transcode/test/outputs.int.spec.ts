@@ -140,7 +140,7 @@ describe('media-transcode: reviewables that end done', () => {
     expect(stored.body.equals(body)).toBe(true);
     // Random bytes are no picture: the job fails with a reason, nothing crashes.
     expect((await waitFinished(w, versionId)).status).toBe('failed');
-  });
+  }, 120_000);
 
   it('reads ranges, and refuses unsatisfiable ranges, unknown keys and malformed keys', async () => {
     const versionId = w.records.addVersion();
