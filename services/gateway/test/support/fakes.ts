@@ -65,6 +65,8 @@ export interface FakeState {
   reviewables?: Map<string, mediav1.GetReviewableResponse>;
   /** Bytes each upload received, in order (what the fake media service read). */
   uploads?: { header: mediav1.UploadHeader; bytes: number }[];
+  /** Milliseconds the fake media service waits before reading an upload's bytes (a slow store). */
+  uploadStallMs?: number;
 }
 
 /** Fake peers over `state`. */
@@ -266,6 +268,7 @@ function fakeMedia(state: FakeState, track: (peer: string, method: string, req: 
   return {
     async upload(header: mediav1.UploadHeader, body: Readable, ctx: CallContext) {
       track('media', 'uploadReviewable', header, ctx);
+      if (state.uploadStallMs) await new Promise((r) => setTimeout(r, state.uploadStallMs));
       const parts: Buffer[] = [];
       for await (const chunk of body) parts.push(chunk as Buffer);
       const data = Buffer.concat(parts);
