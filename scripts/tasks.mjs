@@ -105,6 +105,10 @@ const tasks = {
     await build();
     await run(process.execPath, [join(ROOT, 'bench/dist/notifier.js'), ...args]);
   },
+  async 'bench:media'(args) {
+    await build();
+    await run(process.execPath, [join(ROOT, 'bench/dist/media.js'), ...args]);
+  },
   async hostile(args) {
     await build();
     await run(process.execPath, [join(ROOT, 'bench/dist/hostile.js'), ...args]);

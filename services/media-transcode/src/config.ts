@@ -32,7 +32,10 @@ const sharedShape = {
    * 10,000 parts, so 8 MiB parts carry objects up to 78 GiB).
    */
   S3_PART_BYTES: envInt(8 * 1024 * 1024, 5 * 1024 * 1024, 512 * 1024 * 1024),
-  /** Milliseconds one object-store request may take to answer before it counts as down. */
+  /**
+   * Milliseconds one object-store request may take to answer, or an upload may wait for the store
+   * to take more bytes (or to confirm the last ones), before the store counts as down.
+   */
   S3_TIMEOUT_MS: envInt(10_000, 100, 600_000),
 };
 
@@ -66,8 +69,11 @@ export const mediaWorkerConfigShape = {
   FFMPEG_PATH: envString('ffmpeg'),
   /** The ffprobe binary (same package). */
   FFPROBE_PATH: envString('ffprobe'),
-  /** Wall-clock limit of one ffmpeg or ffprobe run; past it the process is killed and the attempt fails. */
-  TRANSCODE_TIMEOUT_MS: envInt(15 * 60_000, 1_000, 6 * 3_600_000),
+  /**
+   * Wall-clock limit of the proxy encode; past it ffmpeg is killed and the attempt fails. The probe
+   * and the thumbnail get at most 2 minutes of it each.
+   */
+  TRANSCODE_TIMEOUT_MS: envInt(60 * 60_000, 1_000, 6 * 3_600_000),
   /** Threads ffmpeg may use per run. */
   TRANSCODE_THREADS: envInt(2, 1, 64),
   /** Sources claiming a longer duration are refused (a header claiming hours must not occupy a worker for hours). */

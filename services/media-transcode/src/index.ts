@@ -15,3 +15,7 @@ export {
   type MediaWorkerConfig,
 } from './config.js';
 export { MEDIA_SERVICE_NAME } from './grpc/media.handler.js';
+// The exact commands a job runs, for the benchmarks that time them raw against the service.
+export { proxyArgs, thumbnailArgs, type PlanLimits } from './domain/transcode.plan.js';
+export { interpretProbe, type ProbedSource } from './domain/probe.rules.js';
+export { probeFile, runTool } from './transcode/ffmpeg.runner.js';

@@ -28,6 +28,7 @@ import { JobSchema } from './store/job.entity.js';
 import { JobRepository } from './store/job.repository.js';
 import { MEDIA_MIGRATIONS } from './store/migrations.js';
 import { JobPublisher } from './upload/job.publisher.js';
+import { ReservationRecovery } from './upload/reservation.recovery.js';
 import { UploadFlow } from './upload/upload.flow.js';
 
 /** A running media api. */
@@ -35,6 +36,7 @@ export interface RunningMediaApi extends RunningService {
   grpcPort: number;
   jobs: JobRepository;
   publisher: JobPublisher;
+  recovery: ReservationRecovery;
 }
 
 /** Starts every part of the api; rejects (after cleaning up) if a dependency is missing. */
@@ -61,6 +63,8 @@ export function startMediaApi(config: MediaApiConfig, logger: Logger = createLog
       resources.defer('records client', () => records.close());
 
       const jobs = new JobRepository(orm);
+      // A reservation is surely abandoned once it is older than the records call that follows it could take.
+      const recovery = new ReservationRecovery({ jobs, records, store, logger, ageMs: config.SWEEP_GRACE_MS + 2 * config.RPC_DEADLINE_MS });
       const publisher = new JobPublisher({
         js: jetstream(nc),
         names,
@@ -70,6 +74,7 @@ export function startMediaApi(config: MediaApiConfig, logger: Logger = createLog
         graceMs: config.SWEEP_GRACE_MS,
         staleMs: config.STALE_JOB_MS,
         onSwept: () => apiMetrics.swept.inc(),
+        beforeSweep: () => recovery.recoverOnce(),
       });
       const uploads = new UploadFlow({
         store,
@@ -78,7 +83,9 @@ export function startMediaApi(config: MediaApiConfig, logger: Logger = createLog
         publisher,
         logger,
         maxBytes: config.MEDIA_MAX_BYTES,
+        storeStallMs: config.S3_TIMEOUT_MS,
         onBytes: (n) => apiMetrics.uploadBytes.inc(n),
+        onOutcome: (outcome) => apiMetrics.uploads.inc({ outcome }),
       });
 
       const grpc = new GrpcServer({ logger, metrics, internalAuthSecret: config.INTERNAL_AUTH_SECRET, streamIdleMs: config.UPLOAD_IDLE_MS });
@@ -103,7 +110,7 @@ export function startMediaApi(config: MediaApiConfig, logger: Logger = createLog
       publisher.start();
       resources.defer('sweeper', () => publisher.stop());
 
-      return { grpcPort, httpPort: ops.port, jobs, publisher, stop: () => resources.closeAll() };
+      return { grpcPort, httpPort: ops.port, jobs, publisher, recovery, stop: () => resources.closeAll() };
     },
     config.SHUTDOWN_TIMEOUT_MS,
   );

@@ -59,6 +59,7 @@ describe('media-transcode: files that end failed', () => {
         attempts.map((a) => a.outcome),
         u.name,
       ).toEqual(['retry', 'failed']);
+      // The job row is closed before the record says failed.
       expect(job!.state).toBe('failed');
       // The Version keeps no thumbnail from a failed reviewable.
       expect(w.records.records.get(u.versionId)!.thumbnailId, u.name).toBeUndefined();

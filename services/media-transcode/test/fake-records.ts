@@ -20,6 +20,8 @@ export interface FakeRecords {
   records: Map<string, recordsv1.Record>;
   updates: RecordUpdate[];
   creates: { request: recordsv1.CreateRecordRequest; ctx: CallContext }[];
+  /** Stores a record as if it had been created (by a process that stopped right after). */
+  put(record: recordsv1.Record): void;
   /** Adds a Version of a project; returns its id. */
   addVersion(projectId?: string): string;
   data(id: string): Record<string, unknown>;
@@ -61,6 +63,7 @@ export async function startFakeRecords(): Promise<FakeRecords> {
       });
       return id;
     },
+    put: (record) => void records.set(record.id, record),
     data: (id) => JSON.parse(records.get(id)?.dataJson ?? '{}') as Record<string, unknown>,
     stop: () => server.close(100),
   };
@@ -108,7 +111,17 @@ export async function startFakeRecords(): Promise<FakeRecords> {
     listNotes: unused,
     listUserTasks: unused,
     getTimesheet: unused,
-    queryRecords: unused,
+    // Only the query media-transcode makes: the Representations of one Version (newest first).
+    async queryRecords(req) {
+      const filters = JSON.parse(req.filtersJson ?? '[]') as [string, string, { type: string; id: string }][];
+      const [field, op, value] = filters[0] ?? [];
+      if (req.entityType !== 'Representation' || filters.length !== 1 || field !== 'version' || op !== 'is')
+        throw new AppError('internal', 'not part of the stand-in');
+      const items = [...records.values()]
+        .filter((r) => r.entityType === 'Representation' && (JSON.parse(r.dataJson) as { version?: { id?: string } }).version?.id === value!.id)
+        .reverse();
+      return { items };
+    },
   });
   fake.port = await server.listen(0, '127.0.0.1');
   return fake;

@@ -69,7 +69,7 @@ export async function startWorld(extra: Record<string, string> = {}): Promise<Wo
     S3_SECRET_KEY: s3.secretKey,
     S3_BUCKET: s3.bucket,
     S3_REGION: s3.region,
-    S3_TIMEOUT_MS: '3000',
+    S3_TIMEOUT_MS: '4000',
     SWEEP_INTERVAL_MS: '200',
     SWEEP_GRACE_MS: '300',
     FFMPEG_PATH: ff.ffmpeg,

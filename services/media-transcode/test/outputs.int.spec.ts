@@ -127,6 +127,21 @@ describe('media-transcode: reviewables that end done', () => {
     expect(original.info.size).toBe(files.original!.size);
   });
 
+  it('streams a 24 MiB upload under back-pressure into the store byte for byte', async () => {
+    const { randomBytes } = await import('node:crypto');
+    const body = randomBytes(24 * 1024 * 1024);
+    const file = saveTo(w.dir, 'large.bin', body);
+    const versionId = w.records.addVersion();
+    const res = await upload(w, versionId, file, { contentType: 'application/octet-stream', chunkBytes: 256 * 1024 });
+    const files = JSON.parse(res.representation!.dataJson).files as Record<string, { key: string; size: number }>;
+    expect(files.original!.size).toBe(body.length);
+    const stored = await readMedia(w, files.original!.key);
+    expect(stored.info.contentType).toBe('application/octet-stream');
+    expect(stored.body.equals(body)).toBe(true);
+    // Random bytes are no picture: the job fails with a reason, nothing crashes.
+    expect((await waitFinished(w, versionId)).status).toBe('failed');
+  }, 120_000);
+
   it('reads ranges, and refuses unsatisfiable ranges, unknown keys and malformed keys', async () => {
     const versionId = w.records.addVersion();
     await upload(w, versionId, c.still(), { contentType: 'image/png' });
@@ -168,6 +183,27 @@ describe('media-transcode: reviewables that end done', () => {
     const versionId = w.records.addVersion();
     const none = await w.client.call.getReviewable({ versionId }, artist).catch((e: unknown) => e as AppError);
     expect((none as AppError).kind).toBe('not_found');
+  });
+
+  it('exposes upload bytes, queue lag, transcode seconds by kind and outcome, and attempts', async () => {
+    const scrape = async (port: number) => (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    /** The value of the sample of `name` whose labels include every one of `labels`. */
+    const sample = (text: string, name: string, labels: string[] = []) => {
+      for (const line of text.split('\n')) {
+        const m = /^([a-z_]+)\{([^}]*)\} (\S+)$/.exec(line);
+        if (m && m[1] === name && labels.every((l) => m[2]!.split(',').includes(l))) return Number(m[3]);
+      }
+      return undefined;
+    };
+    const api = await scrape(w.api.httpPort!);
+    expect(sample(api, 'media_upload_bytes_total')).toBeGreaterThan(10_000);
+    expect(sample(api, 'media_uploads_total', ['outcome="stored"'])).toBeGreaterThan(0);
+    expect(sample(api, 'media_uploads_total', ['outcome="not_found"'])).toBeGreaterThan(0);
+    const worker = await scrape(w.workers[0]!.httpPort!);
+    expect(sample(worker, 'media_transcode_queue_lag')).toBeGreaterThanOrEqual(0);
+    expect(sample(worker, 'media_transcode_seconds_count', ['step="proxy"', 'kind="video"', 'outcome="ok"'])).toBeGreaterThan(0);
+    expect(sample(worker, 'media_transcode_seconds_count', ['step="thumbnail"', 'kind="image"', 'outcome="ok"'])).toBeGreaterThan(0);
+    expect(sample(worker, 'media_transcode_attempts_total', ['outcome="done"'])).toBeGreaterThan(0);
   });
 
   it('refuses an upload over MEDIA_MAX_BYTES as too_large', async () => {

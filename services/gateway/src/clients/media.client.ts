@@ -42,6 +42,9 @@ export interface MediaClientOptions {
   metrics?: Metrics;
 }
 
+/** Bytes gathered into one upload message (well below the 4 MiB a gRPC server accepts by default). */
+const UPLOAD_MESSAGE_BYTES = 256 * 1024;
+
 export function createMediaClient(opts: MediaClientOptions): { peer: MediaPeer; close(): void } {
   const client = createGrpcClient(mediav1.MediaServiceClient, mediav1.MediaServiceService, {
     name: 'media-transcode',
@@ -56,7 +59,22 @@ export function createMediaClient(opts: MediaClientOptions): { peer: MediaPeer; 
     const call = client.clientStream('uploadReviewable', ctx);
     try {
       await call.write({ payload: { $case: 'header', value: header } });
-      for await (const chunk of body) await call.write({ payload: { $case: 'chunk', value: chunk as Buffer } });
+      // Socket reads arrive in pieces of ~64 KiB; fewer, larger messages cost less on both sides.
+      let pending: Buffer[] = [];
+      let size = 0;
+      const flush = async () => {
+        if (size === 0) return;
+        const value = pending.length === 1 ? pending[0]! : Buffer.concat(pending, size);
+        pending = [];
+        size = 0;
+        await call.write({ payload: { $case: 'chunk', value } });
+      };
+      for await (const chunk of body) {
+        pending.push(chunk as Buffer);
+        size += (chunk as Buffer).length;
+        if (size >= UPLOAD_MESSAGE_BYTES) await flush();
+      }
+      await flush();
       return await call.end();
     } catch (err) {
       call.cancel();

@@ -124,6 +124,17 @@ export function buildOpenApi(routes: readonly AnyRoute[], info: OpenApiInfo): Js
     };
     if (r.description) op.description = r.description;
     if (r.body) op.requestBody = { required: true, content: { 'application/json': { schema: ref(r.body, 'input') } } };
+    else if (r.bodyTypes?.length) {
+      // Bodies the handler streams itself: a form with a `file` part, or the bytes as they are.
+      const content: Record<string, Json> = {};
+      for (const type of r.bodyTypes) {
+        content[type] =
+          type === 'multipart/form-data'
+            ? { schema: { type: 'object', properties: { file: { type: 'string', format: 'binary' } }, required: ['file'] } }
+            : { schema: { type: 'string', format: 'binary' } };
+      }
+      op.requestBody = { required: true, content };
+    }
     (paths[r.path] ??= {})[r.method] = op;
   }
 

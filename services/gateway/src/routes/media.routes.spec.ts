@@ -164,6 +164,29 @@ describe('POST /versions/{id}/reviewable', () => {
   });
 });
 
+describe('an upload held back by a slow store', () => {
+  let slow: TestGateway;
+  beforeAll(async () => {
+    slow = await startTestGateway({ MEDIA_MAX_BYTES: String(64 * 1024 * 1024), MEDIA_IDLE_TIMEOUT_MS: '500' });
+    slow.state.records.set(VERSION, gw.state.records.get(VERSION)!);
+  });
+  afterAll(async () => {
+    await slow.stop();
+  });
+
+  it('is not timed out while the gateway itself pauses the body (back-pressure is not an idle client)', async () => {
+    slow.state.uploadStallMs = 2000;
+    const data = Buffer.alloc(16 * 1024 * 1024, 3);
+    const res = await fetch(`${slow.url}/versions/${VERSION}/reviewable`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer artist-token', 'content-type': 'video/mp4' },
+      body: new Uint8Array(data),
+    });
+    expect(res.status).toBe(200);
+    expect(slow.state.uploads!.at(-1)!.bytes).toBe(data.length);
+  });
+});
+
 describe('GET /versions/{id}/reviewable', () => {
   it('answers the status keys, 404 before any upload', async () => {
     const res = await fetch(`${gw.url}/versions/${VERSION}/reviewable`, { headers: { authorization: 'Bearer viewer-token' } });
@@ -271,6 +294,18 @@ describe('GET /media/{key}', () => {
       expect(JSON.parse(res.body.toString()), path).toMatchObject({ code: 'bad_request' });
     }
     expect(gw.state.calls.filter((c) => c.method === 'readMedia')).toEqual([]);
+  });
+});
+
+describe('OpenAPI', () => {
+  it('documents the upload bodies, the key parameter and the 206/416 answers', async () => {
+    const doc = (await (await fetch(`${gw.url}/openapi.json`)).json()) as any;
+    const upload = doc.paths['/versions/{id}/reviewable'].post;
+    expect(Object.keys(upload.requestBody.content).sort()).toEqual(['image/*', 'multipart/form-data', 'video/*']);
+    expect(upload.requestBody.content['multipart/form-data'].schema.required).toEqual(['file']);
+    const media = doc.paths['/media/{key}'].get;
+    expect(media.parameters.find((p: any) => p.in === 'path')).toMatchObject({ name: 'key', required: true });
+    expect(Object.keys(media.responses)).toEqual(expect.arrayContaining(['200', '206', '400', '404', '416']));
   });
 });
 

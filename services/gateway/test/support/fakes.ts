@@ -69,6 +69,8 @@ export interface FakeState {
   uploads?: { header: mediav1.UploadHeader; bytes: number }[];
   /** The notifier's tables: notifications with their owner, webhooks (with their secret), deliveries. */
   notifier: FakeNotifierState;
+  /** Milliseconds the fake media service waits before reading an upload's bytes (a slow store). */
+  uploadStallMs?: number;
 }
 
 export interface FakeNotifierState {
@@ -459,6 +461,7 @@ function fakeMedia(state: FakeState, track: (peer: string, method: string, req: 
   return {
     async upload(header: mediav1.UploadHeader, body: Readable, ctx: CallContext) {
       track('media', 'uploadReviewable', header, ctx);
+      if (state.uploadStallMs) await new Promise((r) => setTimeout(r, state.uploadStallMs));
       const parts: Buffer[] = [];
       for await (const chunk of body) parts.push(chunk as Buffer);
       const data = Buffer.concat(parts);

@@ -53,6 +53,28 @@ export class MediaRecords {
     return res.record!;
   }
 
+  /**
+   * The Representation an upload of `originalKey` created for `versionId`, if any (the sweeper's
+   * look-up for an upload whose process stopped before its job was queued).
+   */
+  async findUpload(versionId: string, originalKey: string, ctx: CallContext): Promise<recordsv1.Record | undefined> {
+    const res = await this.client.call.queryRecords(
+      {
+        entityType: 'Representation',
+        filtersJson: JSON.stringify([['version', 'is', { type: 'Version', id: versionId }]]),
+        order: [{ field: 'created_at', direction: 'desc' }],
+        limit: 1000,
+        includeTotal: false,
+        includeRetired: false,
+      },
+      ctx,
+    );
+    return res.items.find((r) => {
+      const files = (JSON.parse(r.dataJson || '{}') as RepresentationData).files as { original?: { key?: string } } | undefined;
+      return files?.original?.key === originalKey;
+    });
+  }
+
   /** One state change of a Representation (merged key by key). */
   async updateRepresentation(id: string, patch: RepresentationData, ctx: CallContext): Promise<recordsv1.Record> {
     const res = await this.client.call.updateRecord({ entityType: 'Representation', id, dataJson: JSON.stringify(patch) }, ctx);

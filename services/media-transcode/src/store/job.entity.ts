@@ -6,7 +6,7 @@ import { EntitySchema } from '@mikro-orm/postgresql';
 
 export interface JobRow {
   id: string;
-  representationId: string;
+  representationId: string | null;
   versionId: string;
   projectId: string | null;
   originalKey: string;
@@ -26,7 +26,7 @@ export const JobSchema = new EntitySchema<JobRow>({
   tableName: 'jobs',
   properties: {
     id: { type: 'uuid', primary: true },
-    representationId: { type: 'uuid', fieldName: 'representation_id', unique: true },
+    representationId: { type: 'uuid', fieldName: 'representation_id', unique: true, nullable: true },
     versionId: { type: 'uuid', fieldName: 'version_id' },
     projectId: { type: 'uuid', fieldName: 'project_id', nullable: true },
     originalKey: { type: 'text', fieldName: 'original_key' },

@@ -15,14 +15,21 @@ export interface Job {
   originalSize: number;
   contentType: string;
   fileName: string;
-  state: 'queued' | 'processing' | 'done' | 'failed';
+  /** `creating` until the Representation exists (representationId is '' then). */
+  state: 'creating' | 'queued' | 'processing' | 'done' | 'failed';
   publishedAt: string | null;
   createdAt: string;
 }
 
+/** A job row written before its Representation exists (state `creating`). */
+export interface Reservation {
+  id: string;
+  versionId: string;
+  originalKey: string;
+}
+
 export interface NewJob {
   id: string;
-  representationId: string;
   versionId: string;
   projectId: string | null;
   originalKey: string;
@@ -40,7 +47,7 @@ export interface AttemptSummary {
 
 interface JobDbRow {
   id: string;
-  representation_id: string;
+  representation_id: string | null;
   version_id: string;
   project_id: string | null;
   original_key: string;
@@ -54,7 +61,7 @@ interface JobDbRow {
 
 const toJob = (r: JobDbRow): Job => ({
   id: r.id,
-  representationId: r.representation_id,
+  representationId: r.representation_id ?? '',
   versionId: r.version_id,
   projectId: r.project_id,
   originalKey: r.original_key,
@@ -73,14 +80,45 @@ export class JobRepository {
     return this.orm.em.getConnection().execute<T[]>(sql, params, 'all');
   }
 
-  async insert(j: NewJob): Promise<void> {
+  /** Reserves the job (state `creating`) before its Representation is created. */
+  async reserve(j: NewJob): Promise<void> {
     await guarded(() =>
       this.exec(
-        `insert into "media"."jobs" ("id", "representation_id", "version_id", "project_id", "original_key", "original_size", "content_type", "file_name")
-         values (?, ?, ?, ?, ?, ?, ?, ?)`,
-        [j.id, j.representationId, j.versionId, j.projectId, j.originalKey, j.originalSize, j.contentType, j.fileName],
+        `insert into "media"."jobs" ("id", "state", "version_id", "project_id", "original_key", "original_size", "content_type", "file_name")
+         values (?, 'creating', ?, ?, ?, ?, ?, ?)`,
+        [j.id, j.versionId, j.projectId, j.originalKey, j.originalSize, j.contentType, j.fileName],
       ),
     );
+  }
+
+  /** Gives a reservation its Representation: the job is queued. False when it was no reservation any more. */
+  async attach(id: string, representationId: string): Promise<boolean> {
+    const rows = await guarded(() =>
+      this.exec<{ id: string }>(
+        `update "media"."jobs" set "representation_id" = ?, "state" = 'queued', "updated_at" = clock_timestamp()
+         where "id" = ? and "state" = 'creating' returning "id"`,
+        [representationId, id],
+      ),
+    );
+    return rows.length === 1;
+  }
+
+  /** Drops a reservation whose Representation was never created. */
+  async dropReservation(id: string): Promise<void> {
+    await guarded(() => this.exec(`delete from "media"."jobs" where "id" = ? and "state" = 'creating'`, [id]));
+  }
+
+  /** Reservations older than `ageMs`: uploads whose process stopped while creating the Representation. */
+  async staleReservations(ageMs: number, limit = 100): Promise<Reservation[]> {
+    const rows = await guarded(() =>
+      this.exec<{ id: string; version_id: string; original_key: string }>(
+        `select "id", "version_id", "original_key" from "media"."jobs"
+         where "state" = 'creating' and "created_at" < clock_timestamp() - ? * interval '1 millisecond'
+         order by "created_at" limit ?`,
+        [ageMs, limit],
+      ),
+    );
+    return rows.map((r) => ({ id: r.id, versionId: r.version_id, originalKey: r.original_key }));
   }
 
   async get(id: string): Promise<Job | undefined> {
@@ -91,7 +129,9 @@ export class JobRepository {
   /** The latest upload of a Version. */
   async latestForVersion(versionId: string): Promise<Job | undefined> {
     const rows = await guarded(() =>
-      this.exec<JobDbRow>('select * from "media"."jobs" where "version_id" = ? order by "created_at" desc, "id" desc limit 1', [versionId]),
+      this.exec<JobDbRow>(`select * from "media"."jobs" where "version_id" = ? and "state" <> 'creating' order by "created_at" desc, "id" desc limit 1`, [
+        versionId,
+      ]),
     );
     return rows[0] ? toJob(rows[0]) : undefined;
   }
@@ -105,7 +145,7 @@ export class JobRepository {
     const rows = await guarded(() =>
       this.exec<{ id: string; published: boolean }>(
         `select "id", "published_at" is not null as "published" from "media"."jobs"
-         where ("published_at" is null and "created_at" < clock_timestamp() - ? * interval '1 millisecond')
+         where ("published_at" is null and "state" <> 'creating' and "created_at" < clock_timestamp() - ? * interval '1 millisecond')
             or ("state" in ('queued', 'processing') and "updated_at" < clock_timestamp() - ? * interval '1 millisecond'
                 and ("lease_until" is null or "lease_until" < clock_timestamp()))
          order by "created_at" limit ?`,

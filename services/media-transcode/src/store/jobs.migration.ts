@@ -8,14 +8,15 @@ export class JobsMigration extends Migration {
   override async up(): Promise<void> {
     this.addSql(`create table if not exists "media"."jobs" (
       "id" uuid primary key,
-      "representation_id" uuid not null unique,
+      -- Null while the upload is creating its Representation (a reservation the sweeper can finish).
+      "representation_id" uuid null unique,
       "version_id" uuid not null,
       "project_id" uuid null,
       "original_key" text not null,
       "original_size" bigint not null check ("original_size" >= 0),
       "content_type" text not null,
       "file_name" text not null,
-      "state" text not null default 'queued' check ("state" in ('queued', 'processing', 'done', 'failed')),
+      "state" text not null default 'queued' check ("state" in ('creating', 'queued', 'processing', 'done', 'failed')),
       "published_at" timestamptz null,
       "lease_owner" text null,
       "lease_until" timestamptz null,
@@ -23,7 +24,8 @@ export class JobsMigration extends Migration {
       "updated_at" timestamptz not null default clock_timestamp()
     )`);
     this.addSql('create index if not exists "jobs_version_id_created_at_idx" on "media"."jobs" ("version_id", "created_at" desc)');
-    this.addSql('create index if not exists "jobs_unpublished_idx" on "media"."jobs" ("created_at") where "published_at" is null');
+    this.addSql(`create index if not exists "jobs_unpublished_idx" on "media"."jobs" ("created_at") where "published_at" is null and "state" <> 'creating'`);
+    this.addSql(`create index if not exists "jobs_creating_idx" on "media"."jobs" ("created_at") where "state" = 'creating'`);
     this.addSql(`create index if not exists "jobs_unfinished_idx" on "media"."jobs" ("updated_at") where "state" in ('queued', 'processing')`);
     this.addSql(`create table if not exists "media"."attempts" (
       "job_id" uuid not null references "media"."jobs" ("id") on delete cascade,

@@ -21,6 +21,8 @@ export interface JobPublisherOptions {
   publishTimeoutMs?: number;
   /** Called for each job the sweeper published. */
   onSwept?: () => void;
+  /** Runs before each sweep (the recovery of interrupted uploads). */
+  beforeSweep?: () => Promise<unknown>;
 }
 
 /** The message of one job. */
@@ -56,6 +58,7 @@ export class JobPublisher {
   /** One sweep; returns how many jobs were published. */
   async sweepOnce(): Promise<number> {
     const { jobs, logger } = this.opts;
+    await this.opts.beforeSweep?.().catch((err: unknown) => logger.warn({ err }, 'recovery of interrupted uploads failed'));
     const due = await jobs.toPublish(this.opts.graceMs, this.opts.staleMs);
     let n = 0;
     for (const job of due) {

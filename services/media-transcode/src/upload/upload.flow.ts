@@ -23,6 +23,8 @@ export interface UploadFlowDeps {
   publisher: JobPublisher;
   logger: Logger;
   maxBytes: number;
+  /** Longest wait for the store to take more bytes (or to finish) before the upload is `unavailable`. */
+  storeStallMs: number;
   /** Called with each chunk's size (the upload-bytes metric). */
   onBytes?: (n: number) => void;
   /** Called once per upload with `stored` or the error kind (the uploads metric). */
@@ -66,6 +68,23 @@ export class UploadFlow {
     const size = await this.storeOriginal(it, key, contentType, signal);
 
     const fileName = header.fileName.slice(0, 255) || 'reviewable';
+    // The job row first (a reservation): should this process stop before the job is queued, the
+    // sweeper finds the Representation it created, or removes the original when it created none.
+    const jobId = newId();
+    try {
+      await jobs.reserve({
+        id: jobId,
+        versionId: version.id,
+        projectId: version.projectId ?? null,
+        originalKey: key,
+        originalSize: size,
+        contentType,
+        fileName,
+      });
+    } catch (err) {
+      await store.remove([key]).catch((e: unknown) => logger.warn({ err: e, key }, 'could not remove the original of a failed upload'));
+      throw err;
+    }
     let representation;
     try {
       representation = await records.createRepresentation(
@@ -80,35 +99,33 @@ export class UploadFlow {
         ctx,
       );
     } catch (err) {
-      await store.remove([key]).catch((e: unknown) => logger.warn({ err: e, key }, 'could not remove the original of a refused upload'));
+      // Refused (or records is down): nothing was created. A timeout may hide a create that did
+      // happen; the reservation is then kept for the sweeper, which looks for it.
+      if (!(err instanceof AppError && err.kind === 'unavailable')) {
+        await jobs.dropReservation(jobId).catch((e: unknown) => logger.warn({ err: e, job_id: jobId }, 'could not drop a reservation'));
+        await store.remove([key]).catch((e: unknown) => logger.warn({ err: e, key }, 'could not remove the original of a refused upload'));
+      }
       throw err;
     }
 
-    const jobId = newId();
     try {
-      await jobs.insert({
-        id: jobId,
-        representationId: representation.id,
-        versionId: version.id,
-        projectId: version.projectId ?? null,
-        originalKey: key,
-        originalSize: size,
-        contentType,
-        fileName,
-      });
+      await jobs.attach(jobId, representation.id);
     } catch (err) {
-      // Without a job nothing would ever move it: say so on the record instead of leaving it pending.
-      await records
-        .updateRepresentation(
-          representation.id,
-          { transcode_status: 'failed', transcode_error: 'the upload could not be queued for conversion; upload it again' },
-          systemContext(ctx.requestId),
-        )
-        .catch((e: unknown) => logger.error({ err: e, representation_id: representation.id }, 'could not mark an unqueued upload failed'));
-      throw err;
+      // The reservation stays: the sweeper attaches it once the database answers again.
+      logger.warn({ err, job_id: jobId, representation_id: representation.id }, 'upload stored; its job is queued by the sweeper');
+      return { representation, status: 'pending' };
     }
     await this.deps.publisher.publishNow(jobId);
     return { representation, status: 'pending' };
+  }
+
+  private withinStall<T>(p: Promise<T>, what: string): Promise<T> {
+    const ms = this.deps.storeStallMs;
+    let timer: NodeJS.Timeout | undefined;
+    const stalled = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(stallError(ms, what)), ms);
+    });
+    return Promise.race([p, stalled]).finally(() => clearTimeout(timer));
   }
 
   /** Streams the chunks into the store; returns the byte count. Nothing is left behind on failure. */
@@ -117,6 +134,8 @@ export class UploadFlow {
     let bytes = 0;
     let body: PassThrough | undefined;
     let put: Promise<void> | undefined;
+    /** Rejects when the store fails or ends the upload early: what a wait for `drain` races against. */
+    let putEnded: Promise<never> | undefined;
     let putError: unknown;
     try {
       for (;;) {
@@ -136,10 +155,15 @@ export class UploadFlow {
             putError = err;
             body?.destroy();
           });
+          putEnded = put.then(() => Promise.reject(new Error('the store ended the upload early')));
+          // Observed by the races below; never an unhandled rejection once the upload is over.
+          putEnded.catch(() => {});
         }
         if (putError) throw putError;
         if (!body.write(chunk)) {
-          await Promise.race([once(body, 'drain', { signal }), put!.then(() => Promise.reject(new Error('the store ended the upload early')))]);
+          const drained = once(body, 'drain', { signal });
+          drained.catch(() => {});
+          await this.withinStall(Promise.race([drained, putEnded!]), 'stopped taking data');
         }
       }
       if (!body) {
@@ -148,7 +172,7 @@ export class UploadFlow {
         return 0;
       }
       body.end();
-      await put;
+      await this.withinStall(put!, 'did not confirm the upload');
       return bytes;
     } catch (err) {
       body?.destroy();
@@ -159,6 +183,11 @@ export class UploadFlow {
       throw err;
     }
   }
+}
+
+/** A store that makes no progress for `ms` is down: the upload fails fast instead of hanging. */
+function stallError(ms: number, what: string): AppError {
+  return AppError.unavailable(`the object store ${what} for ${ms} ms`);
 }
 
 function tooLarge(maxBytes: number): AppError {

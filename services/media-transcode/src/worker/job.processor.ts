@@ -41,6 +41,9 @@ export interface ProcessorOptions {
   slowProxy?: boolean;
 }
 
+/** Longest probe or thumbnail run. */
+const QUICK_STEP_MS = 120_000;
+
 /** Deliveries of one message after which a job that only ever met dependency failures gives up. */
 const MAX_DEFERRALS = 50;
 
@@ -66,7 +69,11 @@ export class JobProcessor {
     } catch (err) {
       // A dependency is down (or the worker stops): try again later, without using an attempt.
       logger.warn({ err, job_id: body.job_id }, 'transcode job deferred');
-      msg.nak(stopping.aborted ? 0 : this.o.retryDelayMs);
+      try {
+        msg.nak(stopping.aborted ? 0 : this.o.retryDelayMs);
+      } catch {
+        // NATS is away too: the message comes back after the ack wait.
+      }
     }
   }
 
@@ -121,7 +128,12 @@ export class JobProcessor {
     metrics.queueWait.observe(Math.max(0, (Date.now() - Date.parse(job.createdAt)) / 1000));
     const heartbeat = setInterval(
       () => {
-        msg.working();
+        try {
+          msg.working();
+        } catch (err) {
+          // NATS is away: the lease still holds the job; the ack wait decides the rest.
+          logger.warn({ err, job_id: job.id }, 'in-progress heartbeat not sent');
+        }
         jobs.renew(job.id, this.o.workerId, this.o.ackWaitMs).catch((err: unknown) => logger.warn({ err, job_id: job.id }, 'lease renewal failed'));
       },
       Math.max(100, Math.floor(this.o.ackWaitMs / 3)),
@@ -173,8 +185,9 @@ export class JobProcessor {
   }
 
   private async fail(job: Job, reason: string, attempts: number, ctx: ReturnType<typeof systemContext>): Promise<void> {
-    await this.o.records.updateRepresentation(job.representationId, { transcode_status: 'failed', transcode_error: reason, attempts }, ctx);
+    // The job first: a record update that fails is retried by the redelivery, which gives up again.
     await this.o.jobs.finish(job.id, 'failed');
+    await this.o.records.updateRepresentation(job.representationId, { transcode_status: 'failed', transcode_error: reason, attempts }, ctx);
     this.o.logger.info({ job_id: job.id, representation_id: job.representationId, reason }, 'reviewable failed');
   }
 
@@ -184,7 +197,8 @@ export class JobProcessor {
     if (job.originalSize === 0) throw new TranscodeFailure('the file is empty (0 bytes)');
     const dir = await mkdtemp(join(this.o.tmpDir ?? tmpdir(), 'reelbase-transcode-'));
     const limits: PlanLimits = { threads: this.o.threads, maxDurationS: this.o.maxDurationS };
-    const run = { timeoutMs: this.o.timeoutMs, signal };
+    // Probe and thumbnail are quick whatever the source: they never get more than 2 minutes.
+    const run = { timeoutMs: Math.min(this.o.timeoutMs, QUICK_STEP_MS), signal };
     const step = async <T>(name: string, kind: string, fn: () => Promise<T>): Promise<T> => {
       const t0 = process.hrtime.bigint();
       let outcome = 'failed';

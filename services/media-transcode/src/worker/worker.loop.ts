@@ -41,7 +41,12 @@ export class WorkerLoop {
         msg.nak(0);
         break;
       }
-      await this.processor.handle(msg, signal);
+      try {
+        await this.processor.handle(msg, signal);
+      } catch (err) {
+        // Never ends the loop: the message comes back after its ack wait.
+        this.logger.error({ err }, 'transcode job handling failed');
+      }
     }
   }
 

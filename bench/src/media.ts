@@ -1,0 +1,360 @@
+/**
+ * `node bench/dist/media.js [--clip-seconds 8] [--rounds 3] [--upload-mib 2048] [--jobs 20] [--only wall,drain,rss]`
+ * (`npm run bench:media`): reviewables on the whole stack, in one run on one machine.
+ *   1. Upload → `done` wall time of a 720p H.264/AAC clip through the gateway, against the same
+ *      ffprobe + thumbnail + proxy commands (the argument lists the worker builds) run raw on the
+ *      same file in the same run; and the time to the first thumbnail (upload start until
+ *      `thumbnail_media_key` shows in `GET /versions/{id}/reviewable`). Target: ≤ 1.15× raw.
+ *   2. Time to drain `--jobs` queued jobs (a small clip each, queued while the workers are
+ *      stopped) with one worker, then with two.
+ *   3. Peak RSS growth of every process (gateway, media api, each worker; /proc/<pid>/status
+ *      VmRSS sampled every 50 ms) during one upload of `--upload-mib` MiB streamed as a raw body.
+ *      Target: ≤ 64 MiB each.
+ * Prints a table and writes JSON to bench/results/.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
+import { request } from 'node:http';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createTestDatabase, deleteStreams, ensureFfmpeg, startStack, uniquePrefix, type Stack } from '@reelbase/lib-testkit';
+import { interpretProbe, probeFile, proxyArgs, runTool, thumbnailArgs, type PlanLimits } from '@reelbase/media-transcode';
+import { bootstrapGateway } from './gateway.bootstrap.js';
+
+const RESULTS_DIR = fileURLToPath(new URL('../results/', import.meta.url));
+const log = (msg: string): void => void process.stderr.write(`[bench:media] ${msg}\n`);
+const TARGET_RATIO = 1.15;
+const TARGET_RSS_MIB = 64;
+/** The worker's defaults (TRANSCODE_THREADS, TRANSCODE_MAX_DURATION_S), so raw runs the same commands. */
+const LIMITS: PlanLimits = { threads: 2, maxDurationS: 4 * 3600 };
+
+function arg(name: string, def: number): number {
+  const i = process.argv.indexOf(`--${name}`);
+  if (i < 0) return def;
+  const n = Number(process.argv[i + 1]);
+  if (!Number.isInteger(n) || n <= 0) throw new Error(`--${name} needs a positive integer`);
+  return n;
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+class Client {
+  constructor(
+    readonly url: string,
+    readonly token: string,
+  ) {}
+
+  async json(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+    const res = await fetch(new URL(path, this.url), {
+      method,
+      headers: { authorization: `Bearer ${this.token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: AbortSignal.timeout(60_000),
+    });
+    const text = await res.text();
+    return { status: res.status, body: text ? (JSON.parse(text) as unknown) : null };
+  }
+
+  async version(projectId: string, code: string): Promise<string> {
+    const r = await this.json('POST', '/entities/Version', { project_id: projectId, data: { code } });
+    if (r.status !== 200) throw new Error(`creating Version ${code}: ${r.status} ${JSON.stringify(r.body)}`);
+    return r.body.id as string;
+  }
+
+  /** A raw-body upload of a small file; throws unless 200. */
+  async upload(versionId: string, data: Buffer, type: string, name: string): Promise<void> {
+    const res = await fetch(new URL(`/versions/${versionId}/reviewable`, this.url), {
+      method: 'POST',
+      headers: { authorization: `Bearer ${this.token}`, 'content-type': type, 'x-file-name': name },
+      body: new Uint8Array(data),
+      signal: AbortSignal.timeout(120_000),
+    });
+    const text = await res.text();
+    if (res.status !== 200) throw new Error(`upload answered ${res.status}: ${text.slice(0, 300)}`);
+  }
+
+  reviewable(versionId: string) {
+    return this.json('GET', `/versions/${versionId}/reviewable`);
+  }
+}
+
+/** Polls the reviewable every `everyMs`; the time (ms since `t0`) it first had a thumbnail, and when it settled. */
+async function watch(c: Client, versionId: string, t0: number, everyMs = 20, timeoutMs = 600_000) {
+  let thumbMs: number | null = null;
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const r = await c.reviewable(versionId);
+    const now = performance.now() - t0;
+    if (r.status === 200) {
+      if (thumbMs === null && r.body.thumbnail_media_key) thumbMs = now;
+      if (r.body.status === 'done' || r.body.status === 'failed')
+        return { thumbMs, doneMs: now, status: r.body.status as string, error: r.body.transcode_error };
+    } else if (r.status !== 404) throw new Error(`GET reviewable answered ${r.status}`);
+    if (Date.now() > deadline) throw new Error(`reviewable of ${versionId} not settled within ${timeoutMs} ms`);
+    await sleep(everyMs);
+  }
+}
+
+/** The three commands a job runs, raw on `file`; milliseconds of each and in all. */
+async function rawRun(ffmpeg: string, ffprobe: string, file: string, out: string) {
+  const t0 = performance.now();
+  const run = { timeoutMs: 600_000 };
+  const source = interpretProbe(await probeFile(ffprobe, file, run), LIMITS.maxDurationS);
+  const t1 = performance.now();
+  await runTool('ffmpeg', ffmpeg, thumbnailArgs(file, join(out, 'thumb.jpg'), source, LIMITS), run);
+  const t2 = performance.now();
+  await runTool('ffmpeg', ffmpeg, proxyArgs(file, join(out, 'proxy.mp4'), source, LIMITS), run);
+  const t3 = performance.now();
+  return { probeMs: t1 - t0, thumbMs: t2 - t1, proxyMs: t3 - t2, totalMs: t3 - t0 };
+}
+
+/** VmRSS of a process in KiB (0 when it is gone). */
+function rssKiB(pid: number | undefined): number {
+  if (pid === undefined) return 0;
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** Streams `bytes` of generated data as one raw upload, writing only when the socket takes more. */
+function bigUpload(c: Client, versionId: string, bytes: number, progress: (sent: number) => void): Promise<{ status: number; ms: number }> {
+  const chunk = Buffer.alloc(1024 * 1024);
+  for (let i = 0; i < chunk.length; i += 4) chunk.writeUInt32LE((Math.imul(i, 2654435761) ^ (i >>> 7)) >>> 0, i);
+  const url = new URL(`/versions/${versionId}/reviewable`, c.url);
+  const t0 = performance.now();
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        host: url.hostname,
+        port: url.port,
+        path: url.pathname,
+        method: 'POST',
+        headers: { authorization: `Bearer ${c.token}`, 'content-type': 'video/mp4', 'x-file-name': 'big.mp4', 'content-length': String(bytes) },
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve({ status: res.statusCode!, ms: performance.now() - t0 }));
+      },
+    );
+    req.on('error', reject);
+    let sent = 0;
+    const pump = () => {
+      while (sent < bytes) {
+        const n = Math.min(chunk.length, bytes - sent);
+        sent += n;
+        progress(sent);
+        if (!req.write(n === chunk.length ? chunk : chunk.subarray(0, n))) return void req.once('drain', pump);
+      }
+      req.end();
+    };
+    pump();
+  });
+}
+
+/** Sets the given workers running (and only them), each waited for. */
+async function workersUp(stack: Stack, names: string[]): Promise<void> {
+  await Promise.all(names.map((n) => stack.restart(n)));
+}
+
+async function main(): Promise<number> {
+  const clipSeconds = arg('clip-seconds', 8);
+  const rounds = arg('rounds', 3);
+  const uploadMiB = arg('upload-mib', 2048);
+  const jobs = arg('jobs', 20);
+  const onlyAt = process.argv.indexOf('--only');
+  const phases = new Set(onlyAt < 0 ? ['wall', 'drain', 'rss'] : (process.argv[onlyAt + 1] ?? '').split(','));
+  const ff = ensureFfmpeg(process.env, log);
+  const dir = await mkdtemp(join(tmpdir(), 'reelbase-bench-media-'));
+  const db = await createTestDatabase(undefined, 'rb_bench');
+  const natsPrefix = uniquePrefix('benchmedia');
+  let stack: Stack | undefined;
+  try {
+    log(`making the clips with ffmpeg (${clipSeconds} s 1280x720 H.264/AAC; 2 s 640x360 for the queue)`);
+    const ffmpeg = (...args: string[]) => {
+      const r = spawnSync(ff.ffmpeg, ['-v', 'error', '-y', ...args], { encoding: 'utf8' });
+      if (r.status !== 0) throw new Error(`ffmpeg: ${r.stderr}`);
+    };
+    const clip = join(dir, 'clip.mov');
+    ffmpeg(
+      ...['-f', 'lavfi', '-i', `testsrc2=size=1280x720:rate=25:duration=${clipSeconds}`, '-f', 'lavfi', '-i', `sine=frequency=440:duration=${clipSeconds}`],
+      ...['-c:v', 'libx264', '-preset', 'veryfast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest', clip],
+    );
+    const small = join(dir, 'small.mp4');
+    ffmpeg('-f', 'lavfi', '-i', 'testsrc2=size=640x360:rate=25:duration=2', '-c:v', 'libx264', '-preset', 'veryfast', '-pix_fmt', 'yuv420p', small);
+    const clipData = await readFile(clip);
+    const smallData = await readFile(small);
+
+    log(`starting the stack with two transcode workers (logs in ${join(dir, 'logs')})`);
+    stack = await startStack({
+      freePorts: true,
+      databaseUrl: db.url,
+      natsPrefix,
+      dataDir: join(dir, 'data'),
+      logDir: join(dir, 'logs'),
+      logLevel: 'warn',
+      replicas: { TRANSCODE_WORKERS: 2 },
+      env: { RATE_LIMIT_RPS: '1000000', RATE_LIMIT_BURST: '1000000' },
+      log: (line) => log(`stack: ${line}`),
+    });
+    const workers = stack.services.filter((s) => s.startsWith('media-worker'));
+    if (workers.length < 2 || !stack.services.includes('media-transcode'))
+      throw new Error(`the media services are not all built: ${stack.services.join(', ')}`);
+    const fx = await bootstrapGateway(stack.url);
+    const c = new Client(stack.url, fx.apiKey);
+
+    // 1. upload → done against the raw commands, alternating so both see the same machine state.
+    const raw: Awaited<ReturnType<typeof rawRun>>[] = [];
+    const service: { doneMs: number; thumbMs: number | null; uploadMs: number }[] = [];
+    for (let r = 0; phases.has('wall') && r < rounds; r++) {
+      const out = join(dir, `raw-${r}`);
+      await mkdir(out, { recursive: true });
+      log(`round ${r + 1}/${rounds}: raw ffprobe + thumbnail + proxy`);
+      raw.push(await rawRun(ff.ffmpeg, ff.ffprobe, clip, out));
+      log(`round ${r + 1}/${rounds}: upload → done through the gateway`);
+      const versionId = await c.version(fx.projectId, `wall_${r}`);
+      const t0 = performance.now();
+      await c.upload(versionId, clipData, 'video/quicktime', 'clip.mov');
+      const uploadMs = performance.now() - t0;
+      const w = await watch(c, versionId, t0, 50);
+      if (w.status !== 'done') throw new Error(`the clip ended ${w.status}: ${w.error}`);
+      service.push({ doneMs: w.doneMs, thumbMs: w.thumbMs, uploadMs });
+    }
+    const rawMs = raw.length ? median(raw.map((x) => x.totalMs)) : NaN;
+    const doneMs = service.length ? median(service.map((x) => x.doneMs)) : NaN;
+    const ratio = doneMs / rawMs;
+
+    // 2. drain `jobs` queued jobs with 1 worker, then with 2.
+    const drain = async (running: string[]) => {
+      for (const w of workers) await stack!.kill(w, 'SIGTERM');
+      const versions: string[] = [];
+      for (let i = 0; i < jobs; i++) {
+        const v = await c.version(fx.projectId, `q${running.length}_${i}`);
+        await c.upload(v, smallData, 'video/mp4', 'small.mp4');
+        versions.push(v);
+      }
+      log(`${jobs} jobs queued; starting ${running.length} worker(s)`);
+      const t0 = performance.now();
+      await workersUp(stack!, running);
+      const ends = await Promise.all(versions.map((v) => watch(c, v, t0, 100)));
+      const failed = ends.filter((x) => x.status !== 'done').length;
+      if (failed) throw new Error(`${failed} queued jobs did not end done`);
+      return Math.max(...ends.map((x) => x.doneMs));
+    };
+    const oneMs = phases.has('drain') ? await drain(workers.slice(0, 1)) : NaN;
+    const twoMs = phases.has('drain') ? await drain(workers.slice(0, 2)) : NaN;
+
+    // 3. RSS of every process during one big upload (last: its job is left to the stop).
+    log(`RSS during one ${uploadMiB} MiB upload`);
+    const procs = ['gateway', 'media-transcode', ...workers];
+    const base = Object.fromEntries(procs.map((p) => [p, rssKiB(stack!.pid(p))]));
+    const peak = { ...base };
+    // Peak per quarter of the upload: growth that levels off is the garbage collector's cadence;
+    // growth with every quarter would be bytes held.
+    const quarters = Object.fromEntries(procs.map((p) => [p, [0, 0, 0, 0]]));
+    const total = uploadMiB * 1024 * 1024;
+    let quarter = 0;
+    const sampler = setInterval(() => {
+      if (!phases.has('rss')) return;
+      for (const p of procs) {
+        const now = rssKiB(stack!.pid(p));
+        peak[p] = Math.max(peak[p]!, now);
+        quarters[p]![quarter] = Math.max(quarters[p]![quarter]!, now - base[p]!);
+      }
+    }, 50);
+    let big = { status: 200, ms: NaN };
+    try {
+      if (phases.has('rss')) {
+        const bigVersion = await c.version(fx.projectId, 'big');
+        big = await bigUpload(c, bigVersion, total, (sent) => (quarter = Math.min(3, Math.floor((sent / total) * 4))));
+      }
+    } finally {
+      clearInterval(sampler);
+    }
+    if (big.status !== 200) throw new Error(`the ${uploadMiB} MiB upload answered ${big.status}`);
+    const rss = Object.fromEntries(
+      procs.map((p) => [
+        p,
+        {
+          before_mib: +(base[p]! / 1024).toFixed(1),
+          peak_mib: +(peak[p]! / 1024).toFixed(1),
+          growth_mib: +((peak[p]! - base[p]!) / 1024).toFixed(1),
+          growth_by_quarter_mib: quarters[p]!.map((q) => +(q / 1024).toFixed(1)),
+        },
+      ]),
+    );
+
+    const report = {
+      at: new Date().toISOString(),
+      machine: { cpus: cpus().length, node: process.version },
+      options: { clipSeconds, rounds, uploadMiB, jobs, threads: LIMITS.threads },
+      wall: {
+        raw_ms: raw.map((x) => Math.round(x.totalMs)),
+        raw_steps_ms: raw.map((x) => ({ probe: Math.round(x.probeMs), thumbnail: Math.round(x.thumbMs), proxy: Math.round(x.proxyMs) })),
+        service_done_ms: service.map((x) => Math.round(x.doneMs)),
+        service_upload_answer_ms: service.map((x) => Math.round(x.uploadMs)),
+        first_thumbnail_ms: service.map((x) => (x.thumbMs === null ? null : Math.round(x.thumbMs))),
+        ratio: +ratio.toFixed(2),
+        ratio_per_round: service.map((x, i) => +(x.doneMs / raw[i]!.totalMs).toFixed(2)),
+        target: `upload → done ≤ ${TARGET_RATIO}× raw`,
+        verdict: ratio <= TARGET_RATIO ? 'PASS' : 'MISS',
+      },
+      rss: {
+        upload_mib: uploadMiB,
+        upload_ms: Math.round(big.ms),
+        mib_per_s: +(uploadMiB / (big.ms / 1000)).toFixed(1),
+        processes: rss,
+        target: `growth ≤ ${TARGET_RSS_MIB} MiB per process`,
+        verdict: Object.values(rss).every((x) => x.growth_mib <= TARGET_RSS_MIB) ? 'PASS' : 'MISS',
+      },
+      drain: { jobs, one_worker_ms: Math.round(oneMs), two_workers_ms: Math.round(twoMs), speedup: +(oneMs / twoMs).toFixed(2) },
+    };
+
+    const line = (a: string, b: string) => process.stdout.write(`${a.padEnd(44)} ${b}\n`);
+    process.stdout.write(`\nreviewables on ${report.machine.cpus} cores (${clipSeconds} s 720p clip, ${rounds} rounds, medians)\n`);
+    if (phases.has('wall')) {
+      line('raw ffprobe + thumbnail + proxy', `${Math.round(rawMs)} ms`);
+      line('upload → done through the gateway', `${Math.round(doneMs)} ms  (${report.wall.ratio}×, target ≤ ${TARGET_RATIO}×: ${report.wall.verdict})`);
+      line('upload answered (original stored)', `${Math.round(median(service.map((x) => x.uploadMs)))} ms`);
+      line(
+        'time to first thumbnail',
+        `${Math.round(median(service.map((x) => x.thumbMs ?? Infinity)))} ms  (raw probe + thumbnail ${Math.round(median(raw.map((x) => x.probeMs + x.thumbMs)))} ms)`,
+      );
+    }
+    if (phases.has('drain')) {
+      line(`drain ${jobs} queued jobs, 1 worker`, `${report.drain.one_worker_ms} ms`);
+      line(`drain ${jobs} queued jobs, 2 workers`, `${report.drain.two_workers_ms} ms  (${report.drain.speedup}×)`);
+    }
+    if (phases.has('rss')) {
+      line(`${uploadMiB} MiB upload`, `${report.rss.upload_ms} ms, ${report.rss.mib_per_s} MiB/s`);
+      for (const [p, v] of Object.entries(rss)) {
+        line(`  RSS growth ${p}`, `${v.growth_mib} MiB (${v.before_mib} → ${v.peak_mib}; by quarter ${v.growth_by_quarter_mib.join(' / ')})`);
+      }
+      line('  target', `≤ ${TARGET_RSS_MIB} MiB each: ${report.rss.verdict}`);
+    }
+
+    await mkdir(RESULTS_DIR, { recursive: true });
+    const file = join(RESULTS_DIR, `media-${report.at.replace(/[:.]/g, '-')}.json`);
+    await writeFile(file, `${JSON.stringify(report, null, 2)}\n`);
+    log(`written ${file}`);
+    return 0;
+  } finally {
+    await stack?.stop().catch((err: unknown) => log(`stopping the stack: ${String(err)}`));
+    await deleteStreams(natsPrefix).catch(() => undefined);
+    await db.drop().catch(() => undefined);
+    await rm(dir, { recursive: true, force: true }).catch(() => undefined);
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    log(`failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+    process.exit(1);
+  },
+);
