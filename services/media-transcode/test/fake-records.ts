@@ -111,6 +111,11 @@ export async function startFakeRecords(): Promise<FakeRecords> {
     listNotes: unused,
     listUserTasks: unused,
     getTimesheet: unused,
+    createShareLink: unused,
+    listShareLinks: unused,
+    revokeShareLink: unused,
+    openShare: unused,
+    createGuestNote: unused,
     // Only the query media-transcode makes: the Representations of one Version (newest first).
     async queryRecords(req) {
       const filters = JSON.parse(req.filtersJson ?? '[]') as [string, string, { type: string; id: string }][];
