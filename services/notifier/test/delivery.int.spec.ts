@@ -2,9 +2,13 @@
  * Webhook delivery against a real local HTTP target (time compressed): a target down and then
  * up receives every event once per X-Event-Id, in event order per webhook, signed; a delivery
  * that outlives the retry window is dead, its webhook is switched off and the Admins are told,
- * and a retry by hand delivers it; a hanging target times out.
+ * and a retry by hand delivers it; a hanging target times out. Every delivery ends delivered or
+ * dead, or waits on an active webhook: also when the window ends while a failure is being
+ * recorded, and for an attempted delivery behind the head when the webhook is switched off.
  */
 import { createHmac, randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { MikroORM } from '@mikro-orm/postgresql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { notifierv1 } from '@reelbase/proto';
 import { as, Receiver, waitFor, world, type World } from './helpers.js';
@@ -147,5 +151,96 @@ describe('a target down for the whole retry window', () => {
     expect(d.error).toMatch(/timeout after 1000 ms/);
     expect(d.latencyMs).toBeGreaterThanOrEqual(990);
     await w.client.deleteWebhook({ id: hook.id }, ctx);
+  });
+});
+
+/**
+ * A connection of its own holding a row lock in an open transaction (`lockSql` locks the row),
+ * and the number of the database's sessions waiting for a lock.
+ */
+async function holdRow(w: World, lockSql: string, params: string[]) {
+  const orm = await MikroORM.init({ clientUrl: w.db.url, entities: [], discovery: { warnWhenNoEntities: false }, allowGlobalContext: true, debug: false });
+  const knex = orm.em.getConnection().getKnex();
+  const trx = await knex.transaction();
+  await trx.raw(lockSql, params);
+  return {
+    async waiters(): Promise<number> {
+      const res = await knex.raw<{ rows: { n: string }[] }>(
+        "select count(*) as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'",
+      );
+      return Number(res.rows[0]!.n);
+    },
+    async release(): Promise<void> {
+      await trx.rollback().catch(() => {});
+      await orm.close();
+    },
+  };
+}
+
+describe('a retry window that ends while a failure is recorded', () => {
+  const windowMs = 600;
+  let w: World;
+  beforeAll(async () => {
+    // No periodic look for due heads: the engine claims when told (new deliveries, a retry by
+    // hand, a webhook switched on), when an outcome is recorded and when a head falls due, so
+    // nothing is claimed by chance between recording a failure and switching the webhook off.
+    w = await world({ WEBHOOK_RETRY_WINDOW_MS: String(windowMs), NOTIFIER_POLL_MS: '60000' });
+    w.log.append({ entity_type: 'User', entity_id: admin, actor: admin, changes: { name: 'Ada', role: 'Admin' } });
+    await w.start();
+  });
+  afterAll(async () => {
+    await w?.close();
+  });
+
+  it('the delivery goes dead by the database clock; the webhook is switched off only once it is', async () => {
+    receiver.modes.set('/late', 'down');
+    const ctx = as(admin, 'Admin');
+    const hook = (await w.client.createWebhook({ url: `${base}/late`, kind: 'webhook', entityTypes: [], actions: [] }, ctx)).webhook!;
+    // The webhook row held: the first failed attempt (a few ms into the window) is recorded by a
+    // statement that waits on it until the window is over, so the time the attempt was judged
+    // at and the time the webhook's failure streak is measured at fall on either side of its end.
+    const held = await holdRow(w, 'select 1 from notifier.webhook where id = ? for no key update', [hook.id]);
+    let event;
+    try {
+      event = w.log.append({ entity_type: 'Shot', actor: artist, changes: { code: 'late1' } });
+      await waitFor(async () => (await held.waiters()) > 0, 10_000, 'the failed attempt waiting on the webhook row');
+      await sleep(windowMs + 150);
+    } finally {
+      await held.release();
+    }
+    const dead = await waitFor(async () => (await deliveries(w, hook.id, 'dead'))[0], 5000, 'the delivery dead');
+    expect(dead.eventId).toBe(event.id);
+    expect(dead.attempts).toBeGreaterThanOrEqual(2);
+    expect(await deliveries(w, hook.id, 'pending')).toEqual([]);
+    const off = await waitFor(
+      async () => {
+        const got = (await w.client.getWebhook({ id: hook.id }, ctx)).webhook!;
+        return got.active ? null : got;
+      },
+      5000,
+      'the webhook switched off',
+    );
+    expect(off.disabledAt).toBeDefined();
+    const told = await waitFor(async () => (await w.client.listNotifications({ unreadOnly: true, limit: 10 }, ctx)).items.find((n) => n.recordId === hook.id));
+    expect(told).toMatchObject({ kind: 'webhook_disabled', recordType: 'Webhook' });
+  });
+
+  it('switching a webhook off marks an attempted delivery behind its head dead once its window is over', async () => {
+    receiver.modes.set('/behind', 'refuse');
+    const ctx = as(admin, 'Admin');
+    const hook = (await w.client.createWebhook({ url: `${base}/behind`, kind: 'webhook', entityTypes: [], actions: [] }, ctx)).webhook!;
+    const [e1, e2] = [1, 2].map((i) => w.log.append({ entity_type: 'Shot', actor: artist, changes: { code: `b${i}` } }));
+    const first = await waitFor(async () => (await deliveries(w, hook.id, 'dead')).find((d) => d.eventId === e1!.id), 10_000, 'the first delivery dead');
+    await waitFor(async () => !(await w.client.getWebhook({ id: hook.id }, ctx)).webhook!.active, 5000, 'the webhook switched off');
+    // Switched on again: the second event is attempted; then the first is retried by hand and is
+    // the head again, with a fresh window, while the second waits behind it, already attempted.
+    await w.client.updateWebhook({ id: hook.id, clearSecret: false, active: true }, ctx);
+    await waitFor(async () => (await deliveries(w, hook.id)).some((d) => d.eventId === e2!.id && d.attempts >= 1), 5000, 'the second delivery attempted');
+    await w.client.retryDelivery({ webhookId: hook.id, deliveryId: first.id }, ctx);
+    // The head dies a full window after the second delivery's first attempt: the webhook is
+    // switched off and the second, whose window is over as well, is dead, not left pending.
+    await waitFor(async () => (await deliveries(w, hook.id, 'dead')).length === 2, 10_000, 'both deliveries dead');
+    expect(await deliveries(w, hook.id, 'pending')).toEqual([]);
+    expect((await w.client.getWebhook({ id: hook.id }, ctx)).webhook!.active).toBe(false);
   });
 });

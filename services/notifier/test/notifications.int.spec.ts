@@ -1,7 +1,7 @@
 /**
  * Notification rules end to end inside the notifier: events appended to the log become each
- * user's notifications (assigned, note, reply), never for the actor's own action, and a user
- * sees, reads and pages only their own.
+ * user's notifications (assigned, note, reply — to a note's author, else its creator), never for
+ * the actor's own action, and a user sees, reads and pages only their own.
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -98,6 +98,20 @@ describe('notifications', () => {
     expect(replies).toHaveLength(1);
     expect(replies[0]).toMatchObject({ recordType: 'Note', recordId: guest.entity_id, eventId: guest.id });
     expect(replies[0]!.actor).toBeUndefined();
+  });
+
+  it('reply: a note without author tells the user who created it; a guest note without author tells nobody', async () => {
+    const plain = w.log.append({ entity_type: 'Note', actor: cara, changes: { content: 'notes on v3', links: [] } });
+    const guestNote = w.log.append({ entity_type: 'Note', actor: null, changes: { content: 'from the client', links: [], guest_name: 'Client' } });
+    await settled();
+    // Read back from what the notifier stored, in a later page than the notes.
+    const reply = w.log.append({ entity_type: 'Note', actor: ana, changes: { content: 'fixed', reply_to: link('Note', plain.entity_id) } });
+    w.log.append({ entity_type: 'Note', actor: ana, changes: { content: 'thanks', reply_to: link('Note', guestNote.entity_id) } });
+    await settled();
+    const replies = (await all(cara)).filter((n) => n.kind === 'reply');
+    expect(replies.map((n) => n.eventId)).toEqual([reply.id]);
+    expect(replies[0]).toMatchObject({ recordType: 'Note', recordId: reply.entity_id, actor: ana });
+    expect(await sql(w, 'select author, creator from notifier.note_state where note_id = ?', [guestNote.entity_id])).toEqual([{ author: null, creator: null }]);
   });
 
   it('a user reads and marks only their own notifications; another user’s is not found', async () => {

@@ -8,7 +8,7 @@
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { guarded, newId, type Logger } from '@reelbase/lib-platform';
-import { afterFailure, chatBody, isDelivered, signature, type RetrySchedule } from '../domain/delivery.policy.js';
+import { backoffMs, chatBody, isDelivered, signature, type RetrySchedule } from '../domain/delivery.policy.js';
 import type { NotifierMetrics } from '../metrics.js';
 import type { AttemptResult, ClaimedDelivery, DeliveryRepository } from '../store/delivery.repository.js';
 import type { IngestRepository } from '../store/ingest.repository.js';
@@ -235,42 +235,49 @@ export class DeliveryEngine {
     }
   }
 
-  /** Records a failed attempt: retried later or dead, and the webhook switched off when it has failed for the whole window. */
+  /**
+   * Records a failed attempt: retried after a backoff, or dead once the retry window is over —
+   * judged by the database clock in the statement that records it, the clock the webhook's
+   * failure streak is measured by. A head that died switches its webhook off; a head still
+   * within its window never does, so it is always attempted again.
+   */
   private async recordFailure(d: ClaimedDelivery, outcome: SendOutcome): Promise<void> {
     const { metrics, repo, schedule } = this.opts;
     const knex = this.opts.orm.em.getConnection().getKnex();
     const result = resultOf(outcome);
-    const decision = afterFailure(schedule, d.attempts + 1, d.sinceFirstAttemptMs + outcome.latencyMs);
-    const label = decision.dead ? 'dead' : outcome.blocked ? 'blocked' : 'failed';
+    const status = await guarded(() => repo.failed(knex, d, result, backoffMs(schedule, d.attempts + 1), schedule.windowMs));
+    const label = status === 'dead' ? 'dead' : outcome.blocked ? 'blocked' : 'failed';
     metrics.attempts.inc({ outcome: label });
     metrics.attemptSeconds.observe({ outcome: label }, outcome.latencyMs / 1000);
-    const failingMs = await guarded(() => repo.failed(knex, d, result, decision.dead ? null : decision.delayMs));
-    if (decision.dead) {
-      this.opts.logger.warn({ delivery: d.id, webhook: d.webhookId, event_id: d.eventId, attempts: d.attempts + 1, error: result.error }, 'delivery is dead');
-    }
-    if (failingMs !== null && failingMs >= schedule.windowMs) await this.disable(d.webhookId);
+    if (status !== 'dead') return;
+    this.opts.logger.warn({ delivery: d.id, webhook: d.webhookId, event_id: d.eventId, attempts: d.attempts + 1, error: result.error }, 'delivery is dead');
+    await this.disable(d.webhookId);
   }
 
-  /** Switches off a webhook failing for the whole window and tells every Admin. */
+  /**
+   * Switches off a webhook failing for the whole window, marks dead its other deliveries whose
+   * window is over, and tells every Admin.
+   */
   private async disable(webhookId: string): Promise<void> {
     const { orm, repo, ingest, schedule, metrics, logger } = this.opts;
-    const admins = await guarded(() =>
+    const done = await guarded(() =>
       orm.em
         .getConnection()
         .getKnex()
         .transaction(async (trx) => {
-          if (!(await repo.disableIfFailing(trx, webhookId, schedule.windowMs))) return null;
+          const off = await repo.disableIfFailing(trx, webhookId, schedule.windowMs);
+          if (!off.disabled) return null;
           const users = await ingest.admins(trx);
           await ingest.insertNotifications(
             trx,
             users.map((userId) => ({ id: newId(), userId, kind: 'webhook_disabled', recordType: 'Webhook', recordId: webhookId, eventId: null, actor: null })),
           );
-          return users;
+          return { admins: users.length, dead: off.dead };
         }),
     );
-    if (admins) {
+    if (done) {
       metrics.disabled.inc();
-      logger.warn({ webhook: webhookId, admins_notified: admins.length }, 'webhook disabled after failing for the whole retry window');
+      logger.warn({ webhook: webhookId, admins_notified: done.admins, also_dead: done.dead }, 'webhook disabled after failing for the whole retry window');
     }
   }
 

@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { ContractEvent } from '@reelbase/lib-platform';
-import { afterFailure, backoffMs, chatText, matches, signature, webhookBody } from './delivery.policy.js';
+import { backoffMs, chatText, matches, signature, webhookBody } from './delivery.policy.js';
 
 const event = (over: Partial<ContractEvent> = {}): ContractEvent => ({
   id: 42,
@@ -46,12 +46,5 @@ describe('delivery policy', () => {
     expect(backoffMs(s, 3, () => 0.5)).toBe(200);
     expect(backoffMs(s, 30, () => 0.999)).toBe(999);
     expect(backoffMs(s, 3, () => 0)).toBe(0);
-  });
-
-  it('is dead only once the window since the first attempt has passed, with a last attempt at its end', () => {
-    const s = { baseMs: 1000, maxMs: 5000, windowMs: 10_000 };
-    expect(afterFailure(s, 1, 0, () => 0.5)).toEqual({ dead: false, delayMs: 500 });
-    expect(afterFailure(s, 10, 8000, () => 0.9)).toEqual({ dead: false, delayMs: 2000 });
-    expect(afterFailure(s, 11, 10_000)).toEqual({ dead: true });
   });
 });

@@ -1,7 +1,9 @@
 /**
  * How deliveries are built and retried (docs/notifier.md, "Delivery"): which webhooks an
  * event goes to, the body and headers of each kind, the HMAC signature, and the retry
- * schedule (exponential backoff with full jitter until the retry window ends, then dead).
+ * backoff (exponential with full jitter). Whether a failed delivery is dead (its retry window
+ * is over) is judged by the database clock where the failure is recorded
+ * (store/delivery.repository.ts, `failed`).
  */
 import { createHmac } from 'node:crypto';
 import { encodeContractEvent, type ContractEvent } from '@reelbase/lib-platform';
@@ -107,23 +109,6 @@ export interface RetrySchedule {
 export function backoffMs(schedule: RetrySchedule, failures: number, random: () => number = Math.random): number {
   const ceiling = Math.min(schedule.maxMs, schedule.baseMs * 2 ** Math.min(Math.max(failures - 1, 0), 40));
   return Math.floor(random() * ceiling);
-}
-
-/** What to do with a delivery after a failed attempt. */
-export type AfterFailure = { dead: true } | { dead: false; delayMs: number };
-
-/**
- * Dead once the window since the delivery's first attempt has passed (the next attempt would
- * start after it ends); otherwise retried after {@link backoffMs}.
- */
-export function afterFailure(schedule: RetrySchedule, failures: number, sinceFirstAttemptMs: number, random?: () => number): AfterFailure {
-  if (sinceFirstAttemptMs >= schedule.windowMs) return { dead: true };
-  const delayMs = backoffMs(schedule, failures, random);
-  if (sinceFirstAttemptMs + delayMs >= schedule.windowMs) {
-    // The last attempt falls at the end of the window, not beyond it.
-    return { dead: false, delayMs: Math.max(0, schedule.windowMs - sinceFirstAttemptMs) };
-  }
-  return { dead: false, delayMs };
 }
 
 /** True for the HTTP statuses that count as delivered (2xx; a redirect is not followed and fails). */

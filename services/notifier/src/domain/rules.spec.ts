@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ContractEvent } from '@reelbase/lib-platform';
-import { notificationsFor, taskAfter, type TaskState } from './rules.js';
+import { noteAfter, noteWriter, notificationsFor, taskAfter, type TaskState } from './rules.js';
 
 const U = (n: number) => `0190a5a0-0000-7000-8000-${String(n).padStart(12, '0')}`;
 const user = (n: number) => ({ type: 'User', id: U(n) });
@@ -53,5 +53,36 @@ describe('notification rules', () => {
 
     const unrelated = ev({ entity_type: 'Note', entity_id: U(703), changes: { links: [{ type: 'Shot', id: U(999) }] } });
     expect(notificationsFor(unrelated, { ...none, linkedTasks: [task] })).toEqual([]);
+  });
+
+  it('reply: the author of the note replied to when set, else the user who created it; a guest note has neither', () => {
+    const created = ev({ entity_type: 'Note', entity_id: U(710), actor: U(2), changes: { content: 'v3?', links: [] } });
+    const note = noteAfter(created, null);
+    expect(note).toEqual({ author: null, creator: U(2) });
+    const reply = ev({ entity_type: 'Note', entity_id: U(711), actor: U(5), changes: { reply_to: { type: 'Note', id: U(710) } } });
+    expect(notificationsFor(reply, { ...none, repliedAuthor: noteWriter(note) }).map((n) => [n.userId, n.kind])).toEqual([[U(2), 'reply']]);
+
+    // data.author wins over the creator, at the create or set later; cleared, the creator is told again.
+    const byAuthor = noteAfter(ev({ entity_type: 'Note', entity_id: U(712), actor: U(2), changes: { author: user(3) } }), null);
+    expect(byAuthor).toEqual({ author: U(3), creator: U(2) });
+    expect(noteWriter(byAuthor)).toBe(U(3));
+    const setLater = noteAfter(ev({ entity_type: 'Note', entity_id: U(710), action: 'update', actor: U(9), changes: { author: user(4) } }), note);
+    expect(noteWriter(setLater)).toBe(U(4));
+    const cleared = noteAfter(ev({ entity_type: 'Note', entity_id: U(710), action: 'update', actor: U(9), changes: { author: null } }), setLater);
+    expect(cleared).toEqual({ author: null, creator: U(2) });
+    expect(noteWriter(cleared)).toBe(U(2));
+    // Changes that leave the author alone, and deletes, change nothing remembered.
+    expect(noteAfter(ev({ entity_type: 'Note', entity_id: U(710), action: 'update', changes: { content: 'x' } }), note)).toBeNull();
+    expect(noteAfter(ev({ entity_type: 'Note', entity_id: U(710), action: 'delete', changes: {} }), note)).toBeNull();
+
+    // A guest's note without author: no writer to tell. A revive keeps the first creator (its actor is not the creator).
+    const guest = noteAfter(ev({ entity_type: 'Note', entity_id: U(713), actor: null, changes: { content: 'nice', guest_name: 'Client' } }), null);
+    expect(guest).toEqual({ author: null, creator: null });
+    expect(noteWriter(guest)).toBeNull();
+    expect(notificationsFor(ev({ ...reply, changes: { reply_to: { type: 'Note', id: U(713) } } }), { ...none, repliedAuthor: noteWriter(guest) })).toEqual([]);
+    const revived = ev({ entity_type: 'Note', entity_id: U(710), actor: U(9), changes: { content: 'v3?', revived: true } });
+    expect(noteAfter(revived, null)).toEqual({ author: null, creator: null });
+    expect(noteAfter(revived, note)).toBeNull();
+    expect(noteWriter(undefined)).toBeNull();
   });
 });

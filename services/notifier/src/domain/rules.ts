@@ -8,7 +8,9 @@
  * - `note`: a Note create whose `links` hold a Task the user is assigned to, or a record that
  *   is the `entity` of such a Task (a note on a Shot reaches the artists of the Shot's tasks).
  *   The record is the Note.
- * - `reply`: a Note create whose `reply_to` is a note the user wrote. The record is the Note.
+ * - `reply`: a Note create whose `reply_to` is a note the user wrote: its `author` when set,
+ *   else the user who created it (a guest's note without `author` has no writer to tell). The
+ *   record is the Note.
  */
 import type { ContractEvent } from '@reelbase/lib-platform';
 
@@ -103,6 +105,34 @@ export function noteAuthor(event: ContractEvent): string | null | undefined {
   return l && l.type === 'User' ? l.id : null;
 }
 
+/** A Note as the notifier remembers it. */
+export interface NoteState {
+  /** Its `data.author`, null when not set. */
+  author: string | null;
+  /** The user who created it (the actor of its create), null for a guest's note or when unknown. */
+  creator: string | null;
+}
+
+/**
+ * The Note as remembered after `event` (a Note event), from what was remembered before it (null
+ * when the Note is new to the notifier); null when the event changes nothing remembered. The
+ * creator is taken from the create that is new to the notifier and kept for good; a revive's
+ * actor is not the creator, so it names none.
+ */
+export function noteAfter(event: ContractEvent, before: NoteState | null): NoteState | null {
+  if (event.entity_type !== 'Note' || event.action === 'delete') return null;
+  const author = noteAuthor(event);
+  const isNew = event.action === 'create' && before === null;
+  if (author === undefined && !isNew) return null;
+  const created = event.action === 'create' && event.changes.revived !== true ? event.actor : null;
+  return { author: author ?? null, creator: before ? before.creator : created };
+}
+
+/** Who wrote a remembered note (whom a reply to it tells): its author, else its creator. */
+export function noteWriter(note: NoteState | null | undefined): string | null {
+  return note ? (note.author ?? note.creator) : null;
+}
+
 /** What {@link notificationsFor} needs besides the event. */
 export interface RuleInputs {
   /** The Task before the event (Task events). */
@@ -111,7 +141,7 @@ export interface RuleInputs {
   taskAfter: TaskState | null;
   /** Live Tasks whose id or entity is one of {@link noteLinkIds} (Note creates). */
   linkedTasks: TaskState[];
-  /** Author of the note replied to (Note creates with reply_to), null when unknown or none. */
+  /** Writer ({@link noteWriter}) of the note replied to (Note creates with reply_to), null when unknown or none. */
   repliedAuthor: string | null;
 }
 

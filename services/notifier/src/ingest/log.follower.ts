@@ -9,7 +9,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { guarded, newId, type ContractEvent, type Logger } from '@reelbase/lib-platform';
 import { chatText, matches, webhookBody } from '../domain/delivery.policy.js';
-import { noteAuthor, noteLinkIds, notificationsFor, replyToId, taskAfter, type TaskState } from '../domain/rules.js';
+import { noteAfter, noteLinkIds, noteWriter, notificationsFor, replyToId, taskAfter, type NoteState, type TaskState } from '../domain/rules.js';
 import type { NotifierMetrics } from '../metrics.js';
 import type { DeliveryRow, EventBodyRow, IngestRepository, NotificationRow, UserState } from '../store/ingest.repository.js';
 
@@ -143,11 +143,11 @@ export class LogFollower {
     const anyChat = webhooks.some((w) => w.kind === 'chat');
     const tasks = new Map<string, TaskState>();
     for (const t of await repo.tasks(trx, [...taskIds, ...linkIds], [...linkIds])) tasks.set(t.taskId, t);
-    const notes = await repo.noteAuthors(trx, [...replyIds]);
+    const notes = await repo.notes(trx, [...replyIds]);
     const users = new Map((await repo.users(trx, [...userIds])).map((u) => [u.userId, u]));
     const labels = anyChat ? await repo.labels(trx, [...recordIds]) : new Map<string, string>();
     const dirtyTasks = new Set<string>();
-    const dirtyNotes = new Map<string, string | null>();
+    const dirtyNotes = new Map<string, NoteState>();
     const dirtyUsers = new Set<string>();
     const dirtyLabels = new Map<string, string>();
     const notifications: NotificationRow[] = [];
@@ -164,10 +164,10 @@ export class LogFollower {
         dirtyTasks.add(ev.entity_id);
       }
       if (ev.entity_type === 'Note') {
-        const author = noteAuthor(ev);
-        if (author !== undefined || (ev.action === 'create' && !notes.has(ev.entity_id))) {
-          notes.set(ev.entity_id, author ?? null);
-          dirtyNotes.set(ev.entity_id, author ?? null);
+        const note = noteAfter(ev, notes.get(ev.entity_id) ?? null);
+        if (note) {
+          notes.set(ev.entity_id, note);
+          dirtyNotes.set(ev.entity_id, note);
         }
       }
       if (ev.entity_type === 'User') {
@@ -192,7 +192,7 @@ export class LogFollower {
         taskBefore: before,
         taskAfter: after,
         linkedTasks: ev.entity_type === 'Note' && ev.action === 'create' ? [...tasks.values()] : [],
-        repliedAuthor: replied ? (notes.get(replied) ?? null) : null,
+        repliedAuthor: replied ? noteWriter(notes.get(replied)) : null,
       });
       for (const d of drafts) {
         notifications.push({ id: newId(), userId: d.userId, kind: d.kind, recordType: d.recordType, recordId: d.recordId, eventId: ev.id, actor: ev.actor });

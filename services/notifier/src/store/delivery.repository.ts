@@ -25,8 +25,6 @@ export interface ClaimedDelivery {
   body: string;
   chatText: string | null;
   attempts: number;
-  /** Milliseconds since the first attempt began (this one included). */
-  sinceFirstAttemptMs: number;
   /** Milliseconds since the event committed. */
   sinceEventMs: number;
 }
@@ -51,7 +49,6 @@ interface ClaimRow {
   body: string;
   chat_text: string | null;
   attempts: number;
-  since_first_ms: string;
   since_event_ms: string;
 }
 
@@ -69,10 +66,9 @@ const leaseAndReturn = (first = '') => `, locked as (
                 first_attempt_at = coalesce(d.first_attempt_at, clock_timestamp()),
                 claim = gen_random_uuid()
            from locked where d.id = locked.id
-         returning d.id, d.claim, d.webhook_id, d.event_id, d.attempts, d.first_attempt_at
+         returning d.id, d.claim, d.webhook_id, d.event_id, d.attempts
        )
        select ${first}c.id, c.claim, c.webhook_id, c.event_id, c.attempts, w.url, w.kind, w.secret, e.body, e.chat_text,
-              (extract(epoch from clock_timestamp() - c.first_attempt_at) * 1000)::bigint as since_first_ms,
               (extract(epoch from clock_timestamp() - e.event_at) * 1000)::bigint as since_event_ms
          from claimed c join notifier.webhook w on w.id = c.webhook_id join notifier.event_body e on e.id = c.event_id`;
 
@@ -97,7 +93,6 @@ const toClaimed = (r: ClaimRow): ClaimedDelivery => ({
   body: r.body,
   chatText: r.chat_text,
   attempts: r.attempts,
-  sinceFirstAttemptMs: Number(r.since_first_ms),
   sinceEventMs: Number(r.since_event_ms),
 });
 
@@ -156,7 +151,7 @@ export class DeliveryRepository {
            ) h
           where done.chain
        )${leaseAndReturn("'next' as tag, ")}
-       union all select 'done', id, null, null, null, null, null, null, null, null, null, null, null from done`,
+       union all select 'done', id, null, null, null, null, null, null, null, null, null, null from done`,
       [
         items.map((x) => x.d.id),
         items.map((x) => x.d.claim),
@@ -172,42 +167,56 @@ export class DeliveryRepository {
   }
 
   /**
-   * Records a failed attempt: retried after `delayMs`, or dead when `delayMs` is null. The
-   * webhook's failure streak starts (if it had none) when this delivery's first attempt began. Returns how long the webhook has been
-   * failing in milliseconds, or null when the claim was lost.
+   * Records a failed attempt, judged by the database clock at one instant of this statement:
+   * dead when `windowMs` have passed since the delivery's first attempt began, else retried
+   * after `delayMs`, but no later than the window's end (the last attempt is placed there). The
+   * webhook's failure streak starts (if it had none) when this delivery's first attempt began.
+   * Returns the delivery's new status, or null when the claim was lost.
    */
-  async failed(db: Db, d: ClaimedDelivery, r: AttemptResult, delayMs: number | null): Promise<number | null> {
-    const res = await db.raw<{ rows: { failing_ms: string }[] }>(
+  async failed(db: Db, d: ClaimedDelivery, r: AttemptResult, delayMs: number, windowMs: number): Promise<'pending' | 'dead' | null> {
+    const res = await db.raw<{ rows: { status: 'pending' | 'dead' }[] }>(
       `with upd as (
-         update notifier.delivery set status = ?, attempts = attempts + 1, status_code = ?, latency_ms = ?, response = ?, error = ?,
-                next_attempt_at = case when ?::bigint is null then null else clock_timestamp() + ?::bigint * interval '1 millisecond' end,
-                last_attempt_at = clock_timestamp(), claim = null
-          where id = ? and claim = ? and status = 'pending'
-         returning webhook_id, event_id, status, first_attempt_at),
+         update notifier.delivery d
+            set status = case when t.ts >= d.first_attempt_at + t.win then 'dead' else 'pending' end,
+                attempts = d.attempts + 1, status_code = ?, latency_ms = ?, response = ?, error = ?,
+                next_attempt_at = case when t.ts >= d.first_attempt_at + t.win then null
+                                       else least(t.ts + ?::bigint * interval '1 millisecond', d.first_attempt_at + t.win) end,
+                last_attempt_at = t.ts, claim = null
+           from (select clock_timestamp() as ts, ?::bigint * interval '1 millisecond' as win) t
+          where d.id = ? and d.claim = ? and d.status = 'pending'
+         returning d.webhook_id, d.event_id, d.status, d.first_attempt_at),
        wh as (
          update notifier.webhook w set failing_since = coalesce(w.failing_since, upd.first_attempt_at),
                 line_from = case when upd.status = 'dead' then ${raiseLineFrom('upd.event_id')} else w.line_from end
-           from upd where w.id = upd.webhook_id
-         returning w.failing_since)
-       select (extract(epoch from clock_timestamp() - failing_since) * 1000)::bigint as failing_ms from wh`,
-      [delayMs === null ? 'dead' : 'pending', r.statusCode, r.latencyMs, r.response, r.error, delayMs, delayMs, d.id, d.claim],
+           from upd where w.id = upd.webhook_id)
+       select status from upd`,
+      [r.statusCode, r.latencyMs, r.response, r.error, delayMs, windowMs, d.id, d.claim],
     );
-    const row = res.rows[0];
-    return row ? Number(row.failing_ms) : null;
+    return res.rows[0]?.status ?? null;
   }
 
   /**
    * Switches the webhook off when it is still active and has been failing since at least
-   * `windowMs` ago. True when this call switched it off.
+   * `windowMs` ago, and marks dead each of its pending deliveries whose window is over (attempted
+   * first at least `windowMs` ago), so none is left waiting on a webhook that no longer sends.
+   * `disabled` is true when this call switched it off; `dead` counts the deliveries it marked.
    */
-  async disableIfFailing(db: Db, webhookId: string, windowMs: number): Promise<boolean> {
-    const res = await db.raw<{ rows: unknown[] }>(
-      `update notifier.webhook set active = false, disabled_at = clock_timestamp(), updated_at = clock_timestamp()
-        where id = ? and active and failing_since <= clock_timestamp() - ? * interval '1 millisecond'
-       returning id`,
-      [webhookId, windowMs],
+  async disableIfFailing(db: Db, webhookId: string, windowMs: number): Promise<{ disabled: boolean; dead: number }> {
+    const res = await db.raw<{ rows: { disabled: boolean; dead: string }[] }>(
+      `with off as (
+         update notifier.webhook set active = false, disabled_at = clock_timestamp(), updated_at = clock_timestamp()
+          where id = ? and active and failing_since <= clock_timestamp() - ? * interval '1 millisecond'
+         returning id),
+       overdue as (
+         update notifier.delivery d set status = 'dead', next_attempt_at = null, claim = null
+           from off
+          where d.webhook_id = off.id and d.status = 'pending' and d.first_attempt_at <= clock_timestamp() - ? * interval '1 millisecond'
+         returning d.id)
+       select exists (select 1 from off) as disabled, (select count(*) from overdue) as dead`,
+      [webhookId, windowMs, windowMs],
     );
-    return res.rows.length > 0;
+    const row = res.rows[0];
+    return { disabled: row?.disabled ?? false, dead: Number(row?.dead ?? 0) };
   }
 
   /** Pending deliveries per active webhook, and the number of dead deliveries. */

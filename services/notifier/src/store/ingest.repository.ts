@@ -4,7 +4,7 @@
  * Every method runs on the transaction it is given; bulk writes are one `unnest` statement each.
  */
 import type { Knex } from '@mikro-orm/postgresql';
-import type { TaskState } from '../domain/rules.js';
+import type { NoteState, TaskState } from '../domain/rules.js';
 
 type Db = Knex | Knex.Transaction;
 const b = (v: unknown[]) => v as unknown as Knex.RawBinding[];
@@ -97,22 +97,24 @@ export class IngestRepository {
     );
   }
 
-  /** Authors of the notes in `ids` (a note without author maps to null). */
-  async noteAuthors(db: Db, ids: string[]): Promise<Map<string, string | null>> {
+  /** What is remembered of the notes in `ids` (a note never seen is absent). */
+  async notes(db: Db, ids: string[]): Promise<Map<string, NoteState>> {
     if (ids.length === 0) return new Map();
-    const res = await db.raw<{ rows: { note_id: string; author: string | null }[] }>(
-      'select note_id, author from notifier.note_state where note_id = any(?::uuid[])',
+    const res = await db.raw<{ rows: { note_id: string; author: string | null; creator: string | null }[] }>(
+      'select note_id, author, creator from notifier.note_state where note_id = any(?::uuid[])',
       b([ids]),
     );
-    return new Map(res.rows.map((r) => [r.note_id, r.author]));
+    return new Map(res.rows.map((r) => [r.note_id, { author: r.author, creator: r.creator }]));
   }
 
-  async upsertNotes(db: Db, notes: Map<string, string | null>): Promise<void> {
+  /** Stores notes; a note's creator, once known, is kept. */
+  async upsertNotes(db: Db, notes: Map<string, NoteState>): Promise<void> {
     if (notes.size === 0) return;
+    const rows = [...notes.values()];
     await db.raw(
-      `insert into notifier.note_state (note_id, author) select * from unnest(?::uuid[], ?::uuid[])
-       on conflict (note_id) do update set author = excluded.author`,
-      b([[...notes.keys()], [...notes.values()]]),
+      `insert into notifier.note_state (note_id, author, creator) select * from unnest(?::uuid[], ?::uuid[], ?::uuid[])
+       on conflict (note_id) do update set author = excluded.author, creator = coalesce(note_state.creator, excluded.creator)`,
+      b([[...notes.keys()], rows.map((n) => n.author), rows.map((n) => n.creator)]),
     );
   }
 

@@ -3,7 +3,11 @@
  * "Service shape"). A `name` is stored in `notifier.mikro_orm_migrations` once applied and never changes.
  */
 import type { MigrationObject } from '@mikro-orm/postgresql';
+import { NoteCreatorMigration } from './note-creator.migration.js';
 import { NotifierMigration } from './notifier.migration.js';
 
 /** Every migration of schema `notifier`, oldest first. */
-export const NOTIFIER_MIGRATIONS: MigrationObject[] = [{ name: 'notifier-0001-initial', class: NotifierMigration }];
+export const NOTIFIER_MIGRATIONS: MigrationObject[] = [
+  { name: 'notifier-0001-initial', class: NotifierMigration },
+  { name: 'notifier-0002-note-creator', class: NoteCreatorMigration },
+];
