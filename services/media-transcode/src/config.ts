@@ -31,7 +31,7 @@ const sharedShape = {
    * Size of each multipart upload part: the most an upload holds in memory at once (S3 allows
    * 10,000 parts, so 8 MiB parts carry objects up to 78 GiB).
    */
-  S3_PART_BYTES: envInt(8 * 1024 * 1024, 5 * 1024 * 1024, 512 * 1024 * 1024),
+  S3_PART_BYTES: envInt(5 * 1024 * 1024, 5 * 1024 * 1024, 512 * 1024 * 1024),
   /**
    * Milliseconds one object-store request may take to answer, or an upload may wait for the store
    * to take more bytes (or to confirm the last ones), before the store counts as down.

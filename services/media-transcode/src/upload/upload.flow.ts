@@ -31,7 +31,8 @@ export interface UploadFlowDeps {
   onOutcome?: (outcome: string) => void;
 }
 
-const BUFFER_BYTES = 1024 * 1024;
+/** What the pass-through to the store holds beyond the part being filled: about one message. */
+const BUFFER_BYTES = 64 * 1024;
 
 export class UploadFlow {
   constructor(private readonly deps: UploadFlowDeps) {}
