@@ -174,8 +174,8 @@ export class UploadFlow {
       body.end();
       // Completing a multipart upload makes the store assemble the whole object (S3 may take
       // minutes for a large one), so that wait grows with the size: the stall limit plus a second
-      // per 16 MiB.
-      await this.withinStall(put!, 'did not confirm the upload', this.deps.storeStallMs + Math.ceil(bytes / (16 * 1024 * 1024)) * 1000);
+      // per whole 16 MiB.
+      await this.withinStall(put!, 'did not confirm the upload', this.deps.storeStallMs + Math.floor(bytes / (16 * 1024 * 1024)) * 1000);
       return bytes;
     } catch (err) {
       body?.destroy();
