@@ -42,12 +42,8 @@ export interface MediaClientOptions {
   metrics?: Metrics;
 }
 
-/**
- * Bytes gathered into one upload message. A socket read (~64 KiB) is sent as it is, without
- * being copied into a larger buffer first; only smaller reads are gathered. Small messages also
- * keep what grpc-js buffers before `write()` waits for `drain` (16 messages) near 1 MiB.
- */
-const UPLOAD_MESSAGE_BYTES = 64 * 1024;
+/** Bytes gathered into one upload message (well below the 4 MiB a gRPC server accepts by default). */
+const UPLOAD_MESSAGE_BYTES = 256 * 1024;
 
 export function createMediaClient(opts: MediaClientOptions): { peer: MediaPeer; close(): void } {
   const client = createGrpcClient(mediav1.MediaServiceClient, mediav1.MediaServiceService, {
@@ -63,7 +59,7 @@ export function createMediaClient(opts: MediaClientOptions): { peer: MediaPeer; 
     const call = client.clientStream('uploadReviewable', ctx);
     try {
       await call.write({ payload: { $case: 'header', value: header } });
-      // Socket reads arrive in pieces of ~64 KiB, sent as they come; smaller ones are gathered.
+      // Socket reads arrive in pieces of ~64 KiB; fewer, larger messages cost less on both sides.
       let pending: Buffer[] = [];
       let size = 0;
       const flush = async () => {
