@@ -28,10 +28,10 @@ const sharedShape = {
   /** Region the object store signs requests for. */
   S3_REGION: envString('us-east-1'),
   /**
-   * Size of each multipart upload part: the most an upload holds in memory at once (S3 allows
-   * 10,000 parts, so 8 MiB parts carry objects up to 78 GiB).
+   * Size of each multipart upload part; an upload holds two parts in memory at once (S3 allows
+   * 10,000 parts, so 5 MiB parts carry objects up to 48 GiB, well above MEDIA_MAX_BYTES).
    */
-  S3_PART_BYTES: envInt(8 * 1024 * 1024, 5 * 1024 * 1024, 512 * 1024 * 1024),
+  S3_PART_BYTES: envInt(5 * 1024 * 1024, 5 * 1024 * 1024, 512 * 1024 * 1024),
   /**
    * Milliseconds one object-store request may take to answer, or an upload may wait for the store
    * to take more bytes (or to confirm the last ones), before the store counts as down.

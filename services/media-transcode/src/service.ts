@@ -30,6 +30,7 @@ import { MEDIA_MIGRATIONS } from './store/migrations.js';
 import { JobPublisher } from './upload/job.publisher.js';
 import { ReservationRecovery } from './upload/reservation.recovery.js';
 import { UploadFlow } from './upload/upload.flow.js';
+import { mediaServiceDefinition } from './grpc/upload.decode.js';
 
 /** A running media api. */
 export interface RunningMediaApi extends RunningService {
@@ -91,7 +92,7 @@ export function startMediaApi(config: MediaApiConfig, logger: Logger = createLog
       const grpc = new GrpcServer({ logger, metrics, internalAuthSecret: config.INTERNAL_AUTH_SECRET, streamIdleMs: config.UPLOAD_IDLE_MS });
       grpc.add<mediav1.MediaServiceServer>(
         MEDIA_SERVICE_NAME,
-        mediav1.MediaServiceService,
+        mediaServiceDefinition,
         mediaHandlers({ uploads, jobs, records, store, readChunkBytes: config.MEDIA_READ_CHUNK_BYTES }),
       );
       const grpcPort = await grpc.listen(config.GRPC_PORT, config.BIND_HOST);

@@ -4,6 +4,7 @@
  * stays bounded whatever the size. A store that does not answer within `S3_TIMEOUT_MS` (or
  * refuses the connection) is `unavailable`; a missing object is `not_found`.
  */
+import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
@@ -47,6 +48,7 @@ export class ObjectStore {
   readonly client: Client;
   readonly bucket: string;
   private readonly timeoutMs: number;
+  private readonly partBytes: number;
 
   constructor(s: ObjectStoreSettings) {
     const url = new URL(s.S3_ENDPOINT);
@@ -63,6 +65,7 @@ export class ObjectStore {
     });
     this.bucket = s.S3_BUCKET;
     this.timeoutMs = s.S3_TIMEOUT_MS;
+    this.partBytes = s.S3_PART_BYTES;
   }
 
   /** Rejects with `unavailable` when `p` takes longer than the store timeout. */
@@ -99,9 +102,66 @@ export class ObjectStore {
    * total time (large uploads take minutes); the caller bounds pauses.
    */
   async putStream(key: string, body: Readable, contentType: string): Promise<void> {
+    const headers = { 'Content-Type': contentType };
+    // Two part buffers, filled in turn and reused for the whole upload: one is sent while the
+    // other fills, and no part is ever copied again (the client's own stream upload gathers each
+    // part into a new buffer and can hold three parts at once). A part sent waits for the store
+    // before its buffer is filled again, so the store's pace reaches the caller as back-pressure.
+    // The second buffer only once the first is full (most renders are smaller than a part).
+    const parts: Buffer[] = [Buffer.allocUnsafe(this.partBytes)];
+    let current = 0;
+    let filled = 0;
+    let uploadId: string | undefined;
+    let partNumber = 0;
+    const etags: { part: number; etag: string }[] = [];
+    let sending: Promise<void> | undefined;
+    const send = async (part: Buffer, n: number) => {
+      uploadId ??= await this.client.initiateNewMultipartUpload(this.bucket, key, headers);
+      const res = await this.client.makeRequestAsyncOmit(
+        {
+          method: 'PUT',
+          bucketName: this.bucket,
+          objectName: key,
+          query: `partNumber=${n}&uploadId=${encodeURIComponent(uploadId)}`,
+          headers: { 'Content-Length': part.length, 'Content-MD5': createHash('md5').update(part).digest('base64') },
+        },
+        part,
+      );
+      etags.push({ part: n, etag: String(res.headers.etag ?? '').replace(/^"|"$/g, '') });
+    };
     try {
-      await this.client.putObject(this.bucket, key, body, undefined, { 'Content-Type': contentType });
+      for await (const chunk of body as AsyncIterable<Buffer>) {
+        let at = 0;
+        while (at < chunk.length) {
+          const n = chunk.copy(parts[current]!, filled, at);
+          filled += n;
+          at += n;
+          if (filled < this.partBytes) continue;
+          // A full part: the one before must be stored before its buffer is filled again.
+          await sending;
+          const observed = send(parts[current]!, ++partNumber);
+          // A part the store refuses ends the reading at once, not when the next part is full.
+          observed.catch((err: unknown) => body.destroy(err as Error));
+          sending = observed;
+          current = 1 - current;
+          parts[current] ??= Buffer.allocUnsafe(this.partBytes);
+          filled = 0;
+        }
+      }
+      await sending;
+      if (uploadId === undefined) {
+        // Smaller than one part: a single request.
+        await this.client.putObject(this.bucket, key, parts[current]!.subarray(0, filled), filled, headers);
+        return;
+      }
+      if (filled > 0) await send(parts[current]!.subarray(0, filled), ++partNumber);
+      await this.client.completeMultipartUpload(this.bucket, key, uploadId, etags);
     } catch (err) {
+      await sending?.catch(() => {});
+      if (uploadId !== undefined) {
+        const id = uploadId;
+        await this.bounded(this.client.abortMultipartUpload(this.bucket, key, id), 'abort upload').catch(() => {});
+      }
       throw storeError(err, 'upload');
     }
   }

@@ -31,7 +31,8 @@ export interface UploadFlowDeps {
   onOutcome?: (outcome: string) => void;
 }
 
-const BUFFER_BYTES = 1024 * 1024;
+/** What the pass-through to the store holds beyond the part being filled: about one message. */
+const BUFFER_BYTES = 64 * 1024;
 
 export class UploadFlow {
   constructor(private readonly deps: UploadFlowDeps) {}
@@ -119,8 +120,7 @@ export class UploadFlow {
     return { representation, status: 'pending' };
   }
 
-  private withinStall<T>(p: Promise<T>, what: string): Promise<T> {
-    const ms = this.deps.storeStallMs;
+  private withinStall<T>(p: Promise<T>, what: string, ms = this.deps.storeStallMs): Promise<T> {
     let timer: NodeJS.Timeout | undefined;
     const stalled = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(stallError(ms, what)), ms);
@@ -172,7 +172,10 @@ export class UploadFlow {
         return 0;
       }
       body.end();
-      await this.withinStall(put!, 'did not confirm the upload');
+      // Completing a multipart upload makes the store assemble the whole object (S3 may take
+      // minutes for a large one), so that wait grows with the size: the stall limit plus a second
+      // per whole 16 MiB.
+      await this.withinStall(put!, 'did not confirm the upload', this.deps.storeStallMs + Math.floor(bytes / (16 * 1024 * 1024)) * 1000);
       return bytes;
     } catch (err) {
       body?.destroy();

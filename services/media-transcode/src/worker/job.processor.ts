@@ -87,6 +87,9 @@ export class JobProcessor {
       return;
     }
     let status: string | undefined;
+    // Asked side by side with the record (two round trips in the time of one before the job starts).
+    const priorAttempts = jobs.attempts(job.id);
+    priorAttempts.catch(() => {});
     try {
       status = (await records.getRepresentation(job.representationId, ctx)).data.transcode_status;
     } catch (err) {
@@ -99,7 +102,7 @@ export class JobProcessor {
       }
       throw err;
     }
-    const prior = await jobs.attempts(job.id);
+    const prior = await priorAttempts;
     const decision = decideDelivery(status, prior.count, this.o.maxAttempts, prior.lastError);
     if (decision.action === 'skip') {
       if (job.state !== status) await jobs.finish(job.id, status === 'done' ? 'done' : 'failed');
@@ -144,8 +147,11 @@ export class JobProcessor {
     const started = process.hrtime.bigint();
     let kind = 'unknown';
     try {
-      await records.updateRepresentation(job.representationId, { transcode_status: 'processing', attempts: attempt, transcode_error: null }, ctx);
-      kind = await this.transcode(job, abort.signal, ctx, (k) => (kind = k));
+      // The `processing` update travels while the original downloads and is probed (it is
+      // awaited before the thumbnail is shown, so the record's states stay in order).
+      const processing = records.updateRepresentation(job.representationId, { transcode_status: 'processing', attempts: attempt, transcode_error: null }, ctx);
+      processing.catch(() => {});
+      kind = await this.transcode(job, abort.signal, ctx, (k) => (kind = k), processing);
       await jobs.endAttempt(job.id, attempt, 'done', null);
       await jobs.finish(job.id, 'done');
       metrics.attempts.inc({ outcome: 'done' });
@@ -192,13 +198,28 @@ export class JobProcessor {
   }
 
   /** The conversion itself; returns the kind. Throws TranscodeFailure for the file's faults. */
-  private async transcode(job: Job, signal: AbortSignal, ctx: ReturnType<typeof systemContext>, setKind: (k: string) => void): Promise<string> {
+  private async transcode(
+    job: Job,
+    signal: AbortSignal,
+    ctx: ReturnType<typeof systemContext>,
+    setKind: (k: string) => void,
+    processing: Promise<unknown>,
+  ): Promise<string> {
     const { store, records, metrics } = this.o;
-    if (job.originalSize === 0) throw new TranscodeFailure('the file is empty (0 bytes)');
+    if (job.originalSize === 0) {
+      await processing;
+      throw new TranscodeFailure('the file is empty (0 bytes)');
+    }
     const dir = await mkdtemp(join(this.o.tmpDir ?? tmpdir(), 'reelbase-transcode-'));
     const limits: PlanLimits = { threads: this.o.threads, maxDurationS: this.o.maxDurationS };
     // Probe and thumbnail are quick whatever the source: they never get more than 2 minutes.
-    const run = { timeoutMs: Math.min(this.o.timeoutMs, QUICK_STEP_MS), signal };
+    // Steps run side by side (the thumbnail is stored while the proxy encodes): whatever fails
+    // first ends the attempt and stops the tools still running.
+    const local = new AbortController();
+    const onAbort = () => local.abort(signal.reason);
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+    const run = { timeoutMs: Math.min(this.o.timeoutMs, QUICK_STEP_MS), signal: local.signal };
     const step = async <T>(name: string, kind: string, fn: () => Promise<T>): Promise<T> => {
       const t0 = process.hrtime.bigint();
       let outcome = 'failed';
@@ -213,23 +234,33 @@ export class JobProcessor {
     try {
       const input = join(dir, 'original');
       await store.download(job.originalKey, input);
-      const source: ProbedSource = await step('probe', 'unknown', async () => interpretProbe(await probeFile(this.o.ffprobe, input, run), this.o.maxDurationS));
+      const probed = step('probe', 'unknown', async () => interpretProbe(await probeFile(this.o.ffprobe, input, run), this.o.maxDurationS));
+      probed.catch(() => {});
+      await processing;
+      const source: ProbedSource = await probed;
       setKind(source.kind);
       const prefix = job.originalKey.slice(0, job.originalKey.lastIndexOf('/'));
 
       const thumbFile = join(dir, 'thumb.jpg');
       await step('thumbnail', source.kind, () => runTool('ffmpeg', this.o.ffmpeg, thumbnailArgs(input, thumbFile, source, limits), run));
       const thumbKey = `${prefix}/thumb.jpg`;
-      const thumbSize = await store.putFile(thumbKey, thumbFile, 'image/jpeg');
-      // Shown while the proxy encodes.
-      await records.updateRepresentation(job.representationId, { thumbnail_media_key: thumbKey, review_kind: source.kind }, ctx);
+      // Stored and shown while the proxy encodes: neither waits for the other.
+      const thumbShown = (async () => {
+        const size = await store.putFile(thumbKey, thumbFile, 'image/jpeg');
+        await records.updateRepresentation(job.representationId, { thumbnail_media_key: thumbKey, review_kind: source.kind }, ctx);
+        return size;
+      })();
+      thumbShown.catch(() => {});
 
       const proxyName = source.kind === 'video' ? 'proxy.mp4' : 'proxy.jpg';
       const proxyType = source.kind === 'video' ? 'video/mp4' : 'image/jpeg';
       const proxyFile = join(dir, proxyName);
-      await step('proxy', source.kind, () =>
+      const encoded = step('proxy', source.kind, () =>
         runTool('ffmpeg', this.o.ffmpeg, proxyArgs(input, proxyFile, source, limits, { realtime: this.o.slowProxy }), { ...run, timeoutMs: this.o.timeoutMs }),
       );
+      encoded.catch(() => {});
+      const thumbSize = await thumbShown;
+      await encoded;
       const proxyKey = `${prefix}/${proxyName}`;
       const proxySize = await store.putFile(proxyKey, proxyFile, proxyType);
 
@@ -252,6 +283,8 @@ export class JobProcessor {
       if (!(await this.o.jobs.newerDoneExists(job))) await records.setVersionThumbnail(job.versionId, job.representationId, ctx);
       return source.kind;
     } finally {
+      local.abort(new Error('the attempt ended'));
+      signal.removeEventListener('abort', onAbort);
       await rm(dir, { recursive: true, force: true });
     }
   }
