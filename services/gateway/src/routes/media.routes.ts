@@ -234,6 +234,49 @@ async function readRange(
   }
 }
 
+/** How long an early answer (404, 413, 503) keeps reading the rest of an upload's body. */
+const LINGER_MS = 5_000;
+/** How many more bytes of it at most. */
+const LINGER_BYTES = 64 * 1024 * 1024;
+
+/**
+ * A lingering close after an answer sent before the whole body was read. The answer says
+ * `Connection: close`; once it is written the gateway half-closes (FIN) instead of closing, and
+ * reads and drops the rest of the body (up to LINGER_BYTES or LINGER_MS) before it closes the
+ * socket. Closing at once would leave unread bytes behind, which the kernel answers with a
+ * reset, and a client still sending would see a broken pipe instead of the answer.
+ */
+function lingerAfterEarlyAnswer(req: IncomingMessage, res: Response): void {
+  if (req.complete || req.destroyed) return;
+  res.set('connection', 'close');
+  const socket = req.socket;
+  let seen = 0;
+  // Too long or too much: close now. The body is all read: close once the answer is flushed.
+  const close = () => {
+    clearTimeout(timer);
+    socket.destroy();
+  };
+  const finish = () => {
+    clearTimeout(timer);
+    if (socket.writableFinished) socket.destroy();
+    else socket.once('finish', () => socket.destroy());
+  };
+  const timer = setTimeout(close, LINGER_MS);
+  timer.unref();
+  // What node does once an answer with `Connection: close` is written: half-close only.
+  socket.destroySoon = () => {
+    socket.end();
+  };
+  req.unpipe();
+  req.on('data', (chunk: Buffer) => {
+    seen += chunk.length;
+    if (seen > LINGER_BYTES) close();
+  });
+  req.once('end', finish);
+  socket.once('end', finish);
+  req.resume();
+}
+
 export function mediaRoutes({ peers, media: limits }: RouteDeps): AnyRoute[] {
   const media = (): MediaPeer => {
     if (!peers.media) throw AppError.unavailable('media-transcode is not configured');
@@ -275,10 +318,11 @@ export function mediaRoutes({ peers, media: limits }: RouteDeps): AnyRoute[] {
           res.status(415).json({ detail: err.message, code: err.code });
           return;
         }
-        // From here on an early answer leaves part of the body unread: close the connection after it.
+        // From here on an early answer may leave part of the body unread: keep reading it for a
+        // while before the connection closes, so a client still sending reads the answer.
         const closing = <T>(p: Promise<T>): Promise<T> =>
           p.catch((err: unknown) => {
-            if (!req.complete) res.set('connection', 'close');
+            lingerAfterEarlyAnswer(req, res);
             throw err;
           });
         const declared = Number(req.headers['content-length'] ?? 0);
