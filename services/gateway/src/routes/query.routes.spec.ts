@@ -80,6 +80,12 @@ describe('POST /entities/{entity_type}/query', () => {
     expect((await call('POST', '/entities/Shot/query', { body: { filters: [] } })).status).toBe(401);
   });
 
+  it('a query records cancelled at its statement timeout is 503 query_timeout with records’ message', async () => {
+    const res = await call('POST', '/entities/Shot/query', { token: 'viewer-token', body: { filters: [['slow', 'is', 1]] } });
+    expect(res.status).toBe(503);
+    expect(res.json).toMatchObject({ code: 'query_timeout', detail: expect.stringContaining('4000 ms') });
+  });
+
   it('filter groups nested 8 deep, with link values, pass the JSON guard', async () => {
     let f: unknown = [['sequence', 'is', { type: 'Sequence', id: PROJECT }]];
     for (let i = 0; i < 7; i++) f = [{ filter_operator: 'all', filters: f }];

@@ -239,6 +239,11 @@ export function fakePeers(state: FakeState): Peers {
     queryRecords: async (req: recordsv1.QueryRecordsRequest, ctx: CallContext) => {
       track('records', 'queryRecords', req, ctx);
       if (req.filtersJson?.includes('"nope"')) throw AppError.invalid([{ loc: ['filters', 0, 0], msg: 'Shot has no field nope', type: 'unknown_field' }]);
+      // A filter naming `slow` runs past records' QUERY_TIMEOUT_MS.
+      if (req.filtersJson?.includes('"slow"'))
+        throw new AppError('unavailable', 'the query ran longer than 4000 ms and was cancelled: narrow its filter or page with a smaller limit', {
+          code: 'query_timeout',
+        });
       const items = [...state.records.values()].filter((r) => r.entityType === req.entityType && r.active);
       return { items, nextCursor: req.cursor ? undefined : 'next-page', total: req.includeTotal ? items.length : undefined };
     },

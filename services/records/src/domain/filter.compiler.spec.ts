@@ -5,7 +5,7 @@
  */
 import { AppError, type Problem } from '@reelbase/lib-platform';
 import { describe, expect, it } from 'vitest';
-import { compileFilter } from './filter.compiler.js';
+import { compileFilter, linkIdExpr, textFieldExpr } from './filter.compiler.js';
 import { compileSchema, NO_SCHEMA, type SchemaSnapshot } from './schema.snapshot.js';
 
 const ID = '0190a000-0000-7000-8000-0000000000b1';
@@ -210,6 +210,18 @@ describe('filter compiler: operators per field type', () => {
     expect(c.sql).toContain('r.data @> $1::jsonb');
     expect(c.params).toEqual([JSON.stringify({ assignees: [{ type: 'User', id: ID }] })]);
     expect(compile('Task', [['assignees', 'type_is', 'User']]).params).toEqual([JSON.stringify({ assignees: [{ type: 'User' }] })]);
+  });
+
+  it('positive conditions stay bare, in the shapes the query indexes match (docs/queries.md)', () => {
+    expect(
+      compile('Task', [
+        ['project_id', 'is', ID],
+        ['status', 'is', 'ip'],
+      ]).sql,
+    ).toBe('(r.project_id = $1::uuid and r.status = $2::text)');
+    expect(compile('Shot', [['code', 'is', 'a']]).sql).toBe('(r.data @> $1::jsonb)');
+    expect(compile('Shot', [['code', 'contains', 'a']]).sql).toBe(`(${textFieldExpr('r', 'code')} ilike $1::text)`);
+    expect(compile('Shot', [['sequence.Sequence.code', 'is', 'a']]).sql).toContain(`h1.id = ${linkIdExpr('r', 'sequence')}`);
   });
 
   it('negative operators are the negation of the positive one, so empty fields match', () => {
