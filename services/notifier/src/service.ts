@@ -139,7 +139,8 @@ export function startNotifier(config: NotifierConfig, logger: Logger = createLog
         metrics: nm,
         batchMax: config.NOTIFIER_BATCH_MAX,
         pollMs: config.NOTIFIER_POLL_MS,
-        onDeliveries: () => engine.nudge(),
+        coalesceMs: config.NOTIFIER_COALESCE_MS,
+        onDeliveries: (webhookIds) => engine.nudge(webhookIds),
       });
 
       const grpc = new GrpcServer({ logger, metrics, internalAuthSecret: config.INTERNAL_AUTH_SECRET });

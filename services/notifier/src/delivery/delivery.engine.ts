@@ -70,6 +70,8 @@ function resultOf(outcome: SendOutcome): AttemptResult {
 export class DeliveryEngine {
   private running = false;
   private inFlight = 0;
+  /** The webhooks whose line has an attempt in flight in this process. */
+  private readonly busy = new Set<string>();
   /** Outcomes waiting to be recorded. */
   private readonly results: { d: ClaimedDelivery; outcome: SendOutcome; n: number }[] = [];
   private flushing = false;
@@ -96,9 +98,16 @@ export class DeliveryEngine {
     refresh();
   }
 
-  /** New deliveries were queued (or a retry requested): look for due heads now. */
-  nudge(): void {
-    if (this.running) this.schedule();
+  /**
+   * New deliveries were queued (for `webhookIds`, when known) or a retry was requested: look for
+   * due heads now. Deliveries queued only behind lines this process is sending need no claim: each
+   * such line takes its next head when its outcome is recorded (so a webhook whose target hangs
+   * costs no query per event while its attempt waits).
+   */
+  nudge(webhookIds?: readonly string[]): void {
+    if (!this.running) return;
+    if (webhookIds && webhookIds.length > 0 && webhookIds.every((id) => this.busy.has(id))) return;
+    this.schedule();
   }
 
   /**
@@ -163,6 +172,7 @@ export class DeliveryEngine {
   /** Starts a line with `d` in a free slot. */
   private launch(d: ClaimedDelivery): void {
     this.inFlight++;
+    this.busy.add(d.webhookId);
     this.send(d, 1);
   }
 
@@ -225,6 +235,7 @@ export class DeliveryEngine {
           if (following) this.send(following, x.n + 1);
           else {
             this.inFlight--;
+            this.busy.delete(x.d.webhookId);
             freed = true;
           }
         }

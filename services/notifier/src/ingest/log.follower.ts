@@ -29,8 +29,16 @@ export interface LogFollowerOptions {
   metrics: NotifierMetrics;
   batchMax: number;
   pollMs: number;
-  /** Called after a page that wrote deliveries committed (wakes the delivery engine). */
-  onDeliveries: () => void;
+  /**
+   * How long an announcement waits before the log is read, so that the events appended meanwhile
+   * are applied as one page (one transaction) instead of one each. 0 reads at once.
+   */
+  coalesceMs?: number;
+  /**
+   * Called after a page that wrote deliveries committed, with the webhooks they are for (wakes the
+   * delivery engine).
+   */
+  onDeliveries: (webhookIds: string[]) => void;
 }
 
 /** What one applied page wrote. */
@@ -38,6 +46,8 @@ export interface PageResult {
   events: number;
   notifications: number;
   deliveries: number;
+  /** The webhooks the page queued deliveries for. */
+  webhookIds: string[];
 }
 
 const USER_ROLES = new Set(['Admin', 'Supervisor', 'Coordinator', 'Artist', 'Viewer']);
@@ -47,6 +57,7 @@ export class LogFollower {
   private loop: Promise<void> | null = null;
   private wake: (() => void) | null = null;
   private nudged = false;
+  private coalesceTimer: NodeJS.Timeout | null = null;
 
   constructor(private readonly opts: LogFollowerOptions) {}
 
@@ -59,11 +70,21 @@ export class LogFollower {
   /** Reads the log now (a `live.events` announcement arrived). */
   nudge(): void {
     this.nudged = true;
-    this.wake?.();
+    const delay = this.opts.coalesceMs ?? 0;
+    if (delay <= 0) {
+      this.wake?.();
+      return;
+    }
+    this.coalesceTimer ??= setTimeout(() => {
+      this.coalesceTimer = null;
+      this.wake?.();
+    }, delay);
   }
 
   async stop(): Promise<void> {
     this.running = false;
+    if (this.coalesceTimer) clearTimeout(this.coalesceTimer);
+    this.coalesceTimer = null;
     this.wake?.();
     await this.loop;
   }
@@ -81,8 +102,10 @@ export class LogFollower {
         this.opts.metrics.followErrors.inc();
         if (failures === 1 || failures % 30 === 0) this.opts.logger.warn({ err, failures }, 'reading the event log failed; retrying');
       }
-      if (applied > 0 || !this.running) continue;
-      if (this.nudged) continue;
+      // A full page may have more behind it: read on at once. A shorter one reached the end of the
+      // log; what is appended later is announced (or found by the poll).
+      if (applied >= this.opts.batchMax || !this.running) continue;
+      if (this.nudged && !this.coalesceTimer) continue;
       await new Promise<void>((resolve) => {
         const t = setTimeout(resolve, this.opts.pollMs);
         this.wake = () => {
@@ -109,7 +132,7 @@ export class LogFollower {
         }
         const page = await source.after(state.lastEventId, batchMax);
         this.opts.metrics.followLag.set(Math.max(0, page.lastId - state.lastEventId - page.items.length));
-        if (page.items.length === 0) return { events: 0, notifications: 0, deliveries: 0 };
+        if (page.items.length === 0) return { events: 0, notifications: 0, deliveries: 0, webhookIds: [] };
         const res = await this.apply(trx, page.items, state.liveFrom);
         await repo.setLastEventId(trx, page.items.at(-1)!.id);
         return res;
@@ -119,7 +142,7 @@ export class LogFollower {
       this.opts.metrics.eventsApplied.inc(result.events);
       this.opts.metrics.notifications.inc(result.notifications);
     }
-    if (result.deliveries > 0) this.opts.onDeliveries();
+    if (result.deliveries > 0) this.opts.onDeliveries(result.webhookIds);
     return result;
   }
 
@@ -221,8 +244,7 @@ export class LogFollower {
     );
     await repo.upsertLabels(trx, dirtyLabels);
     const written = await repo.insertNotifications(trx, notifications);
-    await repo.insertEventBodies(trx, bodies);
-    const queued = await repo.insertDeliveries(trx, deliveries);
-    return { events: events.length, notifications: written, deliveries: queued };
+    const queued = await repo.insertDeliveries(trx, bodies, deliveries);
+    return { events: events.length, notifications: written, deliveries: queued, webhookIds: [...new Set(deliveries.map((d) => d.webhookId))] };
   }
 }

@@ -187,23 +187,29 @@ export class IngestRepository {
     return res.rowCount;
   }
 
-  async insertEventBodies(db: Db, rows: EventBodyRow[]): Promise<void> {
-    if (rows.length === 0) return;
-    await db.raw(
-      `insert into notifier.event_body (id, body, chat_text, event_at) select * from unnest(?::bigint[], ?::text[], ?::text[], ?::timestamptz[])
-       on conflict (id) do nothing`,
-      b([rows.map((r) => r.id), rows.map((r) => r.body), rows.map((r) => r.chatText), rows.map((r) => r.eventAt)]),
-    );
-  }
-
-  /** Inserts deliveries due now; one that exists for the same webhook and event is skipped. */
-  async insertDeliveries(db: Db, rows: DeliveryRow[]): Promise<number> {
+  /**
+   * Stores the bodies of the events (one per event, the exact bytes every attempt sends) and inserts
+   * their deliveries due now, in one statement; a body or a delivery that exists for the same event
+   * (and webhook) is skipped. Returns the deliveries inserted.
+   */
+  async insertDeliveries(db: Db, bodies: EventBodyRow[], rows: DeliveryRow[]): Promise<number> {
     if (rows.length === 0) return 0;
-    const res = await db.raw<{ rowCount: number }>(
-      `insert into notifier.delivery (id, webhook_id, event_id, entity_type, entity_id, action, next_attempt_at)
-       select t.*, clock_timestamp() from unnest(?::uuid[], ?::uuid[], ?::bigint[], ?::text[], ?::uuid[], ?::text[]) t
-       on conflict (webhook_id, event_id) do nothing`,
+    const res = await db.raw<{ rows: { n: string }[] }>(
+      `with body as (
+         insert into notifier.event_body (id, body, chat_text, event_at) select * from unnest(?::bigint[], ?::text[], ?::text[], ?::timestamptz[])
+         on conflict (id) do nothing
+       ), queued as (
+         insert into notifier.delivery (id, webhook_id, event_id, entity_type, entity_id, action, next_attempt_at)
+         select t.*, clock_timestamp() from unnest(?::uuid[], ?::uuid[], ?::bigint[], ?::text[], ?::uuid[], ?::text[]) t
+         on conflict (webhook_id, event_id) do nothing
+         returning 1
+       )
+       select count(*) as n from queued`,
       b([
+        bodies.map((r) => r.id),
+        bodies.map((r) => r.body),
+        bodies.map((r) => r.chatText),
+        bodies.map((r) => r.eventAt),
         rows.map((r) => r.id),
         rows.map((r) => r.webhookId),
         rows.map((r) => r.eventId),
@@ -212,6 +218,6 @@ export class IngestRepository {
         rows.map((r) => r.action),
       ]),
     );
-    return res.rowCount;
+    return Number(res.rows[0]?.n ?? 0);
   }
 }

@@ -1,0 +1,113 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { Metrics, createLogger, type ContractEvent } from '@reelbase/lib-platform';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createNotifierMetrics } from '../metrics.js';
+import type { IngestRepository } from '../store/ingest.repository.js';
+import { LogFollower, type EventSource } from './log.follower.js';
+
+/** An event log in memory; counts the reads. */
+class MemoryLog implements EventSource {
+  reads = 0;
+  events: ContractEvent[] = [];
+  append(): void {
+    const id = this.events.length + 1;
+    this.events.push({
+      id,
+      entity_type: 'Shot',
+      entity_id: '0190c6d2-0000-7000-8000-000000000001',
+      action: 'update',
+      changes: { description: `d${id}` },
+      actor: null,
+      created_at: new Date().toISOString(),
+    } as unknown as ContractEvent);
+  }
+  async after(after: number, limit: number) {
+    this.reads++;
+    return { items: this.events.filter((e) => e.id > after).slice(0, limit), lastId: this.events.length };
+  }
+  async lastId() {
+    return this.events.length;
+  }
+}
+
+/** The follower's repository over a position in memory: every other statement finds nothing. */
+const position = { lastEventId: 0, liveFrom: 0 };
+
+function memoryRepo(): IngestRepository {
+  const state = position;
+  state.lastEventId = 0;
+  const known: Partial<Record<keyof IngestRepository, unknown>> = {
+    lockFollowState: async () => ({ ...state }),
+    setLastEventId: async (_db: unknown, id: number) => {
+      state.lastEventId = id;
+    },
+    activeWebhooks: async () => [],
+    tasks: async () => [],
+    notes: async () => new Map(),
+    users: async () => [],
+    labels: async () => new Map(),
+    insertNotifications: async () => 0,
+    insertDeliveries: async () => 0,
+  };
+  return new Proxy({} as IngestRepository, { get: (_t, k: string) => known[k as keyof IngestRepository] ?? (async () => undefined) });
+}
+
+const orm = { em: { getConnection: () => ({ getKnex: () => ({ transaction: (fn: (trx: unknown) => unknown) => fn({}) }) }) } } as unknown as MikroORM;
+
+function follower(log: MemoryLog, coalesceMs: number, batchMax = 500): LogFollower {
+  return new LogFollower({
+    orm,
+    repo: memoryRepo(),
+    source: log,
+    logger: createLogger('notifier-test', 'silent'),
+    metrics: createNotifierMetrics(new Metrics(`notifier_follower_spec_${coalesceMs}_${batchMax}`)),
+    batchMax,
+    pollMs: 60_000,
+    coalesceMs,
+    onDeliveries: () => {},
+  });
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('LogFollower', () => {
+  let running: LogFollower | null = null;
+  afterEach(async () => {
+    await running?.stop();
+    running = null;
+  });
+
+  it('applies events announced within NOTIFIER_COALESCE_MS as one page, and reads no empty page after a short one', async () => {
+    const log = new MemoryLog();
+    running = follower(log, 40);
+    running.start();
+    await sleep(20);
+    const idle = log.reads;
+    // Ten events appended and announced a few milliseconds apart, as sequential writes do.
+    for (let i = 0; i < 10; i++) {
+      log.append();
+      running.nudge();
+      await sleep(2);
+    }
+    await sleep(120);
+    const reads = log.reads - idle;
+    expect(reads).toBeGreaterThanOrEqual(1);
+    expect(reads).toBeLessThanOrEqual(2);
+    // Everything was applied.
+    expect(position.lastEventId).toBe(10);
+  });
+
+  it('reads at once with coalescing off, and reads on after a full page without waiting for an announcement', async () => {
+    const log = new MemoryLog();
+    for (let i = 0; i < 7; i++) log.append();
+    running = follower(log, 0, 3);
+    running.start();
+    await sleep(50);
+    // Pages of 3, 3 and 1: the full ones are followed at once, the short one ends the reading.
+    expect(log.reads).toBe(3);
+    log.append();
+    running.nudge();
+    await sleep(30);
+    expect(log.reads).toBe(4);
+  });
+});
