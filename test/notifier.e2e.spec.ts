@@ -271,36 +271,36 @@ describe('notifier (whole stack)', () => {
       };
       const p99 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.ceil(xs.length * 0.99) - 1]!;
       // Warm-up, then alternating blocks, so drift on a shared machine falls on both sides alike.
-      // A write that waited on the hanging target would take WEBHOOK_TIMEOUT_MS or more. What is
-      // asserted is p99 within 1.5x of the p99 without the webhook: the notifier shares this
-      // machine's cores with the write path, and a p99 of 400 writes alone moves by 10-40% between
-      // trials here, so the 10% target is printed with the figures rather than
-      // asserted. A trial outside the bound is taken again (at most three in all).
-      await block('off', 30);
+      // A write that waited on the hanging target would take WEBHOOK_TIMEOUT_MS or more; what is
+      // asserted is the target itself: p99 with the webhook within 10% of the p99 without it, over
+      // 600 writes each. A p99 of 600 writes is decided by the six slowest, which a busy neighbour
+      // process moves by more than 10% now and then, so a trial outside the bound is taken again
+      // (at most three in all) and every trial's figures are printed.
+      await block('off', 50);
       let off = 0;
       let on = 0;
       for (let trial = 1; trial <= 3; trial++) {
         latencies = { off: [], on: [] };
-        for (let round = 0; round < 8; round++) {
+        for (let round = 0; round < 10; round++) {
           for (const which of round % 2 ? (['on', 'off'] as const) : (['off', 'on'] as const)) {
             expectStatus(await admin.api.patch(`/webhooks/${w.id}`, { active: which === 'on' }), 200, 'toggle');
-            await block(which, 50);
+            await block(which, 60);
           }
         }
         off = p99(latencies.off);
         on = p99(latencies.on);
         process.stdout.write(
-          `[notifier e2e] trial ${trial}: write p99 without webhook ${off.toFixed(2)} ms, with a hanging webhook ${on.toFixed(2)} ms (${latencies.on.length} writes each)\n`,
+          `[notifier e2e] trial ${trial}: write p99 without webhook ${off.toFixed(2)} ms, with a hanging webhook ${on.toFixed(2)} ms (${((on / off - 1) * 100).toFixed(1)}%, ${latencies.on.length} writes each)\n`,
         );
-        if (on <= off * 1.5) break;
+        if (on <= off * 1.1) break;
       }
       expectStatus(await admin.api.patch(`/webhooks/${w.id}`, { active: false }), 200);
       // The target did hang on the notifier meanwhile (its attempts were outstanding).
       expect(rx.requests('hang').length).toBeGreaterThan(0);
       expect(rx.requests('hang').every((r) => r.answered === 'hang')).toBe(true);
-      expect(on).toBeLessThanOrEqual(off * 1.5);
+      expect(on).toBeLessThanOrEqual(off * 1.1);
       expectStatus(await admin.api.delete(`/webhooks/${w.id}`), 200);
-    });
+    }, 300_000);
   });
 
   describe('retry window', () => {
