@@ -32,6 +32,10 @@ export const notifierConfigShape = {
   WEBHOOK_RETRY_WINDOW_MS: envInt(24 * 3_600_000, 1, 30 * 24 * 3_600_000),
   /** Allows targets on loopback, private, link-local and other internal addresses (development and tests only). */
   WEBHOOK_ALLOW_PRIVATE_TARGETS: envBool(false),
+  /** Days a delivered delivery is kept in the delivery log (dead ones are kept until retried or their webhook is deleted); 0 keeps everything. */
+  WEBHOOK_DELIVERY_RETENTION_DAYS: envInt(30, 0, 3650),
+  /** How often the delivery log is pruned. */
+  WEBHOOK_PRUNE_INTERVAL_MS: envInt(3_600_000, 1000, 7 * 24 * 3_600_000),
 };
 
 export type NotifierConfig = ReturnType<typeof parseNotifierConfig>;

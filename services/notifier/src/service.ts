@@ -24,6 +24,7 @@ import {
 import type { NotifierConfig } from './config.js';
 import { DeliveryEngine, USER_AGENT } from './delivery/delivery.engine.js';
 import { HttpSender } from './delivery/http.sender.js';
+import { DeliveryRetention } from './delivery/retention.js';
 import type { HostResolver } from './domain/target.policy.js';
 import { NOTIFIER_SERVICE_NAME, notifierHandlers } from './grpc/notifier.handler.js';
 import { LogFollower, type EventSource } from './ingest/log.follower.js';
@@ -31,6 +32,7 @@ import { createNotifierMetrics } from './metrics.js';
 import { ApiRepository } from './store/api.repository.js';
 import { DeliveryRepository } from './store/delivery.repository.js';
 import { IngestRepository } from './store/ingest.repository.js';
+import { RetentionRepository } from './store/retention.repository.js';
 import { NOTIFIER_MIGRATIONS } from './store/migrations.js';
 
 /** A running notifier. */
@@ -173,6 +175,16 @@ export function startNotifier(config: NotifierConfig, logger: Logger = createLog
 
       engine.start();
       resources.defer('delivery engine', () => engine.stop());
+      const retention = new DeliveryRetention({
+        orm,
+        repo: new RetentionRepository(),
+        retentionDays: config.WEBHOOK_DELIVERY_RETENTION_DAYS,
+        intervalMs: config.WEBHOOK_PRUNE_INTERVAL_MS,
+        batch: 5000,
+        logger,
+      });
+      retention.start();
+      resources.defer('delivery log retention', () => retention.stop());
       follower.start();
       resources.defer('log follower', () => follower.stop());
 

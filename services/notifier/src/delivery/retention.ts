@@ -1,0 +1,68 @@
+/**
+ * Prunes the delivery log on a timer (docs/notifier.md, "Retention"): delivered deliveries older
+ * than `retentionDays`, then the event bodies nothing refers to any more, in batches, until a batch
+ * comes back short. `retentionDays` 0 keeps everything.
+ */
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { guarded, type Logger } from '@reelbase/lib-platform';
+import type { RetentionRepository } from '../store/retention.repository.js';
+
+const DAY_MS = 86_400_000;
+
+export interface RetentionOptions {
+  orm: MikroORM;
+  repo: RetentionRepository;
+  retentionDays: number;
+  intervalMs: number;
+  batch: number;
+  logger: Logger;
+}
+
+export class DeliveryRetention {
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<unknown> | null = null;
+
+  constructor(private readonly opts: RetentionOptions) {}
+
+  start(): void {
+    if (this.opts.retentionDays <= 0 || this.timer) return;
+    const tick = () => {
+      this.running = this.pruneOnce()
+        .catch((err: unknown) => this.opts.logger.warn({ err }, 'pruning the delivery log failed; trying again at the next interval'))
+        .finally(() => {
+          this.running = null;
+          if (this.timer) this.timer = setTimeout(tick, this.opts.intervalMs);
+        });
+    };
+    // The first run waits a minute after start-up: a rolling deploy's starts are not also prunes.
+    this.timer = setTimeout(tick, Math.min(60_000, this.opts.intervalMs));
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    await this.running;
+  }
+
+  /** One pass; `now` for tests. Returns what it deleted. */
+  async pruneOnce(now = Date.now()): Promise<{ deliveries: number; bodies: number }> {
+    const { orm, repo, batch } = this.opts;
+    const cutoff = new Date(now - this.opts.retentionDays * DAY_MS);
+    const knex = orm.em.getConnection().getKnex();
+    let deliveries = 0;
+    let bodies = 0;
+    for (;;) {
+      const n = await guarded(() => repo.pruneDelivered(knex, cutoff, batch));
+      deliveries += n;
+      if (n < batch) break;
+    }
+    for (;;) {
+      const n = await guarded(() => repo.pruneBodies(knex, cutoff, batch));
+      bodies += n;
+      if (n < batch) break;
+    }
+    if (deliveries > 0 || bodies > 0) this.opts.logger.info({ deliveries, bodies, before: cutoff.toISOString() }, 'pruned the delivery log');
+    return { deliveries, bodies };
+  }
+}

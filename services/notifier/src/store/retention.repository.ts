@@ -1,0 +1,52 @@
+/**
+ * Retention of the delivery log (docs/notifier.md, "Retention"): delivered deliveries older than
+ * the retention period are deleted, and so are the event bodies no delivery refers to any more.
+ * Pending and dead deliveries are never deleted here (a dead one stays listed and retryable until it
+ * is retried or its webhook is deleted). Deletes go in batches, each its own short statement, so a
+ * large backlog never holds locks for long; rows are picked with `SKIP LOCKED`, so replicas pruning
+ * at the same time share the work instead of waiting on each other.
+ */
+import type { Knex } from '@mikro-orm/postgresql';
+
+type Db = Knex | Knex.Transaction;
+
+/**
+ * The smallest UUID v7 of millisecond `ms`: every id made before that millisecond sorts below it.
+ * Delivery ids are UUID v7, so the primary key finds the old rows without an index of its own.
+ */
+export function uuidV7Floor(ms: number): string {
+  const hex = Math.max(0, Math.floor(ms)).toString(16).padStart(12, '0').slice(-12);
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-7000-8000-000000000000`;
+}
+
+export class RetentionRepository {
+  /**
+   * Deletes up to `batch` delivered deliveries created before `cutoff` and delivered before it.
+   * Returns how many it deleted.
+   */
+  async pruneDelivered(db: Db, cutoff: Date, batch: number): Promise<number> {
+    const res = await db.raw<{ rowCount: number }>(
+      `delete from notifier.delivery where id in (
+         select id from notifier.delivery
+          where id < ?::uuid and status = 'delivered' and delivered_at < ?
+          order by id limit ? for update skip locked)`,
+      [uuidV7Floor(cutoff.getTime()), cutoff, batch],
+    );
+    return res.rowCount;
+  }
+
+  /**
+   * Deletes up to `batch` event bodies of events before `cutoff` that no delivery refers to.
+   * Returns how many it deleted.
+   */
+  async pruneBodies(db: Db, cutoff: Date, batch: number): Promise<number> {
+    const res = await db.raw<{ rowCount: number }>(
+      `delete from notifier.event_body where id in (
+         select e.id from notifier.event_body e
+          where e.event_at < ? and not exists (select 1 from notifier.delivery d where d.event_id = e.id)
+          order by e.id limit ? for update of e skip locked)`,
+      [cutoff, batch],
+    );
+    return res.rowCount;
+  }
+}
