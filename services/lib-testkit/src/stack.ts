@@ -242,12 +242,19 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
         log(`starting ${s.name} (${listens.filter(Boolean).join(', ')})`);
         get(s.name).start();
       }
-      await Promise.all(
+      // Every start of the stage settles before a failure is reported, and a service that gave up
+      // is named over the others, which the stack then stops on purpose (they are "not running").
+      const settled = await Promise.allSettled(
         group.map(async (s) => {
           await get(s.name).waitReady(readyTimeoutMs, opts.signal);
           log(`${s.name} is ready`);
         }),
       );
+      const failed = group.flatMap((s, i) => {
+        const r = settled[i]!;
+        return r.status === 'rejected' ? [{ gaveUp: get(s.name).gaveUp !== null, reason: r.reason as unknown }] : [];
+      });
+      if (failed.length > 0) throw (failed.find((f) => f.gaveUp) ?? failed[0]!).reason;
     }
   } catch (err) {
     await stack.stop();
