@@ -192,6 +192,14 @@ describe('reviewables and media (whole stack)', () => {
     expect(a).toMatchObject({ codec_name: 'aac' });
     proxyKey = done.review_media_key;
     proxySize = proxy.body.length;
+    // Conditional reads against the store's real ETag: a current If-Range keeps the range, a stale
+    // one gets the whole object; If-None-Match with the current tag is 304.
+    const etag = proxy.headers.etag as string;
+    expect((await get(`/media/${done.review_media_key}`, { range: 'bytes=0-99', 'if-range': etag })).status).toBe(206);
+    const stale = await get(`/media/${done.review_media_key}`, { range: 'bytes=0-99', 'if-range': '"0000"' });
+    expect(stale.status).toBe(200);
+    expect(stale.body.length).toBe(proxySize);
+    expect((await get(`/media/${done.review_media_key}`, { 'if-none-match': etag })).status).toBe(304);
 
     const thumb = await get(`/media/${done.thumbnail_media_key}`);
     expect(thumb.status).toBe(200);

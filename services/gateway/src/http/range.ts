@@ -48,3 +48,31 @@ export function resolveRange(range: Exclude<RangeRequest, { kind: 'whole' }>, si
   if (range.start >= size) return null;
   return { start: range.start, end: Math.min(range.end ?? size - 1, size - 1) };
 }
+
+/**
+ * Entity-tag comparison of the conditional headers (RFC 9110 §8.8.3.2): `weak` compares the
+ * opaque tags only (If-None-Match), else both must be strong (If-Range).
+ */
+function sameTag(a: string, b: string, weak: boolean): boolean {
+  const isWeak = (t: string) => t.startsWith('W/');
+  if (!weak && (isWeak(a) || isWeak(b))) return false;
+  const opaque = (t: string) => (isWeak(t) ? t.slice(2) : t);
+  return opaque(a) === opaque(b);
+}
+
+/** Whether an `If-None-Match` value (`*` or a list of entity tags) matches `etag`: answer 304. */
+export function noneMatchHits(header: string, etag: string): boolean {
+  const value = header.trim();
+  if (value === '*') return true;
+  return (value.match(/(?:W\/)?"[^"]*"/g) ?? []).some((t) => sameTag(t, etag, true));
+}
+
+/**
+ * Whether an `If-Range` value lets the `Range` apply (RFC 9110 §13.1.5): only a strong entity tag
+ * equal to `etag`. A date never does (media answers carry no `Last-Modified` to compare it with),
+ * so the whole object is sent, which is what the client asks for when its copy may be stale.
+ */
+export function ifRangeHolds(header: string, etag: string): boolean {
+  const value = header.trim();
+  return /^"[^"]*"$/.test(value) && sameTag(value, etag, false);
+}

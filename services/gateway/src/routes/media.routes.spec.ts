@@ -269,6 +269,38 @@ describe('GET /media/{key}', () => {
     }
   });
 
+  it('keeps a range only under If-Range with the current strong ETag; anything else gets the whole object', async () => {
+    const etag = (await rawGet(`/media/${VIDEO}`)).headers.etag as string;
+    const ranged = await rawGet(`/media/${VIDEO}`, { range: 'bytes=0-9', 'if-range': etag });
+    expect(ranged.status).toBe(206);
+    expect(ranged.body.equals(DATA.subarray(0, 10))).toBe(true);
+    for (const stale of ['"0123456789abcdef0123456789abcdef"', `W/${etag}`, 'Tue, 01 Jan 2030 00:00:00 GMT', 'junk']) {
+      const res = await rawGet(`/media/${VIDEO}`, { range: 'bytes=0-9', 'if-range': stale });
+      expect(res.status, stale).toBe(200);
+      expect(res.body.equals(DATA), stale).toBe(true);
+      expect(res.headers['content-range'], stale).toBeUndefined();
+    }
+    // A range past the end under a stale tag: the whole object, not 416.
+    const past = await rawGet(`/media/${VIDEO}`, { range: 'bytes=5000-', 'if-range': '"stale"' });
+    expect(past.status).toBe(200);
+    expect(past.body.length).toBe(1000);
+  });
+
+  it('answers 304 without a body when If-None-Match holds the current ETag (or *)', async () => {
+    const etag = (await rawGet(`/media/${VIDEO}`)).headers.etag as string;
+    for (const header of [etag, `W/${etag}`, `"other", ${etag}`, '*']) {
+      const res = await rawGet(`/media/${VIDEO}`, { 'if-none-match': header });
+      expect(res.status, header).toBe(304);
+      expect(res.body.length, header).toBe(0);
+      expect(res.headers.etag, header).toBe(etag);
+    }
+    const changed = await rawGet(`/media/${VIDEO}`, { 'if-none-match': '"other"' });
+    expect(changed.status).toBe(200);
+    expect(changed.body.equals(DATA)).toBe(true);
+    const unknown = await rawGet(`/media/rv/${'cd'.repeat(16)}/nothing.mp4`, { 'if-none-match': '*' });
+    expect(unknown.status).toBe(404);
+  });
+
   it('answers HEAD with the headers and no body', async () => {
     const res = await rawGet(`/media/${VIDEO}`, {}, 'HEAD');
     expect(res.status).toBe(200);

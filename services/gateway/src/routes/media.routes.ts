@@ -17,7 +17,7 @@ import busboy from 'busboy';
 import type { Response } from 'express';
 import { z } from 'zod';
 import type { MediaPeer, MediaRead } from '../clients/media.client.js';
-import { parseRange, resolveRange, type RangeRequest } from '../http/range.js';
+import { ifRangeHolds, noneMatchHits, parseRange, resolveRange, type RangeRequest } from '../http/range.js';
 import { Reply, defineRoute, type AnyRoute } from '../http/route.js';
 import { recordJson } from '../mappers/record.mapper.js';
 import { ErrorBody, Uuid } from '../schemas/common.schema.js';
@@ -377,25 +377,57 @@ export function mediaRoutes({ peers, media: limits }: RouteDeps): AnyRoute[] {
         'that is not an image or a video comes as an attachment. `Range: bytes=a-b`, `bytes=a-` and `bytes=-n` ' +
         'are answered 206 with `Content-Range`; a range starting past the end is 416 with ' +
         '`Content-Range: bytes */<size>`; several ranges, or a header that is not a byte range, get the whole ' +
-        'object (200). The key is taken from the path decoded once: anything but `rv/<32 lowercase hex>/<name>` ' +
+        'object (200). `If-Range` with the current strong `ETag` keeps the range, with any other value (an older ' +
+        'tag, a weak tag or a date) the whole object is sent (200); `If-None-Match` holding the current tag is 304. ' +
+        'The key is taken from the path decoded once: anything but `rv/<32 lowercase hex>/<name>` ' +
         '(encoded or doubly encoded dots or slashes, backslashes, NUL, absolute paths, look-alike characters) ' +
         'is 400 and never reaches the store; an unknown key is 404. HEAD answers the same headers.',
       tags: ['media'],
       auth: 'public',
       docParams: KeyPath,
-      headerParams: [{ name: 'Range', description: 'One byte range: `bytes=a-b`, `bytes=a-` or `bytes=-n`.' }],
+      headerParams: [
+        { name: 'Range', description: 'One byte range: `bytes=a-b`, `bytes=a-` or `bytes=-n`.' },
+        {
+          name: 'If-Range',
+          description: 'The strong `ETag` the client holds: the `Range` applies only while it is current; otherwise (or a date) 200 with the whole object.',
+        },
+        { name: 'If-None-Match', description: 'ETags the client holds (or `*`): 304 without a body when one is current.' },
+      ],
       responses: {
         200: { description: 'The whole object.', contentType: 'application/octet-stream' },
         206: { description: 'The requested range, with `Content-Range`.', contentType: 'application/octet-stream' },
+        304: { description: '`If-None-Match` names the current `ETag`: no body.' },
         416: { description: 'The range starts past the end; `Content-Range: bytes */<size>`.', schema: ErrorBody },
       },
       errors: [400, 404, 503],
       handler: async ({ ctx, req, res }) => {
         const path = req.originalUrl.split('?', 1)[0]!;
         const key = mediaKeyFromPath(path.slice('/media/'.length));
-        const range = parseRange(req.headers.range);
+        let range = parseRange(req.headers.range);
+        const ifNoneMatch = req.get('if-none-match');
+        const ifRange = req.get('if-range');
+        // A conditional request needs the ETag first: the object is opened whole, and that answer
+        // is sent as it is unless the range still applies.
+        let whole: MediaRead | null = null;
+        if (ifNoneMatch !== undefined || (ifRange !== undefined && range.kind !== 'whole')) {
+          whole = await media().read({ key, hasRange: false, rangeStart: 0, rangeEnd: 0 }, ctx);
+          if (ifNoneMatch !== undefined && noneMatchHits(ifNoneMatch, whole.info.etag)) {
+            whole.body.destroy();
+            mediaHeaders(res, key, whole.info);
+            res.removeHeader('content-type');
+            res.removeHeader('content-disposition');
+            res.status(304).end();
+            return;
+          }
+          if (range.kind !== 'whole' && ifRange !== undefined && !ifRangeHolds(ifRange, whole.info.etag)) range = { kind: 'whole' };
+          if (range.kind !== 'whole') {
+            whole.body.destroy();
+            whole = null;
+          }
+        }
         const read =
-          range.kind === 'whole' ? await media().read({ key, hasRange: false, rangeStart: 0, rangeEnd: 0 }, ctx) : await readRange(media(), key, range, ctx);
+          whole ??
+          (range.kind === 'whole' ? await media().read({ key, hasRange: false, rangeStart: 0, rangeEnd: 0 }, ctx) : await readRange(media(), key, range, ctx));
         if (!('info' in read)) return notSatisfiable(res, read.size);
         const { info, body } = read;
         mediaHeaders(res, key, info);
