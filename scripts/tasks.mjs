@@ -49,12 +49,14 @@ async function build() {
   await run(bin('tsc'), ['-b', 'tsconfig.json']);
 }
 
-/** ESLint (type-aware; layer boundaries from scripts/eslint-layers.mjs), Prettier, and the generated env tables. */
+/** ESLint (type-aware; layer boundaries from scripts/eslint-layers.mjs), Prettier, the tests' types, and the generated env tables. */
 async function lint() {
   say('lint: ESLint (floating promises, layer boundaries)');
   await run(bin('eslint'), ['--max-warnings', '0', '.']);
   say('lint: Prettier (formatting)');
   await run(bin('prettier'), ['--check', '--log-level', 'warn', '.']);
+  say('lint: type-check of the tests (tsconfig.tests.json)');
+  await run(bin('tsc'), ['-p', 'tsconfig.tests.json']);
   say('lint: environment-variable tables match the config shapes');
   await run(process.execPath, [join(ROOT, 'scripts/env-tables.mjs'), '--check']);
 }

@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AppError, createLogger, parseContractEvent, type StreamEvent } from '@reelbase/lib-platform';
+import { AppError, createLogger, parseContractEvent, type ContractEvent, type StreamEvent } from '@reelbase/lib-platform';
 import { createTestDatabase, deleteStreams, uniquePrefix, TEST_INTERNAL_AUTH_SECRET, type TestDatabase } from '@reelbase/lib-testkit';
 import type { Subscription } from '@nats-io/nats-core';
 import { jetstreamManager } from '@nats-io/jetstream';
@@ -18,7 +18,7 @@ let svc: RunningEvents;
 let pub: Publisher;
 let client: EventsClient;
 let live: Subscription;
-const liveRows: { id: number; entity_id: string; [k: string]: unknown }[] = [];
+const liveRows: ContractEvent[] = [];
 const published: StreamEvent[] = [];
 
 const projectA = randomUUID();
@@ -51,7 +51,7 @@ beforeAll(async () => {
     callback: (_err, m) => {
       // What the gateway would refuse shows up as a row no assertion expects.
       const r = parseContractEvent(m.data);
-      liveRows.push(r.ok ? r.event : { id: -1, entity_id: `refused: ${r.reason}` });
+      liveRows.push(r.ok ? r.event : ({ id: -1, entity_id: `refused: ${r.reason}` } as ContractEvent));
     },
   });
   client = eventsClient(svc.grpcPort);

@@ -18,7 +18,8 @@ describe('LockedConnection (PostgreSQL)', () => {
   beforeAll(async () => {
     db = await createTestDatabase();
     // Two pools: two replicas of one service.
-    [a, b] = await Promise.all([0, 1].map(() => openOrm({ clientUrl: db.url, schema: 'lock_test', entities: [], migrations: [], logger })));
+    a = await openOrm({ clientUrl: db.url, schema: 'lock_test', entities: [], migrations: [], logger });
+    b = await openOrm({ clientUrl: db.url, schema: 'lock_test', entities: [], migrations: [], logger });
   });
 
   afterAll(async () => {
@@ -36,7 +37,7 @@ describe('LockedConnection (PostgreSQL)', () => {
     expect(other).not.toBeNull();
     await other!.release();
 
-    const [{ pid }] = await first!.query<{ pid: number }>('select pg_backend_pid() as pid');
+    const pid = (await first!.query<{ pid: number }>('select pg_backend_pid() as pid'))[0]!.pid;
     expect(pid).toBeGreaterThan(0);
     await first!.release();
     await first!.release(); // idempotent
@@ -60,7 +61,7 @@ describe('LockedConnection (PostgreSQL)', () => {
 
   it('reports a connection that dies as lost, and its lock is free again', async () => {
     const held = (await LockedConnection.tryAcquire(knex(a), 'test:lost'))!;
-    const [{ pid }] = await held.query<{ pid: number }>('select pg_backend_pid() as pid');
+    const pid = (await held.query<{ pid: number }>('select pg_backend_pid() as pid'))[0]!.pid;
     expect(held.lost).toBeNull();
     const lost = held.whenLost();
     await b.em.getConnection().execute('select pg_terminate_backend(?)', [pid]);

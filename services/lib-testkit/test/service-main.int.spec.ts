@@ -142,7 +142,7 @@ describe.each(SERVICES)('%s main.js', (name) => {
   it('exits non-zero with one fatal line when its first dependency is unreachable', async () => {
     const closed = await freePort('127.0.0.1');
     // The gateway's first dependency is NATS (gRPC peers connect lazily); the others' is PostgreSQL.
-    const env =
+    const env: Record<string, string> =
       name === 'gateway'
         ? { NATS_URL: `nats://127.0.0.1:${closed}` }
         : { ...workingEnv(name), DATABASE_URL: `postgres://postgres@127.0.0.1:${closed}/reelbase` };

@@ -10,6 +10,7 @@ import { createHmac, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { MikroORM } from '@mikro-orm/postgresql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ContractEvent } from '@reelbase/lib-platform';
 import type { notifierv1 } from '@reelbase/proto';
 import { as, Receiver, waitFor, world, type World } from './helpers.js';
 
@@ -52,7 +53,7 @@ describe('a target that is down, then up', () => {
     expect(a.hasSecret).toBe(true);
     expect(JSON.stringify(a)).not.toContain('top-secret-0123456789');
 
-    const sent = [];
+    const sent: ContractEvent[] = [];
     for (let i = 0; i < 30; i++) {
       const type = i % 3 === 0 ? 'Asset' : 'Shot';
       sent.push(w.log.append({ entity_type: type, action: i % 2 ? 'update' : 'create', actor: artist, changes: { code: `x${i}`, status: 'ip' } }));

@@ -89,7 +89,9 @@ describe('statement timeout', () => {
       await lock.query('begin');
       await lock.query('lock table records.record in access exclusive mode');
       const t0 = performance.now();
-      const err = await appErrorOf(client.call.queryRecords({ entityType: 'Shot', filtersJson: '[["code", "is", "x"]]', order: [] }, asViewer));
+      const err = await appErrorOf(
+        client.call.queryRecords(recordsv1.QueryRecordsRequest.fromPartial({ entityType: 'Shot', filtersJson: '[["code", "is", "x"]]', order: [] }), asViewer),
+      );
       const ms = performance.now() - t0;
       expect(err.kind).toBe('unavailable');
       expect(err.code).toBe('query_timeout');
@@ -97,7 +99,10 @@ describe('statement timeout', () => {
       expect(ms).toBeGreaterThanOrEqual(TIMEOUT_MS - 50);
       expect(ms).toBeLessThan(TIMEOUT_MS + 2500);
       await lock.query('rollback');
-      const ok = await client.call.queryRecords({ entityType: 'Shot', filtersJson: '[["code", "is", "x"]]', order: [] }, asViewer);
+      const ok = await client.call.queryRecords(
+        recordsv1.QueryRecordsRequest.fromPartial({ entityType: 'Shot', filtersJson: '[["code", "is", "x"]]', order: [] }),
+        asViewer,
+      );
       expect(ok.items).toEqual([]);
     } finally {
       await lock.end();
@@ -210,7 +215,7 @@ describe('plans of the common shapes', () => {
 
   it('a keyset page of one project starts at the cursor in the (entity_type, project_id, id) index', async () => {
     const first = await client.call.queryRecords(
-      { entityType: 'Task', filtersJson: JSON.stringify([['project_id', 'is', projectId]]), order: [], limit: 100 },
+      recordsv1.QueryRecordsRequest.fromPartial({ entityType: 'Task', filtersJson: JSON.stringify([['project_id', 'is', projectId]]), order: [], limit: 100 }),
       asViewer,
     );
     expect(first.nextCursor).toBeTruthy();
@@ -222,7 +227,7 @@ describe('plans of the common shapes', () => {
 
   it('a cursor over a column order bounds the first key, so the page starts at the cursor', async () => {
     const first = await client.call.queryRecords(
-      { entityType: 'Task', filtersJson: '[]', order: [{ field: 'created_at', direction: 'desc' }], limit: 10 },
+      recordsv1.QueryRecordsRequest.fromPartial({ entityType: 'Task', filtersJson: '[]', order: [{ field: 'created_at', direction: 'desc' }], limit: 10 }),
       asViewer,
     );
     const { plan } = planQuery(schema, { entityType: 'Task', order: [{ field: 'created_at', direction: 'desc' }], limit: 10, cursor: first.nextCursor! });
