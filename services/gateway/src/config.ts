@@ -83,8 +83,8 @@ export const gatewayConfigShape = {
    * rewrites every record that uses the code), so it may take longer than an ordinary call.
    */
   SCHEMA_RPC_DEADLINE_MS: envInt(120_000, 50, 600_000),
-  /** Largest request body accepted (then 413). */
-  BODY_LIMIT_BYTES: envInt(1_048_576, 1024),
+  /** Largest request body accepted (then 413): 2 MiB, room for a filter with a 1 MiB value or an `in` list of tens of thousands of ids. */
+  BODY_LIMIT_BYTES: envInt(2_097_152, 1024),
 };
 
 export type GatewayConfig = z.infer<z.ZodObject<typeof gatewayConfigShape>>;

@@ -11,6 +11,7 @@ import { recordsv1 } from '@reelbase/proto';
 import pg from 'pg';
 import { parseRecordsConfig } from '../src/config.js';
 import type { SchemaSnapshot } from '../src/domain/schema.snapshot.js';
+import { LIKE_MAX_CHARS } from '../src/domain/filter.compiler.js';
 import { startRecords, type RunningRecords } from '../src/service.js';
 
 type Client = GrpcClient<recordsv1.RecordsServiceClient>;
@@ -308,6 +309,30 @@ describe('QueryRecords: hostile values only match or not', () => {
       expect(res.items.length).toBeLessThanOrEqual(6);
     }
     expect((await sql.query('select count(*)::int as n from records.record')).rows[0].n).toBe(before);
+  });
+
+  it('values past LIKE_MAX_CHARS match as ILIKE would: case-insensitive, % and _ literal, not_contains its negation', async () => {
+    const unit = 'Ab%_cD\\é';
+    const long = unit.repeat(Math.ceil((LIKE_MAX_CHARS * 1.5) / unit.length));
+    const shot = await create('Shot', project.id, { code: 'LONG1', description: `head-${long}-tail` });
+    const other = await create('Shot', project.id, { code: 'LONG2', description: `head-${long.replace(/%/g, 'x')}-tail` });
+    const middle = long.slice(3, LIKE_MAX_CHARS + 300).toUpperCase();
+    expect(middle.length).toBeGreaterThan(LIKE_MAX_CHARS);
+    const sortedIds = (rows: recordsv1.Record[]) => rows.map((r) => r.id).sort();
+    const found = async (filters: unknown) =>
+      sortedIds((await query('Shot', { filters, limit: 1000 })).items).filter((id) => id === shot.id || id === other.id);
+    expect(await found([['description', 'contains', middle]])).toEqual([shot.id]);
+    expect(await found([['description', 'starts_with', `HEAD-${long}`.slice(0, LIKE_MAX_CHARS + 10)]])).toEqual([shot.id]);
+    expect(await found([['description', 'ends_with', `${long}-TAIL`.slice(-(LIKE_MAX_CHARS + 10))]])).toEqual([shot.id]);
+    expect(await found([['description', 'not_contains', middle]])).toEqual([other.id]);
+    // One character past the text: nothing.
+    expect(await found([['description', 'contains', `x${long}`]])).toEqual([]);
+    // The same searches just under the limit take the ILIKE path and agree.
+    const short = middle.slice(0, LIKE_MAX_CHARS);
+    expect(await found([['description', 'contains', short]])).toEqual([shot.id]);
+    expect(await found([['description', 'not_contains', short]])).toEqual([other.id]);
+    // The other tests of this file count the Shots they made.
+    await sql.query('delete from records.record where id = any($1::uuid[])', [[shot.id, other.id]]);
   });
 
   it('numbers as strings are a located 422 on number fields and plain text on text fields', async () => {

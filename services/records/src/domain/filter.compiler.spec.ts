@@ -5,7 +5,7 @@
  */
 import { AppError, type Problem } from '@reelbase/lib-platform';
 import { describe, expect, it } from 'vitest';
-import { compileFilter, linkIdExpr, textFieldExpr } from './filter.compiler.js';
+import { compileFilter, LIKE_MAX_CHARS, linkIdExpr, textFieldExpr } from './filter.compiler.js';
 import { compileSchema, NO_SCHEMA, type SchemaSnapshot } from './schema.snapshot.js';
 
 const ID = '0190a000-0000-7000-8000-0000000000b1';
@@ -222,6 +222,17 @@ describe('filter compiler: operators per field type', () => {
     expect(compile('Shot', [['code', 'is', 'a']]).sql).toBe('(r.data @> $1::jsonb)');
     expect(compile('Shot', [['code', 'contains', 'a']]).sql).toBe(`(${textFieldExpr('r', 'code')} ilike $1::text)`);
     expect(compile('Shot', [['sequence.Sequence.code', 'is', 'a']]).sql).toContain(`h1.id = ${linkIdExpr('r', 'sequence')}`);
+  });
+
+  it('a text value past LIKE_MAX_CHARS is matched on lower() without ILIKE (no trigram search of a huge pattern, lowered once)', () => {
+    const code = textFieldExpr('r', 'code');
+    const long = 'a'.repeat(LIKE_MAX_CHARS + 1);
+    expect(compile('Shot', [['code', 'contains', long]])).toEqual({ sql: `(strpos(lower(${code}), lower($1::text)) > 0)`, params: [long] });
+    expect(compile('Shot', [['code', 'starts_with', long]]).sql).toBe(`(starts_with(lower(${code}), lower($1::text)))`);
+    expect(compile('Shot', [['code', 'ends_with', long]]).sql).toBe(`(right(lower(${code}), char_length(lower($1::text))) = lower($1::text))`);
+    expect(compile('Shot', [['code', 'not_contains', long]]).sql).toBe(`(not coalesce(strpos(lower(${code}), lower($1::text)) > 0, false))`);
+    // At the limit: still ILIKE, so the trigram index serves it.
+    expect(compile('Shot', [['code', 'contains', 'a'.repeat(LIKE_MAX_CHARS)]]).sql).toBe(`(${code} ilike $1::text)`);
   });
 
   it('negative operators are the negation of the positive one, so empty fields match', () => {

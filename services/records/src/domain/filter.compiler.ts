@@ -36,6 +36,14 @@ export const MAX_IN_VALUES = 1000;
 export const MAX_RELATIVE = 10_000;
 /** Greatest number of conditions in one filter. */
 export const MAX_CONDITIONS = 500;
+/**
+ * Longest `contains` / `starts_with` / `ends_with` value matched with `ILIKE` (docs/queries.md,
+ * "Long text values"). A longer one is matched with `strpos`/`starts_with`/`right` on `lower()`: the
+ * trigram index's cost grows with the distinct trigrams of the pattern (15 s for 20,000 random
+ * characters on 1,000,000 records) and `ILIKE` lowercases the pattern again for every row, while
+ * `lower($n)` of a bound value is folded once when the statement is planned.
+ */
+export const LIKE_MAX_CHARS = 2048;
 
 export const OPERATORS = [
   'is',
@@ -460,6 +468,13 @@ class FilterCompiler {
       case 'starts_with':
       case 'ends_with': {
         if (typeof value !== 'string') return refuse(vloc, 'Input should be a valid string', 'string_type');
+        if (value.length > LIKE_MAX_CHARS) {
+          const field = `lower(${this.textExpr(t)})`;
+          const v = `lower(${this.bind(value, 'text')})`;
+          if (op === 'contains') return `strpos(${field}, ${v}) > 0`;
+          if (op === 'starts_with') return `starts_with(${field}, ${v})`;
+          return `right(${field}, char_length(${v})) = ${v}`;
+        }
         const e = likeEscape(value);
         const pattern = op === 'contains' ? `%${e}%` : op === 'starts_with' ? `${e}%` : `%${e}`;
         return `${this.textExpr(t)} ilike ${this.bind(pattern, 'text')}`;
