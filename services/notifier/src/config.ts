@@ -34,6 +34,8 @@ export const notifierConfigShape = {
   WEBHOOK_ALLOW_PRIVATE_TARGETS: envBool(false),
   /** Days a delivered delivery is kept in the delivery log (dead ones are kept until retried or their webhook is deleted); 0 keeps everything. */
   WEBHOOK_DELIVERY_RETENTION_DAYS: envInt(30, 0, 3650),
+  /** The process's nice value (0-19): background work yields the CPU to the services a write waits on. */
+  NOTIFIER_NICE: envInt(10, 0, 19),
   /** How often the delivery log is pruned. */
   WEBHOOK_PRUNE_INTERVAL_MS: envInt(3_600_000, 1000, 7 * 24 * 3_600_000),
 };

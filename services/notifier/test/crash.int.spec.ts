@@ -5,6 +5,7 @@
  * the receiver de-duplicates by X-Event-Id).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -72,6 +73,11 @@ describe('SIGKILL mid-delivery', () => {
         20_000,
         'the notifier up',
       );
+    }
+    // The process runs at NOTIFIER_NICE (10 by default): field 19 of /proc/<pid>/stat.
+    if (process.platform === 'linux') {
+      const stat = readFileSync(`/proc/${child.pid}/stat`, 'utf8');
+      expect(Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16])).toBe(10);
     }
     const total = 160;
     for (let i = 0; i < total / 2; i++) w.log.append({ entity_type: 'Shot', changes: { code: `k${i}` } });
