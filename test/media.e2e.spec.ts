@@ -262,6 +262,33 @@ describe('reviewables and media (whole stack)', () => {
     expect((await admin.api.get(`/versions/${versionId}/reviewable`)).status).toBe(404);
   });
 
+  it('a multipart body cut inside the file part is 400 and the gateway keeps serving; control characters leave file names', async () => {
+    const versionId = await newVersion('v009');
+    const gatewayPid = e.stack.pid('gateway');
+    const cut = Buffer.concat([
+      Buffer.from(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="cut.mov"\r\nContent-Type: video/quicktime\r\n\r\n`),
+      files.video!.subarray(0, 4096),
+    ]);
+    for (let i = 0; i < 3; i++) {
+      const res = await upload(versionId, cut, { 'content-type': `multipart/form-data; boundary=${BOUNDARY}` });
+      expect(res.status).toBe(400);
+      expect(res.body.code).toBe('bad_request');
+    }
+    await new Promise((r) => setTimeout(r, 200));
+    // The same process answers: a failure after the answer never ends it (the stack would restart a crashed one).
+    expect((await fetch(`${e.stack.url}/healthz`)).status).toBe(200);
+    expect(e.stack.pid('gateway')).toBe(gatewayPid);
+
+    // A NUL, CR/LF and a bidirectional override in the name (RFC 5987 form): kept without them, never a 5xx.
+    const named = multipart('file', 'x', 'video/quicktime', files.video!)
+      .toString('latin1')
+      .replace('filename="x"', "filename*=UTF-8''a%00b%0d%0a%E2%80%AEc.mov");
+    const up = await upload(versionId, Buffer.from(named, 'latin1'), { 'content-type': `multipart/form-data; boundary=${BOUNDARY}` });
+    expect(up.status, up.text).toBe(200);
+    expect(up.body.representation.data.name).toBe('abc.mov');
+    expect(up.body.representation.data.files.original.file_name).toBe('abc.mov');
+  });
+
   it('answers Range requests on a real proxy: a-b, open-ended, suffix, several, past the end; HEAD', async () => {
     expect(proxyKey).not.toBe('');
     const whole = (await get(`/media/${proxyKey}`)).body;

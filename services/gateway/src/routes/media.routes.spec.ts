@@ -144,6 +144,18 @@ describe('POST /versions/{id}/reviewable', () => {
     expect(anon.status).toBe(401);
   });
 
+  it('answers 400 for a multipart body that ends inside the file part, and keeps serving', async () => {
+    const head = Buffer.from('--XyZbOuNdArY\r\nContent-Disposition: form-data; name="file"; filename="a.mov"\r\nContent-Type: video/quicktime\r\n\r\n');
+    for (const tail of [Buffer.alloc(10, 1), Buffer.alloc(MAX / 2, 2)]) {
+      const res = await upload(Buffer.concat([head, tail]), { 'content-type': 'multipart/form-data; boundary=XyZbOuNdArY' });
+      expect(res.status).toBe(400);
+      expect(res.json).toMatchObject({ code: 'bad_request' });
+    }
+    // The gateway is still there: a failure after the answer never ends the process.
+    await new Promise((r) => setTimeout(r, 50));
+    expect((await fetch(`${gw.url}/healthz`)).status).toBe(200);
+  });
+
   it('answers 408 when an upload body pauses past MEDIA_IDLE_TIMEOUT_MS', async () => {
     const started = Date.now();
     const status = await rawStatus(

@@ -77,6 +77,10 @@ function byteLimit(max: number): Transform {
  */
 function uploadBody(req: IncomingMessage, source: Readable, maxBytes: number): Readable {
   const limited = source.pipe(byteLimit(maxBytes));
+  // The reader (the media client) sees the failure through its own reading; this listener only
+  // keeps a failure that comes after the reader stopped (an answer already given, say a
+  // malformed multipart body) from being an unhandled 'error' event, which would end the process.
+  limited.on('error', () => {});
   const broke = (err?: unknown) => limited.destroy(isAppError(err) ? err : new AppError('bad_request', 'the upload body ended before it was complete'));
   if (source !== req) source.once('error', broke);
   req.once('close', () => {

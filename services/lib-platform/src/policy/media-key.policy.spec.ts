@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../errors.js';
-import { assertMediaKey, isMediaKey, mediaExtension, mediaKeyFromPath, mediaKeyProblem, newMediaPrefix } from './media-key.policy.js';
+import { assertMediaKey, isMediaKey, mediaExtension, mediaKeyFromPath, mediaKeyProblem, newMediaPrefix, uploadFileName } from './media-key.policy.js';
 
 const HEX = '0123456789abcdef0123456789abcdef';
 const GOOD = `rv/${HEX}/proxy.mp4`;
@@ -114,5 +114,21 @@ describe('media keys', () => {
     expect(mediaExtension('x.t%2e')).toBe('');
     expect(mediaExtension('x.averyveryverylongext')).toBe('');
     expect(mediaExtension('C:\\renders\\shot.Mp4')).toBe('.mp4');
+  });
+});
+
+describe('uploadFileName', () => {
+  it('keeps the last path segment without control characters or bidirectional overrides', () => {
+    expect(uploadFileName('plate_v003.mov')).toBe('plate_v003.mov');
+    expect(uploadFileName('../../etc/passwd.mov')).toBe('passwd.mov');
+    expect(uploadFileName('C:\\renders\\shot 010.exr')).toBe('shot 010.exr');
+    expect(uploadFileName('a\u0000b.mov')).toBe('ab.mov');
+    expect(uploadFileName('a\r\nb\t.mov')).toBe('ab.mov');
+    expect(uploadFileName('a\u0085b\u007f.mov')).toBe('ab.mov');
+    expect(uploadFileName('clip\u202egnp.exe')).toBe('clipgnp.exe');
+    expect(uploadFileName('plan é 😀.mov')).toBe('plan é 😀.mov');
+    expect(uploadFileName('x'.repeat(300) + '.mov')).toBe('x'.repeat(255));
+    expect(uploadFileName('😀'.repeat(300))).toBe('😀'.repeat(255));
+    for (const empty of ['', '/', 'a/', '\u0000', '  ']) expect(uploadFileName(empty)).toBe('reviewable');
   });
 });

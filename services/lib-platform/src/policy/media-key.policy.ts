@@ -69,3 +69,21 @@ export function mediaExtension(fileName: string): string {
   const ext = base.slice(dot + 1).toLowerCase();
   return /^[a-z0-9]{1,10}$/.test(ext) ? `.${ext}` : '';
 }
+
+/** Marks that change how the text around them is shown (bidirectional overrides, isolates, LRM/RLM). */
+const BIDI_CONTROLS = new Set([0x200e, 0x200f, 0x202a, 0x202b, 0x202c, 0x202d, 0x202e, 0x2066, 0x2067, 0x2068, 0x2069]);
+
+/**
+ * The name an upload's file is kept under (docs/api-notes.md, "Reviewables"): the last path segment
+ * of what the client sent, without control characters (NUL, CR, LF, … which PostgreSQL refuses or
+ * which would split a header or a log line) and without bidirectional overrides (which could show
+ * `gnp.exe` for `exe.png`), at most 255 characters; `reviewable` when nothing is left.
+ */
+export function uploadFileName(fileName: string): string {
+  const base = fileName.split(/[\\/]/).pop() ?? '';
+  const kept = [...base].filter((c) => {
+    const cp = c.codePointAt(0)!;
+    return cp > 0x1f && !(cp >= 0x7f && cp <= 0x9f) && !BIDI_CONTROLS.has(cp);
+  });
+  return kept.slice(0, 255).join('').trim() || 'reviewable';
+}

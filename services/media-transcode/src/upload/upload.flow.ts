@@ -8,7 +8,7 @@
  */
 import { once } from 'node:events';
 import { PassThrough } from 'node:stream';
-import { AppError, isUuid, mediaExtension, newId, newMediaPrefix, systemContext, type CallContext, type Logger } from '@reelbase/lib-platform';
+import { AppError, isUuid, mediaExtension, newId, newMediaPrefix, systemContext, uploadFileName, type CallContext, type Logger } from '@reelbase/lib-platform';
 import type { mediav1 } from '@reelbase/proto';
 import { storedContentType } from '../domain/reviewable.rules.js';
 import type { ObjectStore } from '../objects/object.store.js';
@@ -68,7 +68,7 @@ export class UploadFlow {
     const contentType = storedContentType(header.contentType);
     const size = await this.storeOriginal(it, key, contentType, signal);
 
-    const fileName = header.fileName.slice(0, 255) || 'reviewable';
+    const fileName = uploadFileName(header.fileName);
     // The job row first (a reservation): should this process stop before the job is queued, the
     // sweeper finds the Representation it created, or removes the original when it created none.
     const jobId = newId();
