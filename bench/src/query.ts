@@ -96,12 +96,6 @@ async function createLoad(url: string, token: string, projectId: string, sequenc
   return { creates, errors, perSec: Math.round((creates / elapsed) * 10) / 10, latency: pcts(latencies) };
 }
 
-/** Knex `?` placeholders back to pg's `$n`. */
-function toPg(stmt: { sql: string; bindings: unknown[] }): { text: string; values: unknown[] } {
-  let n = 0;
-  return { text: stmt.sql.replace(/\?/g, () => `$${++n}`), values: stmt.bindings };
-}
-
 interface Shape {
   key: string;
   title: string;
@@ -295,7 +289,7 @@ async function main(): Promise<number> {
         };
         const { plan } = planQuery(schema, input);
         const { page, count } = queryStatements({ ...plan, limit: plan.limit + 1 });
-        return [toPg(page), ...(count ? [toPg(count)] : [])];
+        return [page, ...(count ? [count] : [])];
       });
       const raw: number[] = [];
       for (let i = 0; i < iterations + 10; i++) {
