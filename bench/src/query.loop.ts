@@ -4,9 +4,10 @@
  * `npm run bench:query -- --keep-db` seeded and kept (no seed, no index builds, no creates), so a
  * change to the request path can be measured in a minute. With `--cpu-prof`, the gateway and
  * records run with `node --cpu-prof` and write their profiles to that folder when the stack stops.
- * Prints p50 / p95 / p99 per shape, through the gateway and raw.
+ * Prints p50 / p95 / p99 per shape, through the gateway and raw, and the CPU time per request of
+ * the gateway, records and this process (utime + stime of /proc/<pid>/stat over the gateway loop).
  */
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import pg from 'pg';
@@ -25,6 +26,14 @@ const f = (values: number[]) => {
   const s = [...values].sort((a, b) => a - b);
   return [50, 95, 99].map((p) => percentile(s, p).toFixed(2)).join(' / ');
 };
+
+/** CPU time (user + system) of a process so far, in ms. */
+async function cpuMs(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // utime and stime are fields 14 and 15 of the line (11 and 12 after the command), in clock ticks (100 Hz).
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
 
 async function post(url: string, path: string, body: unknown, token?: string): Promise<{ status: number; json: any }> {
   const res = await fetch(new URL(path, url), {
@@ -116,19 +125,42 @@ async function main(): Promise<void> {
         const { plan } = planQuery(schema, { entityType: 'Task', filtersJson: JSON.stringify(body.filters), limit: body.limit });
         statement = queryStatements({ ...plan, limit: plan.limit + 1 }).page;
       }
+      const pids = { gateway: stack.pid('gateway')!, records: stack.pid('records')!, bench: process.pid };
+      // What each process spends while no request arrives (timers, probes, the event feed), per ms.
+      const idle: Record<string, number> = {};
+      for (const [k, pid] of Object.entries(pids)) idle[k] = await cpuMs(pid);
+      const idleFrom = performance.now();
+      await new Promise((r) => setTimeout(r, 3000));
+      const idleMs = performance.now() - idleFrom;
+      for (const [k, pid] of Object.entries(pids)) idle[k] = ((await cpuMs(pid)) - idle[k]!) / idleMs;
+      let before: Record<string, number> = {};
+      let loopFrom = 0;
       for (let i = 0; i < iterations + 20; i++) {
+        if (i === 20) {
+          for (const [k, pid] of Object.entries(pids)) before[k] = await cpuMs(pid);
+          loopFrom = performance.now();
+        }
         const s = performance.now();
         const res = await request();
         await res.arrayBuffer();
         if (res.status !== 200) throw new Error(`(${shape}) answered ${res.status}`);
         if (i >= 20) gateway.push(performance.now() - s);
       }
+      const loopMs = performance.now() - loopFrom;
+      const cpu: string[] = [];
+      for (const [k, pid] of Object.entries(pids)) {
+        const used = (await cpuMs(pid)) - before[k]! - idle[k]! * loopMs;
+        cpu.push(`${k} ${(used / iterations).toFixed(2)} ms (idle ${(idle[k]! * 100).toFixed(1)}% of a core)`);
+      }
+      before = {};
       for (let i = 0; i < Math.min(iterations, 300) + 20; i++) {
         const s = performance.now();
         await sql.query(statement.text, statement.values);
         if (i >= 20) raw.push(performance.now() - s);
       }
-      process.stdout.write(`(${shape}) gateway ${f(gateway)}   raw ${f(raw)}   (ms p50 / p95 / p99, ${iterations} samples)\n`);
+      process.stdout.write(
+        `(${shape}) gateway ${f(gateway)}   raw ${f(raw)}   (ms p50 / p95 / p99, ${iterations} samples); CPU per request: ${cpu.join(', ')}\n`,
+      );
     }
   } finally {
     await sql.end().catch(() => {});
