@@ -1,5 +1,5 @@
 /**
- * `node bench/dist/query.loop.js --db <name> [--shapes 0,a,b] [--iterations 1000] [--cpu-prof <dir>]`:
+ * `node bench/dist/query.loop.js --db <name> [--shapes 0,a,b,a1,af] [--iterations 1000] [--cpu-prof <dir>]`:
  * one query shape of bench:query at a time, in a loop, on a database an earlier
  * `npm run bench:query -- --keep-db` seeded and kept (no seed, no index builds, no creates), so a
  * change to the request path can be measured in a minute. With `--cpu-prof`, the gateway and
@@ -89,14 +89,15 @@ async function main(): Promise<void> {
     const one = await sql.query<{ id: string }>("select id from records.record where entity_type = 'Task' and project_id = $1 limit 1", [projectId]);
     const snap = await sql.query<{ version: string; snapshot: SchemaSnapshot }>('select version, snapshot from records.schema_state where id = 1');
     const schema = compileSchema(Number(snap.rows[0]!.version), snap.rows[0]!.snapshot);
-    const bodies: Record<string, { filters: unknown[]; limit: number }> = {
-      a: {
-        filters: [
-          ['project_id', 'is', projectId],
-          ['status', 'is', 'ip'],
-        ],
-        limit: 50,
-      },
+    const a = [
+      ['project_id', 'is', projectId],
+      ['status', 'is', 'ip'],
+    ];
+    const bodies: Record<string, { filters: unknown[]; limit: number; fields?: string[] }> = {
+      a: { filters: a, limit: 50 },
+      // (a) with one record, and with 50 records without their data: what the page's size costs.
+      a1: { filters: a, limit: 1 },
+      af: { filters: a, limit: 50, fields: [] },
       b: {
         filters: [
           ['project_id', 'is', projectId],
@@ -122,7 +123,12 @@ async function main(): Promise<void> {
             headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
             body: JSON.stringify(body),
           });
-        const { plan } = planQuery(schema, { entityType: 'Task', filtersJson: JSON.stringify(body.filters), limit: body.limit });
+        const { plan } = planQuery(schema, {
+          entityType: 'Task',
+          filtersJson: JSON.stringify(body.filters),
+          limit: body.limit,
+          ...(body.fields ? { fieldsJson: JSON.stringify(body.fields) } : {}),
+        });
         statement = queryStatements({ ...plan, limit: plan.limit + 1 }).page;
       }
       const pids = { gateway: stack.pid('gateway')!, records: stack.pid('records')!, bench: process.pid };
