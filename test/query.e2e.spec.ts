@@ -103,6 +103,8 @@ describe('queries (whole stack)', () => {
     expectValidation(await query(viewer, 'Shot', { filters: [], cursor: first.next_cursor }), ['body', 'cursor']);
     const plain = expectStatus(await query(viewer, 'Shot', { filters: [] }), 200);
     expect(plain.total).toBeUndefined();
+    // Each item is the record exactly as a read of it answers (the client form written by PostgreSQL).
+    for (const item of plain.items as any[]) expect(item).toEqual(expectStatus(await viewer.api.get(`/entities/Shot/${item.id}`), 200));
   });
 
   it('retired records: never returned, Admins may include them, anyone else asking is 403', async () => {

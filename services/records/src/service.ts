@@ -73,7 +73,7 @@ export function startRecords(config: RecordsConfig, logger?: Logger): Promise<Ru
       const serverMax = nc.info?.max_payload ?? Number.MAX_SAFE_INTEGER;
       const maxEventBytes = Math.min(config.MAX_EVENT_BYTES, serverMax - 16 * 1024);
       const queryDb = openQueryPool({ databaseUrl: config.DATABASE_URL, timeoutMs: config.QUERY_TIMEOUT_MS, max: config.QUERY_POOL_MAX });
-      resources.defer('query pool', () => queryDb.destroy());
+      resources.defer('query pool', () => queryDb.end());
       const store = new KnexRecordStore(db, names, { db: queryDb, timeoutMs: config.QUERY_TIMEOUT_MS });
       const service = new RecordService({ store, bus, maxEventBytes });
 

@@ -113,13 +113,13 @@ describe('statement timeout', () => {
     const pool = openQueryPool({ databaseUrl: db.url, timeoutMs: 200, max: 1 });
     try {
       const write = await pool
-        .raw("insert into records.applied_rename (journal_id, kind, from_code, to_code, rewritten) values ('x', 'status', 'a', 'b', 0)")
+        .query("insert into records.applied_rename (journal_id, kind, from_code, to_code, rewritten) values ('x', 'status', 'a', 'b', 0)")
         .catch((e: { code?: string }) => e);
       expect((write as { code?: string }).code).toBe('25006'); // read_only_sql_transaction
-      const slow = await pool.raw('select pg_sleep(1)').catch((e: { code?: string }) => e);
+      const slow = await pool.query('select pg_sleep(1)').catch((e: { code?: string }) => e);
       expect((slow as { code?: string }).code).toBe('57014'); // query_canceled
     } finally {
-      await pool.destroy();
+      await pool.end();
     }
   });
 });
@@ -157,8 +157,7 @@ describe('plans of the common shapes', () => {
   async function planOf(input: QueryInput, statement: 'page' | 'count' = 'page'): Promise<string> {
     const { plan } = planQuery(schema, input);
     const st = queryStatements({ ...plan, limit: plan.limit + 1 })[statement]!;
-    let n = 0;
-    const res = await sql.query<{ 'QUERY PLAN': string }>(`explain ${st.sql.replace(/\?/g, () => `$${++n}`)}`, st.bindings);
+    const res = await sql.query<{ 'QUERY PLAN': string }>(`explain ${st.text}`, st.values);
     return res.rows.map((r) => r['QUERY PLAN']).join('\n');
   }
   const q = (entityType: string, filters: unknown, more: Partial<QueryInput> = {}): QueryInput => ({

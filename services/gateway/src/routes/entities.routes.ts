@@ -107,10 +107,14 @@ export function entityRoutes({ peers, userChanged }: RouteDeps): AnyRoute[] {
             cursor: body.cursor ?? undefined,
             includeTotal: body.include_total ?? false,
             includeRetired: body.include_retired ?? false,
+            answerJson: true,
           },
           ctx,
         );
-        return itemsReply(res.items, { next_cursor: res.nextCursor ?? null, ...(res.total === undefined ? {} : { total: res.total }) });
+        const extra = { next_cursor: res.nextCursor ?? null, ...(res.total === undefined ? {} : { total: res.total }) };
+        // The page as records wrote it, spliced unparsed (docs/queries.md, "The request path"); `items` from an older records.
+        if (res.itemsJson !== undefined) return Reply.rawJson(`{"items":${res.itemsJson},${JSON.stringify(extra).slice(1)}`);
+        return itemsReply(res.items, extra);
       },
     }),
     defineRoute({

@@ -66,6 +66,7 @@ export class MediaRecords {
         limit: 1000,
         includeTotal: false,
         includeRetired: false,
+        answerJson: false,
       },
       ctx,
     );

@@ -6,7 +6,6 @@
 import { AppError, type CallContext } from '@reelbase/lib-platform';
 import { describe, expect, it } from 'vitest';
 import { encodeCursor, planQuery, RecordQueries, type QueryPlan, type RecordQueryStore } from './record.query.js';
-import type { StoredRecord } from './record.store.js';
 import { compileSchema, type SchemaSnapshot } from './schema.snapshot.js';
 
 const SNAPSHOT: SchemaSnapshot = {
@@ -97,32 +96,30 @@ describe('planQuery', () => {
   });
 });
 
-const row = (id: string, data: Record<string, unknown>): StoredRecord => ({
-  id,
-  entityType: 'Shot',
-  projectId: null,
-  status: null,
-  active: true,
-  thumbnailId: null,
-  createdBy: null,
-  createdAt: '2026-01-01T00:00:00.000000Z',
-  updatedAt: '2026-01-01T00:00:00.000000Z',
-  data,
-  retired: false,
-});
+const row = (id: string, data: Record<string, unknown>): string =>
+  JSON.stringify({ id, entity_type: 'Shot', project_id: null, status: null, active: true, data });
 
+/** A store holding `rows` whose stored schema is SNAPSHOT at `version` (the stored version can move). */
 class FakeStore implements RecordQueryStore {
   plans: QueryPlan[] = [];
-  constructor(private readonly rows: StoredRecord[]) {}
+  loads = 0;
+  version = 1;
+  snapshot: SchemaSnapshot = SNAPSHOT;
+  constructor(private readonly rows: string[]) {}
   async query(plan: QueryPlan) {
     this.plans.push(plan);
-    return { rows: this.rows.slice(0, plan.limit).map((r) => ({ record: r, keys: [r.id] })), total: plan.includeTotal ? this.rows.length : undefined };
+    return {
+      rows: this.rows.slice(0, plan.limit).map((r) => ({ json: r, keys: [(JSON.parse(r) as { id: string }).id] })),
+      schemaVersion: this.version,
+      total: plan.includeTotal ? this.rows.length : undefined,
+    };
   }
   async loadSchema() {
-    return { version: 1, snapshot: SNAPSHOT };
+    this.loads++;
+    return { version: this.version, snapshot: this.snapshot };
   }
   async schemaVersion() {
-    return 1;
+    return this.version;
   }
 }
 
@@ -139,7 +136,10 @@ describe('RecordQueries', () => {
     const q = new RecordQueries(store);
     const page = await q.query({ entityType: 'Shot', limit: 2, fieldsJson: '["code"]', includeTotal: true }, ctx('Viewer'));
     expect(store.plans[0]!.limit).toBe(3);
-    expect(page.items.map((r) => r.data)).toEqual([{ code: 'a' }, { code: 'b' }]);
+    // The projection is SQL over `data` with the field list bound, never written into the statement.
+    expect(store.plans[0]!.data).toContain(`any($${store.plans[0]!.params.length + 1}::text[])`);
+    expect(store.plans[0]!.dataParams).toEqual([['code']]);
+    expect(page.items).toEqual(rows.slice(0, 2));
     expect(page.total).toBe(3);
     expect(page.nextCursor).toBeTruthy();
     const all = await q.query({ entityType: 'Shot', limit: 3 }, ctx('Viewer'));
@@ -159,5 +159,30 @@ describe('RecordQueries', () => {
     expect(await kind(q.query({ entityType: 'Shot', includeRetired: true }, ctx('Artist')))).toBe('forbidden');
     expect(await kind(q.query({ entityType: 'Shot', includeRetired: true }, ctx('Admin')))).toBe('ok');
     expect(await kind(q.query({ entityType: 'Asset' }, ctx('Admin')))).toBe('not_found');
+  });
+
+  it('plans against the held schema and plans again when the statement saw a newer stored one', async () => {
+    const store = new FakeStore(rows);
+    const q = new RecordQueries(store);
+    expect((await q.query({ entityType: 'Shot', order: [{ field: 'cut_in' }] }, ctx('Viewer'))).items).toHaveLength(3);
+    expect(store.loads).toBe(1);
+    expect(store.plans).toHaveLength(1);
+    // cut_in becomes a text field in version 2: the statement reports 2, the query is planned again by it.
+    store.version = 2;
+    store.snapshot = { ...SNAPSHOT, version: 2, entity_types: [{ ...SNAPSHOT.entity_types[0]!, fields: [{ code: 'cut_in', type: 'text' }] }] };
+    await q.query({ entityType: 'Shot', order: [{ field: 'cut_in' }] }, ctx('Viewer'));
+    expect(store.loads).toBe(2);
+    expect(store.plans).toHaveLength(3);
+    expect(store.plans[1]!.orderBy).toContain('numeric');
+    expect(store.plans[2]!.orderBy).not.toContain('numeric');
+    // A field the held schema lacks is confirmed against the stored version before a 422.
+    store.version = 3;
+    store.snapshot = { ...SNAPSHOT, version: 3, entity_types: [{ ...SNAPSHOT.entity_types[0]!, fields: [{ code: 'fps', type: 'float' }] }] };
+    expect((await q.query({ entityType: 'Shot', filtersJson: '[["fps", "greater_than", 24]]' }, ctx('Viewer'))).items).toHaveLength(3);
+    expect(store.loads).toBe(3);
+    const err = await q.query({ entityType: 'Shot', filtersJson: '[["nope", "is", 1]]' }, ctx('Viewer')).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(AppError);
+    expect((err as AppError).kind).toBe('invalid');
+    expect(store.loads).toBe(3);
   });
 });

@@ -8,10 +8,8 @@
  * record inserted while a client pages never shifts the rows already seen or still to come, so
  * each record that existed when paging began is returned exactly once.
  */
-import { AppError, type CallContext, type Problem } from '@reelbase/lib-platform';
+import { AppError, isAppError, type CallContext, type Problem } from '@reelbase/lib-platform';
 import { compileFilter, QUERY_COLUMNS, type QueryColumn } from './filter.compiler.js';
-import { toView, type StoredRecord } from './record.store.js';
-import type { RecordView } from './record.types.js';
 import { SchemaCache, type CompiledSchema } from './schema.snapshot.js';
 import { entityTypeOf } from './schema.validator.js';
 import { checkEntityType } from './record.rules.js';
@@ -38,14 +36,19 @@ export interface QueryInput {
 }
 
 export interface QueryResult {
-  items: RecordView[];
+  /** The page's records in their client form (docs/api-notes.md, Records), each as JSON text. */
+  items: string[];
   nextCursor: string | null;
   total?: number;
 }
 
-/** The statement a query runs: `select <columns>, <keys> from records.record r where <where> order by <orderBy> limit <limit>`. */
+/** The statement a query runs: `select <record with data>, <keys> from records.record r where <where> order by <orderBy> limit <limit>`. */
 export interface QueryPlan {
   where: string;
+  /** The SQL of the `data` answered: `r.data`, or only the keys `fields` asked for. */
+  data: string;
+  /** The parameters of `data`, numbered after `params`. */
+  dataParams: unknown[];
   params: unknown[];
   /** SQL expressions whose text values make the cursor, in order. */
   keys: string[];
@@ -54,15 +57,18 @@ export interface QueryPlan {
   includeTotal: boolean;
 }
 
-/** A row of a query: the record and the text of its order keys. */
+/** A row of a query: the record in its client form as JSON text, and the text of its order keys. */
 export interface QueryRow {
-  record: StoredRecord;
+  json: string;
   keys: (string | null)[];
 }
 
 export interface RecordQueryStore {
-  /** Runs the plan: at most `limit` rows, and the count of every match when asked. */
-  query(plan: QueryPlan): Promise<{ rows: QueryRow[]; total?: number }>;
+  /**
+   * Runs the plan: at most `limit` rows, the stored schema version the statement saw, and the
+   * count of every match when asked.
+   */
+  query(plan: QueryPlan): Promise<{ rows: QueryRow[]; schemaVersion: number; total?: number }>;
   loadSchema(): ReturnType<ConstructorParameters<typeof SchemaCache>[0]>;
   /** The stored schema version (0 before the first snapshot). */
   schemaVersion(): Promise<number>;
@@ -274,9 +280,17 @@ export function planQuery(schema: CompiledSchema, input: QueryInput): { plan: Qu
     const first = sorted[0]!;
     if (sorted.length > 1 && !first.isFlag && values[0] !== 'null') where.push(`${first.expr} ${first.desc ? '<=' : '>='} ${values[0]}`);
   }
+  // `fields`: `data` holding only those keys (every column is always returned); its parameter
+  // follows those of the predicate, which the count statement binds alone.
+  const data =
+    fields === undefined
+      ? 'r.data'
+      : `coalesce((select jsonb_object_agg(f.key, f.value) from jsonb_each(r.data) f where f.key = any($${params.length + 1}::text[])), '{}'::jsonb)`;
   return {
     plan: {
       where: where.join(' and '),
+      data,
+      dataParams: fields === undefined ? [] : [fields],
       params,
       keys: keys.map((k) => k.expr),
       orderBy: sorted.map((s) => `${s.expr} ${s.desc ? 'desc' : 'asc'}`).join(', '),
@@ -293,14 +307,6 @@ function bindAs(params: unknown[], text: string, cast: string): string {
   return `$${params.length}::${cast}`;
 }
 
-/** `data` holding only `fields` (every column is always returned). */
-function project(view: RecordView, fields: string[] | undefined): RecordView {
-  if (fields === undefined) return view;
-  const data: Record<string, unknown> = {};
-  for (const f of fields) if (f in view.data) data[f] = view.data[f];
-  return { ...view, data };
-}
-
 export class RecordQueries {
   private readonly schemas: SchemaCache;
 
@@ -308,7 +314,14 @@ export class RecordQueries {
     this.schemas = new SchemaCache(() => store.loadSchema());
   }
 
-  /** Runs a query for any authenticated caller; `includeRetired` is for Admins only (403). */
+  /**
+   * Runs a query for any authenticated caller; `includeRetired` is for Admins only (403).
+   *
+   * The query is planned against the schema held in memory and its statement reads the stored
+   * version: when that differs (a field added or changed a moment ago), the schema is reloaded and
+   * the query planned and run again, so a query always answers by the schema PostgreSQL holds. A
+   * problem found against the held schema is confirmed the same way before it is answered.
+   */
   async query(input: QueryInput, ctx: CallContext): Promise<QueryResult> {
     const p = ctx.principal;
     if (!p || p.role === 'Guest') throw new AppError('forbidden', 'queries need a signed-in user');
@@ -316,19 +329,37 @@ export class RecordQueries {
       throw new AppError('forbidden', 'only an Admin may include retired records');
     }
     checkEntityType(input.entityType);
-    // The stored version is read on every query, so a field added a moment ago can be filtered at once.
-    const schema = await this.schemas.at(await this.store.schemaVersion());
-    if (schema.version > 0) entityTypeOf(schema, input.entityType);
-    const { plan, fields, fingerprint } = planQuery(schema, input);
-    const fetch = { ...plan, limit: plan.limit + 1 };
-    const { rows, total } = await this.store.query(fetch);
-    const page = rows.slice(0, plan.limit);
-    const last = page[page.length - 1];
-    const nextCursor = rows.length > plan.limit && last ? encodeCursor({ k: last.keys, o: fingerprint }) : null;
-    return {
-      items: page.map((r) => project(toView(r.record), fields)),
-      nextCursor,
-      ...(plan.includeTotal ? { total: total ?? 0 } : {}),
-    };
+    let schema = await this.schemas.held();
+    for (let attempt = 0; ; attempt++) {
+      const last = attempt > 0;
+      let planned: ReturnType<typeof planQuery>;
+      try {
+        if (schema.version > 0) entityTypeOf(schema, input.entityType);
+        planned = planQuery(schema, input);
+      } catch (err) {
+        if (!last && isAppError(err) && (err.kind === 'invalid' || err.kind === 'not_found')) {
+          const version = await this.store.schemaVersion();
+          if (version !== schema.version) {
+            schema = await this.schemas.at(version);
+            continue;
+          }
+        }
+        throw err;
+      }
+      const { plan, fingerprint } = planned;
+      const { rows, schemaVersion, total } = await this.store.query({ ...plan, limit: plan.limit + 1 });
+      if (!last && schemaVersion !== schema.version) {
+        schema = await this.schemas.at(schemaVersion);
+        continue;
+      }
+      const page = rows.slice(0, plan.limit);
+      const lastRow = page[page.length - 1];
+      const nextCursor = rows.length > plan.limit && lastRow ? encodeCursor({ k: lastRow.keys, o: fingerprint }) : null;
+      return {
+        items: page.map((r) => r.json),
+        nextCursor,
+        ...(plan.includeTotal ? { total: total ?? 0 } : {}),
+      };
+    }
   }
 }

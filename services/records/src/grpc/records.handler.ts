@@ -30,6 +30,34 @@ export function toProtoRecord(r: RecordView): recordsv1.Record {
   };
 }
 
+/** A record in its client form (JSON text of the query statement) as a proto message. */
+function fromClientJson(text: string): recordsv1.Record {
+  const r = JSON.parse(text) as {
+    id: string;
+    entity_type: string;
+    project_id: string | null;
+    status: string | null;
+    active: boolean;
+    thumbnail_id: string | null;
+    created_by: string | null;
+    created_at: string;
+    updated_at: string;
+    data: unknown;
+  };
+  return {
+    id: r.id,
+    entityType: r.entity_type,
+    projectId: r.project_id ?? undefined,
+    status: r.status ?? undefined,
+    active: r.active,
+    thumbnailId: r.thumbnail_id ?? undefined,
+    createdBy: r.created_by ?? undefined,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+    dataJson: JSON.stringify(r.data),
+  };
+}
+
 /** A stored share link as a proto message (never its digest or password hash). */
 function toProtoShareLink(l: ShareLinkRow): recordsv1.ShareLink {
   return {
@@ -151,7 +179,10 @@ export function recordsHandlers(
         },
         ctx,
       );
-      return { items: result.items.map(toProtoRecord), nextCursor: result.nextCursor ?? undefined, total: result.total };
+      const page = { nextCursor: result.nextCursor ?? undefined, total: result.total };
+      // The records as PostgreSQL wrote them, one JSON array; `items` only for a caller that did not ask so.
+      if (req.answerJson) return { items: [], itemsJson: `[${result.items.join(',')}]`, ...page };
+      return { items: result.items.map(fromClientJson), ...page };
     },
 
     async createShareLink(req: recordsv1.CreateShareLinkRequest, ctx: CallContext) {

@@ -16,6 +16,7 @@ import { ViewsRepository } from './views.repository.js';
 import { ShareRepository } from './share.repository.js';
 import type { NewShareLink, ShareLinkRow, ShareLinkStore, VersionReviewable } from '../domain/share.links.js';
 import { QueryRepository } from './query.repository.js';
+import type { QueryPool } from './query.pool.js';
 import type { QueryPlan, RecordQueryStore, QueryRow } from '../domain/record.query.js';
 import type { SchemaAdminStore } from '../domain/schema.admin.js';
 import type { CodeRename } from '../domain/schema.rename.js';
@@ -40,7 +41,7 @@ export class KnexRecordStore implements RecordStore, SchemaAdminStore, RecordVie
     private readonly db: Knex,
     private readonly names: NatsNames,
     /** The pool queries run on and the statement_timeout its connections carry (store/query.pool.ts). */
-    private readonly queryPool: { db: Knex; timeoutMs: number },
+    private readonly queryPool: { db: QueryPool; timeoutMs: number },
   ) {}
 
   find(id: string): Promise<StoredRecord | undefined> {
@@ -83,7 +84,7 @@ export class KnexRecordStore implements RecordStore, SchemaAdminStore, RecordVie
     return guarded(() => this.usage.count(this.db));
   }
 
-  query(plan: QueryPlan): Promise<{ rows: QueryRow[]; total?: number }> {
+  query(plan: QueryPlan): Promise<{ rows: QueryRow[]; schemaVersion: number; total?: number }> {
     const { db, timeoutMs } = this.queryPool;
     return guarded(() => this.queries.query(db, plan), {
       '57014': (err) =>

@@ -1,49 +1,68 @@
 /**
  * The statement of a query (domain/record.query.ts): the plan's predicate, order and limit over
  * `records.record r`, and the count of every match when asked. The plan numbers its parameters
- * `$1..$n`; they are handed to the driver as bindings, never written into the SQL.
+ * `$1..$n`; they are handed to the driver as bound values, never written into the SQL.
+ *
+ * Each row leaves PostgreSQL as the record's client form, already JSON text
+ * (docs/api-notes.md, Records; `json_build_object` keeps `data` as stored), so records and the
+ * gateway splice it into the answer without parsing or re-serialising a record
+ * (docs/queries.md, "The request path"). The same statement reads the stored schema version, so
+ * a query needs no round trip of its own to learn it.
  */
-import type { Knex } from '@mikro-orm/postgresql';
+import { sqlIsoMicros } from '@reelbase/lib-platform';
 import type { QueryPlan, QueryRow } from '../domain/record.query.js';
-import { COLUMNS, toStored, type Db, type Row } from './record.repository.js';
+import type { QueryPool } from './query.pool.js';
+import { SCHEMA_VERSION_SQL } from './schema.repository.js';
 
-/** `sql` with `$n` placeholders as Knex `?` bindings, in the order they appear. */
-export function toKnexBindings(sql: string, params: readonly unknown[]): { sql: string; bindings: unknown[] } {
-  if (sql.includes('?')) throw new Error('a query plan must not contain ?');
-  const bindings: unknown[] = [];
-  const out = sql.replace(/\$(\d+)/g, (_m, n: string) => {
-    const i = Number(n) - 1;
-    if (i < 0 || i >= params.length) throw new Error(`no parameter $${n}`);
-    bindings.push(params[i]);
-    return '?';
-  });
-  return { sql: out, bindings };
+/** A statement with its bound values, as `pg` takes it. */
+export interface Statement {
+  text: string;
+  values: unknown[];
 }
 
-/** The statement of a page of `plan` (and of its count), as run by {@link QueryRepository}. */
-export function queryStatements(plan: QueryPlan): { page: { sql: string; bindings: unknown[] }; count?: { sql: string; bindings: unknown[] } } {
+/** The record of row `r` in its client form (docs/api-notes.md, Records), `data` given as SQL. */
+export function clientJsonSql(data: string): string {
+  return `json_build_object('id', r.id, 'entity_type', r.entity_type, 'project_id', r.project_id, 'status', r.status,
+    'active', r.active, 'thumbnail_id', r.thumbnail_id, 'created_by', r.created_by,
+    'created_at', ${sqlIsoMicros('r.created_at')}, 'updated_at', ${sqlIsoMicros('r.updated_at')}, 'data', ${data})::text`;
+}
+
+/** The statements of a page of `plan` (and of its count), as run by {@link QueryRepository}. */
+export function queryStatements(plan: QueryPlan): { page: Statement; count?: Statement } {
   const keys = plan.keys.map((k, i) => `(${k})::text as k${i}`).join(', ');
-  const page = toKnexBindings(
-    `select ${COLUMNS}, ${keys}
+  const page = {
+    text: `select ${clientJsonSql(plan.data)} as j, ${keys}, ${SCHEMA_VERSION_SQL} as v
        from records.record r
       where ${plan.where}
       order by ${plan.orderBy}
       limit ${Number(plan.limit)}`,
-    plan.params,
-  );
+    values: [...plan.params, ...plan.dataParams],
+  };
   if (!plan.includeTotal) return { page };
-  return { page, count: toKnexBindings(`select count(*)::bigint as n from records.record r where ${plan.where}`, plan.params) };
+  return { page, count: { text: `select count(*)::bigint as n from records.record r where ${plan.where}`, values: plan.params } };
 }
+
+type PageRow = { j: string; v: string } & Record<string, string | null>;
 
 /** Statements of queries. */
 export class QueryRepository {
-  /** Runs the page, then the count when asked (on the query pool: store/query.pool.ts). */
-  async query(db: Db, plan: QueryPlan): Promise<{ rows: QueryRow[]; total?: number }> {
+  /**
+   * Runs the page, then the count when asked (on the query pool: store/query.pool.ts). The schema
+   * version is the one the page statement saw, or read on its own when the page is empty.
+   */
+  async query(pool: QueryPool, plan: QueryPlan): Promise<{ rows: QueryRow[]; schemaVersion: number; total?: number }> {
     const { page, count } = queryStatements(plan);
-    const res = await db.raw<{ rows: (Row & Record<string, string | null>)[] }>(page.sql, page.bindings as Knex.RawBinding[]);
-    const rows = res.rows.map((r) => ({ record: toStored(r), keys: plan.keys.map((_k, i) => r[`k${i}`] ?? null) }));
-    if (!count) return { rows };
-    const c = await db.raw<{ rows: { n: string }[] }>(count.sql, count.bindings as Knex.RawBinding[]);
-    return { rows, total: Number(c.rows[0]!.n) };
+    const res = await pool.query<PageRow>(page.text, page.values);
+    const arity = plan.keys.length;
+    const rows = res.rows.map((r) => {
+      const keys: (string | null)[] = [];
+      for (let i = 0; i < arity; i++) keys.push(r[`k${i}`] ?? null);
+      return { json: r.j, keys };
+    });
+    const schemaVersion =
+      res.rows.length > 0 ? Number(res.rows[0]!.v) : Number((await pool.query<{ v: string }>(`select ${SCHEMA_VERSION_SQL} as v`)).rows[0]!.v);
+    if (!count) return { rows, schemaVersion };
+    const c = await pool.query<{ n: string }>(count.text, count.values);
+    return { rows, schemaVersion, total: Number(c.rows[0]!.n) };
   }
 }

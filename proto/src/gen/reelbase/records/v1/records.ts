@@ -223,12 +223,22 @@ export interface QueryRecordsRequest {
   includeTotal: boolean;
   /** Admin only. */
   includeRetired: boolean;
+  /** Answer the page as `items_json` instead of `items` (docs/queries.md, "The request path"). */
+  answerJson: boolean;
 }
 
 export interface QueryRecordsResponse {
+  /** The page, unless the request set `answer_json`. */
   items: Record[];
   nextCursor?: string | undefined;
-  total?: number | undefined;
+  total?:
+    | number
+    | undefined;
+  /**
+   * With `answer_json`: the page as a JSON array of records in their client form
+   * (docs/api-notes.md, Records), as PostgreSQL wrote them: spliced into the answer unparsed.
+   */
+  itemsJson?: string | undefined;
 }
 
 /**
@@ -2784,6 +2794,7 @@ function createBaseQueryRecordsRequest(): QueryRecordsRequest {
     cursor: undefined,
     includeTotal: false,
     includeRetired: false,
+    answerJson: false,
   };
 }
 
@@ -2812,6 +2823,9 @@ export const QueryRecordsRequest: MessageFns<QueryRecordsRequest> = {
     }
     if (message.includeRetired !== false) {
       writer.uint32(64).bool(message.includeRetired);
+    }
+    if (message.answerJson !== false) {
+      writer.uint32(72).bool(message.answerJson);
     }
     return writer;
   },
@@ -2893,6 +2907,14 @@ export const QueryRecordsRequest: MessageFns<QueryRecordsRequest> = {
             message.includeRetired = reader.bool();
             continue;
           }
+          case 9: {
+            if (tag !== 72) {
+              break;
+            }
+
+            message.answerJson = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2935,6 +2957,11 @@ export const QueryRecordsRequest: MessageFns<QueryRecordsRequest> = {
         : isSet(object.include_retired)
         ? globalThis.Boolean(object.include_retired)
         : false,
+      answerJson: isSet(object.answerJson)
+        ? globalThis.Boolean(object.answerJson)
+        : isSet(object.answer_json)
+        ? globalThis.Boolean(object.answer_json)
+        : false,
     };
   },
 
@@ -2964,6 +2991,9 @@ export const QueryRecordsRequest: MessageFns<QueryRecordsRequest> = {
     if (message.includeRetired !== false) {
       obj.includeRetired = message.includeRetired;
     }
+    if (message.answerJson !== false) {
+      obj.answerJson = message.answerJson;
+    }
     return obj;
   },
 
@@ -2980,12 +3010,13 @@ export const QueryRecordsRequest: MessageFns<QueryRecordsRequest> = {
     message.cursor = object.cursor ?? undefined;
     message.includeTotal = object.includeTotal ?? false;
     message.includeRetired = object.includeRetired ?? false;
+    message.answerJson = object.answerJson ?? false;
     return message;
   },
 };
 
 function createBaseQueryRecordsResponse(): QueryRecordsResponse {
-  return { items: [], nextCursor: undefined, total: undefined };
+  return { items: [], nextCursor: undefined, total: undefined, itemsJson: undefined };
 }
 
 export const QueryRecordsResponse: MessageFns<QueryRecordsResponse> = {
@@ -2998,6 +3029,9 @@ export const QueryRecordsResponse: MessageFns<QueryRecordsResponse> = {
     }
     if (message.total !== undefined) {
       writer.uint32(24).int64(message.total);
+    }
+    if (message.itemsJson !== undefined) {
+      writer.uint32(34).string(message.itemsJson);
     }
     return writer;
   },
@@ -3039,6 +3073,14 @@ export const QueryRecordsResponse: MessageFns<QueryRecordsResponse> = {
             message.total = longToNumber(reader.int64());
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.itemsJson = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3060,6 +3102,11 @@ export const QueryRecordsResponse: MessageFns<QueryRecordsResponse> = {
         ? globalThis.String(object.next_cursor)
         : undefined,
       total: isSet(object.total) ? globalThis.Number(object.total) : undefined,
+      itemsJson: isSet(object.itemsJson)
+        ? globalThis.String(object.itemsJson)
+        : isSet(object.items_json)
+        ? globalThis.String(object.items_json)
+        : undefined,
     };
   },
 
@@ -3074,6 +3121,9 @@ export const QueryRecordsResponse: MessageFns<QueryRecordsResponse> = {
     if (message.total !== undefined) {
       obj.total = Math.round(message.total);
     }
+    if (message.itemsJson !== undefined) {
+      obj.itemsJson = message.itemsJson;
+    }
     return obj;
   },
 
@@ -3085,6 +3135,7 @@ export const QueryRecordsResponse: MessageFns<QueryRecordsResponse> = {
     message.items = object.items?.map((e) => Record.fromPartial(e)) || [];
     message.nextCursor = object.nextCursor ?? undefined;
     message.total = object.total ?? undefined;
+    message.itemsJson = object.itemsJson ?? undefined;
     return message;
   },
 };
