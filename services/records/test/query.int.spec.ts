@@ -92,6 +92,7 @@ const query = (entityType: string, q: Q, ctx: CallContext = asViewer) =>
       cursor: q.cursor,
       includeTotal: q.includeTotal ?? false,
       includeRetired: q.includeRetired ?? false,
+      answerJson: false,
     },
     ctx,
   );
