@@ -1,10 +1,15 @@
 /**
- * `node bench/dist/media.js [--clip-seconds 8] [--rounds 3] [--upload-mib 2048] [--jobs 20] [--only wall,drain,rss]`
+ * `node bench/dist/media.js [--clip-seconds 8] [--rounds 7] [--warmup 1] [--upload-mib 2048] [--jobs 20] [--only wall,drain,rss]`
  * (`npm run bench:media`): reviewables on the whole stack, in one run on one machine.
  *   1. Upload → `done` wall time of a 720p H.264/AAC clip through the gateway, against the same
  *      ffprobe + thumbnail + proxy commands (the argument lists the worker builds) run raw on the
  *      same file in the same run; and the time to the first thumbnail (upload start until
- *      `thumbnail_media_key` shows in `GET /versions/{id}/reviewable`). Target: ≤ 1.15× raw.
+ *      `thumbnail_media_key` shows in `GET /versions/{id}/reviewable`). Each round runs both, raw
+ *      first in even rounds and the gateway first in odd ones, so a machine getting busier or
+ *      quieter weighs on both alike; `--warmup` rounds before them are not counted (the first
+ *      job of a fresh worker pays for its cold start). The verdict is the median of the per-round
+ *      ratios (each against the raw run right beside it); the spread of those ratios is printed
+ *      with it. Target: ≤ 1.15× raw.
  *   2. Time to drain `--jobs` queued jobs (a small clip each, queued while the workers are
  *      stopped) with one worker, then with two.
  *   3. Peak RSS growth of every process (gateway, media api, each worker; /proc/<pid>/status
@@ -30,6 +35,15 @@ const TARGET_RSS_MIB = 64;
 /** The worker's defaults (TRANSCODE_THREADS, TRANSCODE_MAX_DURATION_S), so raw runs the same commands. */
 const LIMITS: PlanLimits = { threads: 2, maxDurationS: 4 * 3600 };
 
+/** A non-negative integer option. */
+function argOrZero(name: string, def: number): number {
+  const i = process.argv.indexOf(`--${name}`);
+  if (i < 0) return def;
+  const n = Number(process.argv[i + 1]);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`--${name} needs a non-negative integer`);
+  return n;
+}
+
 function arg(name: string, def: number): number {
   const i = process.argv.indexOf(`--${name}`);
   if (i < 0) return def;
@@ -38,7 +52,19 @@ function arg(name: string, def: number): number {
   return n;
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!;
+/** The median (the mean of the middle two for an even count). */
+const median = (xs: number[]) => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  const mid = (sorted.length - 1) / 2;
+  return (sorted[Math.floor(mid)]! + sorted[Math.ceil(mid)]!) / 2;
+};
+/** The p-th quantile by linear interpolation (p in [0, 1]). */
+const quantile = (xs: number[], p: number) => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  const at = (sorted.length - 1) * p;
+  const lo = Math.floor(at);
+  return sorted[lo]! + (sorted[Math.min(lo + 1, sorted.length - 1)]! - sorted[lo]!) * (at - lo);
+};
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 class Client {
@@ -164,7 +190,8 @@ async function workersUp(stack: Stack, names: string[]): Promise<void> {
 
 async function main(): Promise<number> {
   const clipSeconds = arg('clip-seconds', 8);
-  const rounds = arg('rounds', 3);
+  const rounds = arg('rounds', 7);
+  const warmup = argOrZero('warmup', 1);
   const uploadMiB = arg('upload-mib', 2048);
   const jobs = arg('jobs', 20);
   const onlyAt = process.argv.indexOf('--only');
@@ -208,26 +235,46 @@ async function main(): Promise<number> {
     const fx = await bootstrapGateway(stack.url);
     const c = new Client(stack.url, fx.apiKey);
 
-    // 1. upload → done against the raw commands, alternating so both see the same machine state.
+    // 1. upload → done against the raw commands, in pairs whose order flips every round so
+    // both see the same machine state; warm-up rounds first, not counted.
     const raw: Awaited<ReturnType<typeof rawRun>>[] = [];
     const service: { doneMs: number; thumbMs: number | null; uploadMs: number }[] = [];
-    for (let r = 0; phases.has('wall') && r < rounds; r++) {
+    const rawRound = async (r: number) => {
       const out = join(dir, `raw-${r}`);
       await mkdir(out, { recursive: true });
-      log(`round ${r + 1}/${rounds}: raw ffprobe + thumbnail + proxy`);
-      raw.push(await rawRun(ff.ffmpeg, ff.ffprobe, clip, out));
-      log(`round ${r + 1}/${rounds}: upload → done through the gateway`);
+      return rawRun(ff.ffmpeg, ff.ffprobe, clip, out);
+    };
+    const serviceRound = async (r: number) => {
       const versionId = await c.version(fx.projectId, `wall_${r}`);
       const t0 = performance.now();
       await c.upload(versionId, clipData, 'video/quicktime', 'clip.mov');
       const uploadMs = performance.now() - t0;
       const w = await watch(c, versionId, t0, 50);
       if (w.status !== 'done') throw new Error(`the clip ended ${w.status}: ${w.error}`);
-      service.push({ doneMs: w.doneMs, thumbMs: w.thumbMs, uploadMs });
+      return { doneMs: w.doneMs, thumbMs: w.thumbMs, uploadMs };
+    };
+    for (let r = 0; phases.has('wall') && r < warmup + rounds; r++) {
+      const label = r < warmup ? `warm-up ${r + 1}/${warmup}` : `round ${r - warmup + 1}/${rounds}`;
+      const rawFirst = (r - warmup) % 2 === 0;
+      log(`${label}: ${rawFirst ? 'raw, then through the gateway' : 'through the gateway, then raw'}`);
+      let rawOne: Awaited<ReturnType<typeof rawRun>>;
+      let serviceOne: Awaited<ReturnType<typeof serviceRound>>;
+      if (rawFirst) {
+        rawOne = await rawRound(r);
+        serviceOne = await serviceRound(r);
+      } else {
+        serviceOne = await serviceRound(r);
+        rawOne = await rawRound(r);
+      }
+      log(`${label}: raw ${Math.round(rawOne.totalMs)} ms, through the gateway ${Math.round(serviceOne.doneMs)} ms`);
+      if (r < warmup) continue;
+      raw.push(rawOne);
+      service.push(serviceOne);
     }
     const rawMs = raw.length ? median(raw.map((x) => x.totalMs)) : NaN;
     const doneMs = service.length ? median(service.map((x) => x.doneMs)) : NaN;
-    const ratio = doneMs / rawMs;
+    const perRound = service.map((x, i) => x.doneMs / raw[i]!.totalMs);
+    const ratio = perRound.length ? median(perRound) : NaN;
 
     // 2. drain `jobs` queued jobs with 1 worker, then with 2.
     const drain = async (running: string[]) => {
@@ -292,7 +339,7 @@ async function main(): Promise<number> {
     const report = {
       at: new Date().toISOString(),
       machine: { cpus: cpus().length, node: process.version },
-      options: { clipSeconds, rounds, uploadMiB, jobs, threads: LIMITS.threads },
+      options: { clipSeconds, rounds, warmup, uploadMiB, jobs, threads: LIMITS.threads },
       wall: {
         raw_ms: raw.map((x) => Math.round(x.totalMs)),
         raw_steps_ms: raw.map((x) => ({ probe: Math.round(x.probeMs), thumbnail: Math.round(x.thumbMs), proxy: Math.round(x.proxyMs) })),
@@ -300,7 +347,17 @@ async function main(): Promise<number> {
         service_upload_answer_ms: service.map((x) => Math.round(x.uploadMs)),
         first_thumbnail_ms: service.map((x) => (x.thumbMs === null ? null : Math.round(x.thumbMs))),
         ratio: +ratio.toFixed(2),
-        ratio_per_round: service.map((x, i) => +(x.doneMs / raw[i]!.totalMs).toFixed(2)),
+        ratio_of_medians: +(doneMs / rawMs).toFixed(2),
+        ratio_per_round: perRound.map((x) => +x.toFixed(2)),
+        ratio_spread: perRound.length
+          ? {
+              min: +Math.min(...perRound).toFixed(2),
+              p25: +quantile(perRound, 0.25).toFixed(2),
+              p75: +quantile(perRound, 0.75).toFixed(2),
+              max: +Math.max(...perRound).toFixed(2),
+            }
+          : null,
+        service_minus_raw_ms: service.map((x, i) => Math.round(x.doneMs - raw[i]!.totalMs)),
         target: `upload → done ≤ ${TARGET_RATIO}× raw`,
         verdict: ratio <= TARGET_RATIO ? 'PASS' : 'MISS',
       },
@@ -316,10 +373,17 @@ async function main(): Promise<number> {
     };
 
     const line = (a: string, b: string) => process.stdout.write(`${a.padEnd(44)} ${b}\n`);
-    process.stdout.write(`\nreviewables on ${report.machine.cpus} cores (${clipSeconds} s 720p clip, ${rounds} rounds, medians)\n`);
+    process.stdout.write(`\nreviewables on ${report.machine.cpus} cores (${clipSeconds} s 720p clip, ${rounds} rounds after ${warmup} warm-up, medians)\n`);
     if (phases.has('wall')) {
       line('raw ffprobe + thumbnail + proxy', `${Math.round(rawMs)} ms`);
-      line('upload → done through the gateway', `${Math.round(doneMs)} ms  (${report.wall.ratio}×, target ≤ ${TARGET_RATIO}×: ${report.wall.verdict})`);
+      line('upload → done through the gateway', `${Math.round(doneMs)} ms`);
+      const sp = report.wall.ratio_spread;
+      line(
+        '  ratio per round (median)',
+        `${report.wall.ratio}×, target ≤ ${TARGET_RATIO}×: ${report.wall.verdict}  (ratio of medians ${report.wall.ratio_of_medians}×)`,
+      );
+      line('  per round', `${report.wall.ratio_per_round.join(' / ')}  (min ${sp?.min}, p25 ${sp?.p25}, p75 ${sp?.p75}, max ${sp?.max})`);
+      line('  gateway minus raw, per round', `${report.wall.service_minus_raw_ms.join(' / ')} ms`);
       line('upload answered (original stored)', `${Math.round(median(service.map((x) => x.uploadMs)))} ms`);
       line(
         'time to first thumbnail',
