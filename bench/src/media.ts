@@ -183,6 +183,49 @@ function bigUpload(c: Client, versionId: string, bytes: number, progress: (sent:
   });
 }
 
+/** Sums and counts of the workers' timing histograms, by series (`queue_wait`, `probe`, `thumbnail`, `proxy`, `job`). */
+type WorkerTimes = Record<string, { sum: number; count: number }>;
+
+/**
+ * Reads the transcode timings from every worker's `/metrics` (docs/media.md, "Metrics") and adds
+ * them up: the queue wait (original stored → attempt start) and each successful step.
+ */
+async function workerTimes(stack: Stack, workers: string[]): Promise<WorkerTimes> {
+  const out: WorkerTimes = {};
+  const add = (key: string, field: 'sum' | 'count', v: number) => {
+    const t = (out[key] ??= { sum: 0, count: 0 });
+    t[field] += v;
+  };
+  for (const w of workers) {
+    const port = stack.ports[w]?.http;
+    if (!port) continue;
+    const text = await (await fetch(`http://127.0.0.1:${port}/metrics`, { signal: AbortSignal.timeout(10_000) })).text();
+    for (const line of text.split('\n')) {
+      let m = /^media_transcode_queue_wait_seconds_(sum|count) ([0-9.eE+-]+)$/.exec(line);
+      if (m) {
+        add('queue_wait', m[1] as 'sum' | 'count', Number(m[2]));
+        continue;
+      }
+      m = /^media_transcode_seconds_(sum|count)\{(.*)\} ([0-9.eE+-]+)$/.exec(line);
+      if (!m || !/outcome="ok"/.test(m[2]!)) continue;
+      const step = /step="([a-z]+)"/.exec(m[2]!)?.[1];
+      if (step) add(step, m[1] as 'sum' | 'count', Number(m[3]));
+    }
+  }
+  return out;
+}
+
+/** Mean milliseconds per series between two readings. */
+function meanMs(before: WorkerTimes, after: WorkerTimes): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [k, a] of Object.entries(after)) {
+    const b = before[k] ?? { sum: 0, count: 0 };
+    const n = a.count - b.count;
+    if (n > 0) out[k] = Math.round(((a.sum - b.sum) / n) * 1000);
+  }
+  return out;
+}
+
 /** Sets the given workers running (and only them), each waited for. */
 async function workersUp(stack: Stack, names: string[]): Promise<void> {
   await Promise.all(names.map((n) => stack.restart(n)));
@@ -253,7 +296,9 @@ async function main(): Promise<number> {
       if (w.status !== 'done') throw new Error(`the clip ended ${w.status}: ${w.error}`);
       return { doneMs: w.doneMs, thumbMs: w.thumbMs, uploadMs };
     };
+    let timesBefore: WorkerTimes = {};
     for (let r = 0; phases.has('wall') && r < warmup + rounds; r++) {
+      if (r === warmup) timesBefore = await workerTimes(stack, workers);
       const label = r < warmup ? `warm-up ${r + 1}/${warmup}` : `round ${r - warmup + 1}/${rounds}`;
       const rawFirst = (r - warmup) % 2 === 0;
       log(`${label}: ${rawFirst ? 'raw, then through the gateway' : 'through the gateway, then raw'}`);
@@ -271,6 +316,8 @@ async function main(): Promise<number> {
       raw.push(rawOne);
       service.push(serviceOne);
     }
+    // Where the time of a measured round went inside the workers (means over the rounds).
+    const jobSteps = phases.has('wall') ? meanMs(timesBefore, await workerTimes(stack, workers)) : {};
     const rawMs = raw.length ? median(raw.map((x) => x.totalMs)) : NaN;
     const doneMs = service.length ? median(service.map((x) => x.doneMs)) : NaN;
     const perRound = service.map((x, i) => x.doneMs / raw[i]!.totalMs);
@@ -363,6 +410,7 @@ async function main(): Promise<number> {
         service_minus_raw_ms: service.map((x, i) => Math.round(x.doneMs - raw[i]!.totalMs)),
         ratio_vs_probe_and_proxy: perRoundNoThumb.length ? +median(perRoundNoThumb).toFixed(2) : null,
         ratio_vs_probe_and_proxy_per_round: perRoundNoThumb.map((x) => +x.toFixed(2)),
+        worker_mean_ms: jobSteps,
         target: `upload → done ≤ ${TARGET_RATIO}× raw`,
         verdict: ratio <= TARGET_RATIO ? 'PASS' : 'MISS',
       },
@@ -394,6 +442,10 @@ async function main(): Promise<number> {
         `${report.wall.ratio_vs_probe_and_proxy}× median; per round ${report.wall.ratio_vs_probe_and_proxy_per_round.join(' / ')}`,
       );
       line('upload answered (original stored)', `${Math.round(median(service.map((x) => x.uploadMs)))} ms`);
+      line(
+        '  in the workers (means)',
+        `queue wait ${jobSteps.queue_wait} ms, job ${jobSteps.job} ms (probe ${jobSteps.probe}, thumbnail ${jobSteps.thumbnail}, proxy ${jobSteps.proxy} ms)`,
+      );
       line(
         'time to first thumbnail',
         `${Math.round(median(service.map((x) => x.thumbMs ?? Infinity)))} ms  (raw probe + thumbnail ${Math.round(median(raw.map((x) => x.probeMs + x.thumbMs)))} ms)`,
