@@ -1,7 +1,7 @@
 /**
  * One delivery of a transcode job (docs/media.md, "Worker"): decide (skip a finished job, give
- * up after the set attempts), claim the job, count the attempt, then probe, the proxy and beside
- * it the thumbnail (stored and set as soon as it exists), `done`. Heartbeats (`working()` and the lease) run while ffmpeg does. A
+ * up after the set attempts), claim the job, count the attempt, then probe, thumbnail (stored and
+ * set at once), proxy, `done`. Heartbeats (`working()` and the lease) run while ffmpeg does. A
  * failure about the file retries until TRANSCODE_MAX_ATTEMPTS and then ends `failed` with its
  * reason; a failure of a dependency (store, records, database) is retried without using up an
  * attempt. Nothing a file does can throw out of here.
@@ -241,24 +241,26 @@ export class JobProcessor {
       setKind(source.kind);
       const prefix = job.originalKey.slice(0, job.originalKey.lastIndexOf('/'));
 
-      // The proxy encodes from the moment the source is known; the thumbnail (one frame) is made,
-      // stored and shown beside it, neither waiting for the other. Whichever fails first ends
-      // the attempt, and the `finally` below stops the tool still running.
+      const thumbFile = join(dir, 'thumb.jpg');
+      await step('thumbnail', source.kind, () => runTool('ffmpeg', this.o.ffmpeg, thumbnailArgs(input, thumbFile, source, limits), run));
+      const thumbKey = `${prefix}/thumb.jpg`;
+      // Stored and shown while the proxy encodes: neither waits for the other.
+      const thumbShown = (async () => {
+        const size = await store.putFile(thumbKey, thumbFile, 'image/jpeg');
+        await records.updateRepresentation(job.representationId, { thumbnail_media_key: thumbKey, review_kind: source.kind }, ctx);
+        return size;
+      })();
+      thumbShown.catch(() => {});
+
       const proxyName = source.kind === 'video' ? 'proxy.mp4' : 'proxy.jpg';
       const proxyType = source.kind === 'video' ? 'video/mp4' : 'image/jpeg';
       const proxyFile = join(dir, proxyName);
       const encoded = step('proxy', source.kind, () =>
         runTool('ffmpeg', this.o.ffmpeg, proxyArgs(input, proxyFile, source, limits, { realtime: this.o.slowProxy }), { ...run, timeoutMs: this.o.timeoutMs }),
       );
-      const thumbFile = join(dir, 'thumb.jpg');
-      const thumbKey = `${prefix}/thumb.jpg`;
-      const thumbShown = (async () => {
-        await step('thumbnail', source.kind, () => runTool('ffmpeg', this.o.ffmpeg, thumbnailArgs(input, thumbFile, source, limits), run));
-        const size = await store.putFile(thumbKey, thumbFile, 'image/jpeg');
-        await records.updateRepresentation(job.representationId, { thumbnail_media_key: thumbKey, review_kind: source.kind }, ctx);
-        return size;
-      })();
-      const [thumbSize] = await Promise.all([thumbShown, encoded]);
+      encoded.catch(() => {});
+      const thumbSize = await thumbShown;
+      await encoded;
       const proxyKey = `${prefix}/${proxyName}`;
       const proxySize = await store.putFile(proxyKey, proxyFile, proxyType);
 
