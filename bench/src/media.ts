@@ -90,8 +90,8 @@ class Client {
     return r.body.id as string;
   }
 
-  /** A raw-body upload of a small file; throws unless 200. */
-  async upload(versionId: string, data: Buffer, type: string, name: string): Promise<void> {
+  /** A raw-body upload of a small file; throws unless 200. Returns the Representation's id. */
+  async upload(versionId: string, data: Buffer, type: string, name: string): Promise<string> {
     const res = await fetch(new URL(`/versions/${versionId}/reviewable`, this.url), {
       method: 'POST',
       headers: { authorization: `Bearer ${this.token}`, 'content-type': type, 'x-file-name': name },
@@ -100,6 +100,15 @@ class Client {
     });
     const text = await res.text();
     if (res.status !== 200) throw new Error(`upload answered ${res.status}: ${text.slice(0, 300)}`);
+    return (JSON.parse(text) as { representation: { id: string } }).representation.id;
+  }
+
+  /** When a record was last written (its `updated_at`), in ms since the epoch. */
+  async updatedAt(entityType: string, id: string): Promise<number> {
+    const r = await this.json('GET', `/entities/${entityType}/${id}`);
+    if (r.status !== 200) throw new Error(`GET ${entityType} ${id} answered ${r.status}`);
+    // ISO 8601 with microseconds; Date.parse takes milliseconds.
+    return Date.parse(String(r.body.updated_at).replace(/(\.\d{3})\d*/, '$1'));
   }
 
   reviewable(versionId: string) {
@@ -201,7 +210,7 @@ async function workerTimes(stack: Stack, workers: string[]): Promise<WorkerTimes
     if (!port) continue;
     const text = await (await fetch(`http://127.0.0.1:${port}/metrics`, { signal: AbortSignal.timeout(10_000) })).text();
     for (const line of text.split('\n')) {
-      let m = /^media_transcode_queue_wait_seconds_(sum|count) ([0-9.eE+-]+)$/.exec(line);
+      let m = /^media_transcode_queue_wait_seconds_(sum|count)(?:\{[^}]*\})? ([0-9.eE+-]+)$/.exec(line);
       if (m) {
         add('queue_wait', m[1] as 'sum' | 'count', Number(m[2]));
         continue;
@@ -281,20 +290,25 @@ async function main(): Promise<number> {
     // 1. upload → done against the raw commands, in pairs whose order flips every round so
     // both see the same machine state; warm-up rounds first, not counted.
     const raw: Awaited<ReturnType<typeof rawRun>>[] = [];
-    const service: { doneMs: number; thumbMs: number | null; uploadMs: number }[] = [];
+    const service: { doneMs: number; seenMs: number; thumbMs: number | null; uploadMs: number }[] = [];
     const rawRound = async (r: number) => {
       const out = join(dir, `raw-${r}`);
       await mkdir(out, { recursive: true });
       return rawRun(ff.ffmpeg, ff.ffprobe, clip, out);
     };
+    // `done` is timed by the Representation's own `updated_at` (the `done` write is its last one),
+    // so neither the polling interval nor the polling's own load on the services decides it;
+    // polling (every 100 ms) only notices it, and times the first thumbnail.
     const serviceRound = async (r: number) => {
       const versionId = await c.version(fx.projectId, `wall_${r}`);
       const t0 = performance.now();
-      await c.upload(versionId, clipData, 'video/quicktime', 'clip.mov');
+      const t0Epoch = Date.now();
+      const representationId = await c.upload(versionId, clipData, 'video/quicktime', 'clip.mov');
       const uploadMs = performance.now() - t0;
-      const w = await watch(c, versionId, t0, 50);
+      const w = await watch(c, versionId, t0, 100);
       if (w.status !== 'done') throw new Error(`the clip ended ${w.status}: ${w.error}`);
-      return { doneMs: w.doneMs, thumbMs: w.thumbMs, uploadMs };
+      const doneMs = (await c.updatedAt('Representation', representationId)) - t0Epoch;
+      return { doneMs, seenMs: w.doneMs, thumbMs: w.thumbMs, uploadMs };
     };
     let timesBefore: WorkerTimes = {};
     for (let r = 0; phases.has('wall') && r < warmup + rounds; r++) {
@@ -394,6 +408,7 @@ async function main(): Promise<number> {
         raw_ms: raw.map((x) => Math.round(x.totalMs)),
         raw_steps_ms: raw.map((x) => ({ probe: Math.round(x.probeMs), thumbnail: Math.round(x.thumbMs), proxy: Math.round(x.proxyMs) })),
         service_done_ms: service.map((x) => Math.round(x.doneMs)),
+        service_done_seen_by_polling_ms: service.map((x) => Math.round(x.seenMs)),
         service_upload_answer_ms: service.map((x) => Math.round(x.uploadMs)),
         first_thumbnail_ms: service.map((x) => (x.thumbMs === null ? null : Math.round(x.thumbMs))),
         ratio: +ratio.toFixed(2),
