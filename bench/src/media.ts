@@ -157,6 +157,19 @@ function rssKiB(pid: number | undefined): number {
   }
 }
 
+/** CPU seconds a process and its reaped children (the tools it ran) have used; 0 when it is gone. */
+function cpuSeconds(pid: number | undefined): number {
+  if (pid === undefined) return 0;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // After the command in parentheses: field 3 (state) first; utime, stime, cutime, cstime are 14–17.
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) / 100;
+  } catch {
+    return 0;
+  }
+}
+
 /** Streams `bytes` of generated data as one raw upload, writing only when the socket takes more. */
 function bigUpload(c: Client, versionId: string, bytes: number, progress: (sent: number) => void): Promise<{ status: number; ms: number }> {
   const chunk = Buffer.alloc(1024 * 1024);
@@ -313,6 +326,9 @@ async function main(): Promise<number> {
       return { doneMs, seenMs: w.doneMs, thumbMs: w.thumbMs, uploadMs };
     };
     let timesBefore: WorkerTimes = {};
+    const cpuProcs = ['bench', ...stack.services];
+    const rawCpu: Record<string, number> = {};
+    const serviceCpu: Record<string, number> = {};
     for (let r = 0; phases.has('wall') && r < warmup + rounds; r++) {
       if (r === warmup) timesBefore = await workerTimes(stack, workers);
       const label = r < warmup ? `warm-up ${r + 1}/${warmup}` : `round ${r - warmup + 1}/${rounds}`;
@@ -320,12 +336,21 @@ async function main(): Promise<number> {
       log(`${label}: ${rawFirst ? 'raw, then through the gateway' : 'through the gateway, then raw'}`);
       let rawOne: Awaited<ReturnType<typeof rawRun>>;
       let serviceOne: Awaited<ReturnType<typeof serviceRound>>;
+      // CPU of every process (the bench's own includes the raw tools; a worker's, its tools) per kind of run.
+      const cpuDuring = async <T>(into: Record<string, number>, fn: () => Promise<T>): Promise<T> => {
+        const before = Object.fromEntries(cpuProcs.map((p) => [p, cpuSeconds(p === 'bench' ? process.pid : stack!.pid(p))]));
+        const out = await fn();
+        if (r >= warmup) {
+          for (const p of cpuProcs) into[p] = (into[p] ?? 0) + cpuSeconds(p === 'bench' ? process.pid : stack!.pid(p)) - before[p]!;
+        }
+        return out;
+      };
       if (rawFirst) {
-        rawOne = await rawRound(r);
-        serviceOne = await serviceRound(r);
+        rawOne = await cpuDuring(rawCpu, () => rawRound(r));
+        serviceOne = await cpuDuring(serviceCpu, () => serviceRound(r));
       } else {
-        serviceOne = await serviceRound(r);
-        rawOne = await rawRound(r);
+        serviceOne = await cpuDuring(serviceCpu, () => serviceRound(r));
+        rawOne = await cpuDuring(rawCpu, () => rawRound(r));
       }
       log(`${label}: raw ${Math.round(rawOne.totalMs)} ms, through the gateway ${Math.round(serviceOne.doneMs)} ms`);
       if (r < warmup) continue;
@@ -338,8 +363,7 @@ async function main(): Promise<number> {
     const doneMs = service.length ? median(service.map((x) => x.doneMs)) : NaN;
     const perRound = service.map((x, i) => x.doneMs / raw[i]!.totalMs);
     const ratio = perRound.length ? median(perRound) : NaN;
-    // The worker makes the thumbnail beside the proxy; against the raw probe and proxy alone (no
-    // thumbnail), what is left is the pipeline's own cost plus that overlap's.
+    // Against the raw probe and proxy alone: the least any pipeline could take, were the thumbnail free.
     const perRoundNoThumb = service.map((x, i) => x.doneMs / (raw[i]!.probeMs + raw[i]!.proxyMs));
 
     // 2. drain `jobs` queued jobs with 1 worker, then with 2.
@@ -428,6 +452,13 @@ async function main(): Promise<number> {
         ratio_vs_probe_and_proxy: perRoundNoThumb.length ? +median(perRoundNoThumb).toFixed(2) : null,
         ratio_vs_probe_and_proxy_per_round: perRoundNoThumb.map((x) => +x.toFixed(2)),
         worker_mean_ms: jobSteps,
+        // CPU seconds per measured round, by process: raw runs against runs through the gateway.
+        cpu_per_round_s: Object.fromEntries(
+          cpuProcs.map((p) => [
+            p,
+            { raw: +((rawCpu[p] ?? 0) / Math.max(1, raw.length)).toFixed(2), gateway: +((serviceCpu[p] ?? 0) / Math.max(1, service.length)).toFixed(2) },
+          ]),
+        ),
         target: `upload → done ≤ ${TARGET_RATIO}× raw`,
         verdict: ratio <= TARGET_RATIO ? 'PASS' : 'MISS',
       },
@@ -463,6 +494,10 @@ async function main(): Promise<number> {
         '  in the workers (means)',
         `queue wait ${jobSteps.queue_wait} ms, job ${jobSteps.job} ms (probe ${jobSteps.probe}, thumbnail ${jobSteps.thumbnail}, proxy ${jobSteps.proxy} ms)`,
       );
+      const cpu = Object.entries(report.wall.cpu_per_round_s)
+        .filter(([, v]) => v.raw >= 0.05 || v.gateway >= 0.05)
+        .map(([p, v]) => `${p} ${v.raw}/${v.gateway}`);
+      line('  CPU s per round, raw/gateway', cpu.join(', '));
       line(
         'time to first thumbnail',
         `${Math.round(median(service.map((x) => x.thumbMs ?? Infinity)))} ms  (raw probe + thumbnail ${Math.round(median(raw.map((x) => x.probeMs + x.thumbMs)))} ms)`,
