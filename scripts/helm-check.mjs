@@ -581,7 +581,7 @@ async function main() {
   const workerEnv = envOf(d, 'media-worker');
   check(
     worker?.image === api?.image &&
-      sameList(worker?.command, ['node', 'services/media-transcode/dist/worker.main.js']) &&
+      sameList(worker?.command, ['node', '--expose-gc', 'services/media-transcode/dist/worker.main.js']) &&
       workerEnv.HTTP_PORT === '9106' &&
       !('GRPC_PORT' in workerEnv) &&
       workerEnv.S3_BUCKET?.configMapKeyRef &&

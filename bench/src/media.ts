@@ -1,10 +1,15 @@
 /**
- * `node bench/dist/media.js [--clip-seconds 8] [--rounds 3] [--upload-mib 2048] [--jobs 20] [--only wall,drain,rss]`
+ * `node bench/dist/media.js [--clip-seconds 8] [--rounds 7] [--warmup 1] [--upload-mib 2048] [--jobs 20] [--only wall,drain,rss]`
  * (`npm run bench:media`): reviewables on the whole stack, in one run on one machine.
  *   1. Upload → `done` wall time of a 720p H.264/AAC clip through the gateway, against the same
  *      ffprobe + thumbnail + proxy commands (the argument lists the worker builds) run raw on the
  *      same file in the same run; and the time to the first thumbnail (upload start until
- *      `thumbnail_media_key` shows in `GET /versions/{id}/reviewable`). Target: ≤ 1.15× raw.
+ *      `thumbnail_media_key` shows in `GET /versions/{id}/reviewable`). Each round runs both, raw
+ *      first in even rounds and the gateway first in odd ones, so a machine getting busier or
+ *      quieter weighs on both alike; `--warmup` rounds before them are not counted (the first
+ *      job of a fresh worker pays for its cold start). The verdict is the median of the per-round
+ *      ratios (each against the raw run right beside it); the spread of those ratios is printed
+ *      with it. Target: ≤ 1.15× raw.
  *   2. Time to drain `--jobs` queued jobs (a small clip each, queued while the workers are
  *      stopped) with one worker, then with two.
  *   3. Peak RSS growth of every process (gateway, media api, each worker; /proc/<pid>/status
@@ -30,6 +35,15 @@ const TARGET_RSS_MIB = 64;
 /** The worker's defaults (TRANSCODE_THREADS, TRANSCODE_MAX_DURATION_S), so raw runs the same commands. */
 const LIMITS: PlanLimits = { threads: 2, maxDurationS: 4 * 3600 };
 
+/** A non-negative integer option. */
+function argOrZero(name: string, def: number): number {
+  const i = process.argv.indexOf(`--${name}`);
+  if (i < 0) return def;
+  const n = Number(process.argv[i + 1]);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`--${name} needs a non-negative integer`);
+  return n;
+}
+
 function arg(name: string, def: number): number {
   const i = process.argv.indexOf(`--${name}`);
   if (i < 0) return def;
@@ -38,7 +52,19 @@ function arg(name: string, def: number): number {
   return n;
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!;
+/** The median (the mean of the middle two for an even count). */
+const median = (xs: number[]) => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  const mid = (sorted.length - 1) / 2;
+  return (sorted[Math.floor(mid)]! + sorted[Math.ceil(mid)]!) / 2;
+};
+/** The p-th quantile by linear interpolation (p in [0, 1]). */
+const quantile = (xs: number[], p: number) => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  const at = (sorted.length - 1) * p;
+  const lo = Math.floor(at);
+  return sorted[lo]! + (sorted[Math.min(lo + 1, sorted.length - 1)]! - sorted[lo]!) * (at - lo);
+};
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 class Client {
@@ -64,8 +90,8 @@ class Client {
     return r.body.id as string;
   }
 
-  /** A raw-body upload of a small file; throws unless 200. */
-  async upload(versionId: string, data: Buffer, type: string, name: string): Promise<void> {
+  /** A raw-body upload of a small file; throws unless 200. Returns the Representation's id. */
+  async upload(versionId: string, data: Buffer, type: string, name: string): Promise<string> {
     const res = await fetch(new URL(`/versions/${versionId}/reviewable`, this.url), {
       method: 'POST',
       headers: { authorization: `Bearer ${this.token}`, 'content-type': type, 'x-file-name': name },
@@ -74,6 +100,15 @@ class Client {
     });
     const text = await res.text();
     if (res.status !== 200) throw new Error(`upload answered ${res.status}: ${text.slice(0, 300)}`);
+    return (JSON.parse(text) as { representation: { id: string } }).representation.id;
+  }
+
+  /** When a record was last written (its `updated_at`), in ms since the epoch. */
+  async updatedAt(entityType: string, id: string): Promise<number> {
+    const r = await this.json('GET', `/entities/${entityType}/${id}`);
+    if (r.status !== 200) throw new Error(`GET ${entityType} ${id} answered ${r.status}`);
+    // ISO 8601 with microseconds; Date.parse takes milliseconds.
+    return Date.parse(String(r.body.updated_at).replace(/(\.\d{3})\d*/, '$1'));
   }
 
   reviewable(versionId: string) {
@@ -122,6 +157,19 @@ function rssKiB(pid: number | undefined): number {
   }
 }
 
+/** CPU seconds a process and its reaped children (the tools it ran) have used; 0 when it is gone. */
+function cpuSeconds(pid: number | undefined): number {
+  if (pid === undefined) return 0;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // After the command in parentheses: field 3 (state) first; utime, stime, cutime, cstime are 14–17.
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) / 100;
+  } catch {
+    return 0;
+  }
+}
+
 /** Streams `bytes` of generated data as one raw upload, writing only when the socket takes more. */
 function bigUpload(c: Client, versionId: string, bytes: number, progress: (sent: number) => void): Promise<{ status: number; ms: number }> {
   const chunk = Buffer.alloc(1024 * 1024);
@@ -157,6 +205,49 @@ function bigUpload(c: Client, versionId: string, bytes: number, progress: (sent:
   });
 }
 
+/** Sums and counts of the workers' timing histograms, by series (`queue_wait`, `probe`, `thumbnail`, `proxy`, `job`). */
+type WorkerTimes = Record<string, { sum: number; count: number }>;
+
+/**
+ * Reads the transcode timings from every worker's `/metrics` (docs/media.md, "Metrics") and adds
+ * them up: the queue wait (original stored → attempt start) and each successful step.
+ */
+async function workerTimes(stack: Stack, workers: string[]): Promise<WorkerTimes> {
+  const out: WorkerTimes = {};
+  const add = (key: string, field: 'sum' | 'count', v: number) => {
+    const t = (out[key] ??= { sum: 0, count: 0 });
+    t[field] += v;
+  };
+  for (const w of workers) {
+    const port = stack.ports[w]?.http;
+    if (!port) continue;
+    const text = await (await fetch(`http://127.0.0.1:${port}/metrics`, { signal: AbortSignal.timeout(10_000) })).text();
+    for (const line of text.split('\n')) {
+      let m = /^media_transcode_queue_wait_seconds_(sum|count)(?:\{[^}]*\})? ([0-9.eE+-]+)$/.exec(line);
+      if (m) {
+        add('queue_wait', m[1] as 'sum' | 'count', Number(m[2]));
+        continue;
+      }
+      m = /^media_transcode_seconds_(sum|count)\{(.*)\} ([0-9.eE+-]+)$/.exec(line);
+      if (!m || !/outcome="ok"/.test(m[2]!)) continue;
+      const step = /step="([a-z]+)"/.exec(m[2]!)?.[1];
+      if (step) add(step, m[1] as 'sum' | 'count', Number(m[3]));
+    }
+  }
+  return out;
+}
+
+/** Mean milliseconds per series between two readings. */
+function meanMs(before: WorkerTimes, after: WorkerTimes): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [k, a] of Object.entries(after)) {
+    const b = before[k] ?? { sum: 0, count: 0 };
+    const n = a.count - b.count;
+    if (n > 0) out[k] = Math.round(((a.sum - b.sum) / n) * 1000);
+  }
+  return out;
+}
+
 /** Sets the given workers running (and only them), each waited for. */
 async function workersUp(stack: Stack, names: string[]): Promise<void> {
   await Promise.all(names.map((n) => stack.restart(n)));
@@ -164,7 +255,8 @@ async function workersUp(stack: Stack, names: string[]): Promise<void> {
 
 async function main(): Promise<number> {
   const clipSeconds = arg('clip-seconds', 8);
-  const rounds = arg('rounds', 3);
+  const rounds = arg('rounds', 7);
+  const warmup = argOrZero('warmup', 1);
   const uploadMiB = arg('upload-mib', 2048);
   const jobs = arg('jobs', 20);
   const onlyAt = process.argv.indexOf('--only');
@@ -208,26 +300,71 @@ async function main(): Promise<number> {
     const fx = await bootstrapGateway(stack.url);
     const c = new Client(stack.url, fx.apiKey);
 
-    // 1. upload → done against the raw commands, alternating so both see the same machine state.
+    // 1. upload → done against the raw commands, in pairs whose order flips every round so
+    // both see the same machine state; warm-up rounds first, not counted.
     const raw: Awaited<ReturnType<typeof rawRun>>[] = [];
-    const service: { doneMs: number; thumbMs: number | null; uploadMs: number }[] = [];
-    for (let r = 0; phases.has('wall') && r < rounds; r++) {
+    const service: { doneMs: number; seenMs: number; thumbMs: number | null; uploadMs: number }[] = [];
+    const rawRound = async (r: number) => {
       const out = join(dir, `raw-${r}`);
       await mkdir(out, { recursive: true });
-      log(`round ${r + 1}/${rounds}: raw ffprobe + thumbnail + proxy`);
-      raw.push(await rawRun(ff.ffmpeg, ff.ffprobe, clip, out));
-      log(`round ${r + 1}/${rounds}: upload → done through the gateway`);
+      return rawRun(ff.ffmpeg, ff.ffprobe, clip, out);
+    };
+    // `done` is timed by the Representation's own `updated_at` (the `done` write is its last one),
+    // so neither the polling interval nor the polling's own load on the services decides it;
+    // polling only notices it, and times the first thumbnail: every 250 ms, so that the polling's
+    // own work (each poll passes the gateway, the media api and the database) takes little CPU
+    // from the encode it is timing.
+    const serviceRound = async (r: number) => {
       const versionId = await c.version(fx.projectId, `wall_${r}`);
       const t0 = performance.now();
-      await c.upload(versionId, clipData, 'video/quicktime', 'clip.mov');
+      const t0Epoch = Date.now();
+      const representationId = await c.upload(versionId, clipData, 'video/quicktime', 'clip.mov');
       const uploadMs = performance.now() - t0;
-      const w = await watch(c, versionId, t0, 50);
+      const w = await watch(c, versionId, t0, 250);
       if (w.status !== 'done') throw new Error(`the clip ended ${w.status}: ${w.error}`);
-      service.push({ doneMs: w.doneMs, thumbMs: w.thumbMs, uploadMs });
+      const doneMs = (await c.updatedAt('Representation', representationId)) - t0Epoch;
+      return { doneMs, seenMs: w.doneMs, thumbMs: w.thumbMs, uploadMs };
+    };
+    let timesBefore: WorkerTimes = {};
+    const cpuProcs = ['bench', ...stack.services];
+    const rawCpu: Record<string, number> = {};
+    const serviceCpu: Record<string, number> = {};
+    for (let r = 0; phases.has('wall') && r < warmup + rounds; r++) {
+      if (r === warmup) timesBefore = await workerTimes(stack, workers);
+      const label = r < warmup ? `warm-up ${r + 1}/${warmup}` : `round ${r - warmup + 1}/${rounds}`;
+      const rawFirst = (r - warmup) % 2 === 0;
+      log(`${label}: ${rawFirst ? 'raw, then through the gateway' : 'through the gateway, then raw'}`);
+      let rawOne: Awaited<ReturnType<typeof rawRun>>;
+      let serviceOne: Awaited<ReturnType<typeof serviceRound>>;
+      // CPU of every process (the bench's own includes the raw tools; a worker's, its tools) per kind of run.
+      const cpuDuring = async <T>(into: Record<string, number>, fn: () => Promise<T>): Promise<T> => {
+        const before = Object.fromEntries(cpuProcs.map((p) => [p, cpuSeconds(p === 'bench' ? process.pid : stack!.pid(p))]));
+        const out = await fn();
+        if (r >= warmup) {
+          for (const p of cpuProcs) into[p] = (into[p] ?? 0) + cpuSeconds(p === 'bench' ? process.pid : stack!.pid(p)) - before[p]!;
+        }
+        return out;
+      };
+      if (rawFirst) {
+        rawOne = await cpuDuring(rawCpu, () => rawRound(r));
+        serviceOne = await cpuDuring(serviceCpu, () => serviceRound(r));
+      } else {
+        serviceOne = await cpuDuring(serviceCpu, () => serviceRound(r));
+        rawOne = await cpuDuring(rawCpu, () => rawRound(r));
+      }
+      log(`${label}: raw ${Math.round(rawOne.totalMs)} ms, through the gateway ${Math.round(serviceOne.doneMs)} ms`);
+      if (r < warmup) continue;
+      raw.push(rawOne);
+      service.push(serviceOne);
     }
+    // Where the time of a measured round went inside the workers (means over the rounds).
+    const jobSteps = phases.has('wall') ? meanMs(timesBefore, await workerTimes(stack, workers)) : {};
     const rawMs = raw.length ? median(raw.map((x) => x.totalMs)) : NaN;
     const doneMs = service.length ? median(service.map((x) => x.doneMs)) : NaN;
-    const ratio = doneMs / rawMs;
+    const perRound = service.map((x, i) => x.doneMs / raw[i]!.totalMs);
+    const ratio = perRound.length ? median(perRound) : NaN;
+    // Against the raw probe and proxy alone: the least any pipeline could take, were the thumbnail free.
+    const perRoundNoThumb = service.map((x, i) => x.doneMs / (raw[i]!.probeMs + raw[i]!.proxyMs));
 
     // 2. drain `jobs` queued jobs with 1 worker, then with 2.
     const drain = async (running: string[]) => {
@@ -292,15 +429,36 @@ async function main(): Promise<number> {
     const report = {
       at: new Date().toISOString(),
       machine: { cpus: cpus().length, node: process.version },
-      options: { clipSeconds, rounds, uploadMiB, jobs, threads: LIMITS.threads },
+      options: { clipSeconds, rounds, warmup, uploadMiB, jobs, threads: LIMITS.threads },
       wall: {
         raw_ms: raw.map((x) => Math.round(x.totalMs)),
         raw_steps_ms: raw.map((x) => ({ probe: Math.round(x.probeMs), thumbnail: Math.round(x.thumbMs), proxy: Math.round(x.proxyMs) })),
         service_done_ms: service.map((x) => Math.round(x.doneMs)),
+        service_done_seen_by_polling_ms: service.map((x) => Math.round(x.seenMs)),
         service_upload_answer_ms: service.map((x) => Math.round(x.uploadMs)),
         first_thumbnail_ms: service.map((x) => (x.thumbMs === null ? null : Math.round(x.thumbMs))),
         ratio: +ratio.toFixed(2),
-        ratio_per_round: service.map((x, i) => +(x.doneMs / raw[i]!.totalMs).toFixed(2)),
+        ratio_of_medians: +(doneMs / rawMs).toFixed(2),
+        ratio_per_round: perRound.map((x) => +x.toFixed(2)),
+        ratio_spread: perRound.length
+          ? {
+              min: +Math.min(...perRound).toFixed(2),
+              p25: +quantile(perRound, 0.25).toFixed(2),
+              p75: +quantile(perRound, 0.75).toFixed(2),
+              max: +Math.max(...perRound).toFixed(2),
+            }
+          : null,
+        service_minus_raw_ms: service.map((x, i) => Math.round(x.doneMs - raw[i]!.totalMs)),
+        ratio_vs_probe_and_proxy: perRoundNoThumb.length ? +median(perRoundNoThumb).toFixed(2) : null,
+        ratio_vs_probe_and_proxy_per_round: perRoundNoThumb.map((x) => +x.toFixed(2)),
+        worker_mean_ms: jobSteps,
+        // CPU seconds per measured round, by process: raw runs against runs through the gateway.
+        cpu_per_round_s: Object.fromEntries(
+          cpuProcs.map((p) => [
+            p,
+            { raw: +((rawCpu[p] ?? 0) / Math.max(1, raw.length)).toFixed(2), gateway: +((serviceCpu[p] ?? 0) / Math.max(1, service.length)).toFixed(2) },
+          ]),
+        ),
         target: `upload → done ≤ ${TARGET_RATIO}× raw`,
         verdict: ratio <= TARGET_RATIO ? 'PASS' : 'MISS',
       },
@@ -316,11 +474,30 @@ async function main(): Promise<number> {
     };
 
     const line = (a: string, b: string) => process.stdout.write(`${a.padEnd(44)} ${b}\n`);
-    process.stdout.write(`\nreviewables on ${report.machine.cpus} cores (${clipSeconds} s 720p clip, ${rounds} rounds, medians)\n`);
+    process.stdout.write(`\nreviewables on ${report.machine.cpus} cores (${clipSeconds} s 720p clip, ${rounds} rounds after ${warmup} warm-up, medians)\n`);
     if (phases.has('wall')) {
       line('raw ffprobe + thumbnail + proxy', `${Math.round(rawMs)} ms`);
-      line('upload → done through the gateway', `${Math.round(doneMs)} ms  (${report.wall.ratio}×, target ≤ ${TARGET_RATIO}×: ${report.wall.verdict})`);
+      line('upload → done through the gateway', `${Math.round(doneMs)} ms`);
+      const sp = report.wall.ratio_spread;
+      line(
+        '  ratio per round (median)',
+        `${report.wall.ratio}×, target ≤ ${TARGET_RATIO}×: ${report.wall.verdict}  (ratio of medians ${report.wall.ratio_of_medians}×)`,
+      );
+      line('  per round', `${report.wall.ratio_per_round.join(' / ')}  (min ${sp?.min}, p25 ${sp?.p25}, p75 ${sp?.p75}, max ${sp?.max})`);
+      line('  gateway minus raw, per round', `${report.wall.service_minus_raw_ms.join(' / ')} ms`);
+      line(
+        '  against raw probe + proxy alone',
+        `${report.wall.ratio_vs_probe_and_proxy}× median; per round ${report.wall.ratio_vs_probe_and_proxy_per_round.join(' / ')}`,
+      );
       line('upload answered (original stored)', `${Math.round(median(service.map((x) => x.uploadMs)))} ms`);
+      line(
+        '  in the workers (means)',
+        `queue wait ${jobSteps.queue_wait} ms, job ${jobSteps.job} ms (probe ${jobSteps.probe}, thumbnail ${jobSteps.thumbnail}, proxy ${jobSteps.proxy} ms)`,
+      );
+      const cpu = Object.entries(report.wall.cpu_per_round_s)
+        .filter(([, v]) => v.raw >= 0.05 || v.gateway >= 0.05)
+        .map(([p, v]) => `${p} ${v.raw}/${v.gateway}`);
+      line('  CPU s per round, raw/gateway', cpu.join(', '));
       line(
         'time to first thumbnail',
         `${Math.round(median(service.map((x) => x.thumbMs ?? Infinity)))} ms  (raw probe + thumbnail ${Math.round(median(raw.map((x) => x.probeMs + x.thumbMs)))} ms)`,

@@ -23,3 +23,4 @@ export * from './grpc/client.js';
 export * from './grpc/internal.auth.js';
 export * from './nats/subjects.js';
 export * from './nats/connection.js';
+export * from './memory/stream.gc.js';

@@ -1,5 +1,5 @@
 /**
- * One supervised service process of the local stack: spawns `node services/<name>/dist/main.js`,
+ * One supervised service process of the local stack: spawns `node --expose-gc services/<name>/dist/main.js`,
  * routes its output (prefixed lines on stdout, or a log file), keeps the last lines for error
  * reports, and restarts it with backoff when it exits unexpectedly — always loudly, never
  * silently — until it crashes too often, when the whole stack is told to give up.
@@ -37,6 +37,12 @@ const TAIL_LINES = 200;
 const PARENT_WATCH = [new URL('./parent.watch.js', import.meta.url), new URL('../dist/parent.watch.js', import.meta.url)].find((u) =>
   existsSync(fileURLToPath(u)),
 );
+/**
+ * node's flags for every service process, the same as the image's CMD and the chart's worker
+ * command (docs/operations.md, "Processes"): `--expose-gc` lets a service collect the Buffers of
+ * a byte stream early (lib-platform `memory/stream.gc.ts`, docs/media.md "Memory").
+ */
+export const SERVICE_NODE_FLAGS = ['--expose-gc'];
 /** Status 78 (EX_CONFIG) is how services report bad configuration: restarting cannot help. */
 const EXIT_CONFIG = 78;
 
@@ -97,7 +103,7 @@ export class ServiceProcess {
     clearTimeout(this.restartTimer);
     this.restartTimer = undefined;
     this.expected = false;
-    const child = spawn(process.execPath, [...(PARENT_WATCH ? ['--import', PARENT_WATCH.href] : []), this.opts.mainPath], {
+    const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, ...(PARENT_WATCH ? ['--import', PARENT_WATCH.href] : []), this.opts.mainPath], {
       env: this.opts.env(this.extraEnv),
       stdio: ['ignore', 'pipe', 'pipe'],
       // Own process group: a Ctrl-C in the terminal reaches only the stack, which then

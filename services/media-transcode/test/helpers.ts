@@ -15,6 +15,7 @@ import {
   createTestDatabase,
   deleteStreams,
   ensureFfmpeg,
+  SERVICE_NODE_FLAGS,
   startS3StandIn,
   TEST_INTERNAL_AUTH_SECRET,
   uniquePrefix,
@@ -109,7 +110,10 @@ export async function startWorld(extra: Record<string, string> = {}): Promise<Wo
       return w;
     },
     spawnWorker(more = {}) {
-      const child = spawn(process.execPath, [WORKER_MAIN], { env: { ...process.env, ...env, ...more }, stdio: ['ignore', 'ignore', 'inherit'] });
+      const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, WORKER_MAIN], {
+        env: { ...process.env, ...env, ...more },
+        stdio: ['ignore', 'ignore', 'inherit'],
+      });
       children.push(child);
       return child;
     },

@@ -2,7 +2,7 @@
  * The media api's gRPC methods (transport only): the upload stream, the reviewable status and
  * media reads. The upload flow itself lives in upload/upload.flow.ts.
  */
-import { AppError, assertMediaKey, isUuid, type ServiceHandlers } from '@reelbase/lib-platform';
+import { AppError, assertMediaKey, isUuid, streamGc, type ServiceHandlers } from '@reelbase/lib-platform';
 import type { mediav1 } from '@reelbase/proto';
 import type { ObjectStore } from '../objects/object.store.js';
 import type { MediaRecords } from '../records/records.client.js';
@@ -65,6 +65,7 @@ export function mediaHandlers(deps: MediaHandlerDeps): ServiceHandlers<mediav1.M
       try {
         let pending: Buffer = Buffer.alloc(0);
         for await (const piece of body as AsyncIterable<Buffer>) {
+          streamGc.streamed(piece.length);
           pending = pending.length ? Buffer.concat([pending, piece]) : piece;
           while (pending.length >= deps.readChunkBytes) {
             await out.write({ payload: { $case: 'data', value: pending.subarray(0, deps.readChunkBytes) } });

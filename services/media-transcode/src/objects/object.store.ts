@@ -182,12 +182,13 @@ export class ObjectStore {
     return size;
   }
 
-  /** Copies an object into a local file. */
-  async download(key: string, file: string): Promise<void> {
+  /** Copies an object into a local file; `signal` stops the copy. */
+  async download(key: string, file: string, signal?: AbortSignal): Promise<void> {
     const body = await this.bounded(this.client.getObject(this.bucket, key), 'read original');
     try {
-      await pipeline(body, createWriteStream(file));
+      await pipeline(body, createWriteStream(file), { signal });
     } catch (err) {
+      if (signal?.aborted) throw signal.reason;
       throw storeError(err, 'read original');
     }
   }

@@ -8,7 +8,7 @@
  */
 import { once } from 'node:events';
 import { PassThrough } from 'node:stream';
-import { AppError, isUuid, mediaExtension, newId, newMediaPrefix, systemContext, uploadFileName, type CallContext, type Logger } from '@reelbase/lib-platform';
+import { AppError, isUuid, mediaExtension, newId, newMediaPrefix, streamGc, systemContext, uploadFileName, type CallContext, type Logger } from '@reelbase/lib-platform';
 import type { mediav1 } from '@reelbase/proto';
 import { storedContentType } from '../domain/reviewable.rules.js';
 import type { ObjectStore } from '../objects/object.store.js';
@@ -147,6 +147,7 @@ export class UploadFlow {
         bytes += chunk.length;
         if (bytes > maxBytes) throw tooLarge(maxBytes);
         onBytes?.(chunk.length);
+        streamGc.streamed(chunk.length);
         if (!body) {
           // Started with the first byte, so an empty file is stored as one empty object.
           body = new PassThrough({ highWaterMark: BUFFER_BYTES });

@@ -41,6 +41,16 @@ export interface ProcessorOptions {
   slowProxy?: boolean;
 }
 
+/** The job's original being copied into its scratch directory. */
+interface FetchedOriginal {
+  /** The scratch directory (made first). */
+  dir: Promise<string>;
+  /** The local copy's path, once it is complete; rejects when the copy fails. */
+  ready: Promise<string>;
+  /** Stops the copy and removes the directory. */
+  drop(): Promise<void>;
+}
+
 /** Longest probe or thumbnail run. */
 const QUICK_STEP_MS = 120_000;
 
@@ -78,14 +88,46 @@ export class JobProcessor {
   }
 
   private async handleJob(jobId: string, msg: JsMsg, stopping: AbortSignal): Promise<void> {
-    const { jobs, records, logger, metrics } = this.o;
-    const ctx = systemContext();
+    const { jobs, logger } = this.o;
     const job = await jobs.get(jobId);
     if (!job) {
       logger.warn({ job_id: jobId }, 'transcode message for an unknown job dropped');
       msg.term('unknown job');
       return;
     }
+    // The original is fetched while the delivery is decided and claimed below (four round trips
+    // that no longer stand before the probe); whatever the delivery does, its copy goes at the end.
+    const original = this.fetchOriginal(job);
+    try {
+      await this.decideAndRun(job, msg, stopping, original);
+    } finally {
+      await original.drop();
+    }
+  }
+
+  /** Starts copying the job's original into a fresh scratch directory (`TRANSCODE_TMP_DIR`). */
+  private fetchOriginal(job: Job): FetchedOriginal {
+    const stop = new AbortController();
+    const dir = mkdtemp(join(this.o.tmpDir ?? tmpdir(), 'reelbase-transcode-'));
+    dir.catch(() => {});
+    const input = dir.then((d) => join(d, 'original'));
+    const ready = job.originalSize === 0 ? input : input.then(async (file) => (await this.o.store.download(job.originalKey, file, stop.signal), file));
+    ready.catch(() => {});
+    return {
+      dir,
+      ready,
+      drop: async () => {
+        stop.abort(new Error('the delivery does no work'));
+        await ready.catch(() => {});
+        await dir.then((d) => rm(d, { recursive: true, force: true })).catch(() => {});
+      },
+    };
+  }
+
+  /** Decides the delivery (skip, give up, defer, run) and runs the attempt on `original`. */
+  private async decideAndRun(job: Job, msg: JsMsg, stopping: AbortSignal, original: FetchedOriginal): Promise<void> {
+    const { jobs, records, logger, metrics } = this.o;
+    const ctx = systemContext();
     let status: string | undefined;
     // Asked side by side with the record (two round trips in the time of one before the job starts).
     const priorAttempts = jobs.attempts(job.id);
@@ -151,7 +193,7 @@ export class JobProcessor {
       // awaited before the thumbnail is shown, so the record's states stay in order).
       const processing = records.updateRepresentation(job.representationId, { transcode_status: 'processing', attempts: attempt, transcode_error: null }, ctx);
       processing.catch(() => {});
-      kind = await this.transcode(job, abort.signal, ctx, (k) => (kind = k), processing);
+      kind = await this.transcode(job, original, abort.signal, ctx, (k) => (kind = k), processing);
       await jobs.endAttempt(job.id, attempt, 'done', null);
       await jobs.finish(job.id, 'done');
       metrics.attempts.inc({ outcome: 'done' });
@@ -200,6 +242,7 @@ export class JobProcessor {
   /** The conversion itself; returns the kind. Throws TranscodeFailure for the file's faults. */
   private async transcode(
     job: Job,
+    original: FetchedOriginal,
     signal: AbortSignal,
     ctx: ReturnType<typeof systemContext>,
     setKind: (k: string) => void,
@@ -210,7 +253,7 @@ export class JobProcessor {
       await processing;
       throw new TranscodeFailure('the file is empty (0 bytes)');
     }
-    const dir = await mkdtemp(join(this.o.tmpDir ?? tmpdir(), 'reelbase-transcode-'));
+    const dir = await original.dir;
     const limits: PlanLimits = { threads: this.o.threads, maxDurationS: this.o.maxDurationS };
     // Probe and thumbnail are quick whatever the source: they never get more than 2 minutes.
     // Steps run side by side (the thumbnail is stored while the proxy encodes): whatever fails
@@ -232,8 +275,7 @@ export class JobProcessor {
       }
     };
     try {
-      const input = join(dir, 'original');
-      await store.download(job.originalKey, input);
+      const input = await original.ready;
       const probed = step('probe', 'unknown', async () => interpretProbe(await probeFile(this.o.ffprobe, input, run), this.o.maxDurationS));
       probed.catch(() => {});
       await processing;
@@ -285,7 +327,6 @@ export class JobProcessor {
     } finally {
       local.abort(new Error('the attempt ended'));
       signal.removeEventListener('abort', onAbort);
-      await rm(dir, { recursive: true, force: true });
     }
   }
 }
