@@ -8,7 +8,18 @@
  */
 import { once } from 'node:events';
 import { PassThrough } from 'node:stream';
-import { AppError, isUuid, mediaExtension, newId, newMediaPrefix, streamGc, systemContext, uploadFileName, type CallContext, type Logger } from '@reelbase/lib-platform';
+import {
+  AppError,
+  isUuid,
+  mediaExtension,
+  newId,
+  newMediaPrefix,
+  streamGc,
+  systemContext,
+  uploadFileName,
+  type CallContext,
+  type Logger,
+} from '@reelbase/lib-platform';
 import type { mediav1 } from '@reelbase/proto';
 import { storedContentType } from '../domain/reviewable.rules.js';
 import type { ObjectStore } from '../objects/object.store.js';
