@@ -42,20 +42,10 @@ function fromClientJson(text: string): recordsv1.Record {
     created_by: string | null;
     created_at: string;
     updated_at: string;
-    data: unknown;
+    data: RecordView['data'];
   };
-  return {
-    id: r.id,
-    entityType: r.entity_type,
-    projectId: r.project_id ?? undefined,
-    status: r.status ?? undefined,
-    active: r.active,
-    thumbnailId: r.thumbnail_id ?? undefined,
-    createdBy: r.created_by ?? undefined,
-    createdAt: r.created_at,
-    updatedAt: r.updated_at,
-    dataJson: JSON.stringify(r.data),
-  };
+  const { entity_type: entityType, project_id: projectId, thumbnail_id: thumbnailId, created_by: createdBy, created_at: createdAt, updated_at: updatedAt } = r;
+  return toProtoRecord({ id: r.id, entityType, projectId, status: r.status, active: r.active, thumbnailId, createdBy, createdAt, updatedAt, data: r.data });
 }
 
 /** A stored share link as a proto message (never its digest or password hash). */
