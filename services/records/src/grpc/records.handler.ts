@@ -10,6 +10,7 @@ import type { SchemaAdmin } from '../domain/schema.admin.js';
 import type { RenameKind } from '../domain/schema.rename.js';
 import type { RecordView } from '../domain/record.types.js';
 import type { ShareLinkRow, ShareLinks } from '../domain/share.links.js';
+import type { Row } from '../store/record.repository.js';
 
 /** The full proto name, used for registration and health checks. */
 export const RECORDS_SERVICE_NAME = 'reelbase.records.v1.RecordsService';
@@ -32,18 +33,8 @@ export function toProtoRecord(r: RecordView): recordsv1.Record {
 
 /** A record in its client form (JSON text of the query statement) as a proto message. */
 function fromClientJson(text: string): recordsv1.Record {
-  const r = JSON.parse(text) as {
-    id: string;
-    entity_type: string;
-    project_id: string | null;
-    status: string | null;
-    active: boolean;
-    thumbnail_id: string | null;
-    created_by: string | null;
-    created_at: string;
-    updated_at: string;
-    data: RecordView['data'];
-  };
+  // The statement writes the columns under the names a row has, without `retired` (the client form has none).
+  const r = JSON.parse(text) as Omit<Row, 'retired'>;
   const { entity_type: entityType, project_id: projectId, thumbnail_id: thumbnailId, created_by: createdBy, created_at: createdAt, updated_at: updatedAt } = r;
   return toProtoRecord({ id: r.id, entityType, projectId, status: r.status, active: r.active, thumbnailId, createdBy, createdAt, updatedAt, data: r.data });
 }
