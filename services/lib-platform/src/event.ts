@@ -5,6 +5,7 @@
  * service sends it with {@link encodeContractEvent}; the gateway reads the live subject with
  * {@link parseContractEvent}.
  */
+import type { eventsv1 } from '@reelbase/proto';
 import { EVENT_ACTIONS, type EventAction } from './stream-event.js';
 
 export interface ContractEvent {
@@ -38,6 +39,30 @@ export function encodeContractEvent(event: ContractEvent): string {
   const out: Record<string, unknown> = {};
   for (const f of CONTRACT_EVENT_FIELDS) out[f] = event[f];
   return JSON.stringify(out);
+}
+
+/**
+ * A log row as events' gRPC returns it (`ListEvents`) in its client form: `changes_json` parsed to
+ * `changes` (an object; anything else, which the events service never writes, reads as `{}`).
+ */
+export function contractEventFromProto(e: eventsv1.Event): ContractEvent {
+  let changes: Record<string, unknown> = {};
+  try {
+    const v: unknown = e.changesJson ? JSON.parse(e.changesJson) : {};
+    if (v !== null && typeof v === 'object' && !Array.isArray(v)) changes = v as Record<string, unknown>;
+  } catch {
+    changes = {};
+  }
+  return {
+    id: e.id,
+    entity_type: e.entityType,
+    entity_id: e.entityId,
+    project_id: e.projectId ?? null,
+    action: e.action,
+    actor: e.actor ?? null,
+    changes,
+    created_at: e.createdAt,
+  };
 }
 
 export type ContractEventParse = { ok: true; event: ContractEvent } | { ok: false; reason: string };

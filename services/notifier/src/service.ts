@@ -6,6 +6,7 @@ import { lookup } from 'node:dns/promises';
 import { eventsv1, notifierv1 } from '@reelbase/proto';
 import {
   connectNats,
+  contractEventFromProto,
   createGrpcClient,
   createLogger,
   GrpcServer,
@@ -17,7 +18,6 @@ import {
   startOpsServer,
   systemContext,
   withResources,
-  type ContractEvent,
   type Logger,
   type RunningService,
 } from '@reelbase/lib-platform';
@@ -60,27 +60,6 @@ export const systemResolver: HostResolver = async (host) => {
   }
 };
 
-/** A log row from events as the event clients see. */
-function toContractEvent(e: eventsv1.Event): ContractEvent {
-  let changes: Record<string, unknown>;
-  try {
-    const parsed: unknown = JSON.parse(e.changesJson);
-    changes = typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {};
-  } catch {
-    changes = {};
-  }
-  return {
-    id: e.id,
-    entity_type: e.entityType,
-    entity_id: e.entityId,
-    project_id: e.projectId ?? null,
-    action: e.action,
-    actor: e.actor ?? null,
-    changes,
-    created_at: e.createdAt,
-  };
-}
-
 /** Starts every part of the service; rejects (after cleaning up) if a dependency is missing. */
 export function startNotifier(config: NotifierConfig, logger: Logger = createLogger('notifier', config.LOG_LEVEL)): Promise<RunningNotifier> {
   const metrics = new Metrics('notifier');
@@ -111,7 +90,7 @@ export function startNotifier(config: NotifierConfig, logger: Logger = createLog
       const source: EventSource = {
         async after(after, limit) {
           const page = await events.call.listEvents({ limit, after }, systemContext());
-          return { items: page.items.map(toContractEvent), lastId: page.lastId };
+          return { items: page.items.map(contractEventFromProto), lastId: page.lastId };
         },
         async lastId() {
           return (await events.call.listEvents({ limit: 1 }, systemContext())).lastId;

@@ -2,10 +2,9 @@
  * The event log over HTTP (polling and gapless replay) and the documentation of the
  * WebSocket stream, whose upgrade the hub handles.
  */
-import { AppError } from '@reelbase/lib-platform';
+import { AppError, contractEventFromProto } from '@reelbase/lib-platform';
 import type { AnyRoute } from '../http/route.js';
 import { Reply, defineRoute } from '../http/route.js';
-import { eventFromProto } from '../mappers/event.mapper.js';
 import { EVENTS_CURSOR, EventList, EventsQuery, WsQuery } from '../schemas/event.schema.js';
 import type { RouteDeps } from './route.deps.js';
 
@@ -45,7 +44,7 @@ export function eventRoutes({ peers }: RouteDeps): AnyRoute[] {
         );
         const last = res.items.at(-1);
         const next_cursor = res.truncated && last ? `${ascending ? 'after' : 'before'}:${last.id}` : null;
-        return { items: res.items.map(eventFromProto), next_cursor };
+        return { items: res.items.map(contractEventFromProto), next_cursor };
       },
     }),
     defineRoute({

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
+import { contractEventFromProto } from '@reelbase/lib-platform';
 import { API_KEY_ID, logEvent, startTestGateway, USERS, type TestGateway } from '../../test/support/fakes.js';
-import { eventFromProto } from '../mappers/event.mapper.js';
 
 let gw: TestGateway;
 
@@ -39,7 +39,7 @@ function append(id: number, entityType = 'Shot', entityId?: string, live = true)
   const e = logEvent(id, entityType, entityId);
   gw.state.events.push(e);
   if (live) {
-    const row = eventFromProto(e);
+    const row = contractEventFromProto(e);
     gw.bus.emit('event', { row, text: JSON.stringify(row) });
   }
 }
@@ -97,7 +97,7 @@ describe('WS /events/ws', () => {
     await new Promise((r) => setTimeout(r, 50));
     append(4);
     append(5);
-    gw.bus.emit('event', { row: eventFromProto(gw.state.events[3]!), text: JSON.stringify(eventFromProto(gw.state.events[3]!)) }); // duplicate 4
+    gw.bus.emit('event', { row: contractEventFromProto(gw.state.events[3]!), text: JSON.stringify(contractEventFromProto(gw.state.events[3]!)) }); // duplicate 4
     append(6, 'Shot', undefined, false); // missed live: recovered from the log when 7 arrives
     append(7);
     await until(() => c.messages.length >= 4);

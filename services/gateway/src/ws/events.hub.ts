@@ -6,14 +6,13 @@
  */
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { isAppError, redactUrl, type CallContext, type Logger, type PromiseClient } from '@reelbase/lib-platform';
+import { contractEventFromProto, isAppError, redactUrl, type CallContext, type Logger, type PromiseClient } from '@reelbase/lib-platform';
 import type { eventsv1 } from '@reelbase/proto';
 import { WebSocket, WebSocketServer } from 'ws';
 import type { AuthCache } from '../domain/auth.cache.js';
 import type { AuthedPrincipal } from '../http/locals.js';
 import { requestIdFrom } from '../http/request.context.js';
 import type { GatewayBus, LiveItem, Revocation } from '../live/gateway.bus.js';
-import { eventFromProto } from '../mappers/event.mapper.js';
 import { WsQuery } from '../schemas/event.schema.js';
 import { EventCursor, type EventLog } from './event.cursor.js';
 
@@ -199,7 +198,7 @@ export class EventsHub {
       after: async (afterId, limit) => {
         const res = await this.opts.events.listEvents({ limit, after: afterId }, ctx);
         const items = res.items.map((e) => {
-          const row = eventFromProto(e);
+          const row = contractEventFromProto(e);
           return { row, text: JSON.stringify(row) };
         });
         return { items, truncated: res.truncated };
