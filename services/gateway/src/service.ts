@@ -12,6 +12,7 @@ import {
   createLogger,
   Metrics,
   natsNames,
+  pingNats,
   redactUrl,
   Readiness,
   startOpsServer,
@@ -122,10 +123,7 @@ async function openGateway(config: GatewayConfig, logger: Logger, adapters: Part
     if (conns) for (const [name, check] of Object.entries(conns.health)) readiness.add(name, check);
     const natsConn = nc;
     if (natsConn) {
-      readiness.add('nats', async () => {
-        if (natsConn.isClosed()) throw new Error('NATS connection closed');
-        await natsConn.flush();
-      });
+      readiness.add('nats', () => pingNats(natsConn));
     }
   }
 

@@ -12,6 +12,7 @@ import {
   natsNames,
   openOrm,
   pingDb,
+  pingNats,
   Readiness,
   startOpsServer,
   withResources,
@@ -62,10 +63,7 @@ export function startMediaWorker(config: MediaWorkerConfig, logger: Logger = cre
 
       const readiness = new Readiness()
         .add('postgres', () => pingDb(orm))
-        .add('nats', async () => {
-          if (nc.isClosed()) throw new Error('connection closed');
-          await nc.flush();
-        })
+        .add('nats', () => pingNats(nc))
         .add('object store', () => store.ping());
       const ops = await startOpsServer({ port: config.HTTP_PORT, host: config.BIND_HOST, metrics, readiness, logger });
       resources.defer('ops', () => ops.close());

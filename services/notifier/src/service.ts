@@ -14,6 +14,7 @@ import {
   natsNames,
   openOrm,
   pingDb,
+  pingNats,
   Readiness,
   startOpsServer,
   systemContext,
@@ -139,12 +140,7 @@ export function startNotifier(config: NotifierConfig, logger: Logger = createLog
       const grpcPort = await grpc.listen(config.GRPC_PORT, config.BIND_HOST);
       resources.defer('grpc', () => grpc.close());
 
-      const readiness = new Readiness()
-        .add('postgres', () => pingDb(orm))
-        .add('nats', async () => {
-          if (nc.isClosed()) throw new Error('connection closed');
-          await nc.flush();
-        });
+      const readiness = new Readiness().add('postgres', () => pingDb(orm)).add('nats', () => pingNats(nc));
       const ops = await startOpsServer({ port: config.HTTP_PORT, host: config.BIND_HOST, metrics, readiness, logger });
       resources.defer('ops', () => ops.close());
 
