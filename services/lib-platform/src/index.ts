@@ -24,3 +24,4 @@ export * from './grpc/internal.auth.js';
 export * from './nats/subjects.js';
 export * from './nats/connection.js';
 export * from './memory/stream.gc.js';
+export * from './security/scrypt.hasher.js';
