@@ -8,8 +8,9 @@
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createTestDatabase, deleteStreams, startStack, uniquePrefix, type Stack } from '@reelbase/lib-testkit';
+import { createTestDatabase, deleteStreams, uniquePrefix, type Stack } from '@reelbase/lib-testkit';
 import { rawRequest, smugglingShapes } from './hostile.raw.js';
+import { startBenchStack } from './bench.stack.js';
 
 const log = (msg: string): void => void process.stderr.write(`[hostile] ${msg}\n`);
 
@@ -305,16 +306,13 @@ async function main(): Promise<number> {
   let code = 1;
   try {
     log(`starting the stack (logs in ${logDir})`);
-    stack = await startStack({
-      freePorts: true,
+    stack = await startBenchStack({
       databaseUrl: db.url,
       natsPrefix: prefix,
       logDir,
       dataDir: join(dir, 'data'),
       logLevel: 'info',
-      // Semantics, not the per-caller limiter, are under test here.
-      env: { RATE_LIMIT_RPS: '1000000', RATE_LIMIT_BURST: '1000000' },
-      log: (line) => log(`stack: ${line}`),
+      log,
     });
     code = await run(stack, logDir);
     return code;

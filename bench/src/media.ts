@@ -24,9 +24,10 @@ import { request } from 'node:http';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createTestDatabase, deleteStreams, ensureFfmpeg, startStack, uniquePrefix, type Stack } from '@reelbase/lib-testkit';
+import { createTestDatabase, deleteStreams, ensureFfmpeg, uniquePrefix, type Stack } from '@reelbase/lib-testkit';
 import { interpretProbe, probeFile, proxyArgs, runTool, thumbnailArgs, type PlanLimits } from '@reelbase/media-transcode';
 import { bootstrapGateway } from './gateway.bootstrap.js';
+import { startBenchStack } from './bench.stack.js';
 
 const RESULTS_DIR = fileURLToPath(new URL('../results/', import.meta.url));
 const log = (msg: string): void => void process.stderr.write(`[bench:media] ${msg}\n`);
@@ -283,16 +284,13 @@ async function main(): Promise<number> {
     const smallData = await readFile(small);
 
     log(`starting the stack with two transcode workers (logs in ${join(dir, 'logs')})`);
-    stack = await startStack({
-      freePorts: true,
+    stack = await startBenchStack({
       databaseUrl: db.url,
       natsPrefix,
       dataDir: join(dir, 'data'),
       logDir: join(dir, 'logs'),
-      logLevel: 'warn',
       replicas: { TRANSCODE_WORKERS: 2 },
-      env: { RATE_LIMIT_RPS: '1000000', RATE_LIMIT_BURST: '1000000' },
-      log: (line) => log(`stack: ${line}`),
+      log,
     });
     const workers = stack.services.filter((s) => s.startsWith('media-worker'));
     if (workers.length < 2 || !stack.services.includes('media-transcode'))

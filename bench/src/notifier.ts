@@ -24,9 +24,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { createTestDatabase, deleteStreams, startStack, startWebhookReceiver, type Stack, type WebhookReceiver } from '@reelbase/lib-testkit';
+import { createTestDatabase, deleteStreams, startWebhookReceiver, type Stack, type WebhookReceiver } from '@reelbase/lib-testkit';
 import { bootstrapGateway } from './gateway.bootstrap.js';
 import { summarize, type LatencySummary } from './stats.js';
+import { startBenchStack } from './bench.stack.js';
 
 const RESULTS_DIR = fileURLToPath(new URL('../results/', import.meta.url));
 const log = (msg: string): void => void process.stderr.write(`[bench:notifier] ${msg}\n`);
@@ -155,20 +156,17 @@ async function main(): Promise<number> {
       },
     });
     log(`starting the stack (logs in ${join(dir, 'logs')})`);
-    stack = await startStack({
-      freePorts: true,
+    stack = await startBenchStack({
       databaseUrl: db.url,
       natsPrefix,
       logDir: join(dir, 'logs'),
-      logLevel: 'warn',
-      env: { RATE_LIMIT_RPS: '1000000', RATE_LIMIT_BURST: '1000000' },
       serviceEnv: {
         notifier: {
           WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
           ...(opts.concurrency !== undefined ? { WEBHOOK_CONCURRENCY: String(opts.concurrency) } : {}),
         },
       },
-      log: (line) => log(`stack: ${line}`),
+      log,
     });
     if (!stack.services.includes('notifier')) throw new Error('the notifier is not built (services/notifier/dist/main.js)');
     const fx = await bootstrapGateway(stack.url);

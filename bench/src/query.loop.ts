@@ -11,9 +11,10 @@ import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import pg from 'pg';
-import { deleteStreams, startStack, uniquePrefix, withDatabase, type Stack } from '@reelbase/lib-testkit';
+import { deleteStreams, uniquePrefix, withDatabase, type Stack } from '@reelbase/lib-testkit';
 import { compileSchema, planQuery, queryStatements, type SchemaSnapshot } from '@reelbase/records';
 import { percentile } from './stats.js';
+import { startBenchStack } from './bench.stack.js';
 
 const log = (msg: string): void => void process.stderr.write(`[bench:query-loop] ${msg}\n`);
 
@@ -65,15 +66,12 @@ async function main(): Promise<void> {
   const nodeOptions = profDir ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${resolve(profDir)}` } : undefined;
   let stack: Stack | undefined;
   try {
-    stack = await startStack({
-      freePorts: true,
+    stack = await startBenchStack({
       databaseUrl: url,
       natsPrefix,
       logDir: join(await mkdtemp(join(tmpdir(), 'reelbase-bench-qloop-')), 'logs'),
-      logLevel: 'warn',
-      env: { RATE_LIMIT_RPS: '1000000', RATE_LIMIT_BURST: '1000000' },
       ...(nodeOptions ? { serviceEnv: { gateway: nodeOptions, records: nodeOptions } } : {}),
-      log: (line) => log(`stack: ${line}`),
+      log,
     });
     const login = await post(stack.url, '/auth/login', { email, password });
     if (login.status !== 200) throw new Error(`login answered ${login.status}`);

@@ -18,12 +18,13 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { createTestDatabase, deleteStreams, startStack, type Stack } from '@reelbase/lib-testkit';
+import { createTestDatabase, deleteStreams, type Stack } from '@reelbase/lib-testkit';
 import { uniquePrefix } from '@reelbase/lib-testkit';
 import { compileSchema, planQuery, queryStatements, QUERY_INDEXES, type QueryInput, type SchemaSnapshot } from '@reelbase/records';
 import { bootstrapGateway } from './gateway.bootstrap.js';
 import { seedRecords } from './query.seed.js';
 import { percentile } from './stats.js';
+import { startBenchStack } from './bench.stack.js';
 
 const RESULTS_DIR = fileURLToPath(new URL('../results/', import.meta.url));
 const log = (msg: string): void => void process.stderr.write(`[bench:query] ${msg}\n`);
@@ -122,14 +123,11 @@ async function main(): Promise<number> {
   const loadStart = loadavg().map((l) => Math.round(l * 100) / 100);
   try {
     log(`starting the stack on database ${db.name} (logs in ${join(dir, 'logs')})`);
-    stack = await startStack({
-      freePorts: true,
+    stack = await startBenchStack({
       databaseUrl: db.url,
       natsPrefix,
       logDir: join(dir, 'logs'),
-      logLevel: 'warn',
-      env: { RATE_LIMIT_RPS: '1000000', RATE_LIMIT_BURST: '1000000' },
-      log: (line) => log(`stack: ${line}`),
+      log,
     });
     const fx = await bootstrapGateway(stack.url);
     const token = fx.apiKey;

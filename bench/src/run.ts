@@ -9,7 +9,7 @@ import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { v7 as uuidv7 } from 'uuid';
-import { createTestDatabase, deleteStreams, startStack, uniquePrefix, type Stack } from '@reelbase/lib-testkit';
+import { createTestDatabase, deleteStreams, uniquePrefix, type Stack } from '@reelbase/lib-testkit';
 import { parseBenchArgs, USAGE, type BenchOptions } from './bench.args.js';
 import { checkTargets, formatReport, ratios, type BenchReport, type PhaseResults } from './bench.report.js';
 import { startBaselineProcess } from './baseline.process.js';
@@ -20,6 +20,7 @@ import { migrateRecordsSchema } from '@reelbase/records';
 import { createShadowTables } from './shadow.schema.js';
 import { measureWsLatency, type WsLatencyResult } from './ws-latency.js';
 import { ensureWrk, runWrk, type WrkRun } from './wrk.js';
+import { startBenchStack } from './bench.stack.js';
 
 const RESULTS_DIR = fileURLToPath(new URL('../results/', import.meta.url));
 const log = (msg: string): void => void process.stderr.write(`[bench] ${msg}\n`);
@@ -70,15 +71,12 @@ async function main(): Promise<number> {
       notes.push('--skip-gateway: no stack; pgbench and the baseline only, on the records tables made by the records migrations');
     } else {
       log(`starting the stack (logs in ${join(dir, 'logs')})`);
-      stack = await startStack({
-        freePorts: true,
+      stack = await startBenchStack({
         databaseUrl: db.url,
         natsPrefix,
         logDir: join(dir, 'logs'),
         logLevel: o.logLevel,
-        // The gateway's per-caller rate limit would otherwise cap the load at 50 requests/s.
-        env: { RATE_LIMIT_RPS: '1000000', RATE_LIMIT_BURST: '1000000' },
-        log: (line) => log(`stack: ${line}`),
+        log,
       });
       const fx = await bootstrapGateway(stack.url);
       gateway = { url: stack.url, token: fx.apiKey, projectId: fx.projectId };

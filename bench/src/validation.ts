@@ -16,10 +16,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { createTestDatabase, deleteStreams, startStack, uniquePrefix, type Stack } from '@reelbase/lib-testkit';
+import { createTestDatabase, deleteStreams, uniquePrefix, type Stack } from '@reelbase/lib-testkit';
 import { waitOutboxEmpty } from './db.probe.js';
 import { bootstrapGateway } from './gateway.bootstrap.js';
 import { ensureWrk, runWrk, wrkErrors, type WrkRun } from './wrk.js';
+import { startBenchStack } from './bench.stack.js';
 
 const RESULTS_DIR = fileURLToPath(new URL('../results/', import.meta.url));
 const log = (msg: string): void => void process.stderr.write(`[bench:validation] ${msg}\n`);
@@ -65,16 +66,13 @@ async function main(): Promise<number> {
   const sql = new pg.Client({ connectionString: db.url });
   try {
     log(`starting the stack (logs in ${join(dir, 'logs')})`);
-    stack = await startStack({
-      freePorts: true,
+    stack = await startBenchStack({
       databaseUrl: db.url,
       natsPrefix,
       logDir: join(dir, 'logs'),
-      logLevel: 'warn',
-      env: { RATE_LIMIT_RPS: '1000000', RATE_LIMIT_BURST: '1000000' },
       // The periodic re-sync would put the schema back while the unvalidated phase runs.
       serviceEnv: { schema: { SCHEMA_SYNC_MS: '600000' } },
-      log: (line) => log(`stack: ${line}`),
+      log,
     });
     const fx = await bootstrapGateway(stack.url);
     await sql.connect();
