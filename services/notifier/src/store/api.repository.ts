@@ -5,6 +5,7 @@
  */
 import type { Knex } from '@mikro-orm/postgresql';
 import { sqlIsoMicros } from '@reelbase/lib-platform';
+import type { DeliveryRow } from './ingest.repository.js';
 
 type Db = Knex | Knex.Transaction;
 const b = (v: unknown[]) => v as unknown as Knex.RawBinding[];
@@ -34,13 +35,8 @@ export interface WebhookView {
   updatedAt: string;
 }
 
-export interface DeliveryView {
-  id: string;
-  webhookId: string;
-  eventId: number;
-  entityType: string;
-  entityId: string;
-  action: string;
+/** A delivery as listed: the row the follower queued, and what its attempts recorded. */
+export interface DeliveryView extends DeliveryRow {
   status: string;
   attempts: number;
   statusCode: number | null;
