@@ -1,7 +1,7 @@
 /**
- * `node bench/dist/media.js [--clip-seconds 8] [--rounds 7] [--warmup 1] [--upload-mib 2048] [--jobs 20] [--only wall,drain,rss]`
+ * `node bench/dist/media.js [--clip-seconds 8] [--clip-height 720] [--rounds 7] [--warmup 1] [--upload-mib 2048] [--jobs 20] [--only wall,drain,rss]`
  * (`npm run bench:media`): reviewables on the whole stack, in one run on one machine.
- *   1. Upload → `done` wall time of a 720p H.264/AAC clip through the gateway, against the same
+ *   1. Upload → `done` wall time of a 16:9 H.264/AAC clip (720p unless `--clip-height`) through the gateway, against the same
  *      ffprobe + thumbnail + proxy commands (the argument lists the worker builds) run raw on the
  *      same file in the same run; and the time to the first thumbnail (upload start until
  *      `thumbnail_media_key` shows in `GET /versions/{id}/reviewable`). Each round runs both, raw
@@ -158,14 +158,18 @@ function rssKiB(pid: number | undefined): number {
   }
 }
 
-/** CPU seconds a process and its reaped children (the tools it ran) have used; 0 when it is gone. */
-function cpuSeconds(pid: number | undefined): number {
+/**
+ * CPU seconds a process and its reaped children (the tools it ran) have used, or with `own` the
+ * process's alone; 0 when it is gone.
+ */
+function cpuSeconds(pid: number | undefined, own = false): number {
   if (pid === undefined) return 0;
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     // After the command in parentheses: field 3 (state) first; utime, stime, cutime, cstime are 14–17.
     const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) / 100;
+    const self = Number(f[11]) + Number(f[12]);
+    return (own ? self : self + Number(f[13]) + Number(f[14])) / 100;
   } catch {
     return 0;
   }
@@ -206,7 +210,7 @@ function bigUpload(c: Client, versionId: string, bytes: number, progress: (sent:
   });
 }
 
-/** Sums and counts of the workers' timing histograms, by series (`queue_wait`, `probe`, `thumbnail`, `proxy`, `job`). */
+/** Sums and counts of the workers' timing histograms, by series (`queue_wait`, `fetch`, `probe`, `thumbnail`, `proxy`, `store`, `job`). */
 type WorkerTimes = Record<string, { sum: number; count: number }>;
 
 /**
@@ -256,6 +260,9 @@ async function workersUp(stack: Stack, names: string[]): Promise<void> {
 
 async function main(): Promise<number> {
   const clipSeconds = arg('clip-seconds', 8);
+  const clipHeight = arg('clip-height', 720);
+  // 16:9 with even sides, as a render's proxy source would be.
+  const clipSize = `${Math.round((clipHeight * 16) / 9 / 2) * 2}x${clipHeight - (clipHeight % 2)}`;
   const rounds = arg('rounds', 7);
   const warmup = argOrZero('warmup', 1);
   const uploadMiB = arg('upload-mib', 2048);
@@ -268,14 +275,14 @@ async function main(): Promise<number> {
   const natsPrefix = uniquePrefix('benchmedia');
   let stack: Stack | undefined;
   try {
-    log(`making the clips with ffmpeg (${clipSeconds} s 1280x720 H.264/AAC; 2 s 640x360 for the queue)`);
+    log(`making the clips with ffmpeg (${clipSeconds} s ${clipSize} H.264/AAC; 2 s 640x360 for the queue)`);
     const ffmpeg = (...args: string[]) => {
       const r = spawnSync(ff.ffmpeg, ['-v', 'error', '-y', ...args], { encoding: 'utf8' });
       if (r.status !== 0) throw new Error(`ffmpeg: ${r.stderr}`);
     };
     const clip = join(dir, 'clip.mov');
     ffmpeg(
-      ...['-f', 'lavfi', '-i', `testsrc2=size=1280x720:rate=25:duration=${clipSeconds}`, '-f', 'lavfi', '-i', `sine=frequency=440:duration=${clipSeconds}`],
+      ...['-f', 'lavfi', '-i', `testsrc2=size=${clipSize}:rate=25:duration=${clipSeconds}`, '-f', 'lavfi', '-i', `sine=frequency=440:duration=${clipSeconds}`],
       ...['-c:v', 'libx264', '-preset', 'veryfast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest', clip],
     );
     const small = join(dir, 'small.mp4');
@@ -324,7 +331,9 @@ async function main(): Promise<number> {
       return { doneMs, seenMs: w.doneMs, thumbMs: w.thumbMs, uploadMs };
     };
     let timesBefore: WorkerTimes = {};
-    const cpuProcs = ['bench', ...stack.services];
+    // `<worker>:own` is a worker's own CPU, without the tools it ran.
+    const cpuProcs = ['bench', ...stack.services, ...workers.map((w) => `${w}:own`)];
+    const cpuOf = (p: string) => (p === 'bench' ? cpuSeconds(process.pid) : cpuSeconds(stack!.pid(p.replace(/:own$/, '')), p.endsWith(':own')));
     const rawCpu: Record<string, number> = {};
     const serviceCpu: Record<string, number> = {};
     for (let r = 0; phases.has('wall') && r < warmup + rounds; r++) {
@@ -336,10 +345,10 @@ async function main(): Promise<number> {
       let serviceOne: Awaited<ReturnType<typeof serviceRound>>;
       // CPU of every process (the bench's own includes the raw tools; a worker's, its tools) per kind of run.
       const cpuDuring = async <T>(into: Record<string, number>, fn: () => Promise<T>): Promise<T> => {
-        const before = Object.fromEntries(cpuProcs.map((p) => [p, cpuSeconds(p === 'bench' ? process.pid : stack!.pid(p))]));
+        const before = Object.fromEntries(cpuProcs.map((p) => [p, cpuOf(p)]));
         const out = await fn();
         if (r >= warmup) {
-          for (const p of cpuProcs) into[p] = (into[p] ?? 0) + cpuSeconds(p === 'bench' ? process.pid : stack!.pid(p)) - before[p]!;
+          for (const p of cpuProcs) into[p] = (into[p] ?? 0) + cpuOf(p) - before[p]!;
         }
         return out;
       };
@@ -427,7 +436,7 @@ async function main(): Promise<number> {
     const report = {
       at: new Date().toISOString(),
       machine: { cpus: cpus().length, node: process.version },
-      options: { clipSeconds, rounds, warmup, uploadMiB, jobs, threads: LIMITS.threads },
+      options: { clipSeconds, clipSize, rounds, warmup, uploadMiB, jobs, threads: LIMITS.threads },
       wall: {
         raw_ms: raw.map((x) => Math.round(x.totalMs)),
         raw_steps_ms: raw.map((x) => ({ probe: Math.round(x.probeMs), thumbnail: Math.round(x.thumbMs), proxy: Math.round(x.proxyMs) })),
@@ -472,7 +481,9 @@ async function main(): Promise<number> {
     };
 
     const line = (a: string, b: string) => process.stdout.write(`${a.padEnd(44)} ${b}\n`);
-    process.stdout.write(`\nreviewables on ${report.machine.cpus} cores (${clipSeconds} s 720p clip, ${rounds} rounds after ${warmup} warm-up, medians)\n`);
+    process.stdout.write(
+      `\nreviewables on ${report.machine.cpus} cores (${clipSeconds} s ${clipSize} clip, ${rounds} rounds after ${warmup} warm-up, medians)\n`,
+    );
     if (phases.has('wall')) {
       line('raw ffprobe + thumbnail + proxy', `${Math.round(rawMs)} ms`);
       line('upload → done through the gateway', `${Math.round(doneMs)} ms`);
@@ -490,7 +501,7 @@ async function main(): Promise<number> {
       line('upload answered (original stored)', `${Math.round(median(service.map((x) => x.uploadMs)))} ms`);
       line(
         '  in the workers (means)',
-        `queue wait ${jobSteps.queue_wait} ms, job ${jobSteps.job} ms (probe ${jobSteps.probe}, thumbnail ${jobSteps.thumbnail}, proxy ${jobSteps.proxy} ms)`,
+        `queue wait ${jobSteps.queue_wait} ms, job ${jobSteps.job} ms (waiting for the original ${jobSteps.fetch}, probe ${jobSteps.probe}, thumbnail ${jobSteps.thumbnail}, proxy ${jobSteps.proxy}, storing it ${jobSteps.store} ms)`,
       );
       const cpu = Object.entries(report.wall.cpu_per_round_s)
         .filter(([, v]) => v.raw >= 0.05 || v.gateway >= 0.05)

@@ -203,6 +203,9 @@ describe('media-transcode: reviewables that end done', () => {
     expect(sample(worker, 'media_transcode_queue_lag')).toBeGreaterThanOrEqual(0);
     expect(sample(worker, 'media_transcode_seconds_count', ['step="proxy"', 'kind="video"', 'outcome="ok"'])).toBeGreaterThan(0);
     expect(sample(worker, 'media_transcode_seconds_count', ['step="thumbnail"', 'kind="image"', 'outcome="ok"'])).toBeGreaterThan(0);
+    // The wait for the original and the storing of the proxy are timed as steps of their own.
+    expect(sample(worker, 'media_transcode_seconds_count', ['step="fetch"', 'outcome="ok"'])).toBeGreaterThan(0);
+    expect(sample(worker, 'media_transcode_seconds_count', ['step="store"', 'kind="video"', 'outcome="ok"'])).toBeGreaterThan(0);
     expect(sample(worker, 'media_transcode_attempts_total', ['outcome="done"'])).toBeGreaterThan(0);
   });
 

@@ -77,7 +77,7 @@ export class UploadFlow {
     const prefix = newMediaPrefix();
     const key = `${prefix}/original${mediaExtension(header.fileName)}`;
     const contentType = storedContentType(header.contentType);
-    const size = await this.storeOriginal(it, key, contentType, signal);
+    const size = await this.storeOriginal(it, key, contentType, signal, header.declaredSize);
 
     const fileName = uploadFileName(header.fileName);
     // The job row first (a reservation): should this process stop before the job is queued, the
@@ -140,7 +140,13 @@ export class UploadFlow {
   }
 
   /** Streams the chunks into the store; returns the byte count. Nothing is left behind on failure. */
-  private async storeOriginal(it: AsyncIterator<mediav1.UploadReviewableRequest>, key: string, contentType: string, signal: AbortSignal): Promise<number> {
+  private async storeOriginal(
+    it: AsyncIterator<mediav1.UploadReviewableRequest>,
+    key: string,
+    contentType: string,
+    signal: AbortSignal,
+    declaredSize: number,
+  ): Promise<number> {
     const { store, maxBytes, onBytes } = this.deps;
     let bytes = 0;
     let body: PassThrough | undefined;
@@ -162,7 +168,7 @@ export class UploadFlow {
         if (!body) {
           // Started with the first byte, so an empty file is stored as one empty object.
           body = new PassThrough({ highWaterMark: BUFFER_BYTES });
-          put = store.putStream(key, body, contentType);
+          put = store.putStream(key, body, contentType, declaredSize);
           put.catch((err: unknown) => {
             putError = err;
             body?.destroy();

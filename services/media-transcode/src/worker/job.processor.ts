@@ -275,7 +275,8 @@ export class JobProcessor {
       }
     };
     try {
-      const input = await original.ready;
+      // `fetch`: how long the probe still waited for the original once the job was claimed.
+      const input = await step('fetch', 'unknown', () => original.ready);
       const probed = step('probe', 'unknown', async () => interpretProbe(await probeFile(this.o.ffprobe, input, run), this.o.maxDurationS));
       probed.catch(() => {});
       await processing;
@@ -304,7 +305,7 @@ export class JobProcessor {
       const thumbSize = await thumbShown;
       await encoded;
       const proxyKey = `${prefix}/${proxyName}`;
-      const proxySize = await store.putFile(proxyKey, proxyFile, proxyType);
+      const proxySize = await step('store', source.kind, () => store.putFile(proxyKey, proxyFile, proxyType));
 
       const files = {
         original: { key: job.originalKey, size: job.originalSize, content_type: job.contentType, file_name: job.fileName },
