@@ -74,7 +74,7 @@ export const mediaWorkerConfigShape = {
    * and the thumbnail get at most 2 minutes of it each.
    */
   TRANSCODE_TIMEOUT_MS: envInt(60 * 60_000, 1_000, 6 * 3_600_000),
-  /** Threads ffmpeg may use per run. */
+  /** CPUs one ffmpeg run may keep busy: the decoder and filter threads, and libx264 1.5 threads per CPU (docs/media.md). */
   TRANSCODE_THREADS: envInt(2, 1, 64),
   /** Sources claiming a longer duration are refused (a header claiming hours must not occupy a worker for hours). */
   TRANSCODE_MAX_DURATION_S: envInt(4 * 3600, 1, 48 * 3600),

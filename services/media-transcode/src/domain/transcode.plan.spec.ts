@@ -17,6 +17,14 @@ describe('transcode plan', () => {
       expect(args.indexOf('-protocol_whitelist')).toBeLessThan(args.indexOf('-i'));
       expect(after(args, '-threads')).toBe('2');
       expect(args).toContain('-nostdin');
+      // The decoder (before the input), the filter graph and the encoder (an output option after
+      // the last input): an unbounded libx264 takes 1.5 threads per core it can see.
+      const threadsAt = args.flatMap((a, i) => (a === '-threads' ? [i] : []));
+      expect(threadsAt).toHaveLength(2);
+      expect(threadsAt[0]).toBeLessThan(args.indexOf('-i'));
+      expect(threadsAt[1]).toBeGreaterThan(args.lastIndexOf('-i'));
+      expect(args[threadsAt[1]! + 1]).toBe(args.includes('libx264') ? '3' : '2');
+      expect(after(args, '-filter_threads')).toBe('2');
     }
   });
 

@@ -19,6 +19,19 @@ export interface PlanLimits {
 }
 
 const COMMON = ['-hide_banner', '-nostdin', '-loglevel', 'error', '-y'];
+
+/**
+ * The thread bound of a run (`TRANSCODE_THREADS`, the CPUs one run may keep busy): `-threads`
+ * before the input bounds the decoder, `-filter_threads` the filter graph, and `-threads` again as
+ * an output option the encoder. Without the last one libx264 takes 1.5 threads per core the
+ * process can see — on a 64-core node, 96 threads for a pod given 2 CPUs. libx264 gets that same
+ * 1.5 per CPU of the bound (frame threads wait on each other's reference rows, so it needs more
+ * threads than cores to keep them busy): 3 for the default 2, as it would pick on a 2-core machine.
+ */
+const boundThreads = (limits: PlanLimits) => ['-filter_threads', String(limits.threads), '-threads', String(limits.threads)];
+const encoderThreads = (limits: PlanLimits, perCpu = 1) => ['-threads', String(Math.ceil(limits.threads * perCpu))];
+/** libx264's own threads per CPU. */
+const X264_THREADS_PER_CPU = 1.5;
 /** Input options: local files only, and no guessing across probes that read the network. */
 const INPUT = ['-protocol_whitelist', 'file,pipe'];
 
@@ -40,8 +53,7 @@ export function thumbnailArgs(input: string, output: string, source: ProbedSourc
   const seek = thumbnailSeekS(source);
   return [
     ...COMMON,
-    '-threads',
-    String(limits.threads),
+    ...boundThreads(limits),
     ...(seek > 0 ? ['-ss', seek.toFixed(3)] : []),
     ...INPUT,
     '-i',
@@ -58,6 +70,7 @@ export function thumbnailArgs(input: string, output: string, source: ProbedSourc
     'image2',
     '-c:v',
     'mjpeg',
+    ...encoderThreads(limits),
     output,
   ];
 }
@@ -70,8 +83,7 @@ export function proxyArgs(input: string, output: string, source: ProbedSource, l
   if (source.kind === 'image') {
     return [
       ...COMMON,
-      '-threads',
-      String(limits.threads),
+      ...boundThreads(limits),
       ...INPUT,
       '-i',
       input,
@@ -87,14 +99,14 @@ export function proxyArgs(input: string, output: string, source: ProbedSource, l
       'image2',
       '-c:v',
       'mjpeg',
+      ...encoderThreads(limits),
       output,
     ];
   }
   const audioIn = source.hasAudio ? [] : ['-f', 'lavfi', '-i', 'anullsrc=channel_layout=stereo:sample_rate=48000'];
   return [
     ...COMMON,
-    '-threads',
-    String(limits.threads),
+    ...boundThreads(limits),
     ...(opts.realtime ? ['-re'] : []),
     ...INPUT,
     '-i',
@@ -108,6 +120,7 @@ export function proxyArgs(input: string, output: string, source: ProbedSource, l
     scaleFilter(PROXY_MAX_WIDTH),
     '-c:v',
     'libx264',
+    ...encoderThreads(limits, X264_THREADS_PER_CPU),
     '-preset',
     'veryfast',
     '-crf',
