@@ -16,4 +16,4 @@ export type { SchemaSnapshot } from './domain/schema.snapshot.js';
 export { queryStatements, runQueryPlan } from './store/query.repository.js';
 export type { Statement } from './store/query.repository.js';
 export { QUERY_INDEXES } from './store/query.migration.js';
-export { LINK_INDEXES, LINK_TRIGGERS, LINK_BACKFILL_SQL, LINK_TABLE_SQL } from './store/link.migration.js';
+export { LINK_INDEXES, LINK_TABLE_OFF_SQL, LINK_TABLE_ON_SQL } from './store/link.migration.js';
