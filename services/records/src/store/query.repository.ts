@@ -47,9 +47,13 @@ export function queryStatements(plan: QueryPlan): { page: Statement; count?: Sta
   let count: Statement | undefined;
   if (plan.ctes?.length) {
     const ctes = `with ${plan.ctes.join(',\n')}\n`;
+    // The record's JSON is built above the lateral page, so only for the rows of the page, not for
+    // every match the page is sorted from (a hop's matches come as a set, not in id order).
+    const keyCols = plan.keys.map((_, i) => `r.k${i}`).join(', ');
     page = {
-      text: `${ctes}select p.*, ${SCHEMA_VERSION_SQL} as v, ${plan.overCap ?? 'false'} as o
-       from (select 1) one left join lateral (${select} ${rows}) p on true`,
+      text: `${ctes}select case when r.id is null then null else ${clientJsonSql(plan.data)} end as j, ${keyCols},
+         ${SCHEMA_VERSION_SQL} as v, ${plan.overCap ?? 'false'} as o
+       from (select 1) one left join lateral (select r.*, ${keys} ${rows}) r on true`,
       values,
     };
     if (plan.includeTotal) {
