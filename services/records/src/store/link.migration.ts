@@ -55,15 +55,15 @@ const linkRowsOf = (rec: string, from = '') =>
   `select ${rec}.id, ${rec}.entity_type || '.' || x.field || case when x.multi then '[]' else '' end, x.to_id, ${rec}.project_id
      from ${from}records.record_links_in(${rec}.data) x`;
 
-/** The part of `data` links can live in (object and array values): equal parts hold equal links. */
-const LINK_PART = (d: string) => `(select jsonb_object_agg(kv.key, kv.value) from jsonb_each(${d}) kv where jsonb_typeof(kv.value) in ('object', 'array'))`;
+/** The links of `data` as one sorted array: equal arrays, equal rows (a link's `type` rewritten by a rename changes nothing). */
+const LINK_SET = (d: string) => `array(select x.field || case when x.multi then '[] ' else ' ' end || x.to_id from records.record_links_in(${d}) x order by 1)`;
 
 const SYNC_SQL = `create or replace function records.record_link_sync() returns trigger language plpgsql as $$
   begin
     if tg_op = 'UPDATE' and old.retired_at is null and new.retired_at is null and old.entity_type = new.entity_type
        and old.project_id is not distinct from new.project_id
-       and ${LINK_PART('old.data')} is not distinct from ${LINK_PART('new.data')} then
-      return null; -- an edit of other fields: the links are the same
+       and ${LINK_SET('old.data')} = ${LINK_SET('new.data')} then
+      return null; -- an edit of other fields, or of a link's type only: the rows are the same
     end if;
     if tg_op in ('UPDATE', 'DELETE') then
       delete from records.record_link where from_id = old.id;
