@@ -212,7 +212,7 @@ async function main(): Promise<number> {
     const sizes = await sql.query<{ name: string; size: string }>(
       `select c.relname as name, pg_size_pretty(pg_relation_size(c.oid)) as size from pg_class c
         where c.relname = any($1::text[]) and c.relnamespace = 'records'::regnamespace order by c.relname`,
-      [[...QUERY_INDEXES.map((i) => i.name), 'record_link', 'record_link_pkey', ...LINK_INDEXES.map((i) => i.name)]],
+      [[...QUERY_INDEXES.map((i) => i.name), 'record_link', 'record_link_from_idx', ...LINK_INDEXES.map((i) => i.name)]],
     );
     const linkRows = Number((await sql.query<{ n: string }>('select count(*) as n from records.record_link')).rows[0]!.n);
 

@@ -4,7 +4,7 @@
  * so every write path (creates, updates, retire and revive, deletes, the bulk rename cascades of
  * store/rename.repository.ts) maintains it without knowing it exists.
  *
- * A row is `(from_id, link, to_id, project_id)`:
+ * A row is `(from_id, link, to_id, project_id)`, each (from_id, link, to_id) once:
  * - `link` is `<from entity_type>.<data key>` for a key holding a link object, and
  *   `<from entity_type>.<data key>[]` for each object element of a key holding an array (a
  *   multi_link). One column, so its statistics are exact per kind of link.
@@ -20,7 +20,11 @@
 import { Migration } from '@mikro-orm/migrations';
 import { SQL_UUID_RE } from '../domain/filter.compiler.js';
 
-/** The lookup indexes (the primary key `(from_id, link, to_id)` serves the trigger's deletes). */
+/**
+ * The lookup indexes. The trigger's deletes use `record_link_from_idx` (from_id): a plain index, not a
+ * unique key, since the trigger writes each (from_id, link, to_id) once already, and a 16-byte key
+ * keeps it the smallest of the three.
+ */
 export const LINK_INDEXES: readonly { name: string; sql: string }[] = [
   {
     // Backwards from a set of linked records: the referrers of one kind, index-only.
@@ -33,6 +37,9 @@ export const LINK_INDEXES: readonly { name: string; sql: string }[] = [
     sql: 'create index if not exists record_link_project_idx on records.record_link (link, project_id, to_id, from_id)',
   },
 ];
+
+/** The index the trigger deletes a record's rows by. */
+const LINK_FROM_INDEX_SQL = 'create index if not exists record_link_from_idx on records.record_link (from_id)';
 
 /** The triggers on records.record that keep the table. */
 export const LINK_TRIGGERS = ['record_link_insert', 'record_link_update', 'record_link_delete', 'record_link_truncate'] as const;
@@ -104,12 +111,12 @@ export const LINK_TABLE_OFF_SQL: readonly string[] = [
   ...LINK_TRIGGERS.map((t) => `alter table records.record disable trigger ${t}`),
   'truncate records.record_link',
   ...LINK_INDEXES.map((i) => `drop index if exists records.${i.name}`),
-  'alter table records.record_link drop constraint if exists record_link_pkey',
+  'drop index if exists records.record_link_from_idx',
 ];
 export const LINK_TABLE_ON_SQL: readonly string[] = [
   'truncate records.record_link',
   LINK_BACKFILL_SQL,
-  'alter table records.record_link add constraint record_link_pkey primary key (from_id, link, to_id)',
+  LINK_FROM_INDEX_SQL,
   ...LINK_INDEXES.map((i) => i.sql),
   ...LINK_TRIGGERS.map((t) => `alter table records.record enable trigger ${t}`),
   'vacuum analyze records.record_link',
@@ -130,7 +137,7 @@ export const LINK_TABLE_SQL: readonly string[] = [
   SYNC_SQL,
   LINK_BACKFILL_SQL,
   // After the backfill: one sorted build instead of a probe per row inserted.
-  'alter table records.record_link add constraint record_link_pkey primary key (from_id, link, to_id)',
+  LINK_FROM_INDEX_SQL,
   ...LINK_INDEXES.map((i) => i.sql),
   ...LINK_TRIGGER_SQL,
   'analyze records.record_link',
