@@ -16,7 +16,7 @@ import { createTestDatabase, deleteStreams, uniquePrefix, TEST_INTERNAL_AUTH_SEC
 import { recordsv1 } from '@reelbase/proto';
 import pg from 'pg';
 import { parseRecordsConfig } from '../src/config.js';
-import { planQuery, type PlanOptions, type QueryInput } from '../src/domain/record.query.js';
+import { encodeCursor, planQuery, type PlanOptions, type QueryInput } from '../src/domain/record.query.js';
 import { compileSchema, type SchemaSnapshot } from '../src/domain/schema.snapshot.js';
 import { startRecords, type RunningRecords } from '../src/service.js';
 import { runQueryPlan, type Statement } from '../src/store/query.repository.js';
@@ -408,6 +408,43 @@ describe('link hops answer exactly what their EXISTS form answers', () => {
     expect((await answer('Task', [['entity.Shot.code', 'is_not', 'A']], {})).hops).toBe(false);
     expect((await answer('Task', [{ filter_operator: 'any', filters: [['entity.Shot.code', 'is', 'A']] }], {})).hops).toBe(false);
     expect((await answer('Task', [['entity.Shot.code', 'is', 'A']], {}, true)).hops).toBe(false);
+  });
+
+  it('keyset pages, order on a data field and `fields` walk the same records both ways', async () => {
+    const walk = async (filters: unknown, options: PlanOptions) => {
+      const seen: string[] = [];
+      let cursor: string | undefined;
+      for (let page = 0; page < 100; page++) {
+        const input: QueryInput = {
+          entityType: 'Task',
+          filtersJson: JSON.stringify(filters),
+          fieldsJson: JSON.stringify(['name']),
+          order: [{ field: 'name', direction: 'desc' }],
+          limit: 7,
+          ...(cursor ? { cursor } : {}),
+        };
+        const { plan, fingerprint } = planQuery(schema, input, options);
+        const out = await runQueryPlan(sql, { ...plan, limit: plan.limit + 1 });
+        const rows = out.rows.slice(0, 7);
+        for (const r of rows) {
+          const rec = JSON.parse(r.json) as { id: string; data: Record<string, unknown> };
+          expect(Object.keys(rec.data).every((k) => k === 'name')).toBe(true);
+          seen.push(rec.id);
+        }
+        if (out.rows.length <= 7) return seen;
+        cursor = encodeCursor({ k: rows[rows.length - 1]!.keys, o: fingerprint });
+      }
+      throw new Error('too many pages');
+    };
+    for (const filters of [
+      [['entity.Shot.sequence.Sequence.code', 'in', ['SQ010', 'SQ020']]],
+      [['project_id', 'is', P()], ['assignees.User.name', 'in', ['Ann', 'Bob', 'Cy', 'Dee']]],
+    ]) {
+      const exists = await walk(filters, { linkHops: false });
+      expect(exists.length).toBeGreaterThan(14); // three pages at least
+      expect(await walk(filters, {})).toEqual(exists);
+      expect(await walk(filters, { hopCap: 3 })).toEqual(exists);
+    }
   });
 
   it('the service answers hop queries by the link table (a link row removed by hand hides its record)', async () => {
