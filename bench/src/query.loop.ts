@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import pg from 'pg';
 import { deleteStreams, uniquePrefix, withDatabase, type Stack } from '@reelbase/lib-testkit';
-import { compileSchema, planQuery, queryStatements, type SchemaSnapshot } from '@reelbase/records';
+import { compileSchema, planQuery, runQueryPlan, type QueryPlan, type SchemaSnapshot } from '@reelbase/records';
 import { percentile } from './stats.js';
 import { startBenchStack } from './bench.stack.js';
 
@@ -108,10 +108,10 @@ async function main(): Promise<void> {
       const gateway: number[] = [];
       const raw: number[] = [];
       let request: () => Promise<Response>;
-      let statement: { text: string; values: unknown[] };
+      let runRaw: () => Promise<unknown>;
       if (shape === '0') {
         request = () => fetch(new URL(`/entities/Task/${one.rows[0]!.id}`, stack!.url), { headers: { authorization: `Bearer ${token}` } });
-        statement = { text: 'select * from records.record where id = $1', values: [one.rows[0]!.id] };
+        runRaw = () => sql.query('select * from records.record where id = $1', [one.rows[0]!.id]);
       } else {
         const body = bodies[shape];
         if (!body) throw new Error(`no shape ${shape}`);
@@ -127,7 +127,9 @@ async function main(): Promise<void> {
           limit: body.limit,
           ...(body.fields ? { fieldsJson: JSON.stringify(body.fields) } : {}),
         });
-        statement = queryStatements({ ...plan, limit: plan.limit + 1 }).page;
+        // Every statement records runs for it, in order (runQueryPlan).
+        const run: QueryPlan = { ...plan, limit: plan.limit + 1 };
+        runRaw = () => runQueryPlan(sql, run);
       }
       const pids = { gateway: stack.pid('gateway')!, records: stack.pid('records')!, bench: process.pid };
       // What each process spends while no request arrives (timers, probes, the event feed), per ms.
@@ -159,7 +161,7 @@ async function main(): Promise<void> {
       before = {};
       for (let i = 0; i < Math.min(iterations, 300) + 20; i++) {
         const s = performance.now();
-        await sql.query(statement.text, statement.values);
+        await runRaw();
         if (i >= 20) raw.push(performance.now() - s);
       }
       process.stdout.write(

@@ -2,12 +2,15 @@
  * `node bench/dist/query.js [--records 1000000] [--projects 50] [--iterations 200] [--clients 8] [--create-seconds 10] [--keep-db]`:
  * queries on a production-sized record table, in one run against one dedicated database:
  *   1. seeds `--records` records over `--projects` projects straight into records.record
- *      (query.seed.ts), with the query indexes (records-0004-query-indexes) dropped;
- *   2. Shot creates through the gateway for `--create-seconds` without those indexes, then
- *      builds them; after the queries the same creates with them, without them (dropped), and
- *      with them (rebuilt): the write cost is the mean with ÷ the mean without (target ≥ 0.9×);
- *   3. p50/p95/p99 through the gateway (HTTP, a real API key) and of the same compiled SQL run
- *      raw on pg, for (a) type + project + status, (b) a 2-hop link filter, (c) text contains,
+ *      (query.seed.ts), with the query indexes (records-0004-query-indexes) dropped and the link
+ *      table (records-0006-link-table) off: its triggers disabled, the table and its indexes empty;
+ *   2. Shot creates through the gateway for `--create-seconds` without those indexes and the link
+ *      table, then builds them (the link table filled from the records, its triggers on); after the
+ *      queries the same creates with them, without them (dropped, link table off), and with them
+ *      (rebuilt): the write cost is the mean with ÷ the mean without (target ≥ 0.9×);
+ *   3. p50/p95/p99 through the gateway (HTTP, a real API key) and of the same statements records
+ *      runs (runQueryPlan, every statement in order) raw on pg, for (a) type + project + status,
+ *      (b) a 2-hop link filter, (c) text contains,
  *      (d) a 3-page keyset walk, (e) include_total on a 100,000-row match (at 1,000,000 records).
  *      Targets: (a), (b) p95 ≤ 20 ms and ≤ 1.5× raw;
  *   4. EXPLAIN (ANALYZE, BUFFERS) of each, asserting no Seq Scan on the record table for (a), (b), (d).
@@ -20,7 +23,18 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { createTestDatabase, deleteStreams, type Stack } from '@reelbase/lib-testkit';
 import { uniquePrefix } from '@reelbase/lib-testkit';
-import { compileSchema, planQuery, queryStatements, QUERY_INDEXES, type QueryInput, type SchemaSnapshot } from '@reelbase/records';
+import {
+  compileSchema,
+  LINK_INDEXES,
+  LINK_TABLE_OFF_SQL,
+  LINK_TABLE_ON_SQL,
+  planQuery,
+  runQueryPlan,
+  QUERY_INDEXES,
+  type QueryInput,
+  type SchemaSnapshot,
+  type Statement,
+} from '@reelbase/records';
 import { bootstrapGateway } from './gateway.bootstrap.js';
 import { seedRecords } from './query.seed.js';
 import { percentile } from './stats.js';
@@ -133,8 +147,9 @@ async function main(): Promise<number> {
     const token = fx.apiKey;
     await sql.connect();
 
-    // 1. Seed without the query indexes (rebuilt in one pass afterwards).
+    // 1. Seed without the query indexes and the link table (built in one pass afterwards).
     for (const index of QUERY_INDEXES) await sql.query(`drop index if exists records.${index.name}`);
+    for (const st of LINK_TABLE_OFF_SQL) await sql.query(st);
     const t0 = performance.now();
     const seeded = await seedRecords(sql, { records, projects, users: 40, createdBy: fx.userId }, log);
     await sql.query('vacuum analyze records.record');
@@ -180,20 +195,26 @@ async function main(): Promise<number> {
       await sql.query("set maintenance_work_mem = '512MB'");
       await sql.query('create extension if not exists pg_trgm');
       for (const index of QUERY_INDEXES) await sql.query(index.sql);
-      return Math.round((performance.now() - tb) / 100) / 10;
+      const tl = performance.now();
+      for (const st of LINK_TABLE_ON_SQL) await sql.query(st);
+      const now = performance.now();
+      return { indexes: Math.round((tl - tb) / 100) / 10, linkTable: Math.round((now - tl) / 100) / 10 };
     };
     const dropIndexes = async () => {
       for (const index of QUERY_INDEXES) await sql.query(`drop index if exists records.${index.name}`);
+      for (const st of LINK_TABLE_OFF_SQL) await sql.query(st);
     };
-    const without = await phase('without the query indexes');
-    log('building the query indexes');
-    const buildSeconds = await build();
+    const without = await phase('without the query indexes and link table');
+    log('building the query indexes and the link table');
+    const built = await build();
+    const buildSeconds = built.indexes;
     await sql.query('vacuum analyze records.record');
     const sizes = await sql.query<{ name: string; size: string }>(
       `select c.relname as name, pg_size_pretty(pg_relation_size(c.oid)) as size from pg_class c
-        where c.relname = any($1::text[]) order by c.relname`,
-      [QUERY_INDEXES.map((i) => i.name)],
+        where c.relname = any($1::text[]) and c.relnamespace = 'records'::regnamespace order by c.relname`,
+      [[...QUERY_INDEXES.map((i) => i.name), 'record_link', 'record_link_from_idx', ...LINK_INDEXES.map((i) => i.name)]],
     );
+    const linkRows = Number((await sql.query<{ n: string }>('select count(*) as n from records.record_link')).rows[0]!.n);
 
     // 3. Query shapes.
     const snap = await sql.query<{ version: string; snapshot: SchemaSnapshot }>('select version, snapshot from records.schema_state where id = 1');
@@ -284,8 +305,9 @@ async function main(): Promise<number> {
         }
         if (i >= 10) gateway.push(performance.now() - s);
       }
-      // The statements records runs for each page: the page (one row more than the limit) and the count.
-      const statements = cursors.map((cursor) => {
+      // The plan records runs for each page (one row more than the limit), run by the same function
+      // records runs it with: the page, the count when asked, the EXISTS form when a hop set passes the cap.
+      const plans = cursors.map((cursor) => {
         const input: QueryInput = {
           entityType: shape.type,
           filtersJson: JSON.stringify(shape.body.filters ?? []),
@@ -294,23 +316,28 @@ async function main(): Promise<number> {
           ...(cursor ? { cursor } : {}),
         };
         const { plan } = planQuery(schema, input);
-        const { page, count } = queryStatements({ ...plan, limit: plan.limit + 1 });
-        return [page, ...(count ? [count] : [])];
+        return { ...plan, limit: plan.limit + 1 };
       });
+      const statements: Statement[][] = [];
+      for (const plan of plans) {
+        const trace: Statement[] = [];
+        await runQueryPlan(sql, plan, trace);
+        statements.push(trace);
+      }
       const raw: number[] = [];
       for (let i = 0; i < iterations + 10; i++) {
         const s = performance.now();
-        for (const page of statements) for (const st of page) await sql.query(st.text, st.values);
+        for (const plan of plans) await runQueryPlan(sql, plan);
         if (i >= 10) raw.push(performance.now() - s);
       }
-      const plans: string[] = [];
+      const explained: string[] = [];
       for (const page of statements) {
         for (const st of page) {
           const r = await sql.query<{ 'QUERY PLAN': string }>(`explain (analyze, buffers) ${st.text}`, st.values);
-          plans.push(r.rows.map((x) => x['QUERY PLAN']).join('\n'));
+          explained.push(r.rows.map((x) => x['QUERY PLAN']).join('\n'));
         }
       }
-      const seqScan = plans.some((p) => /Seq Scan on record\b/.test(p));
+      const seqScan = explained.some((p) => /Seq Scan on record(_link)?\b/.test(p));
       const g = pcts(gateway);
       const w = pcts(raw);
       const ratio = Math.round((g.p95 / w.p95) * 100) / 100;
@@ -329,19 +356,20 @@ async function main(): Promise<number> {
         p95_ratio: ratio,
         seq_scan: seqScan,
         verdict: checks.length ? checks.join('; ') : 'PASS',
-        plans,
+        plans: explained,
+        statements_per_sample: statements.reduce((n, s) => n + s.length, 0),
         sql: statements[0]!.map((s) => s.text),
       });
     }
 
     // Creates with, without, with the indexes (after the first without): the ratio is of the
     // means of the two runs of each, so a drift of the machine over the run favours neither side.
-    const withIdx = await phase('with the query indexes');
+    const withIdx = await phase('with the query indexes and link table');
     await dropIndexes();
-    const without2 = await phase('without the query indexes (2)');
-    log('building the query indexes again');
+    const without2 = await phase('without the query indexes and link table (2)');
+    log('building the query indexes and the link table again');
     await build();
-    const withIdx2 = await phase('with the query indexes (2)');
+    const withIdx2 = await phase('with the query indexes and link table (2)');
     const withoutPerSec = (without.perSec + without2.perSec) / 2;
     const withPerSec = (withIdx.perSec + withIdx2.perSec) / 2;
     const createRatio = Math.round((withPerSec / withoutPerSec) * 100) / 100;
@@ -355,6 +383,8 @@ async function main(): Promise<number> {
       projects,
       seed_seconds: seedSeconds,
       index_build_seconds: buildSeconds,
+      link_table_build_seconds: built.linkTable,
+      link_rows: linkRows,
       index_sizes: sizes.rows,
       creates: {
         clients,
@@ -372,7 +402,7 @@ async function main(): Promise<number> {
     const lines = [
       `records: ${seeded.total} over ${projects} projects (${Object.entries(seeded.byType)
         .map(([k, v]) => `${k} ${v}`)
-        .join(', ')}); seeded in ${seedSeconds} s, query indexes built in ${buildSeconds} s`,
+        .join(', ')}); seeded in ${seedSeconds} s, query indexes built in ${buildSeconds} s, link table (${linkRows} rows) in ${built.linkTable} s`,
       `index sizes: ${sizes.rows.map((r) => `${r.name} ${r.size}`).join(', ')}`,
       `machine: ${report.machine.cpus} CPUs, load average ${loadStart.join(' ')} at the start, ${report.machine.loadavg_at_end.join(' ')} at the end`,
       '',
@@ -383,7 +413,7 @@ async function main(): Promise<number> {
           `(${r.key}) ${r.title.padEnd(26)} ${f(r.gateway_ms).padEnd(22)} ${f(r.raw_ms).padEnd(18)} ${String(r.p95_ratio).padEnd(10)} ${String(r.matched.total ?? r.matched.items).padEnd(9)} ${r.verdict}`,
       ),
       '',
-      `creates/s through the gateway (${clients} clients, ${createSeconds} s): without the query indexes ${without.perSec} and ${without2.perSec} (p50 ${without.latency.p50} / ${without2.latency.p50} ms), with ${withIdx.perSec} and ${withIdx2.perSec} (p50 ${withIdx.latency.p50} / ${withIdx2.latency.p50} ms): ratio of the means ${createRatio} (target ≥ ${TARGET_CREATE_RATIO})`,
+      `creates/s through the gateway (${clients} clients, ${createSeconds} s): without the query indexes and link table ${without.perSec} and ${without2.perSec} (p50 ${without.latency.p50} / ${without2.latency.p50} ms), with ${withIdx.perSec} and ${withIdx2.perSec} (p50 ${withIdx.latency.p50} / ${withIdx2.latency.p50} ms): ratio of the means ${createRatio} (target ≥ ${TARGET_CREATE_RATIO})`,
       '',
       ...results.flatMap((r) => [`── plan (${r.key}) ${r.title} ──`, ...r.plans, '']),
       failures.length ? `MISSED: ${failures.join('; ')}` : 'every target met',

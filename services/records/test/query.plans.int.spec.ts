@@ -10,7 +10,7 @@ import { appErrorOf, createTestDatabase, deleteStreams, uniquePrefix, TEST_INTER
 import { recordsv1 } from '@reelbase/proto';
 import pg from 'pg';
 import { parseRecordsConfig } from '../src/config.js';
-import { planQuery, type QueryInput } from '../src/domain/record.query.js';
+import { planQuery, type PlanOptions, type QueryInput } from '../src/domain/record.query.js';
 import { compileSchema, type SchemaSnapshot } from '../src/domain/schema.snapshot.js';
 import { startRecords, type RunningRecords } from '../src/service.js';
 import { queryStatements } from '../src/store/query.repository.js';
@@ -146,6 +146,7 @@ describe('plans of the common shapes', () => {
           'assignees', jsonb_build_array(jsonb_build_object('type', 'User', 'id', (select u.id from records.record u where u.entity_type = 'User' order by u.id offset (n % 40) limit 1))))
       from (select r.*, row_number() over (order by id) as n from records.record r where r.entity_type = 'Shot') s, generate_series(1, 4) k`);
     await sql.query('vacuum analyze records.record');
+    await sql.query('vacuum analyze records.record_link');
     const pick = async (q: string) => (await sql.query<{ id: string }>(q)).rows[0]!.id;
     projectId = await pick("select id from records.record where entity_type = 'Project' order by id limit 1");
     sequenceId = await pick(`select id from records.record where entity_type = 'Sequence' and project_id = '${projectId}' limit 1`);
@@ -154,8 +155,8 @@ describe('plans of the common shapes', () => {
   }, 120_000);
 
   /** The plan of the page statement records runs for `input` (one row past the limit, as records asks). */
-  async function planOf(input: QueryInput, statement: 'page' | 'count' = 'page'): Promise<string> {
-    const { plan } = planQuery(schema, input);
+  async function planOf(input: QueryInput, statement: 'page' | 'count' = 'page', options: PlanOptions = {}): Promise<string> {
+    const { plan } = planQuery(schema, input, options);
     const st = queryStatements({ ...plan, limit: plan.limit + 1 })[statement]!;
     const res = await sql.query<{ 'QUERY PLAN': string }>(`explain ${st.text}`, st.values);
     return res.rows.map((r) => r['QUERY PLAN']).join('\n');
@@ -197,8 +198,14 @@ describe('plans of the common shapes', () => {
   });
 
   it('a 2-hop link filter walks the link indexes, never the whole table', async () => {
-    // From a known Sequence, its Shots come from the link index (the Tasks of 16,000 may be hashed instead).
-    expect(await planOf(q('Task', [['entity.Shot.sequence.Sequence.id', 'is', sequenceId]]))).toContain('record_link_shot_sequence_idx');
+    // Innermost first over the link table: the Shots of the Sequences by (link, to_id), index-only.
+    const hops = await planOf(q('Task', [['entity.Shot.sequence.Sequence.id', 'is', sequenceId]]));
+    expect(hops).toMatch(/Index Only Scan using record_link_to_idx on record_link/);
+    expect(hops).not.toContain('Seq Scan on record');
+    // Its EXISTS form (the fallback past the cap): from a known Sequence, its Shots come from the link expression index.
+    expect(await planOf(q('Task', [['entity.Shot.sequence.Sequence.id', 'is', sequenceId]]), 'page', { linkHops: false })).toContain(
+      'record_link_shot_sequence_idx',
+    );
     const withProject = await planOf(
       q('Task', [
         ['project_id', 'is', projectId],
@@ -206,6 +213,8 @@ describe('plans of the common shapes', () => {
       ]),
     );
     expect(withProject).not.toContain('Seq Scan on record');
+    // Within the pinned project: the project's Task links by (link, project_id), index-only.
+    expect(withProject).toMatch(/Index Only Scan using record_link_project_idx on record_link/);
   });
 
   it('text contains on code: the trigram index', async () => {

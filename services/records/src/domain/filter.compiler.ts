@@ -73,8 +73,11 @@ const FIELD_CODE = /^[a-z][a-z0-9_]{0,63}$/;
 const TYPE_CODE = /^[A-Z][A-Za-z0-9]{0,63}$/;
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
 const DATETIME = /^\d{4}-\d{2}-\d{2}T([01]\d|2[0-3]):[0-5]\d(:[0-5]\d(\.\d{1,9})?)?(Z|[+-]([01]\d|2[0-3]):?[0-5]\d)$/i;
-/** What the SQL checks before casting a stored string, so a value stored before its field had a type never fails a query. */
-const SQL_UUID_RE = `'^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$'`;
+/**
+ * What the SQL checks before casting a stored string, so a value stored before its field had a type never fails a query.
+ * Shared with the link table's trigger (store/link.migration.ts), so its rows hold exactly the ids the hops match.
+ */
+export const SQL_UUID_RE = `'^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$'`;
 const SQL_DATE_RE = `'^\\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\\d|3[01])$'`;
 const SQL_DATETIME_RE = `'^\\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\\d|3[01])T([01]\\d|2[0-3]):[0-5]\\d(:[0-5]\\d(\\.\\d{1,9}){0,1}){0,1}(Z|z|[+-]([01]\\d|2[0-3]):{0,1}[0-5]\\d)$'`;
 
@@ -189,6 +192,27 @@ const COMPARE: Partial<Record<Operator, string>> = { less_than: '<', greater_tha
 export interface CompiledFilter {
   sql: string;
   params: unknown[];
+  /**
+   * With `linkHops`: the materialized CTEs (`name as materialized (select array(...) as ids)`) the
+   * predicate reads its link hops' id sets from, and a SQL expression that is true when one of those
+   * sets holds more than the cap (its ids were cut: the predicate's answer is not the filter's).
+   */
+  ctes?: string[];
+  overCap?: string;
+}
+
+/**
+ * How positive link hops are compiled (docs/queries.md, "Link hops and the link table"). Without it
+ * every hop is an EXISTS over records.record. With it, a positive hop path at the top level of the
+ * filter (in the root list or in `all` groups within it, not under `any`, not negated) is compiled
+ * innermost-first: the ids of the live records of the last type matching the rest of the path, then
+ * each hop outwards through records.record_link, each set a materialized array of at most `cap` + 1
+ * ids, and the queried record's own hop as `r.id in (<its link rows into that set>)`. The link table
+ * holds live records only: use it only when the query reads live records.
+ */
+export interface LinkHopOptions {
+  /** Greatest size of one id set; a query whose set passes it must be answered another way (`overCap`). */
+  cap: number;
 }
 
 /** Thrown internally for one problem; collected per condition so all problems are reported together. */
@@ -244,21 +268,62 @@ const likeEscape = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
  * Compiles a query filter for records of `entityType`; parameters are numbered after
  * `params` (which it extends). Throws `invalid` with every problem found.
  */
-export function compileFilter(schema: CompiledSchema, entityType: string, filters: unknown, params: unknown[] = []): CompiledFilter {
-  const c = new FilterCompiler(schema, params);
+export function compileFilter(
+  schema: CompiledSchema,
+  entityType: string,
+  filters: unknown,
+  params: unknown[] = [],
+  linkHops?: LinkHopOptions,
+): CompiledFilter {
+  const c = new FilterCompiler(schema, params, linkHops);
   const sql = c.compileRoot(entityType, filters);
   if (c.problems.length > 0) throw AppError.invalid(c.problems);
-  return { sql, params };
+  if (c.ctes.length === 0) return { sql, params };
+  return { sql, params, ctes: c.ctes, overCap: `(${c.overCap.join(' or ')})` };
+}
+
+/** The `link` of records.record_link rows for field `field` of `type` (`[]` for the elements of a multi_link). */
+export function linkKind(type: string, field: string, multi: boolean): string {
+  return `${literal(type, TYPE_CODE).slice(1, -1)}.${literal(field, FIELD_CODE).slice(1, -1)}${multi ? '[]' : ''}`;
+}
+
+/**
+ * The project a filter pins at its top level (`["project_id", "is", <uuid>]` in the root list or an
+ * `all` group within it), lowercased; undefined when none.
+ */
+function pinnedProject(filters: unknown): string | undefined {
+  const items = Array.isArray(filters)
+    ? filters
+    : isPlainObject(filters) && filters.filter_operator === 'all' && Array.isArray(filters.filters)
+      ? filters.filters
+      : undefined;
+  if (!items) return undefined;
+  for (const item of items) {
+    if (Array.isArray(item)) {
+      if (item.length === 3 && item[0] === 'project_id' && item[1] === 'is' && typeof item[2] === 'string' && isUuid(item[2])) return item[2].toLowerCase();
+    } else {
+      const nested = pinnedProject(item);
+      if (nested) return nested;
+    }
+  }
+  return undefined;
 }
 
 class FilterCompiler {
   readonly problems: Problem[] = [];
+  /** The id-set CTEs of link hops (with `linkHops`), and the over-cap test of each. */
+  readonly ctes: string[] = [];
+  readonly overCap: string[] = [];
   private conditions = 0;
   private aliases = 0;
+  private chains = 0;
+  private project: string | undefined;
+  private projectParam: string | undefined;
 
   constructor(
     private readonly schema: CompiledSchema,
     private readonly params: unknown[],
+    private readonly linkHops?: LinkHopOptions,
   ) {}
 
   private bind(value: unknown, cast: string): string {
@@ -268,11 +333,15 @@ class FilterCompiler {
 
   compileRoot(entityType: string, filters: unknown): string {
     if (filters === undefined || filters === null) return 'true';
-    return this.group(entityType, filters, ['filters'], 1);
+    if (this.linkHops) this.project = pinnedProject(filters);
+    return this.group(entityType, filters, ['filters'], 1, true);
   }
 
-  /** A list (all) or a `{filter_operator, filters}` object at depth `depth`. */
-  private group(entityType: string, value: unknown, loc: Loc, depth: number): string {
+  /**
+   * A list (all) or a `{filter_operator, filters}` object at depth `depth`; `top` when every one of
+   * its items must hold for the whole filter to hold (the root, and `all` groups within top ones).
+   */
+  private group(entityType: string, value: unknown, loc: Loc, depth: number, top = false): string {
     if (depth > MAX_FILTER_DEPTH) {
       this.problems.push({ loc, msg: `Filter groups nest at most ${MAX_FILTER_DEPTH} deep`, type: 'too_deep' });
       return 'false';
@@ -306,13 +375,13 @@ class FilterCompiler {
       this.problems.push({ loc, msg: 'Input should be a list of conditions or a {"filter_operator", "filters"} group', type: 'list_type' });
       return 'false';
     }
-    const parts = items.map((item, i) => this.item(entityType, item, [...itemsLoc, i], depth));
+    const parts = items.map((item, i) => this.item(entityType, item, [...itemsLoc, i], depth, top && op === 'all'));
     if (parts.length === 0) return op === 'all' ? 'true' : 'false';
     return `(${parts.join(op === 'all' ? ' and ' : ' or ')})`;
   }
 
-  private item(entityType: string, item: unknown, loc: Loc, depth: number): string {
-    if (isPlainObject(item)) return this.group(entityType, item, loc, depth + 1);
+  private item(entityType: string, item: unknown, loc: Loc, depth: number, top: boolean): string {
+    if (isPlainObject(item)) return this.group(entityType, item, loc, depth + 1, top);
     if (!Array.isArray(item)) {
       this.problems.push({ loc, msg: 'Input should be a condition [path, operator, value] or a group', type: 'condition_type' });
       return 'false';
@@ -323,7 +392,7 @@ class FilterCompiler {
       return 'false';
     }
     try {
-      return this.condition(entityType, item, loc);
+      return this.condition(entityType, item, loc, top);
     } catch (err) {
       if (err instanceof Refusal) {
         this.problems.push(err.problem);
@@ -333,7 +402,7 @@ class FilterCompiler {
     }
   }
 
-  private condition(entityType: string, cond: unknown[], loc: Loc): string {
+  private condition(entityType: string, cond: unknown[], loc: Loc, top: boolean): string {
     const [path, op] = cond;
     if (typeof path !== 'string') refuse([...loc, 0], 'Input should be a field path string', 'string_type');
     if (typeof op !== 'string' || !(OPERATORS as readonly string[]).includes(op)) {
@@ -349,25 +418,23 @@ class FilterCompiler {
       const nul = nulAt(cond[i], [...loc, i]);
       if (nul) refuse(nul, 'Input should not contain the NUL character (\\u0000)', 'string_nul');
     }
-    return this.path(entityType, path as string, operator, cond, loc, 'r');
+    return this.path(entityType, path as string, operator, cond, loc, 'r', top);
   }
 
   /** Resolves `path` from `entityType` (row alias `alias`) and writes the predicate; hops become EXISTS. */
-  private path(entityType: string, path: string, operator: Operator, cond: unknown[], loc: Loc, alias: string): string {
+  private path(entityType: string, path: string, operator: Operator, cond: unknown[], loc: Loc, alias: string, top: boolean): string {
     const segments = path.split('.');
     if (segments.length % 2 === 0 || segments.some((s) => s === '')) {
       refuse([...loc, 0], `'${path}' is not a path: field or field.Type.field`, 'path');
     }
     const hops = (segments.length - 1) / 2;
     if (hops > MAX_HOPS) refuse([...loc, 0], `A path crosses at most ${MAX_HOPS} links`, 'path_too_long');
+    if (this.linkHops && top && hops > 0 && alias === 'r' && !NEGATIVE[operator]) return this.linkPath(entityType, segments, operator, cond, loc);
     return this.walk(entityType, segments, operator, cond, loc, alias);
   }
 
-  private walk(entityType: string, segments: string[], operator: Operator, cond: unknown[], loc: Loc, alias: string): string {
-    const [name, nextType] = segments as [string, string | undefined];
-    if (nextType === undefined) {
-      return this.predicate(this.target(entityType, name, loc, alias), operator, cond, loc);
-    }
+  /** The field `name` of `entityType` a path goes on through to `nextType`: refused unless a link that can. */
+  private hop(entityType: string, name: string, nextType: string, loc: Loc): CompiledField {
     const field = this.field(entityType, name, loc);
     if (field.type !== 'link' && field.type !== 'multi_link') {
       refuse([...loc, 0], `${entityType}.${name} is a ${field.type} field, not a link: a path can only go on through a link`, 'path_not_link');
@@ -378,6 +445,61 @@ class FilterCompiler {
     if (field.linkTypes.size > 0 && !field.linkTypes.has(nextType)) {
       refuse([...loc, 0], `${entityType}.${name} cannot link a ${nextType}`, 'path_type');
     }
+    return field;
+  }
+
+  /**
+   * A positive hop path at the top level, innermost first (LinkHopOptions): the same records as
+   * walk()'s nested EXISTS for live queried records, as long as no set passes the cap.
+   *   lh<c>_<n>: ids of live records of the last type matching the rest of the path;
+   *   lh<c>_<i>: from_ids of the live records whose link of kind i is in lh<c>_<i+1> (i = 0: the
+   *   queried type's, within the pinned project when there is one);
+   *   the queried record: its id in lh<c>_0.
+   */
+  private linkPath(entityType: string, segments: string[], operator: Operator, cond: unknown[], loc: Loc): string {
+    const kinds: string[] = [];
+    let type = entityType;
+    for (let i = 0; i + 1 < segments.length; i += 2) {
+      const field = this.hop(type, segments[i]!, segments[i + 1]!, loc);
+      kinds.push(linkKind(type, segments[i]!, field.type === 'multi_link'));
+      type = segments[i + 1]!;
+    }
+    const inner = `h${++this.aliases}`;
+    const rest = this.predicate(this.target(type, segments[segments.length - 1]!, loc, inner), operator, cond, loc);
+    const cap = this.linkHops!.cap;
+    const chain = ++this.chains;
+    const set = (i: number) => `lh${chain}_${i}`;
+    const n = kinds.length;
+    this.ctes.push(
+      `${set(n)} as materialized (select array(select ${inner}.id from records.record ${inner}
+        where ${inner}.entity_type = ${literal(type, TYPE_CODE)} and ${inner}.retired_at is null and ${rest} limit ${cap + 1}) as ids)`,
+    );
+    for (let i = n - 1; i >= 0; i--) {
+      // Within a pinned project (the queried record's own hop only): that project's links of the
+      // kind, each tested against the next set hashed once. Otherwise: the links into the next set,
+      // by index, one descent per id.
+      const into =
+        i === 0 && this.project !== undefined
+          ? `l.project_id = ${(this.projectParam ??= this.bind(this.project, 'uuid'))} and (l.to_id in (select unnest(ids) from ${set(i + 1)})) is true`
+          : `l.to_id = any((select ids from ${set(i + 1)})::uuid[])`;
+      // A record holds one row per kind of a single link, so its from_ids are distinct; a multi_link may hold several of the set.
+      const distinct = kinds[i]!.endsWith('[]') ? 'distinct ' : '';
+      this.ctes.push(
+        `${set(i)} as materialized (select array(select ${distinct}l.from_id from records.record_link l
+          where l.link = '${kinds[i]}' and ${into} limit ${cap + 1}) as ids)`,
+      );
+    }
+    for (let i = n; i >= 0; i--) this.overCap.push(`cardinality((select ids from ${set(i)})) > ${cap}`);
+    // The queried records by primary key: the planner takes the set for a few rows, which it is (at most the cap).
+    return `r.id in (select unnest(ids) from ${set(0)})`;
+  }
+
+  private walk(entityType: string, segments: string[], operator: Operator, cond: unknown[], loc: Loc, alias: string): string {
+    const [name, nextType] = segments as [string, string | undefined];
+    if (nextType === undefined) {
+      return this.predicate(this.target(entityType, name, loc, alias), operator, cond, loc);
+    }
+    const field = this.hop(entityType, name, nextType, loc);
     const positive = NEGATIVE[operator] ?? operator;
     const inner = `h${++this.aliases}`;
     const rest = this.walk(nextType, segments.slice(2), positive, cond, loc, inner);

@@ -9,13 +9,26 @@
  * each record that existed when paging began is returned exactly once.
  */
 import { AppError, isAppError, type CallContext, type Problem } from '@reelbase/lib-platform';
-import { compileFilter, QUERY_COLUMNS, type QueryColumn } from './filter.compiler.js';
+import { compileFilter, QUERY_COLUMNS, type LinkHopOptions, type QueryColumn } from './filter.compiler.js';
 import { SchemaCache, type CompiledSchema } from './schema.snapshot.js';
 import { entityTypeOf } from './schema.validator.js';
 import { checkEntityType } from './record.rules.js';
 
 export const DEFAULT_LIMIT = 100;
 export const MAX_LIMIT = 1000;
+/**
+ * Greatest number of ids in one id set of a link hop (docs/queries.md, "Link hops and the link
+ * table"); a query with a larger set is answered by its EXISTS form instead.
+ */
+export const LINK_HOP_CAP = 10_000;
+
+/** How planQuery compiles link hops. */
+export interface PlanOptions {
+  /** false: every hop as EXISTS (today's form, and the fallback). Default true. */
+  linkHops?: boolean;
+  /** The cap of each hop id set (LINK_HOP_CAP). */
+  hopCap?: number;
+}
 const MAX_ORDER_KEYS = 8;
 
 export interface QueryOrder {
@@ -55,6 +68,14 @@ export interface QueryPlan {
   orderBy: string;
   limit: number;
   includeTotal: boolean;
+  /**
+   * Link hops run innermost-first (filter.compiler.ts, LinkHopOptions): the materialized CTEs the
+   * statement starts with, the SQL that is true when one of their id sets passed the cap, and the
+   * plan to run instead when it did (every hop as EXISTS; same order and cursor keys).
+   */
+  ctes?: string[];
+  overCap?: string;
+  fallback?: QueryPlan;
 }
 
 /** A row of a query: the record in its client form as JSON text, and the text of its order keys. */
@@ -168,11 +189,25 @@ function decodeCursor(cursor: string, fingerprint: string, arity: number): Curso
   return b;
 }
 
+type Planned = { plan: QueryPlan; fields: string[] | undefined; fingerprint: string };
+
 /**
  * Builds the plan of a query (pure): the filter, the order with `id` last, the keyset condition
  * after `cursor`. Throws `invalid` with every problem of the request.
+ *
+ * Positive link hops at the top level of the filter run innermost-first over the link table when the
+ * query reads live records only (not `include_retired`); the plan then carries its EXISTS form as
+ * `fallback`. Problems are always those of the EXISTS form, which is compiled first.
  */
-export function planQuery(schema: CompiledSchema, input: QueryInput): { plan: QueryPlan; fields: string[] | undefined; fingerprint: string } {
+export function planQuery(schema: CompiledSchema, input: QueryInput, options: PlanOptions = {}): Planned {
+  const exists = buildPlan(schema, input);
+  if (options.linkHops === false || input.includeRetired) return exists;
+  const linked = buildPlan(schema, input, { cap: options.hopCap ?? LINK_HOP_CAP });
+  if (!linked.plan.ctes) return exists;
+  return { ...linked, plan: { ...linked.plan, fallback: exists.plan } };
+}
+
+function buildPlan(schema: CompiledSchema, input: QueryInput, linkHops?: LinkHopOptions): Planned {
   const problems: Problem[] = [];
   const params: unknown[] = [input.entityType];
   let filters: unknown;
@@ -184,8 +219,11 @@ export function planQuery(schema: CompiledSchema, input: QueryInput): { plan: Qu
     }
   }
   let filterSql = 'true';
+  let hops: { ctes?: string[]; overCap?: string } = {};
   try {
-    filterSql = compileFilter(schema, input.entityType, filters, params).sql;
+    const compiled = compileFilter(schema, input.entityType, filters, params, linkHops);
+    filterSql = compiled.sql;
+    if (compiled.ctes) hops = { ctes: compiled.ctes, overCap: compiled.overCap! };
   } catch (err) {
     if (err instanceof AppError && err.kind === 'invalid') problems.push(...err.problems);
     else throw err;
@@ -296,6 +334,7 @@ export function planQuery(schema: CompiledSchema, input: QueryInput): { plan: Qu
       orderBy: sorted.map((s) => `${s.expr} ${s.desc ? 'desc' : 'asc'}`).join(', '),
       limit,
       includeTotal: input.includeTotal === true,
+      ...hops,
     },
     fields,
     fingerprint,

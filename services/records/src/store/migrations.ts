@@ -9,6 +9,7 @@ import { RecordsSchemaMigration } from './schema.migration.js';
 import { RecordsViewsMigration } from './views.migration.js';
 import { RecordsQueryIndexesMigration } from './query.migration.js';
 import { RecordsShareLinksMigration } from './share.migration.js';
+import { RecordsLinkTableMigration } from './link.migration.js';
 
 /** Every migration of schema `records`, oldest first. */
 export const RECORDS_MIGRATIONS: MigrationObject[] = [
@@ -17,4 +18,5 @@ export const RECORDS_MIGRATIONS: MigrationObject[] = [
   { name: 'records-0003-view-indexes', class: RecordsViewsMigration },
   { name: 'records-0004-query-indexes', class: RecordsQueryIndexesMigration },
   { name: 'records-0005-share-links', class: RecordsShareLinksMigration },
+  { name: 'records-0006-link-table', class: RecordsLinkTableMigration },
 ];
