@@ -362,20 +362,70 @@ describe('link hops answer exactly what their EXISTS form answers', () => {
     cases.push([`${type} ${path} contains`, type, () => [[path, 'contains', v.slice(0, 1).toLowerCase()]]]);
     cases.push([`${type} ${path} not_contains`, type, () => [[path, 'not_contains', v.slice(0, 1)]]]);
     cases.push([`${type} ${path} in []`, type, () => [[path, 'in', []]]]);
-    cases.push([`${type} ${path} pinned project`, type, () => [['project_id', 'is', P()], [path, 'is', v]]]);
-    cases.push([`${type} ${path} pinned project in an all group`, type, () => [{ filter_operator: 'all', filters: [['project_id', 'is', P()]] }, [path, 'in', values]]]);
-    cases.push([`${type} ${path} in an any group`, type, () => [{ filter_operator: 'any', filters: [[path, 'is', v], ['status', 'is', 'fin']] }]]);
-    cases.push([`${type} ${path} in an all group`, type, () => ({ filter_operator: 'all', filters: [{ filter_operator: 'all', filters: [[path, 'is', v]] }] })]);
+    cases.push([
+      `${type} ${path} pinned project`,
+      type,
+      () => [
+        ['project_id', 'is', P()],
+        [path, 'is', v],
+      ],
+    ]);
+    cases.push([
+      `${type} ${path} pinned project in an all group`,
+      type,
+      () => [{ filter_operator: 'all', filters: [['project_id', 'is', P()]] }, [path, 'in', values]],
+    ]);
+    cases.push([
+      `${type} ${path} in an any group`,
+      type,
+      () => [
+        {
+          filter_operator: 'any',
+          filters: [
+            [path, 'is', v],
+            ['status', 'is', 'fin'],
+          ],
+        },
+      ],
+    ]);
+    cases.push([
+      `${type} ${path} in an all group`,
+      type,
+      () => ({ filter_operator: 'all', filters: [{ filter_operator: 'all', filters: [[path, 'is', v]] }] }),
+    ]);
     cases.push([`${type} ${path} include_retired`, type, () => [[path, 'is', v]], true]);
-    cases.push([`${type} ${path} two hop conditions`, type, () => [[path, 'is', v], [path, 'is_not', values[1] ?? 'Z']]]);
+    cases.push([
+      `${type} ${path} two hop conditions`,
+      type,
+      () => [
+        [path, 'is', v],
+        [path, 'is_not', values[1] ?? 'Z'],
+      ],
+    ]);
   }
   cases.push(['Task entity.Shot.sequence type_is', 'Task', () => [['entity.Shot.sequence', 'type_is', 'Sequence']]]);
   cases.push(['Task entity.Shot.sequence type_is_not', 'Task', () => [['entity.Shot.sequence', 'type_is_not', 'Sequence']]]);
   cases.push(['Task entity.Shot.cut_in greater_than', 'Task', () => [['entity.Shot.cut_in', 'greater_than', 5]]]);
   cases.push(['Task entity.Shot.cut_in between', 'Task', () => [['entity.Shot.cut_in', 'between', 1, 10]]]);
   cases.push(['Task entity.Shot.status is', 'Task', () => [['entity.Shot.status', 'is', 'ip']]]);
-  cases.push(['Task two chains, pinned', 'Task', () => [['project_id', 'is', P()], ['entity.Shot.code', 'is', 'A'], ['assignees.User.name', 'in', ['Ann', 'Bob']]]]);
-  cases.push(['Task pinned to another project inside', 'Task', () => [['project_id', 'is', P()], ['project_id', 'is', projects[1]!], ['entity.Shot.code', 'is', 'A']]]);
+  cases.push([
+    'Task two chains, pinned',
+    'Task',
+    () => [
+      ['project_id', 'is', P()],
+      ['entity.Shot.code', 'is', 'A'],
+      ['assignees.User.name', 'in', ['Ann', 'Bob']],
+    ],
+  ]);
+  cases.push([
+    'Task pinned to another project inside',
+    'Task',
+    () => [
+      ['project_id', 'is', P()],
+      ['project_id', 'is', projects[1]!],
+      ['entity.Shot.code', 'is', 'A'],
+    ],
+  ]);
   cases.push(['Task pinned under any', 'Task', () => [{ filter_operator: 'any', filters: [['project_id', 'is', P()]] }, ['entity.Shot.code', 'is', 'A']]]);
 
   it.each(cases)('%s', async (_name, type, filters, includeRetired) => {
@@ -438,7 +488,10 @@ describe('link hops answer exactly what their EXISTS form answers', () => {
     };
     for (const filters of [
       [['entity.Shot.sequence.Sequence.code', 'in', ['SQ010', 'SQ020']]],
-      [['project_id', 'is', P()], ['assignees.User.name', 'in', ['Ann', 'Bob', 'Cy', 'Dee']]],
+      [
+        ['project_id', 'is', P()],
+        ['assignees.User.name', 'in', ['Ann', 'Bob', 'Cy', 'Dee']],
+      ],
     ]) {
       const exists = await walk(filters, { linkHops: false });
       expect(exists.length).toBeGreaterThan(14); // three pages at least
@@ -464,7 +517,10 @@ describe('link hops answer exactly what their EXISTS form answers', () => {
     try {
       expect(await q(filters)).toEqual(before.filter((id) => id !== victim));
     } finally {
-      await sql.query(`insert into records.record_link select r.id, 'Task.entity', (r.data->'entity'->>'id')::uuid, r.project_id from records.record r where r.id = $1`, [victim]);
+      await sql.query(
+        `insert into records.record_link select r.id, 'Task.entity', (r.data->'entity'->>'id')::uuid, r.project_id from records.record r where r.id = $1`,
+        [victim],
+      );
     }
     expect(await q(filters)).toEqual(before);
   });

@@ -217,6 +217,30 @@ describe('plans of the common shapes', () => {
     expect(withProject).toMatch(/Index Only Scan using record_link_project_idx on record_link/);
   });
 
+  it('a hop page walks its id set in id order and stops at the limit', async () => {
+    // 125 Shots of SQ020 in the project, 4 Tasks each: 500 matches, of which the page reads 51 (limit + 1).
+    const { plan } = planQuery(
+      schema,
+      q('Task', [
+        ['project_id', 'is', projectId],
+        ['entity.Shot.sequence.Sequence.code', 'is', 'SQ020'],
+      ]),
+    );
+    const st = queryStatements({ ...plan, limit: plan.limit + 1 }).page;
+    const res = await sql.query<{ 'QUERY PLAN': unknown }>(`explain (analyze, format json) ${st.text}`, st.values);
+    type Node = { 'Relation Name'?: string; Alias?: string; 'Actual Rows': number; 'Actual Loops': number; Plans?: Node[] };
+    const root = (res.rows[0]!['QUERY PLAN'] as { Plan: Node }[])[0]!.Plan;
+    let read = 0;
+    const visit = (n: Node) => {
+      if (n['Relation Name'] === 'record' && n.Alias === 'r') read += n['Actual Rows'] * n['Actual Loops'];
+      n.Plans?.forEach(visit);
+    };
+    visit(root);
+    expect(read).toBe(51);
+    const rows = await sql.query<{ j: string | null }>(st.text, st.values);
+    expect(rows.rows.filter((r) => r.j !== null)).toHaveLength(51);
+  });
+
   it('text contains on code: the trigram index', async () => {
     expect(await planOf(q('Shot', [['code', 'contains', '0042_sq0']]))).toContain('record_live_code_trgm_idx');
   });

@@ -427,18 +427,24 @@ describe('filter compiler: link hops over the link table', () => {
   it('a positive top-level hop path runs innermost-first: one capped id set per type, the queried record by its set', () => {
     const c = hops([['entity.Shot.sequence.Sequence.code', 'is', 'SQ030']]);
     expect(c.ctes).toHaveLength(3);
-    expect(c.ctes![0]).toMatch(/^lh1_2 as materialized \(select array\(select h1\.id from records\.record h1\s+where h1\.entity_type = 'Sequence' and h1\.retired_at is null and h1\.data @> \$2::jsonb limit 101\)/);
+    expect(c.ctes![0]).toMatch(
+      /^lh1_2 as materialized \(select array\(select h1\.id from records\.record h1\s+where h1\.entity_type = 'Sequence' and h1\.retired_at is null and h1\.data @> \$2::jsonb limit 101\)/,
+    );
     expect(c.ctes![1]).toContain("l.link = 'Shot.sequence' and l.to_id = any((select ids from lh1_2)::uuid[]) limit 101");
     expect(c.ctes![2]).toContain("l.link = 'Task.entity' and l.to_id = any((select ids from lh1_1)::uuid[]) limit 101");
     expect(c.sql).toBe('(r.id in (select unnest(ids) from lh1_0))');
-    expect(c.overCap).toBe('(cardinality((select ids from lh1_2)) > 100 or cardinality((select ids from lh1_1)) > 100 or cardinality((select ids from lh1_0)) > 100)');
+    expect(c.overCap).toBe(
+      '(cardinality((select ids from lh1_2)) > 100 or cardinality((select ids from lh1_1)) > 100 or cardinality((select ids from lh1_0)) > 100)',
+    );
     expect(c.params).toEqual(['Task', '{"code":"SQ030"}']);
   });
 
   it('multi_link kinds end in [] and take distinct ids; a pinned project narrows the queried type hashed against the set', () => {
     const P = '0190A000-0000-7000-8000-0000000000AA';
     const c = hops({ filter_operator: 'all', filters: [['assignees.User.name', 'is', 'Ann'], { filter_operator: 'all', filters: [['project_id', 'is', P]] }] });
-    expect(c.ctes![1]).toContain("select distinct l.from_id from records.record_link l\n          where l.link = 'Task.assignees[]' and l.project_id = $3::uuid and (l.to_id in (select unnest(ids) from lh1_1)) is true");
+    expect(c.ctes![1]).toContain(
+      "select distinct l.from_id from records.record_link l\n          where l.link = 'Task.assignees[]' and l.project_id = $3::uuid and (l.to_id in (select unnest(ids) from lh1_1)) is true",
+    );
     expect(c.params).toEqual(['Task', '{"name":"Ann"}', P.toLowerCase(), P.toLowerCase()]);
   });
 
@@ -458,7 +464,12 @@ describe('filter compiler: link hops over the link table', () => {
   });
 
   it('refuses the same paths the EXISTS form refuses, with the same problems', () => {
-    const bad = [['entity.Shot.cut_in.Shot.code', 'is', 'A'], ['entity.User.name', 'is', 'A'], ['entity.Nope.code', 'is', 'A'], ['entity.Shot.nope', 'is', 'A']];
+    const bad = [
+      ['entity.Shot.cut_in.Shot.code', 'is', 'A'],
+      ['entity.User.name', 'is', 'A'],
+      ['entity.Nope.code', 'is', 'A'],
+      ['entity.Shot.nope', 'is', 'A'],
+    ];
     for (const cond of bad) {
       let linked: Problem[] = [];
       try {

@@ -199,6 +199,11 @@ export interface CompiledFilter {
    */
   ctes?: string[];
   overCap?: string;
+  /**
+   * The CTE whose `ids` hold every id that can match (the queried type's set of the first hop path;
+   * every such path must hold, so each of its sets is a superset of the matches).
+   */
+  driver?: string;
 }
 
 /**
@@ -268,18 +273,12 @@ const likeEscape = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
  * Compiles a query filter for records of `entityType`; parameters are numbered after
  * `params` (which it extends). Throws `invalid` with every problem found.
  */
-export function compileFilter(
-  schema: CompiledSchema,
-  entityType: string,
-  filters: unknown,
-  params: unknown[] = [],
-  linkHops?: LinkHopOptions,
-): CompiledFilter {
+export function compileFilter(schema: CompiledSchema, entityType: string, filters: unknown, params: unknown[] = [], linkHops?: LinkHopOptions): CompiledFilter {
   const c = new FilterCompiler(schema, params, linkHops);
   const sql = c.compileRoot(entityType, filters);
   if (c.problems.length > 0) throw AppError.invalid(c.problems);
   if (c.ctes.length === 0) return { sql, params };
-  return { sql, params, ctes: c.ctes, overCap: `(${c.overCap.join(' or ')})` };
+  return { sql, params, ctes: c.ctes, overCap: `(${c.overCap.join(' or ')})`, driver: c.driver };
 }
 
 /** The `link` of records.record_link rows for field `field` of `type` (`[]` for the elements of a multi_link). */
@@ -314,6 +313,8 @@ class FilterCompiler {
   /** The id-set CTEs of link hops (with `linkHops`), and the over-cap test of each. */
   readonly ctes: string[] = [];
   readonly overCap: string[] = [];
+  /** The queried type's id set of the first hop path (CompiledFilter.driver). */
+  driver: string | undefined;
   private conditions = 0;
   private aliases = 0;
   private chains = 0;
@@ -490,6 +491,7 @@ class FilterCompiler {
       );
     }
     for (let i = n; i >= 0; i--) this.overCap.push(`cardinality((select ids from ${set(i)})) > ${cap}`);
+    this.driver ??= set(0);
     // The queried records by primary key: the planner takes the set for a few rows, which it is (at most the cap).
     return `r.id in (select unnest(ids) from ${set(0)})`;
   }

@@ -75,6 +75,8 @@ export interface QueryPlan {
    */
   ctes?: string[];
   overCap?: string;
+  /** The CTE whose id set holds every match (CompiledFilter.driver): the page starts from it. */
+  driver?: string;
   fallback?: QueryPlan;
 }
 
@@ -219,11 +221,11 @@ function buildPlan(schema: CompiledSchema, input: QueryInput, linkHops?: LinkHop
     }
   }
   let filterSql = 'true';
-  let hops: { ctes?: string[]; overCap?: string } = {};
+  let hops: { ctes?: string[]; overCap?: string; driver?: string } = {};
   try {
     const compiled = compileFilter(schema, input.entityType, filters, params, linkHops);
     filterSql = compiled.sql;
-    if (compiled.ctes) hops = { ctes: compiled.ctes, overCap: compiled.overCap! };
+    if (compiled.ctes) hops = { ctes: compiled.ctes, overCap: compiled.overCap!, ...(compiled.driver ? { driver: compiled.driver } : {}) };
   } catch (err) {
     if (err instanceof AppError && err.kind === 'invalid') problems.push(...err.problems);
     else throw err;

@@ -39,7 +39,13 @@ export function queryStatements(plan: QueryPlan): { page: Statement; count?: Sta
   const keys = plan.keys.map((k, i) => `(${k})::text as k${i}`).join(', ');
   const values = [...plan.params, ...plan.dataParams];
   const select = `select ${clientJsonSql(plan.data)} as j, ${keys}`;
-  const rows = `from records.record r
+  // With a driving id set the page walks the set's ids joined by primary key: the predicate still
+  // holds every condition, and ordered by `id` (the usual order) the walk is sorted ids with a
+  // stop at the limit, instead of every match fetched and sorted (docs/queries.md, "Link hops and
+  // the link table").
+  const from =
+    plan.ctes?.length && plan.driver ? `unnest((select ids from ${plan.driver})) hop_ids(id) join records.record r on r.id = hop_ids.id` : 'records.record r';
+  const rows = `from ${from}
       where ${plan.where}
       order by ${plan.orderBy}
       limit ${Number(plan.limit)}`;
@@ -102,8 +108,7 @@ export async function runQueryPlan(db: Queryable, plan: QueryPlan, trace?: State
     for (let i = 0; i < arity; i++) keys.push(r[`k${i}`] ?? null);
     rows.push({ json: r.j, keys });
   }
-  const schemaVersion =
-    res.rows.length > 0 ? Number(res.rows[0]!.v) : Number((await db.query<{ v: string }>(`select ${SCHEMA_VERSION_SQL} as v`)).rows[0]!.v);
+  const schemaVersion = res.rows.length > 0 ? Number(res.rows[0]!.v) : Number((await db.query<{ v: string }>(`select ${SCHEMA_VERSION_SQL} as v`)).rows[0]!.v);
   if (!count) return { rows, schemaVersion };
   trace?.push(count);
   let c = await db.query<{ n: string; o?: boolean }>(count.text, count.values);
