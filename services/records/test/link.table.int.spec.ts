@@ -11,15 +11,13 @@
  *   malformed links.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createGrpcClient, newId, type CallContext, type GrpcClient } from '@reelbase/lib-platform';
-import { createTestDatabase, deleteStreams, uniquePrefix, TEST_INTERNAL_AUTH_SECRET, type TestDatabase } from '@reelbase/lib-testkit';
+import { newId, type CallContext, type GrpcClient } from '@reelbase/lib-platform';
 import { recordsv1 } from '@reelbase/proto';
 import pg from 'pg';
-import { parseRecordsConfig } from '../src/config.js';
 import { encodeCursor, planQuery, type PlanOptions, type QueryInput } from '../src/domain/record.query.js';
 import { compileSchema, type SchemaSnapshot } from '../src/domain/schema.snapshot.js';
-import { startRecords, type RunningRecords } from '../src/service.js';
 import { runQueryPlan, type Statement } from '../src/store/query.repository.js';
+import { startRecordsWorld, type RecordsWorld } from './records.world.js';
 
 const asAdmin: CallContext = { requestId: 'lt-admin', principal: { userId: newId(), role: 'Admin', authKind: 'token' } };
 const asService: CallContext = { requestId: 'lt-svc', principal: { userId: '', role: 'Service', authKind: 'service' } };
@@ -61,41 +59,18 @@ const SNAPSHOT: SchemaSnapshot = {
 };
 const schema = compileSchema(1, SNAPSHOT);
 
-let db: TestDatabase;
-let prefix: string;
+let world: RecordsWorld;
 let sql: pg.Client;
-let running: RunningRecords;
 let client: GrpcClient<recordsv1.RecordsServiceClient>;
 
 beforeAll(async () => {
-  db = await createTestDatabase();
-  prefix = uniquePrefix('linktable');
-  running = await startRecords(
-    parseRecordsConfig({
-      INTERNAL_AUTH_SECRET: TEST_INTERNAL_AUTH_SECRET,
-      DATABASE_URL: db.url,
-      NATS_PREFIX: prefix,
-      GRPC_PORT: '0',
-      HTTP_PORT: '0',
-      LOG_LEVEL: 'silent',
-    }),
-  );
-  client = createGrpcClient(recordsv1.RecordsServiceClient, recordsv1.RecordsServiceService, {
-    internalAuthSecret: TEST_INTERNAL_AUTH_SECRET,
-    name: 'records-link-table',
-    address: `127.0.0.1:${running.grpcPort}`,
-  });
-  sql = new pg.Client({ connectionString: db.url });
-  await sql.connect();
+  world = await startRecordsWorld('linktable');
+  ({ client, sql } = world);
   await client.call.applySchema({ version: 1, snapshotJson: JSON.stringify(SNAPSHOT) }, asService);
 }, 60_000);
 
 afterAll(async () => {
-  client?.close();
-  await running?.stop();
-  await sql?.end();
-  await db?.drop();
-  if (prefix) await deleteStreams(prefix);
+  await world?.stop();
 });
 
 const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;

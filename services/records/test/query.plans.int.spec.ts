@@ -5,16 +5,15 @@
  * `query_timeout` instead of holding the caller.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createGrpcClient, newId, type CallContext, type GrpcClient } from '@reelbase/lib-platform';
-import { appErrorOf, createTestDatabase, deleteStreams, uniquePrefix, TEST_INTERNAL_AUTH_SECRET, type TestDatabase } from '@reelbase/lib-testkit';
+import { newId, type CallContext, type GrpcClient } from '@reelbase/lib-platform';
+import { appErrorOf, type TestDatabase } from '@reelbase/lib-testkit';
 import { recordsv1 } from '@reelbase/proto';
 import pg from 'pg';
-import { parseRecordsConfig } from '../src/config.js';
 import { planQuery, type PlanOptions, type QueryInput } from '../src/domain/record.query.js';
 import { compileSchema, type SchemaSnapshot } from '../src/domain/schema.snapshot.js';
-import { startRecords, type RunningRecords } from '../src/service.js';
 import { queryStatements } from '../src/store/query.repository.js';
 import { openQueryPool } from '../src/store/query.pool.js';
+import { startRecordsWorld, type RecordsWorld } from './records.world.js';
 
 const asService: CallContext = { requestId: 'qp-svc', principal: { userId: '', role: 'Service', authKind: 'service' } };
 const asViewer: CallContext = { requestId: 'qp-viewer', principal: { userId: newId(), role: 'Viewer', authKind: 'token' } };
@@ -42,42 +41,19 @@ const SNAPSHOT: SchemaSnapshot = {
 const schema = compileSchema(1, SNAPSHOT);
 const TIMEOUT_MS = 300;
 
+let world: RecordsWorld;
 let db: TestDatabase;
-let prefix: string;
 let sql: pg.Client;
-let running: RunningRecords;
 let client: GrpcClient<recordsv1.RecordsServiceClient>;
 
 beforeAll(async () => {
-  db = await createTestDatabase();
-  prefix = uniquePrefix('qplans');
-  running = await startRecords(
-    parseRecordsConfig({
-      INTERNAL_AUTH_SECRET: TEST_INTERNAL_AUTH_SECRET,
-      DATABASE_URL: db.url,
-      NATS_PREFIX: prefix,
-      GRPC_PORT: '0',
-      HTTP_PORT: '0',
-      LOG_LEVEL: 'silent',
-      QUERY_TIMEOUT_MS: String(TIMEOUT_MS),
-    }),
-  );
-  client = createGrpcClient(recordsv1.RecordsServiceClient, recordsv1.RecordsServiceService, {
-    internalAuthSecret: TEST_INTERNAL_AUTH_SECRET,
-    name: 'records-query-plans',
-    address: `127.0.0.1:${running.grpcPort}`,
-  });
-  sql = new pg.Client({ connectionString: db.url });
-  await sql.connect();
+  world = await startRecordsWorld('qplans', { QUERY_TIMEOUT_MS: String(TIMEOUT_MS) });
+  ({ db, client, sql } = world);
   await client.call.applySchema({ version: 1, snapshotJson: JSON.stringify(SNAPSHOT) }, asService);
 }, 60_000);
 
 afterAll(async () => {
-  client?.close();
-  await running?.stop();
-  await sql?.end();
-  await db?.drop();
-  if (prefix) await deleteStreams(prefix);
+  await world?.stop();
 });
 
 describe('statement timeout', () => {

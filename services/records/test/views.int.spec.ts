@@ -4,52 +4,27 @@
  * (403, then 422, then 404), and that each statement is answered from its partial index.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createGrpcClient, newId, type CallContext, type GrpcClient, type Role } from '@reelbase/lib-platform';
-import { appErrorOf, createTestDatabase, deleteStreams, uniquePrefix, TEST_INTERNAL_AUTH_SECRET, type TestDatabase } from '@reelbase/lib-testkit';
+import { newId, type CallContext, type GrpcClient, type Role } from '@reelbase/lib-platform';
+import { appErrorOf } from '@reelbase/lib-testkit';
 import { recordsv1 } from '@reelbase/proto';
 import pg from 'pg';
-import { parseRecordsConfig } from '../src/config.js';
-import { startRecords, type RunningRecords } from '../src/service.js';
 import { NOTES_SQL, TASKS_SQL, TIMELOGS_SQL } from '../src/store/views.repository.js';
+import { startRecordsWorld, type RecordsWorld } from './records.world.js';
 
 const as = (role: Role, userId: string = newId()): CallContext => ({ requestId: `r-${role}`, principal: { userId, role, authKind: 'token' } });
 const asAdmin = as('Admin');
 
-let db: TestDatabase;
-let prefix: string;
-let running: RunningRecords;
+let world: RecordsWorld;
 let client: GrpcClient<recordsv1.RecordsServiceClient>;
 let sql: pg.Client;
 
 beforeAll(async () => {
-  db = await createTestDatabase();
-  prefix = uniquePrefix('views');
-  running = await startRecords(
-    parseRecordsConfig({
-      INTERNAL_AUTH_SECRET: TEST_INTERNAL_AUTH_SECRET,
-      DATABASE_URL: db.url,
-      NATS_PREFIX: prefix,
-      GRPC_PORT: '0',
-      HTTP_PORT: '0',
-      LOG_LEVEL: 'silent',
-      OUTBOX_POLL_MS: '200',
-    }),
-  );
-  client = createGrpcClient(recordsv1.RecordsServiceClient, recordsv1.RecordsServiceService, {
-    internalAuthSecret: TEST_INTERNAL_AUTH_SECRET,
-    name: 'records',
-    address: `127.0.0.1:${running.grpcPort}`,
-  });
-  sql = new pg.Client({ connectionString: db.url });
-  await sql.connect();
+  world = await startRecordsWorld('views', { OUTBOX_POLL_MS: '200' });
+  ({ client, sql } = world);
 });
 
 afterAll(async () => {
-  client?.close();
-  await sql?.end();
-  await running?.stop();
-  await db?.drop();
-  if (prefix) await deleteStreams(prefix);
+  await world?.stop();
 });
 
 async function create(entityType: string, data: Record<string, unknown>, projectId?: string): Promise<recordsv1.Record> {

@@ -1,0 +1,60 @@
+/**
+ * One records service for an integration spec: its own database and NATS prefix, the service on
+ * free ports, a gRPC client signed with the test secret, and a plain `pg` client on the database.
+ * `stop()` undoes all of it.
+ */
+import { createGrpcClient, type GrpcClient } from '@reelbase/lib-platform';
+import { createTestDatabase, deleteStreams, uniquePrefix, TEST_INTERNAL_AUTH_SECRET, type TestDatabase } from '@reelbase/lib-testkit';
+import { recordsv1 } from '@reelbase/proto';
+import pg from 'pg';
+import { parseRecordsConfig } from '../src/config.js';
+import { startRecords, type RunningRecords } from '../src/service.js';
+
+export interface RecordsWorld {
+  db: TestDatabase;
+  prefix: string;
+  running: RunningRecords;
+  client: GrpcClient<recordsv1.RecordsServiceClient>;
+  sql: pg.Client;
+  stop(): Promise<void>;
+}
+
+/** Starts it; `name` names the NATS prefix and the client, `env` adds to (or overrides) the service's settings. */
+export async function startRecordsWorld(name: string, env: Record<string, string> = {}): Promise<RecordsWorld> {
+  const db = await createTestDatabase();
+  const prefix = uniquePrefix(name);
+  let running: RunningRecords | undefined;
+  let client: GrpcClient<recordsv1.RecordsServiceClient> | undefined;
+  let sql: pg.Client | undefined;
+  const stop = async () => {
+    client?.close();
+    await running?.stop();
+    await sql?.end();
+    await db.drop();
+    await deleteStreams(prefix);
+  };
+  try {
+    running = await startRecords(
+      parseRecordsConfig({
+        INTERNAL_AUTH_SECRET: TEST_INTERNAL_AUTH_SECRET,
+        DATABASE_URL: db.url,
+        NATS_PREFIX: prefix,
+        GRPC_PORT: '0',
+        HTTP_PORT: '0',
+        LOG_LEVEL: 'silent',
+        ...env,
+      }),
+    );
+    client = createGrpcClient(recordsv1.RecordsServiceClient, recordsv1.RecordsServiceService, {
+      internalAuthSecret: TEST_INTERNAL_AUTH_SECRET,
+      name: `records-${name}`,
+      address: `127.0.0.1:${running.grpcPort}`,
+    });
+    sql = new pg.Client({ connectionString: db.url });
+    await sql.connect();
+    return { db, prefix, running, client, sql, stop };
+  } catch (err) {
+    await stop().catch(() => {});
+    throw err;
+  }
+}
