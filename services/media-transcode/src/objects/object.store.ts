@@ -195,7 +195,7 @@ export class ObjectStore {
 
   /** Stores a small object in one request. */
   async putBuffer(key: string, body: Buffer, contentType: string): Promise<void> {
-    await this.bounded(this.client.putObject(this.bucket, key, body, body.length, { 'Content-Type': contentType }), 'store');
+    await this.bounded(this.putOne(key, body, contentType), 'store');
   }
 
   /**
