@@ -5,7 +5,9 @@
  * change to the request path can be measured in a minute. With `--cpu-prof`, the gateway and
  * records run with `node --cpu-prof` and write their profiles to that folder when the stack stops.
  * Prints p50 / p95 / p99 per shape, through the gateway and raw, and the CPU time per request of
- * the gateway, records and this process (utime + stime of /proc/<pid>/stat over the gateway loop).
+ * the gateway, records and this process (utime + stime of /proc/<pid>/stat over the gateway loop),
+ * and where a request's time goes: the mean of the gateway's HTTP and gRPC-client histograms and of
+ * records' gRPC-server histogram over the loop (their `/metrics`).
  */
 import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -21,6 +23,32 @@ const log = (msg: string): void => void process.stderr.write(`[bench:query-loop]
 function opt(name: string): string | undefined {
   const i = process.argv.indexOf(`--${name}`);
   return i < 0 ? undefined : process.argv[i + 1];
+}
+
+/** Sum and count of every histogram series of `names` on a service's `/metrics`, keyed `name{labels}`. */
+async function histograms(opsPort: number, names: string[]): Promise<Map<string, { sum: number; count: number }>> {
+  const text = await (await fetch(`http://127.0.0.1:${opsPort}/metrics`)).text();
+  const out = new Map<string, { sum: number; count: number }>();
+  for (const line of text.split('\n')) {
+    const m = /^([a-z_]+)_(sum|count)(\{[^}]*\})? ([0-9.e+-]+)$/.exec(line);
+    if (!m || !names.includes(m[1]!)) continue;
+    const key = `${m[1]}${m[3] ?? ''}`;
+    const entry = out.get(key) ?? { sum: 0, count: 0 };
+    entry[m[2] as 'sum' | 'count'] = Number(m[4]);
+    out.set(key, entry);
+  }
+  return out;
+}
+
+/** The mean (ms) of every series that moved between two readings, for `iterations` requests. */
+function meansBetween(before: Map<string, { sum: number; count: number }>, after: Map<string, { sum: number; count: number }>): string[] {
+  const lines: string[] = [];
+  for (const [key, a] of after) {
+    const b = before.get(key) ?? { sum: 0, count: 0 };
+    const n = a.count - b.count;
+    if (n > 0) lines.push(`    ${key}: ${(((a.sum - b.sum) / n) * 1000).toFixed(2)} ms mean over ${n}`);
+  }
+  return lines;
 }
 
 const f = (values: number[]) => {
@@ -63,7 +91,9 @@ async function main(): Promise<void> {
   if (!email) throw new Error(`${dbName} has no bench user: seed it with bench:query --keep-db`);
   const password = `bench-password-${email.slice('bench-'.length, email.indexOf('@'))}`;
   const natsPrefix = uniquePrefix('benchql');
-  const nodeOptions = profDir ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${resolve(profDir)}` } : undefined;
+  // `--node-options "<flags>"`: extra Node flags for the gateway and records (GC settings, say).
+  const flags = [...(profDir ? [`--cpu-prof --cpu-prof-dir=${resolve(profDir)}`] : []), ...(opt('node-options') ? [opt('node-options')!] : [])];
+  const nodeOptions = flags.length ? { NODE_OPTIONS: flags.join(' ') } : undefined;
   let stack: Stack | undefined;
   try {
     stack = await startBenchStack({
@@ -141,8 +171,12 @@ async function main(): Promise<void> {
       for (const [k, pid] of Object.entries(pids)) idle[k] = ((await cpuMs(pid)) - idle[k]!) / idleMs;
       let before: Record<string, number> = {};
       let loopFrom = 0;
+      const opsPorts = [stack.ports.gateway!.ops!, stack.ports.records!.http];
+      const names = ['http_request_duration_seconds', 'grpc_client_handling_seconds', 'grpc_server_handling_seconds'];
+      let histBefore: Map<string, { sum: number; count: number }>[] = [];
       for (let i = 0; i < iterations + 20; i++) {
         if (i === 20) {
+          histBefore = await Promise.all(opsPorts.map((p) => histograms(p, names)));
           for (const [k, pid] of Object.entries(pids)) before[k] = await cpuMs(pid);
           loopFrom = performance.now();
         }
@@ -158,6 +192,8 @@ async function main(): Promise<void> {
         const used = (await cpuMs(pid)) - before[k]! - idle[k]! * loopMs;
         cpu.push(`${k} ${(used / iterations).toFixed(2)} ms (idle ${(idle[k]! * 100).toFixed(1)}% of a core)`);
       }
+      const histAfter = await Promise.all(opsPorts.map((p) => histograms(p, names)));
+      const spent = histAfter.flatMap((after, i) => meansBetween(histBefore[i]!, after));
       before = {};
       for (let i = 0; i < Math.min(iterations, 300) + 20; i++) {
         const s = performance.now();
@@ -165,7 +201,7 @@ async function main(): Promise<void> {
         if (i >= 20) raw.push(performance.now() - s);
       }
       process.stdout.write(
-        `(${shape}) gateway ${f(gateway)}   raw ${f(raw)}   (ms p50 / p95 / p99, ${iterations} samples); CPU per request: ${cpu.join(', ')}\n`,
+        `(${shape}) gateway ${f(gateway)}   raw ${f(raw)}   (ms p50 / p95 / p99, ${iterations} samples); CPU per request: ${cpu.join(', ')}\n${spent.join('\n')}\n`,
       );
     }
   } finally {
