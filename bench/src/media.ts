@@ -28,6 +28,7 @@ import { createTestDatabase, deleteStreams, ensureFfmpeg, uniquePrefix, type Sta
 import { interpretProbe, probeFile, proxyArgs, runTool, thumbnailArgs, type PlanLimits } from '@reelbase/media-transcode';
 import { bootstrapGateway } from './gateway.bootstrap.js';
 import { startBenchStack } from './bench.stack.js';
+import { histogramTotals, meansBetween, type SeriesTotals } from './metrics.scrape.js';
 
 const RESULTS_DIR = fileURLToPath(new URL('../results/', import.meta.url));
 const log = (msg: string): void => void process.stderr.write(`[bench:media] ${msg}\n`);
@@ -354,13 +355,22 @@ async function main(): Promise<number> {
       return { doneMs, seenMs: w.doneMs, thumbMs: thumbAt === null ? null : thumbAt - t0Epoch, uploadMs };
     };
     let timesBefore: WorkerTimes = {};
+    // The services' latency histograms over the measured rounds: where the upload and the job's
+    // record writes spend their time (gateway, media api, records).
+    const latencyPorts = [stack.ports.gateway?.ops, stack.ports['media-transcode']?.http, stack.ports.records?.http].filter(
+      (p): p is number => p !== undefined,
+    );
+    let latencyBefore: Map<string, SeriesTotals>[] = [];
     // `<worker>:own` is a worker's own CPU, without the tools it ran.
     const cpuProcs = ['bench', ...stack.services, ...workers.map((w) => `${w}:own`)];
     const cpuOf = (p: string) => (p === 'bench' ? cpuSeconds(process.pid) : cpuSeconds(stack!.pid(p.replace(/:own$/, '')), p.endsWith(':own')));
     const rawCpu: Record<string, number> = {};
     const serviceCpu: Record<string, number> = {};
     for (let r = 0; phases.has('wall') && r < warmup + rounds; r++) {
-      if (r === warmup) timesBefore = await workerTimes(stack, workers);
+      if (r === warmup) {
+        timesBefore = await workerTimes(stack, workers);
+        latencyBefore = await Promise.all(latencyPorts.map((p) => histogramTotals(p)));
+      }
       const label = r < warmup ? `warm-up ${r + 1}/${warmup}` : `round ${r - warmup + 1}/${rounds}`;
       const rawFirst = (r - warmup) % 2 === 0;
       log(`${label}: ${rawFirst ? 'raw, then through the gateway' : 'through the gateway, then raw'}`);
@@ -389,6 +399,9 @@ async function main(): Promise<number> {
     }
     // Where the time of a measured round went inside the workers (means over the rounds).
     const jobSteps = phases.has('wall') ? meanMs(timesBefore, await workerTimes(stack, workers)) : {};
+    const latencyMeans = phases.has('wall')
+      ? (await Promise.all(latencyPorts.map((p) => histogramTotals(p)))).flatMap((after, i) => meansBetween(latencyBefore[i]!, after))
+      : [];
     const rawMs = raw.length ? median(raw.map((x) => x.totalMs)) : NaN;
     const doneMs = service.length ? median(service.map((x) => x.doneMs)) : NaN;
     const perRound = service.map((x, i) => x.doneMs / raw[i]!.totalMs);
@@ -481,6 +494,7 @@ async function main(): Promise<number> {
         service_minus_raw_ms: service.map((x, i) => Math.round(x.doneMs - raw[i]!.totalMs)),
         ratio_vs_probe_and_proxy: perRoundNoThumb.length ? +median(perRoundNoThumb).toFixed(2) : null,
         ratio_vs_probe_and_proxy_per_round: perRoundNoThumb.map((x) => +x.toFixed(2)),
+        service_latency_means: latencyMeans,
         worker_mean_ms: jobSteps,
         // CPU seconds per measured round, by process: raw runs against runs through the gateway.
         cpu_per_round_s: Object.fromEntries(
@@ -530,6 +544,8 @@ async function main(): Promise<number> {
         .filter(([, v]) => v.raw >= 0.05 || v.gateway >= 0.05)
         .map(([p, v]) => `${p} ${v.raw}/${v.gateway}`);
       line('  CPU s per round, raw/gateway', cpu.join(', '));
+      line('  service latencies (means over the rounds)', '');
+      for (const l of latencyMeans) process.stdout.write(`    ${l}\n`);
       line(
         'time to first thumbnail',
         `${Math.round(median(service.map((x) => x.thumbMs ?? Infinity)))} ms  (raw probe + thumbnail ${Math.round(median(raw.map((x) => x.probeMs + x.thumbMs)))} ms)`,

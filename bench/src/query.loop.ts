@@ -17,38 +17,13 @@ import { deleteStreams, uniquePrefix, withDatabase, type Stack } from '@reelbase
 import { compileSchema, planQuery, runQueryPlan, type QueryPlan, type SchemaSnapshot } from '@reelbase/records';
 import { percentile } from './stats.js';
 import { startBenchStack } from './bench.stack.js';
+import { histogramTotals, meansBetween, type SeriesTotals } from './metrics.scrape.js';
 
 const log = (msg: string): void => void process.stderr.write(`[bench:query-loop] ${msg}\n`);
 
 function opt(name: string): string | undefined {
   const i = process.argv.indexOf(`--${name}`);
   return i < 0 ? undefined : process.argv[i + 1];
-}
-
-/** Sum and count of every histogram series of `names` on a service's `/metrics`, keyed `name{labels}`. */
-async function histograms(opsPort: number, names: string[]): Promise<Map<string, { sum: number; count: number }>> {
-  const text = await (await fetch(`http://127.0.0.1:${opsPort}/metrics`)).text();
-  const out = new Map<string, { sum: number; count: number }>();
-  for (const line of text.split('\n')) {
-    const m = /^([a-z_]+)_(sum|count)(\{[^}]*\})? ([0-9.e+-]+)$/.exec(line);
-    if (!m || !names.includes(m[1]!)) continue;
-    const key = `${m[1]}${m[3] ?? ''}`;
-    const entry = out.get(key) ?? { sum: 0, count: 0 };
-    entry[m[2] as 'sum' | 'count'] = Number(m[4]);
-    out.set(key, entry);
-  }
-  return out;
-}
-
-/** The mean (ms) of every series that moved between two readings, for `iterations` requests. */
-function meansBetween(before: Map<string, { sum: number; count: number }>, after: Map<string, { sum: number; count: number }>): string[] {
-  const lines: string[] = [];
-  for (const [key, a] of after) {
-    const b = before.get(key) ?? { sum: 0, count: 0 };
-    const n = a.count - b.count;
-    if (n > 0) lines.push(`    ${key}: ${(((a.sum - b.sum) / n) * 1000).toFixed(2)} ms mean over ${n}`);
-  }
-  return lines;
 }
 
 const f = (values: number[]) => {
@@ -172,11 +147,10 @@ async function main(): Promise<void> {
       let before: Record<string, number> = {};
       let loopFrom = 0;
       const opsPorts = [stack.ports.gateway!.ops!, stack.ports.records!.http];
-      const names = ['http_request_duration_seconds', 'grpc_client_handling_seconds', 'grpc_server_handling_seconds'];
-      let histBefore: Map<string, { sum: number; count: number }>[] = [];
+      let histBefore: Map<string, SeriesTotals>[] = [];
       for (let i = 0; i < iterations + 20; i++) {
         if (i === 20) {
-          histBefore = await Promise.all(opsPorts.map((p) => histograms(p, names)));
+          histBefore = await Promise.all(opsPorts.map((p) => histogramTotals(p)));
           for (const [k, pid] of Object.entries(pids)) before[k] = await cpuMs(pid);
           loopFrom = performance.now();
         }
@@ -192,8 +166,8 @@ async function main(): Promise<void> {
         const used = (await cpuMs(pid)) - before[k]! - idle[k]! * loopMs;
         cpu.push(`${k} ${(used / iterations).toFixed(2)} ms (idle ${(idle[k]! * 100).toFixed(1)}% of a core)`);
       }
-      const histAfter = await Promise.all(opsPorts.map((p) => histograms(p, names)));
-      const spent = histAfter.flatMap((after, i) => meansBetween(histBefore[i]!, after));
+      const histAfter = await Promise.all(opsPorts.map((p) => histogramTotals(p)));
+      const spent = histAfter.flatMap((after, i) => meansBetween(histBefore[i]!, after).map((l) => `    ${l}`));
       before = {};
       for (let i = 0; i < Math.min(iterations, 300) + 20; i++) {
         const s = performance.now();

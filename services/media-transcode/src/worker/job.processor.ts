@@ -284,16 +284,18 @@ export class JobProcessor {
       setKind(source.kind);
       const prefix = job.originalKey.slice(0, job.originalKey.lastIndexOf('/'));
 
+      // The thumbnail and the proxy encode side by side (docs/media.md, "Worker"): the thumbnail,
+      // a frame or two, is done long before the proxy and is stored and shown at once; the proxy
+      // no longer waits for it. Whichever fails first ends the attempt (`local` stops the other).
       const thumbFile = join(dir, 'thumb.jpg');
-      await step('thumbnail', source.kind, () => runTool('ffmpeg', this.o.ffmpeg, thumbnailArgs(input, thumbFile, source, limits), run));
       const thumbKey = `${prefix}/thumb.jpg`;
-      // Stored and shown while the proxy encodes: neither waits for the other.
       const thumbShown = (async () => {
+        await step('thumbnail', source.kind, () => runTool('ffmpeg', this.o.ffmpeg, thumbnailArgs(input, thumbFile, source, limits), run));
         const size = await store.putFile(thumbKey, thumbFile, 'image/jpeg');
         await records.updateRepresentation(job.representationId, { thumbnail_media_key: thumbKey, review_kind: source.kind }, ctx);
         return size;
       })();
-      thumbShown.catch(() => {});
+      thumbShown.catch(() => local.abort(new Error('the thumbnail failed')));
 
       const proxyName = source.kind === 'video' ? 'proxy.mp4' : 'proxy.jpg';
       const proxyType = source.kind === 'video' ? 'video/mp4' : 'image/jpeg';
@@ -302,6 +304,7 @@ export class JobProcessor {
         runTool('ffmpeg', this.o.ffmpeg, proxyArgs(input, proxyFile, source, limits, { realtime: this.o.slowProxy }), { ...run, timeoutMs: this.o.timeoutMs }),
       );
       encoded.catch(() => {});
+      // The thumbnail's failure is the attempt's reason even when the proxy, stopped for it, ends first.
       const thumbSize = await thumbShown;
       await encoded;
       const proxyKey = `${prefix}/${proxyName}`;
