@@ -22,6 +22,8 @@ export interface FakeRecords {
   creates: { request: recordsv1.CreateRecordRequest; ctx: CallContext }[];
   /** Stores a record as if it had been created (by a process that stopped right after). */
   put(record: recordsv1.Record): void;
+  /** While set, GetRecord answers only once it resolves (a records that is slow to read). */
+  readGate?: Promise<void>;
   /** Adds a Version of a project; returns its id. */
   addVersion(projectId?: string): string;
   data(id: string): Record<string, unknown>;
@@ -88,6 +90,7 @@ export async function startFakeRecords(): Promise<FakeRecords> {
       return { record };
     },
     async getRecord(req) {
+      if (fake.readGate) await fake.readGate;
       return { record: get(req.entityType, req.id) };
     },
     async updateRecord(req, ctx) {

@@ -6,6 +6,7 @@
  * change is a record update, the Version's thumbnail_id points at the Representation, and media
  * reads serve exactly the stored bytes (ranges, unknown and malformed keys).
  */
+import { readdirSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppError } from '@reelbase/lib-platform';
 import { artist, clips, probe, readMedia, saveTo, startWorld, upload, waitFinished, type World } from './helpers.js';
@@ -177,9 +178,41 @@ describe('media-transcode: reviewables that end done', () => {
     }
   });
 
+  /** How many originals the store holds (its files on disk). */
+  const originals = () => readdirSync(w.s3.directory, { recursive: true }).filter((f) => String(f).includes('original')).length;
+
+  it('stores the body while the Version is checked', async () => {
+    const versionId = w.records.addVersion();
+    const before = originals();
+    let release!: () => void;
+    w.records.readGate = new Promise<void>((r) => (release = r));
+    try {
+      const up = upload(w, versionId, c.withAudio(), { contentType: 'video/mp4', declared: true });
+      up.catch(() => {});
+      // records has not answered the Version check, and the original is already in the store.
+      const deadline = Date.now() + 10_000;
+      while (originals() === before && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      expect(originals()).toBeGreaterThan(before);
+      release();
+      w.records.readGate = undefined;
+      expect((await up).status).toBe('pending');
+      expect((await waitFinished(w, versionId)).status).toBe('done');
+    } finally {
+      release();
+      w.records.readGate = undefined;
+    }
+  });
+
   it('answers not_found for an unknown Version, before any upload, and for a Version without reviewable', async () => {
+    const before = originals();
     const err = await upload(w, '0190a0a0-0000-7000-8000-000000000000', c.still(), { contentType: 'image/png' }).catch((e: unknown) => e as AppError);
     expect((err as AppError).kind).toBe('not_found');
+    // The body is stored while the Version is checked: none of it is left once the Version is not there.
+    const big = await upload(w, '0190a0a0-0000-7000-8000-000000000001', c.uhd(), { contentType: 'video/mp4', chunkBytes: 16 * 1024, declared: true }).catch(
+      (e: unknown) => e as AppError,
+    );
+    expect((big as AppError).kind).toBe('not_found');
+    expect(originals()).toBe(before);
     const versionId = w.records.addVersion();
     const none = await w.client.call.getReviewable({ versionId }, artist).catch((e: unknown) => e as AppError);
     expect((none as AppError).kind).toBe('not_found');

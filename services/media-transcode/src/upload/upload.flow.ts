@@ -1,7 +1,7 @@
 /**
- * An upload (docs/media.md, "Upload"): the Version is checked first; the original is streamed to
- * the object store with back-pressure (the next message is read only when the store took the last
- * one); then the Representation is created `pending` as the uploading principal, the job row
+ * An upload (docs/media.md, "Upload"): the original is streamed to the object store with
+ * back-pressure (the next message is read only when the store took the last one) while the Version
+ * is checked (a Version that is not there stops the storing and removes what was stored); then the Representation is created `pending` as the uploading principal, the job row
  * written (the outbox) and the job published on TRANSCODE. A failure before the Representation
  * exists leaves nothing behind; one after it marks the Representation `failed`, so no reviewable
  * stays `pending` for ever. A job whose publish fails is published by the sweeper.
@@ -71,13 +71,35 @@ export class UploadFlow {
     const header = first.value.payload.value;
     if (!isUuid(header.versionId)) throw AppError.notFound(`Version ${header.versionId} not found`);
     if (header.declaredSize > maxBytes) throw tooLarge(maxBytes);
-    // 404 before a byte of the body is stored.
-    const version = await records.getVersion(header.versionId, ctx);
+    // The Version is checked while the body is already being stored (the gateway answered 404
+    // before reading the body: docs/media.md, "Upload"), so this round trip adds nothing to the
+    // upload; should the Version be gone by now, the storing stops and what it stored is removed.
+    const versionCheck = records.getVersion(header.versionId, ctx);
+    versionCheck.catch(() => {});
 
     const prefix = newMediaPrefix();
     const key = `${prefix}/original${mediaExtension(header.fileName)}`;
     const contentType = storedContentType(header.contentType);
-    const size = await this.storeOriginal(it, key, contentType, signal, header.declaredSize);
+    const refused = new AbortController();
+    const storing = this.storeOriginal(it, key, contentType, signal, header.declaredSize, refused.signal);
+    storing.catch(() => {});
+    let version: Awaited<typeof versionCheck>;
+    try {
+      version = await versionCheck;
+    } catch (err) {
+      refused.abort(err);
+      // Stopped at its next chunk (and cleaned up then), or already complete: then removed here.
+      if (
+        await storing.then(
+          () => true,
+          () => false,
+        )
+      ) {
+        await store.remove([key]).catch((e: unknown) => logger.warn({ err: e, key }, 'could not remove the original of a refused upload'));
+      }
+      throw err;
+    }
+    const size = await storing;
 
     const fileName = uploadFileName(header.fileName);
     // The job row first (a reservation): should this process stop before the job is queued, the
@@ -139,13 +161,17 @@ export class UploadFlow {
     return Promise.race([p, stalled]).finally(() => clearTimeout(timer));
   }
 
-  /** Streams the chunks into the store; returns the byte count. Nothing is left behind on failure. */
+  /**
+   * Streams the chunks into the store; returns the byte count. Nothing is left behind on failure,
+   * nor when `refused` aborts (the Version check failed): the next chunk ends it.
+   */
   private async storeOriginal(
     it: AsyncIterator<mediav1.UploadReviewableRequest>,
     key: string,
     contentType: string,
     signal: AbortSignal,
     declaredSize: number,
+    refused: AbortSignal,
   ): Promise<number> {
     const { store, maxBytes, onBytes } = this.deps;
     let bytes = 0;
@@ -157,6 +183,7 @@ export class UploadFlow {
     try {
       for (;;) {
         const next = await it.next();
+        refused.throwIfAborted();
         if (next.done) break;
         if (next.value.payload?.$case !== 'chunk') throw new AppError('bad_request', 'an upload sends one header, then only chunks');
         const chunk = next.value.payload.value;
@@ -184,6 +211,7 @@ export class UploadFlow {
           await this.withinStall(Promise.race([drained, putEnded!]), 'stopped taking data');
         }
       }
+      refused.throwIfAborted();
       if (!body) {
         // An empty file is one empty object (a multipart upload needs at least one part).
         await store.putBuffer(key, Buffer.alloc(0), contentType);
