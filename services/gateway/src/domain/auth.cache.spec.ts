@@ -37,16 +37,62 @@ describe('AuthCache', () => {
   it('caches for min(cache_seconds, AUTH_CACHE_SECONDS)', async () => {
     const { cache, calls, advance } = setup({ t: principal({ cacheSeconds: 60 }), s: principal({ userId: 'u2', cacheSeconds: 2 }) }, 5);
     await cache.authenticate('t', ctx);
-    advance(4_900);
+    advance(3_900);
     await cache.authenticate('t', ctx);
     expect(calls).toEqual(['t']);
-    advance(200);
+    // Past its time (and never seen in its last fifth): asked again before answering.
+    advance(1_200);
     await cache.authenticate('t', ctx);
     expect(calls).toEqual(['t', 't']);
     await cache.authenticate('s', ctx);
     advance(2_100);
     await cache.authenticate('s', ctx);
     expect(calls.filter((c) => c === 's')).toHaveLength(2);
+  });
+
+  it('renews an entry in its last fifth beside the answer, so a token in steady use never waits for auth', async () => {
+    let clock = 1_000_000;
+    const calls: string[] = [];
+    let gate: Promise<void> | undefined;
+    const valid = new Set(['t', 'r']);
+    const cache = new AuthCache(
+      async (token) => {
+        calls.push(token);
+        if (gate) await gate;
+        if (!valid.has(token)) throw new AppError('unauthenticated', 'revoked');
+        return { principal: principal({ userId: token }) };
+      },
+      5,
+      () => clock,
+      { seconds: 30, max: 10 },
+    );
+    await cache.authenticate('t', ctx);
+    clock += 4_100;
+    // auth is slow now: the request is answered from the cache all the same, and one renewal runs.
+    let open!: () => void;
+    gate = new Promise<void>((r) => (open = r));
+    const answered = await cache.authenticate('t', ctx);
+    expect(answered.principal.userId).toBe('t');
+    await cache.authenticate('t', ctx);
+    expect(calls).toEqual(['t', 't']);
+    open();
+    gate = undefined;
+    await new Promise((r) => setImmediate(r));
+    // Renewed at 4.1 s for another 5 s: nothing more is asked until its own last fifth (from 8.1 s).
+    clock += 3_900;
+    await cache.authenticate('t', ctx);
+    expect(calls).toEqual(['t', 't']);
+    expect(cache.hasValid('t')).toBe(true);
+
+    // A token revoked meanwhile: the renewal's refusal drops the entry at once and is remembered.
+    await cache.authenticate('r', ctx);
+    clock += 4_100;
+    valid.delete('r');
+    await cache.authenticate('r', ctx);
+    await new Promise((r) => setImmediate(r));
+    expect(cache.hasValid('r')).toBe(false);
+    await expect(cache.authenticate('r', ctx)).rejects.toMatchObject({ kind: 'unauthenticated' });
+    expect(calls.filter((c) => c === 'r')).toHaveLength(2);
   });
 
   it('keys entries by sha256 and maps the principal', async () => {
@@ -146,6 +192,8 @@ describe('AuthCache', () => {
     const t = await cache.authenticate('tok', ctx);
     expect(t.tokenExpiresAt).toBe((Math.floor(1_000_000 / 1000) + 2) * 1000);
     expect(t.expiresAt).toBe(t.tokenExpiresAt);
+    // An entry that ends with the token is not renewed beside its answers (auth would answer the same end).
+    expect(t.renewAt).toBeUndefined();
     expect(t.rateKey).toBe('user:u1');
     const k = await cache.authenticate('key', ctx);
     expect(k.tokenExpiresAt).toBeUndefined();

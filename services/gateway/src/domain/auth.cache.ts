@@ -4,6 +4,11 @@
  * sha256(token) (the token itself is never kept as a key), and are dropped at once when a
  * gateway or auth announces a User change or revocation, or a User event arrives.
  *
+ * A token in steady use never waits for auth: once an entry has lived four fifths of its time, the
+ * next request that presents it is answered from the cache and starts one call to auth beside it,
+ * whose answer replaces the entry (or, when the token was revoked meanwhile, drops it). An entry
+ * that ends with the login token itself is not renewed that way.
+ *
  * Refused tokens are remembered too (AUTH_NEGATIVE_CACHE_SECONDS, at most
  * AUTH_NEGATIVE_CACHE_MAX of them, oldest forgotten first), so a bad token sent again and
  * again costs no call to auth; any User change or revocation forgets them all.
@@ -18,6 +23,8 @@ export interface AuthEntry {
   readonly hash: string;
   readonly principal: AuthedPrincipal;
   readonly expiresAt: number;
+  /** From when a hit also asks auth again beside the answer (ms since the epoch); never when the entry ends with the token. */
+  readonly renewAt?: number;
   /** When the credential itself stops being valid (ms since the epoch); undefined for an API key. */
   readonly tokenExpiresAt?: number;
   /** The rate-limit key: the API key's id, else the user's id (never the token's spelling). */
@@ -53,6 +60,8 @@ export type TokenResolver = (token: string, ctx: CallContext) => Promise<AuthAns
 
 const ROLE_SET: ReadonlySet<string> = new Set(ROLES);
 const SWEEP_EVERY = 1024;
+/** The part of an entry's time after which a hit renews it in the background. */
+const RENEW_AFTER = 0.8;
 
 /** sha256 hex of a token. */
 export function tokenHash(token: string): string {
@@ -106,7 +115,11 @@ export class AuthCache {
     if (!fresh) {
       const hit = this.entries.get(hash);
       if (hit !== undefined) {
-        if (hit.expiresAt > this.now()) return Promise.resolve(hit);
+        const now = this.now();
+        if (hit.expiresAt > now) {
+          if (hit.renewAt !== undefined && hit.renewAt <= now && !this.inflight.has(hash)) this.renew(token, hash, ctx);
+          return Promise.resolve(hit);
+        }
         this.entries.delete(hash);
       }
       const until = this.refused.get(hash);
@@ -134,6 +147,32 @@ export class AuthCache {
     return p;
   }
 
+  /**
+   * Asks auth again for a cached token while the cache still answers for it: a fresh answer
+   * replaces the entry, a refusal drops it (and is remembered), auth being down leaves the entry
+   * to its own expiry.
+   */
+  private renew(token: string, hash: string, ctx: CallContext): void {
+    const started = this.epoch;
+    const p = this.ask(token, hash, ctx).then(
+      (entry) => {
+        if (this.inflight.get(hash) === p) this.inflight.delete(hash);
+        if (started === this.epoch && entry.expiresAt > this.now()) this.store(entry);
+        return entry;
+      },
+      (err: unknown) => {
+        if (this.inflight.get(hash) === p) this.inflight.delete(hash);
+        if (started === this.epoch && isAppError(err) && err.kind === 'unauthenticated') {
+          this.entries.delete(hash);
+          this.remember(hash);
+        }
+        throw err;
+      },
+    );
+    p.catch(() => {});
+    this.inflight.set(hash, p);
+  }
+
   private async ask(token: string, hash: string, ctx: CallContext): Promise<AuthEntry> {
     let res: AuthAnswer;
     try {
@@ -146,10 +185,15 @@ export class AuthCache {
     if (!res.principal || !res.principal.userId) throw new AppError('unauthenticated', 'invalid or expired token');
     const seconds = Math.min(Math.max(res.principal.cacheSeconds, 0), this.maxSeconds);
     const tokenExpiresAt = res.expiresAtUnix !== undefined && res.expiresAtUnix > 0 ? res.expiresAtUnix * 1000 : undefined;
-    let expiresAt = this.now() + seconds * 1000;
-    if (tokenExpiresAt !== undefined && tokenExpiresAt < expiresAt) expiresAt = tokenExpiresAt;
+    const now = this.now();
+    let expiresAt = now + seconds * 1000;
+    let renewAt: number | undefined = now + seconds * 1000 * RENEW_AFTER;
+    if (tokenExpiresAt !== undefined && tokenExpiresAt <= expiresAt) {
+      expiresAt = tokenExpiresAt;
+      renewAt = undefined;
+    }
     const principal = toPrincipal(res.principal);
-    return { hash, principal, expiresAt, tokenExpiresAt, rateKey: rateKeyOf(principal) };
+    return { hash, principal, expiresAt, renewAt, tokenExpiresAt, rateKey: rateKeyOf(principal) };
   }
 
   private remember(hash: string): void {
