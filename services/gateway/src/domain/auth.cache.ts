@@ -130,19 +130,7 @@ export class AuthCache {
       const pending = this.inflight.get(hash);
       if (pending) return pending;
     }
-    const started = this.epoch;
-    const p = this.ask(token, hash, ctx).then(
-      (entry) => {
-        if (this.inflight.get(hash) === p) this.inflight.delete(hash);
-        if (started === this.epoch && entry.expiresAt > this.now()) this.store(entry);
-        return entry;
-      },
-      (err: unknown) => {
-        if (this.inflight.get(hash) === p) this.inflight.delete(hash);
-        if (started === this.epoch && isAppError(err) && err.kind === 'unauthenticated') this.remember(hash);
-        throw err;
-      },
-    );
+    const p = this.call(token, hash, ctx);
     if (!fresh) this.inflight.set(hash, p);
     return p;
   }
@@ -153,8 +141,18 @@ export class AuthCache {
    * to its own expiry.
    */
   private renew(token: string, hash: string, ctx: CallContext): void {
+    const p = this.call(token, hash, ctx);
+    p.catch(() => {});
+    this.inflight.set(hash, p);
+  }
+
+  /**
+   * One call to auth: its answer is cached and a refusal drops the token's entry and is
+   * remembered, unless a revocation came in meanwhile (then the answer is used once, not kept).
+   */
+  private call(token: string, hash: string, ctx: CallContext): Promise<AuthEntry> {
     const started = this.epoch;
-    const p = this.ask(token, hash, ctx).then(
+    const p: Promise<AuthEntry> = this.ask(token, hash, ctx).then(
       (entry) => {
         if (this.inflight.get(hash) === p) this.inflight.delete(hash);
         if (started === this.epoch && entry.expiresAt > this.now()) this.store(entry);
@@ -169,8 +167,7 @@ export class AuthCache {
         throw err;
       },
     );
-    p.catch(() => {});
-    this.inflight.set(hash, p);
+    return p;
   }
 
   private async ask(token: string, hash: string, ctx: CallContext): Promise<AuthEntry> {
