@@ -54,11 +54,13 @@ describe('AuthCache', () => {
     let clock = 1_000_000;
     const calls: string[] = [];
     let gate: Promise<void> | undefined;
+    let down = false;
     const valid = new Set(['t', 'r']);
     const cache = new AuthCache(
       async (token) => {
         calls.push(token);
         if (gate) await gate;
+        if (down) throw AppError.unavailable('auth is unavailable');
         if (!valid.has(token)) throw new AppError('unauthenticated', 'revoked');
         return { principal: principal({ userId: token }) };
       },
@@ -83,6 +85,19 @@ describe('AuthCache', () => {
     await cache.authenticate('t', ctx);
     expect(calls).toEqual(['t', 't']);
     expect(cache.hasValid('t')).toBe(true);
+
+    // auth down during a renewal: the entry serves until its own expiry, and is not renewed again
+    // with every request meanwhile (one try per entry).
+    down = true;
+    const before = calls.length;
+    clock += 300; // 8.3 s: in the renewed entry's last fifth
+    await cache.authenticate('t', ctx);
+    await new Promise((r) => setImmediate(r));
+    await cache.authenticate('t', ctx);
+    await cache.authenticate('t', ctx);
+    expect(calls.length).toBe(before + 1);
+    expect(cache.hasValid('t')).toBe(true);
+    down = false;
 
     // A token revoked meanwhile: the renewal's refusal drops the entry at once and is remembered.
     await cache.authenticate('r', ctx);

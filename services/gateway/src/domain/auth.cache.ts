@@ -117,7 +117,7 @@ export class AuthCache {
       if (hit !== undefined) {
         const now = this.now();
         if (hit.expiresAt > now) {
-          if (hit.renewAt !== undefined && hit.renewAt <= now && !this.inflight.has(hash)) this.renew(token, hash, ctx);
+          if (hit.renewAt !== undefined && hit.renewAt <= now && !this.inflight.has(hash)) this.renew(token, hit, ctx);
           return Promise.resolve(hit);
         }
         this.entries.delete(hash);
@@ -137,13 +137,17 @@ export class AuthCache {
 
   /**
    * Asks auth again for a cached token while the cache still answers for it: a fresh answer
-   * replaces the entry, a refusal drops it (and is remembered), auth being down leaves the entry
-   * to its own expiry.
+   * replaces the entry, a refusal drops it (and is remembered). When auth cannot answer, the entry
+   * is left to its own expiry and not renewed again (one try per entry, not one per request while
+   * auth is down).
    */
-  private renew(token: string, hash: string, ctx: CallContext): void {
-    const p = this.call(token, hash, ctx);
-    p.catch(() => {});
-    this.inflight.set(hash, p);
+  private renew(token: string, hit: AuthEntry, ctx: CallContext): void {
+    const p = this.call(token, hit.hash, ctx);
+    p.catch((err: unknown) => {
+      if (isAppError(err) && err.kind === 'unauthenticated') return;
+      if (this.entries.get(hit.hash) === hit) this.entries.set(hit.hash, { ...hit, renewAt: undefined });
+    });
+    this.inflight.set(hit.hash, p);
   }
 
   /**

@@ -1,10 +1,11 @@
 /**
  * An upload (docs/media.md, "Upload"): the original is streamed to the object store with
  * back-pressure (the next message is read only when the store took the last one) while the Version
- * is checked (a Version that is not there stops the storing and removes what was stored); then the Representation is created `pending` as the uploading principal, the job row
- * written (the outbox) and the job published on TRANSCODE. A failure before the Representation
- * exists leaves nothing behind; one after it marks the Representation `failed`, so no reviewable
- * stays `pending` for ever. A job whose publish fails is published by the sweeper.
+ * is checked (a Version that is not there stops the storing and removes what was stored); then the
+ * Representation is created `pending` as the uploading principal, the job row written (the outbox)
+ * and the job published on TRANSCODE. A failure before the Representation exists leaves nothing
+ * behind; one after it marks the Representation `failed`, so no reviewable stays `pending` for
+ * ever. A job whose publish fails is published by the sweeper.
  */
 import { once } from 'node:events';
 import { PassThrough } from 'node:stream';
@@ -89,14 +90,11 @@ export class UploadFlow {
     } catch (err) {
       refused.abort(err);
       // Stopped at its next chunk (and cleaned up then), or already complete: then removed here.
-      if (
-        await storing.then(
-          () => true,
-          () => false,
-        )
-      ) {
-        await store.remove([key]).catch((e: unknown) => logger.warn({ err: e, key }, 'could not remove the original of a refused upload'));
-      }
+      const stored = await storing.then(
+        () => true,
+        () => false,
+      );
+      if (stored) await store.remove([key]).catch((e: unknown) => logger.warn({ err: e, key }, 'could not remove the original of a refused upload'));
       throw err;
     }
     const size = await storing;

@@ -286,7 +286,8 @@ export class JobProcessor {
 
       // The thumbnail and the proxy encode side by side (docs/media.md, "Worker"): the thumbnail,
       // a frame or two, is done long before the proxy and is stored and shown at once; the proxy
-      // no longer waits for it. Whichever fails first ends the attempt (`local` stops the other).
+      // no longer waits for it. A thumbnail that fails stops the proxy (`local`) and is the
+      // attempt's reason; a proxy that fails lets the short thumbnail finish first.
       const thumbFile = join(dir, 'thumb.jpg');
       const thumbKey = `${prefix}/thumb.jpg`;
       const thumbShown = (async () => {
