@@ -7,46 +7,25 @@
 import { Metadata, status, type ServiceError } from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
-import { createGrpcClient, InternalAuth, newId, toMetadata, type CallContext, type GrpcClient } from '@reelbase/lib-platform';
-import { createTestDatabase, deleteStreams, uniquePrefix, TEST_INTERNAL_AUTH_SECRET, type TestDatabase } from '@reelbase/lib-testkit';
-import { recordsv1 } from '@reelbase/proto';
-import { parseRecordsConfig } from '../src/config.js';
-import { startRecords, type RunningRecords } from '../src/service.js';
+import { InternalAuth, newId, toMetadata, type CallContext, type GrpcClient } from '@reelbase/lib-platform';
+import { TEST_INTERNAL_AUTH_SECRET, type TestDatabase } from '@reelbase/lib-testkit';
+import type { recordsv1 } from '@reelbase/proto';
+import { startRecordsWorld, type RecordsWorld } from './records.world.js';
 
 const CREATE = '/reelbase.records.v1.RecordsService/CreateRecord';
 const asAdmin: CallContext = { requestId: 'r-forged', principal: { userId: newId(), role: 'Admin', authKind: 'token' } };
 
+let w: RecordsWorld;
 let db: TestDatabase;
-let prefix: string;
-let running: RunningRecords;
 let client: GrpcClient<recordsv1.RecordsServiceClient>;
 
 beforeAll(async () => {
-  db = await createTestDatabase();
-  prefix = uniquePrefix('recauth');
-  running = await startRecords(
-    parseRecordsConfig({
-      INTERNAL_AUTH_SECRET: TEST_INTERNAL_AUTH_SECRET,
-      DATABASE_URL: db.url,
-      NATS_PREFIX: prefix,
-      GRPC_PORT: '0',
-      HTTP_PORT: '0',
-      BIND_HOST: '127.0.0.1',
-      LOG_LEVEL: 'silent',
-    }),
-  );
-  client = createGrpcClient(recordsv1.RecordsServiceClient, recordsv1.RecordsServiceService, {
-    internalAuthSecret: TEST_INTERNAL_AUTH_SECRET,
-    name: 'records',
-    address: `127.0.0.1:${running.grpcPort}`,
-  });
+  w = await startRecordsWorld('recauth', { BIND_HOST: '127.0.0.1' });
+  ({ db, client } = w);
 });
 
 afterAll(async () => {
-  client?.close();
-  await running?.stop();
-  await db?.drop();
-  if (prefix) await deleteStreams(prefix);
+  await w?.stop();
 });
 
 /** createRecord of a Project with exactly `md` as metadata, as any program on the network could send it. */

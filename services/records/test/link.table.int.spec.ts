@@ -15,48 +15,35 @@ import { newId, type CallContext, type GrpcClient } from '@reelbase/lib-platform
 import { recordsv1 } from '@reelbase/proto';
 import pg from 'pg';
 import { encodeCursor, planQuery, type PlanOptions, type QueryInput } from '../src/domain/record.query.js';
-import { compileSchema, type SchemaSnapshot } from '../src/domain/schema.snapshot.js';
+import { compileSchema } from '../src/domain/schema.snapshot.js';
 import { runQueryPlan, type Statement } from '../src/store/query.repository.js';
-import { startRecordsWorld, type RecordsWorld } from './records.world.js';
+import { querySnapshot, startRecordsWorld, text, type RecordsWorld } from './records.world.js';
 
 const asAdmin: CallContext = { requestId: 'lt-admin', principal: { userId: newId(), role: 'Admin', authKind: 'token' } };
 const asService: CallContext = { requestId: 'lt-svc', principal: { userId: '', role: 'Service', authKind: 'service' } };
 
-const text = (code: string) => ({ code, type: 'text' as const });
-const SNAPSHOT: SchemaSnapshot = {
-  version: 1,
-  entity_types: [
-    { code: 'Project', project_scoped: false, fields: [text('name'), text('code')] },
-    { code: 'User', project_scoped: false, fields: [text('name')] },
-    { code: 'Sequence', project_scoped: true, fields: [text('code'), { code: 'owner', type: 'link', link_types: ['User'] }] },
-    {
-      code: 'Shot',
-      project_scoped: true,
-      fields: [
-        text('code'),
-        { code: 'cut_in', type: 'integer' },
-        { code: 'sequence', type: 'link', link_types: ['Sequence'] },
-        { code: 'parent', type: 'link', link_types: ['Shot'] },
-        { code: 'watchers', type: 'multi_link', link_types: ['User'] },
-      ],
-    },
-    {
-      code: 'Task',
-      project_scoped: true,
-      fields: [
-        text('name'),
-        { code: 'entity', type: 'link', link_types: ['Shot', 'Sequence'] },
-        { code: 'assignees', type: 'multi_link', link_types: ['User'] },
-      ],
-    },
-    { code: 'Note', project_scoped: true, fields: [text('content'), { code: 'links', type: 'multi_link' }] },
-  ],
-  statuses: [{ code: 'wtg' }, { code: 'ip' }, { code: 'fin' }],
-  steps: [],
-  priorities: [],
-  transitions: {},
-  task_templates: [],
-};
+const SNAPSHOT = querySnapshot([
+  { code: 'Project', project_scoped: false, fields: [text('name'), text('code')] },
+  { code: 'User', project_scoped: false, fields: [text('name')] },
+  { code: 'Sequence', project_scoped: true, fields: [text('code'), { code: 'owner', type: 'link', link_types: ['User'] }] },
+  {
+    code: 'Shot',
+    project_scoped: true,
+    fields: [
+      text('code'),
+      { code: 'cut_in', type: 'integer' },
+      { code: 'sequence', type: 'link', link_types: ['Sequence'] },
+      { code: 'parent', type: 'link', link_types: ['Shot'] },
+      { code: 'watchers', type: 'multi_link', link_types: ['User'] },
+    ],
+  },
+  {
+    code: 'Task',
+    project_scoped: true,
+    fields: [text('name'), { code: 'entity', type: 'link', link_types: ['Shot', 'Sequence'] }, { code: 'assignees', type: 'multi_link', link_types: ['User'] }],
+  },
+  { code: 'Note', project_scoped: true, fields: [text('content'), { code: 'links', type: 'multi_link' }] },
+]);
 const schema = compileSchema(1, SNAPSHOT);
 
 let world: RecordsWorld;

@@ -5,14 +5,12 @@
  * located, and 10,000 records paged while another client inserts into the same result set.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createGrpcClient, newId, type CallContext, type GrpcClient } from '@reelbase/lib-platform';
-import { appErrorOf, createTestDatabase, deleteStreams, uniquePrefix, TEST_INTERNAL_AUTH_SECRET, type TestDatabase } from '@reelbase/lib-testkit';
-import { recordsv1 } from '@reelbase/proto';
-import pg from 'pg';
-import { parseRecordsConfig } from '../src/config.js';
-import type { SchemaSnapshot } from '../src/domain/schema.snapshot.js';
+import { newId, type CallContext, type GrpcClient } from '@reelbase/lib-platform';
+import { appErrorOf } from '@reelbase/lib-testkit';
+import type { recordsv1 } from '@reelbase/proto';
+import type pg from 'pg';
 import { LIKE_MAX_CHARS } from '../src/domain/filter.compiler.js';
-import { startRecords, type RunningRecords } from '../src/service.js';
+import { querySnapshot, startRecordsWorld, text, type RecordsWorld } from './records.world.js';
 
 type Client = GrpcClient<recordsv1.RecordsServiceClient>;
 
@@ -21,52 +19,37 @@ const asViewer: CallContext = { requestId: 'q-viewer', principal: { userId: newI
 const asArtist: CallContext = { requestId: 'q-artist', principal: { userId: newId(), role: 'Artist', authKind: 'token' } };
 const asService: CallContext = { requestId: 'q-svc', principal: { userId: '', role: 'Service', authKind: 'service' } };
 
-let db: TestDatabase;
-let prefix: string;
+let w: RecordsWorld;
 let sql: pg.Client;
-let running: RunningRecords;
 let client: Client;
 
-const text = (code: string) => ({ code, type: 'text' as const });
-const SNAPSHOT: SchemaSnapshot = {
-  version: 1,
-  entity_types: [
-    { code: 'Project', project_scoped: false, fields: [text('name'), text('code')] },
-    { code: 'User', project_scoped: false, fields: [text('name')] },
-    { code: 'Sequence', project_scoped: true, fields: [text('code')] },
-    {
-      code: 'Shot',
-      project_scoped: true,
-      fields: [
-        text('code'),
-        text('description'),
-        { code: 'sequence', type: 'link', link_types: ['Sequence'] },
-        { code: 'parent', type: 'link', link_types: ['Shot'] },
-        { code: 'cut_in', type: 'integer' },
-        { code: 'ratio', type: 'float' },
-        { code: 'hero', type: 'boolean' },
-        { code: 'due', type: 'date' },
-        { code: 'at', type: 'datetime' },
-        { code: 'tags', type: 'multi_enum', options: [{ code: 'red' }, { code: 'blue' }] },
-        { code: 'kind', type: 'enum', options: [{ code: 'vfx' }, { code: 'plate' }] },
-      ],
-    },
-    {
-      code: 'Task',
-      project_scoped: true,
-      fields: [
-        text('name'),
-        { code: 'entity', type: 'link', link_types: ['Shot', 'Sequence'] },
-        { code: 'assignees', type: 'multi_link', link_types: ['User'] },
-      ],
-    },
-  ],
-  statuses: [{ code: 'wtg' }, { code: 'ip' }, { code: 'fin' }],
-  steps: [],
-  priorities: [],
-  transitions: {},
-  task_templates: [],
-};
+const SNAPSHOT = querySnapshot([
+  { code: 'Project', project_scoped: false, fields: [text('name'), text('code')] },
+  { code: 'User', project_scoped: false, fields: [text('name')] },
+  { code: 'Sequence', project_scoped: true, fields: [text('code')] },
+  {
+    code: 'Shot',
+    project_scoped: true,
+    fields: [
+      text('code'),
+      text('description'),
+      { code: 'sequence', type: 'link', link_types: ['Sequence'] },
+      { code: 'parent', type: 'link', link_types: ['Shot'] },
+      { code: 'cut_in', type: 'integer' },
+      { code: 'ratio', type: 'float' },
+      { code: 'hero', type: 'boolean' },
+      { code: 'due', type: 'date' },
+      { code: 'at', type: 'datetime' },
+      { code: 'tags', type: 'multi_enum', options: [{ code: 'red' }, { code: 'blue' }] },
+      { code: 'kind', type: 'enum', options: [{ code: 'vfx' }, { code: 'plate' }] },
+    ],
+  },
+  {
+    code: 'Task',
+    project_scoped: true,
+    fields: [text('name'), { code: 'entity', type: 'link', link_types: ['Shot', 'Sequence'] }, { code: 'assignees', type: 'multi_link', link_types: ['User'] }],
+  },
+]);
 
 const create = (entityType: string, projectId: string | undefined, data: Record<string, unknown>, status?: string) =>
   client.call.createRecord({ entityType, projectId, status, dataJson: JSON.stringify(data) }, asAdmin).then((r) => r.record!);
@@ -106,25 +89,8 @@ let bob: recordsv1.Record;
 const shots: Record<string, recordsv1.Record> = {};
 
 beforeAll(async () => {
-  db = await createTestDatabase();
-  prefix = uniquePrefix('query');
-  const config = parseRecordsConfig({
-    INTERNAL_AUTH_SECRET: TEST_INTERNAL_AUTH_SECRET,
-    DATABASE_URL: db.url,
-    NATS_PREFIX: prefix,
-    GRPC_PORT: '0',
-    HTTP_PORT: '0',
-    LOG_LEVEL: 'silent',
-    OUTBOX_POLL_MS: '200',
-  });
-  running = await startRecords(config);
-  client = createGrpcClient(recordsv1.RecordsServiceClient, recordsv1.RecordsServiceService, {
-    internalAuthSecret: TEST_INTERNAL_AUTH_SECRET,
-    name: 'records-query',
-    address: `127.0.0.1:${running.grpcPort}`,
-  });
-  sql = new pg.Client({ connectionString: db.url });
-  await sql.connect();
+  w = await startRecordsWorld('query', { OUTBOX_POLL_MS: '200' });
+  ({ sql, client } = w);
   await client.call.applySchema({ version: 1, snapshotJson: JSON.stringify(SNAPSHOT) }, asService);
 
   project = await create('Project', undefined, { name: 'Q', code: 'q' });
@@ -168,11 +134,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  client?.close();
-  await running?.stop();
-  await sql?.end();
-  await db?.drop();
-  if (prefix) await deleteStreams(prefix);
+  await w?.stop();
 });
 
 describe('QueryRecords: operators on stored records', () => {

@@ -10,34 +10,25 @@ import { appErrorOf, type TestDatabase } from '@reelbase/lib-testkit';
 import { recordsv1 } from '@reelbase/proto';
 import pg from 'pg';
 import { planQuery, type PlanOptions, type QueryInput } from '../src/domain/record.query.js';
-import { compileSchema, type SchemaSnapshot } from '../src/domain/schema.snapshot.js';
+import { compileSchema } from '../src/domain/schema.snapshot.js';
 import { queryStatements } from '../src/store/query.repository.js';
 import { openQueryPool } from '../src/store/query.pool.js';
-import { startRecordsWorld, type RecordsWorld } from './records.world.js';
+import { querySnapshot, startRecordsWorld, text, type RecordsWorld } from './records.world.js';
 
 const asService: CallContext = { requestId: 'qp-svc', principal: { userId: '', role: 'Service', authKind: 'service' } };
 const asViewer: CallContext = { requestId: 'qp-viewer', principal: { userId: newId(), role: 'Viewer', authKind: 'token' } };
 
-const text = (code: string) => ({ code, type: 'text' as const });
-const SNAPSHOT: SchemaSnapshot = {
-  version: 1,
-  entity_types: [
-    { code: 'Project', project_scoped: false, fields: [text('name'), text('code')] },
-    { code: 'User', project_scoped: false, fields: [text('name')] },
-    { code: 'Sequence', project_scoped: true, fields: [text('code')] },
-    { code: 'Shot', project_scoped: true, fields: [text('code'), { code: 'sequence', type: 'link', link_types: ['Sequence'] }] },
-    {
-      code: 'Task',
-      project_scoped: true,
-      fields: [text('name'), { code: 'entity', type: 'link', link_types: ['Shot'] }, { code: 'assignees', type: 'multi_link', link_types: ['User'] }],
-    },
-  ],
-  statuses: [{ code: 'wtg' }, { code: 'ip' }, { code: 'fin' }],
-  steps: [],
-  priorities: [],
-  transitions: {},
-  task_templates: [],
-};
+const SNAPSHOT = querySnapshot([
+  { code: 'Project', project_scoped: false, fields: [text('name'), text('code')] },
+  { code: 'User', project_scoped: false, fields: [text('name')] },
+  { code: 'Sequence', project_scoped: true, fields: [text('code')] },
+  { code: 'Shot', project_scoped: true, fields: [text('code'), { code: 'sequence', type: 'link', link_types: ['Sequence'] }] },
+  {
+    code: 'Task',
+    project_scoped: true,
+    fields: [text('name'), { code: 'entity', type: 'link', link_types: ['Shot'] }, { code: 'assignees', type: 'multi_link', link_types: ['User'] }],
+  },
+]);
 const schema = compileSchema(1, SNAPSHOT);
 const TIMEOUT_MS = 300;
 

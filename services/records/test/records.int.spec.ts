@@ -3,11 +3,11 @@
  * real gRPC client: CRUD semantics, If-Match, validation, and one JetStream event per write.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createGrpcClient, newId, type CallContext, type GrpcClient } from '@reelbase/lib-platform';
-import { appErrorOf, createTestDatabase, deleteStreams, uniquePrefix, TEST_INTERNAL_AUTH_SECRET, type TestDatabase } from '@reelbase/lib-testkit';
-import { recordsv1 } from '@reelbase/proto';
-import { parseRecordsConfig } from '../src/config.js';
-import { startRecords, type RunningRecords } from '../src/service.js';
+import { newId, type CallContext, type GrpcClient } from '@reelbase/lib-platform';
+import { appErrorOf } from '@reelbase/lib-testkit';
+import type { recordsv1 } from '@reelbase/proto';
+import type { RunningRecords } from '../src/service.js';
+import { startRecordsWorld, type RecordsWorld } from './records.world.js';
 import { StreamReader } from './stream.helper.js';
 
 const ADMIN = newId();
@@ -16,39 +16,21 @@ const asService: CallContext = { requestId: 'r-svc', principal: { userId: '', ro
 const asGuest: CallContext = { requestId: 'r-guest', principal: { userId: '', role: 'Guest', authKind: 'guest', guestName: 'Client Jo' } };
 const ETAG = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 
-let db: TestDatabase;
+let w: RecordsWorld;
 let prefix: string;
 let running: RunningRecords;
 let client: GrpcClient<recordsv1.RecordsServiceClient>;
 let stream: StreamReader;
 
 beforeAll(async () => {
-  db = await createTestDatabase();
-  prefix = uniquePrefix('rec');
-  const config = parseRecordsConfig({
-    INTERNAL_AUTH_SECRET: TEST_INTERNAL_AUTH_SECRET,
-    DATABASE_URL: db.url,
-    NATS_PREFIX: prefix,
-    GRPC_PORT: '0',
-    HTTP_PORT: '0',
-    LOG_LEVEL: 'silent',
-    OUTBOX_POLL_MS: '200',
-  });
-  running = await startRecords(config);
-  client = createGrpcClient(recordsv1.RecordsServiceClient, recordsv1.RecordsServiceService, {
-    internalAuthSecret: TEST_INTERNAL_AUTH_SECRET,
-    name: 'records',
-    address: `127.0.0.1:${running.grpcPort}`,
-  });
+  w = await startRecordsWorld('rec', { OUTBOX_POLL_MS: '200' });
+  ({ prefix, running, client } = w);
   stream = await StreamReader.open(prefix);
 });
 
 afterAll(async () => {
-  client?.close();
   await stream?.close();
-  await running?.stop();
-  await db?.drop();
-  if (prefix) await deleteStreams(prefix);
+  await w?.stop();
 });
 
 const data = (r: recordsv1.Record | undefined) => JSON.parse(r!.dataJson) as Record<string, unknown>;

@@ -6,11 +6,10 @@
  */
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createGrpcClient, encodeStreamEvent, isoMicros, newId, type CallContext, type GrpcClient, type StreamEvent } from '@reelbase/lib-platform';
-import { appErrorOf, createTestDatabase, deleteStreams, uniquePrefix, TEST_INTERNAL_AUTH_SECRET, type TestDatabase } from '@reelbase/lib-testkit';
-import { recordsv1 } from '@reelbase/proto';
-import { parseRecordsConfig } from '../src/config.js';
-import { startRecords, type RunningRecords } from '../src/service.js';
+import { encodeStreamEvent, isoMicros, newId, type CallContext, type GrpcClient, type StreamEvent } from '@reelbase/lib-platform';
+import { appErrorOf, type TestDatabase } from '@reelbase/lib-testkit';
+import type { recordsv1 } from '@reelbase/proto';
+import { startRecordsWorld, type RecordsWorld } from './records.world.js';
 import { StreamReader } from './stream.helper.js';
 
 const ADMIN = newId();
@@ -21,43 +20,23 @@ const as = (userId: string, role: 'Admin' | 'Artist' | 'Viewer' | 'Supervisor'):
   principal: { userId, role, authKind: 'token' },
 });
 
+let w: RecordsWorld;
 let db: TestDatabase;
 let prefix: string;
-let running: RunningRecords;
 let client: GrpcClient<recordsv1.RecordsServiceClient>;
 let stream: StreamReader;
 let projectId: string;
 
 beforeAll(async () => {
-  db = await createTestDatabase();
-  prefix = uniquePrefix('lim');
-  running = await startRecords(
-    parseRecordsConfig({
-      INTERNAL_AUTH_SECRET: TEST_INTERNAL_AUTH_SECRET,
-      DATABASE_URL: db.url,
-      NATS_PREFIX: prefix,
-      GRPC_PORT: '0',
-      HTTP_PORT: '0',
-      LOG_LEVEL: 'silent',
-      OUTBOX_POLL_MS: '100',
-      MAX_EVENT_BYTES: '20000',
-    }),
-  );
-  client = createGrpcClient(recordsv1.RecordsServiceClient, recordsv1.RecordsServiceService, {
-    internalAuthSecret: TEST_INTERNAL_AUTH_SECRET,
-    name: 'records',
-    address: `127.0.0.1:${running.grpcPort}`,
-  });
+  w = await startRecordsWorld('lim', { OUTBOX_POLL_MS: '100', MAX_EVENT_BYTES: '20000' });
+  ({ db, prefix, client } = w);
   stream = await StreamReader.open(prefix);
   projectId = (await client.call.createRecord({ entityType: 'Project', dataJson: '{"name":"Limits","code":"lim"}' }, as(ADMIN, 'Admin'))).record!.id;
 });
 
 afterAll(async () => {
-  client?.close();
   await stream?.close();
-  await running?.stop();
-  await db?.drop();
-  if (prefix) await deleteStreams(prefix);
+  await w?.stop();
 });
 
 async function count(sql: string, params: unknown[] = []): Promise<number> {

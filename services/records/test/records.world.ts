@@ -8,6 +8,7 @@ import { createTestDatabase, deleteStreams, uniquePrefix, TEST_INTERNAL_AUTH_SEC
 import { recordsv1 } from '@reelbase/proto';
 import pg from 'pg';
 import { parseRecordsConfig } from '../src/config.js';
+import type { SchemaSnapshot } from '../src/domain/schema.snapshot.js';
 import { startRecords, type RunningRecords } from '../src/service.js';
 
 export interface RecordsWorld {
@@ -17,6 +18,32 @@ export interface RecordsWorld {
   client: GrpcClient<recordsv1.RecordsServiceClient>;
   sql: pg.Client;
   stop(): Promise<void>;
+}
+
+/** One records service on `databaseUrl` and `prefix` (one of several replicas, say) and a client of it, named `records-<name>`. */
+export async function startRecordsReplica(
+  databaseUrl: string,
+  prefix: string,
+  name: string,
+  env: Record<string, string> = {},
+): Promise<{ running: RunningRecords; client: GrpcClient<recordsv1.RecordsServiceClient> }> {
+  const running = await startRecords(
+    parseRecordsConfig({
+      INTERNAL_AUTH_SECRET: TEST_INTERNAL_AUTH_SECRET,
+      DATABASE_URL: databaseUrl,
+      NATS_PREFIX: prefix,
+      GRPC_PORT: '0',
+      HTTP_PORT: '0',
+      LOG_LEVEL: 'silent',
+      ...env,
+    }),
+  );
+  const client = createGrpcClient(recordsv1.RecordsServiceClient, recordsv1.RecordsServiceService, {
+    internalAuthSecret: TEST_INTERNAL_AUTH_SECRET,
+    name: `records-${name}`,
+    address: `127.0.0.1:${running.grpcPort}`,
+  });
+  return { running, client };
 }
 
 /** Starts it; `name` names the NATS prefix and the client, `env` adds to (or overrides) the service's settings. */
@@ -34,22 +61,7 @@ export async function startRecordsWorld(name: string, env: Record<string, string
     await deleteStreams(prefix);
   };
   try {
-    running = await startRecords(
-      parseRecordsConfig({
-        INTERNAL_AUTH_SECRET: TEST_INTERNAL_AUTH_SECRET,
-        DATABASE_URL: db.url,
-        NATS_PREFIX: prefix,
-        GRPC_PORT: '0',
-        HTTP_PORT: '0',
-        LOG_LEVEL: 'silent',
-        ...env,
-      }),
-    );
-    client = createGrpcClient(recordsv1.RecordsServiceClient, recordsv1.RecordsServiceService, {
-      internalAuthSecret: TEST_INTERNAL_AUTH_SECRET,
-      name: `records-${name}`,
-      address: `127.0.0.1:${running.grpcPort}`,
-    });
+    ({ running, client } = await startRecordsReplica(db.url, prefix, name, env));
     sql = new pg.Client({ connectionString: db.url });
     await sql.connect();
     return { db, prefix, running, client, sql, stop };
@@ -57,4 +69,20 @@ export async function startRecordsWorld(name: string, env: Record<string, string
     await stop().catch(() => {});
     throw err;
   }
+}
+
+/** A text field of a test schema. */
+export const text = (code: string) => ({ code, type: 'text' as const });
+
+/** A version-1 schema of `entityTypes` with the statuses wtg, ip and fin and nothing else (the query specs' schema). */
+export function querySnapshot(entityTypes: SchemaSnapshot['entity_types']): SchemaSnapshot {
+  return {
+    version: 1,
+    entity_types: entityTypes,
+    statuses: [{ code: 'wtg' }, { code: 'ip' }, { code: 'fin' }],
+    steps: [],
+    priorities: [],
+    transitions: {},
+    task_templates: [],
+  };
 }

@@ -4,11 +4,11 @@
  * and each record's events stay in write order.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createGrpcClient, newId, type CallContext, type GrpcClient } from '@reelbase/lib-platform';
-import { createTestDatabase, deleteStreams, uniquePrefix, TEST_INTERNAL_AUTH_SECRET, type TestDatabase } from '@reelbase/lib-testkit';
-import { recordsv1 } from '@reelbase/proto';
-import { parseRecordsConfig } from '../src/config.js';
-import { startRecords, type RunningRecords } from '../src/service.js';
+import { newId, type CallContext, type GrpcClient } from '@reelbase/lib-platform';
+import { createTestDatabase, deleteStreams, uniquePrefix, type TestDatabase } from '@reelbase/lib-testkit';
+import type { recordsv1 } from '@reelbase/proto';
+import type { RunningRecords } from '../src/service.js';
+import { startRecordsReplica } from './records.world.js';
 import { StreamReader } from './stream.helper.js';
 
 const asAdmin: CallContext = { requestId: 'r', principal: { userId: newId(), role: 'Admin', authKind: 'token' } };
@@ -23,24 +23,9 @@ beforeAll(async () => {
   db = await createTestDatabase();
   prefix = uniquePrefix('relay');
   for (let i = 0; i < 2; i++) {
-    const config = parseRecordsConfig({
-      INTERNAL_AUTH_SECRET: TEST_INTERNAL_AUTH_SECRET,
-      DATABASE_URL: db.url,
-      NATS_PREFIX: prefix,
-      GRPC_PORT: '0',
-      HTTP_PORT: '0',
-      LOG_LEVEL: 'silent',
-      OUTBOX_POLL_MS: '100',
-    });
-    const running = await startRecords(config);
+    const { running, client } = await startRecordsReplica(db.url, prefix, String(i), { OUTBOX_POLL_MS: '100' });
     replicas.push(running);
-    clients.push(
-      createGrpcClient(recordsv1.RecordsServiceClient, recordsv1.RecordsServiceService, {
-        internalAuthSecret: TEST_INTERNAL_AUTH_SECRET,
-        name: `records-${i}`,
-        address: `127.0.0.1:${running.grpcPort}`,
-      }),
-    );
+    clients.push(client);
   }
   stream = await StreamReader.open(prefix);
 });

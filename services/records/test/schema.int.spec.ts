@@ -5,13 +5,13 @@
  * each rename kind cascading and idempotent per journal id, and CountUsage.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createGrpcClient, newId, type CallContext, type GrpcClient } from '@reelbase/lib-platform';
-import { appErrorOf, createTestDatabase, deleteStreams, uniquePrefix, TEST_INTERNAL_AUTH_SECRET, type TestDatabase } from '@reelbase/lib-testkit';
-import { recordsv1 } from '@reelbase/proto';
+import { newId, type CallContext, type GrpcClient } from '@reelbase/lib-platform';
+import { appErrorOf, createTestDatabase, deleteStreams, uniquePrefix, type TestDatabase } from '@reelbase/lib-testkit';
+import type { recordsv1 } from '@reelbase/proto';
 import pg from 'pg';
-import { parseRecordsConfig } from '../src/config.js';
 import type { SchemaSnapshot, SnapshotEntityType } from '../src/domain/schema.snapshot.js';
-import { startRecords, type RunningRecords } from '../src/service.js';
+import type { RunningRecords } from '../src/service.js';
+import { startRecordsReplica } from './records.world.js';
 import { StreamReader } from './stream.helper.js';
 
 type Client = GrpcClient<recordsv1.RecordsServiceClient>;
@@ -32,24 +32,9 @@ beforeAll(async () => {
   db = await createTestDatabase();
   prefix = uniquePrefix('schema');
   for (let i = 0; i < 2; i++) {
-    const config = parseRecordsConfig({
-      INTERNAL_AUTH_SECRET: TEST_INTERNAL_AUTH_SECRET,
-      DATABASE_URL: db.url,
-      NATS_PREFIX: prefix,
-      GRPC_PORT: '0',
-      HTTP_PORT: '0',
-      LOG_LEVEL: 'silent',
-      OUTBOX_POLL_MS: '200',
-    });
-    const running = await startRecords(config);
+    const { running, client } = await startRecordsReplica(db.url, prefix, String(i), { OUTBOX_POLL_MS: '200' });
     replicas.push(running);
-    clients.push(
-      createGrpcClient(recordsv1.RecordsServiceClient, recordsv1.RecordsServiceService, {
-        internalAuthSecret: TEST_INTERNAL_AUTH_SECRET,
-        name: `records-${i}`,
-        address: `127.0.0.1:${running.grpcPort}`,
-      }),
-    );
+    clients.push(client);
   }
   [a, b] = clients as [Client, Client];
   sql = new pg.Client({ connectionString: db.url });
