@@ -1,5 +1,5 @@
 /**
- * `node bench/dist/query.loop.js --db <name> [--shapes 0,a,b,a1,af] [--iterations 1000] [--cpu-prof <dir>]`:
+ * `node bench/dist/query.loop.js --db <name> [--shapes 0,a,b,a1,af] [--iterations 1000] [--cpu-prof <dir>] [--client fetch]`:
  * one query shape of bench:query at a time, in a loop, on a database an earlier
  * `npm run bench:query -- --keep-db` seeded and kept (no seed, no index builds, no creates), so a
  * change to the request path can be measured in a minute. With `--cpu-prof`, the gateway and
@@ -7,7 +7,9 @@
  * Prints p50 / p95 / p99 per shape, through the gateway and raw, and the CPU time per request of
  * the gateway, records and this process (utime + stime of /proc/<pid>/stat over the gateway loop),
  * and where a request's time goes: the mean of the gateway's HTTP and gRPC-client histograms and of
- * records' gRPC-server histogram over the loop (their `/metrics`).
+ * records' gRPC-server histogram over the loop (their `/metrics`); then the gateway, the bare chain
+ * (bare.chain.ts) and raw in alternating blocks of 50. The gateway is timed with the keep-alive
+ * client of http.client.ts, or with `fetch` given `--client fetch`.
  */
 import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -18,6 +20,8 @@ import { compileSchema, planQuery, runQueryPlan, type QueryPlan, type SchemaSnap
 import { percentile } from './stats.js';
 import { startBenchStack } from './bench.stack.js';
 import { histogramTotals, meansBetween, type SeriesTotals } from './metrics.scrape.js';
+import { LeanClient } from './http.client.js';
+import { startBareChain, type BareChain } from './bare.chain.js';
 
 const log = (msg: string): void => void process.stderr.write(`[bench:query-loop] ${msg}\n`);
 
@@ -70,7 +74,9 @@ async function main(): Promise<void> {
   const flags = [...(profDir ? [`--cpu-prof --cpu-prof-dir=${resolve(profDir)}`] : []), ...(opt('node-options') ? [opt('node-options')!] : [])];
   const nodeOptions = flags.length ? { NODE_OPTIONS: flags.join(' ') } : undefined;
   let stack: Stack | undefined;
+  let bare: BareChain | undefined;
   try {
+    bare = await startBareChain(url);
     stack = await startBenchStack({
       databaseUrl: url,
       natsPrefix,
@@ -112,20 +118,34 @@ async function main(): Promise<void> {
     for (const shape of shapes) {
       const gateway: number[] = [];
       const raw: number[] = [];
-      let request: () => Promise<Response>;
+      let request: () => Promise<{ status: number }>;
+      const lean = new LeanClient(stack.url);
+      const useFetch = opt('client') === 'fetch';
       let runRaw: () => Promise<unknown>;
+      let runBare: (() => Promise<{ status: number }>) | undefined;
       if (shape === '0') {
-        request = () => fetch(new URL(`/entities/Task/${one.rows[0]!.id}`, stack!.url), { headers: { authorization: `Bearer ${token}` } });
+        request = useFetch
+          ? async () => {
+              const res = await fetch(new URL(`/entities/Task/${one.rows[0]!.id}`, stack!.url), { headers: { authorization: `Bearer ${token}` } });
+              await res.arrayBuffer();
+              return res;
+            }
+          : () => lean.request('GET', `/entities/Task/${one.rows[0]!.id}`, { authorization: `Bearer ${token}` });
         runRaw = () => sql.query('select * from records.record where id = $1', [one.rows[0]!.id]);
       } else {
         const body = bodies[shape];
         if (!body) throw new Error(`no shape ${shape}`);
-        request = () =>
-          fetch(new URL('/entities/Task/query', stack!.url), {
-            method: 'POST',
-            headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-            body: JSON.stringify(body),
-          });
+        request = useFetch
+          ? async () => {
+              const res = await fetch(new URL('/entities/Task/query', stack!.url), {
+                method: 'POST',
+                headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+                body: JSON.stringify(body),
+              });
+              await res.arrayBuffer();
+              return res;
+            }
+          : () => lean.request('POST', '/entities/Task/query', { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, JSON.stringify(body));
         const { plan } = planQuery(schema, {
           entityType: 'Task',
           filtersJson: JSON.stringify(body.filters),
@@ -135,6 +155,9 @@ async function main(): Promise<void> {
         // Every statement records runs for it, in order (runQueryPlan).
         const run: QueryPlan = { ...plan, limit: plan.limit + 1 };
         runRaw = () => runQueryPlan(sql, run);
+        const bareClient = new LeanClient(bare!.url);
+        const planText = JSON.stringify(run);
+        runBare = () => bareClient.request('POST', '/', { 'content-type': 'application/json' }, planText);
       }
       const pids = { gateway: stack.pid('gateway')!, records: stack.pid('records')!, bench: process.pid };
       // What each process spends while no request arrives (timers, probes, the event feed), per ms.
@@ -156,7 +179,6 @@ async function main(): Promise<void> {
         }
         const s = performance.now();
         const res = await request();
-        await res.arrayBuffer();
         if (res.status !== 200) throw new Error(`(${shape}) answered ${res.status}`);
         if (i >= 20) gateway.push(performance.now() - s);
       }
@@ -174,12 +196,30 @@ async function main(): Promise<void> {
         await runRaw();
         if (i >= 20) raw.push(performance.now() - s);
       }
+      // Then the three side by side, in alternating blocks of 50, so a drift of the machine favours none.
+      const side = { gateway: [] as number[], bare: [] as number[], raw: [] as number[] };
+      const timed = async (into: number[], run: () => Promise<unknown>) => {
+        for (let i = 0; i < 50; i++) {
+          const s = performance.now();
+          const res = (await run()) as { status?: number };
+          if (res?.status !== undefined && res.status !== 200) throw new Error(`(${shape}) answered ${res.status}`);
+          into.push(performance.now() - s);
+        }
+      };
+      for (let b = 0; b < Math.ceil(iterations / 50); b++) {
+        await timed(side.gateway, request);
+        if (runBare) await timed(side.bare, runBare);
+        await timed(side.raw, runRaw);
+      }
+      lean.close();
       process.stdout.write(
-        `(${shape}) gateway ${f(gateway)}   raw ${f(raw)}   (ms p50 / p95 / p99, ${iterations} samples); CPU per request: ${cpu.join(', ')}\n${spent.join('\n')}\n`,
+        `(${shape}) ${useFetch ? 'fetch' : 'lean'} gateway ${f(gateway)}   raw ${f(raw)}   (ms p50 / p95 / p99, ${iterations} samples); CPU per request: ${cpu.join(', ')}\n${spent.join('\n')}\n` +
+          `    alternating blocks: gateway ${f(side.gateway)}   bare chain ${runBare ? f(side.bare) : '-'}   raw ${f(side.raw)}\n`,
       );
     }
   } finally {
     await sql.end().catch(() => {});
+    bare?.stop();
     await stack?.stop();
     await deleteStreams(natsPrefix).catch(() => {});
   }

@@ -8,8 +8,10 @@
  *      table, then builds them (the link table filled from the records, its triggers on); after the
  *      queries the same creates with them, without them (dropped, link table off), and with them
  *      (rebuilt): the write cost is the mean with ÷ the mean without (target ≥ 0.9×);
- *   3. p50/p95/p99 through the gateway (HTTP, a real API key) and of the same statements records
- *      runs (runQueryPlan, every statement in order) raw on pg, for (a) type + project + status,
+ *   3. p50/p95/p99 through the gateway (HTTP, a real API key), through the bare chain (bare.chain.ts:
+ *      an HTTP process and a gRPC process running the compiled plan, none of the services' own work)
+ *      and of the same statements records runs (runQueryPlan, every statement in order) raw on pg,
+ *      the three in alternating blocks of 50 samples, for (a) type + project + status,
  *      (b) a 2-hop link filter, (c) text contains,
  *      (d) a 3-page keyset walk, (e) include_total on a 100,000-row match (at 1,000,000 records).
  *      Targets: (a), (b) p95 ≤ 20 ms and ≤ 1.5× raw;
@@ -39,6 +41,8 @@ import { bootstrapGateway } from './gateway.bootstrap.js';
 import { seedRecords } from './query.seed.js';
 import { percentile } from './stats.js';
 import { startBenchStack } from './bench.stack.js';
+import { startBareChain, type BareChain } from './bare.chain.js';
+import { LeanClient } from './http.client.js';
 
 const RESULTS_DIR = fileURLToPath(new URL('../results/', import.meta.url));
 const log = (msg: string): void => void process.stderr.write(`[bench:query] ${msg}\n`);
@@ -65,6 +69,20 @@ function pcts(values: number[]): Pcts {
   const s = [...values].sort((a, b) => a - b);
   const r = (v: number) => Math.round(v * 100) / 100;
   return { n: s.length, p50: r(percentile(s, 50)), p95: r(percentile(s, 95)), p99: r(percentile(s, 99)) };
+}
+
+/** Samples taken side by side: each contender in turn runs a block of 50, until each has `samples`, after 10 unmeasured each. */
+async function alternate(samples: number, contenders: { into: number[]; run: () => Promise<unknown> }[]): Promise<void> {
+  for (const c of contenders) for (let i = 0; i < 10; i++) await c.run();
+  for (let done = 0; done < samples; done += 50) {
+    for (const c of contenders) {
+      for (let i = done; i < Math.min(samples, done + 50); i++) {
+        const s = performance.now();
+        await c.run();
+        c.into.push(performance.now() - s);
+      }
+    }
+  }
 }
 
 async function call(url: string, method: string, path: string, token: string, body?: unknown): Promise<{ status: number; json: unknown }> {
@@ -132,6 +150,7 @@ async function main(): Promise<number> {
   const db = await createTestDatabase(undefined, 'rb_bench');
   const natsPrefix = uniquePrefix('benchq');
   let stack: Stack | undefined;
+  let bare: BareChain | undefined;
   const sql = new pg.Client({ connectionString: db.url });
   const failures: string[] = [];
   const loadStart = loadavg().map((l) => Math.round(l * 100) / 100);
@@ -262,24 +281,26 @@ async function main(): Promise<number> {
     // The floor: one record read by id through the gateway (HTTP, auth, gRPC, one primary-key
     // SELECT) next to that SELECT alone; what a query costs on top of it is the query's own.
     const one = await sql.query<{ id: string }>("select id from records.record where entity_type = 'Task' and project_id = $1 limit 1", [projectId]);
+    // The query loops' client, the bare chain (bare.chain.ts) and the API key's header.
+    const lean = new LeanClient(stack.url);
+    bare = await startBareChain(db.url);
+    const bareClient = new LeanClient(bare.url);
+    const auth = { authorization: `Bearer ${token}` };
     const floorGateway: number[] = [];
     const floorRaw: number[] = [];
-    for (let i = 0; i < iterations + 10; i++) {
-      const s = performance.now();
-      const r = await call(stack.url, 'GET', `/entities/Task/${one.rows[0]!.id}`, token);
+    const getOne = async () => {
+      const r = await lean.request('GET', `/entities/Task/${one.rows[0]!.id}`, auth);
       if (r.status !== 200) throw new Error(`GET one record answered ${r.status}`);
-      if (i >= 10) floorGateway.push(performance.now() - s);
-    }
-    for (let i = 0; i < iterations + 10; i++) {
-      const s = performance.now();
-      await sql.query('select * from records.record where id = $1', [one.rows[0]!.id]);
-      if (i >= 10) floorRaw.push(performance.now() - s);
-    }
+    };
+    await alternate(iterations, [
+      { into: floorGateway, run: getOne },
+      { into: floorRaw, run: () => sql.query('select * from records.record where id = $1', [one.rows[0]!.id]) },
+    ]);
     const floor = { gateway_ms: pcts(floorGateway), raw_ms: pcts(floorRaw) };
 
     const results = [];
     for (const shape of shapes) {
-      log(`(${shape.key}) ${shape.title}: ${iterations} samples through the gateway, then raw`);
+      log(`(${shape.key}) ${shape.title}: ${iterations} samples through the gateway, the bare chain and raw, in alternating blocks`);
       const path = `/entities/${shape.type}/query`;
       // One walk through the gateway gives the cursors the raw statements use.
       const cursors: (string | undefined)[] = [undefined];
@@ -293,17 +314,6 @@ async function main(): Promise<number> {
           if (!page.next_cursor) throw new Error(`(${shape.key}) page ${p + 1} has no next_cursor`);
           cursors.push(page.next_cursor);
         }
-      }
-      const gateway: number[] = [];
-      for (let i = 0; i < iterations + 10; i++) {
-        const s = performance.now();
-        let cursor: string | null = null;
-        for (let p = 0; p < shape.pages; p++) {
-          const r = await call(stack.url, 'POST', path, token, { ...shape.body, ...(cursor ? { cursor } : {}) });
-          if (r.status !== 200) throw new Error(`(${shape.key}) answered ${r.status}`);
-          cursor = (r.json as { next_cursor: string | null }).next_cursor;
-        }
-        if (i >= 10) gateway.push(performance.now() - s);
       }
       // The plan records runs for each page (one row more than the limit), run by the same function
       // records runs it with: the page, the count when asked, the EXISTS form when a hop set passes the cap.
@@ -324,12 +334,40 @@ async function main(): Promise<number> {
         await runQueryPlan(sql, plan, trace);
         statements.push(trace);
       }
+      const planTexts = plans.map((plan) => JSON.stringify(plan));
+      const json = { ...auth, 'content-type': 'application/json' };
+      const gateway: number[] = [];
+      const bareChain: number[] = [];
       const raw: number[] = [];
-      for (let i = 0; i < iterations + 10; i++) {
-        const s = performance.now();
-        for (const plan of plans) await runQueryPlan(sql, plan);
-        if (i >= 10) raw.push(performance.now() - s);
-      }
+      await alternate(iterations, [
+        {
+          into: gateway,
+          run: async () => {
+            let cursor: string | null = null;
+            for (let p = 0; p < shape.pages; p++) {
+              const r = await lean.request('POST', path, json, JSON.stringify({ ...shape.body, ...(cursor ? { cursor } : {}) }));
+              if (r.status !== 200) throw new Error(`(${shape.key}) answered ${r.status}`);
+              // The walk needs each page's cursor; a single page is not parsed (the raw side parses nothing either).
+              cursor = p + 1 < shape.pages ? (JSON.parse(r.text) as { next_cursor: string | null }).next_cursor : null;
+            }
+          },
+        },
+        {
+          into: bareChain,
+          run: async () => {
+            for (const text of planTexts) {
+              const r = await bareClient.request('POST', '/', { 'content-type': 'application/json' }, text);
+              if (r.status !== 200) throw new Error(`(${shape.key}) bare chain answered ${r.status}: ${r.text.slice(0, 200)}`);
+            }
+          },
+        },
+        {
+          into: raw,
+          run: async () => {
+            for (const plan of plans) await runQueryPlan(sql, plan);
+          },
+        },
+      ]);
       const explained: string[] = [];
       for (const page of statements) {
         for (const st of page) {
@@ -340,6 +378,7 @@ async function main(): Promise<number> {
       const seqScan = explained.some((p) => /Seq Scan on record(_link)?\b/.test(p));
       const g = pcts(gateway);
       const w = pcts(raw);
+      const b = pcts(bareChain);
       const ratio = Math.round((g.p95 / w.p95) * 100) / 100;
       const checks: string[] = [];
       if (shape.noSeqScan && seqScan) checks.push('MISS: a Seq Scan on the record table');
@@ -352,8 +391,10 @@ async function main(): Promise<number> {
         ...shape,
         matched,
         gateway_ms: g,
+        bare_chain_ms: b,
         raw_ms: w,
         p95_ratio: ratio,
+        bare_chain_p95_ratio: Math.round((b.p95 / w.p95) * 100) / 100,
         seq_scan: seqScan,
         verdict: checks.length ? checks.join('; ') : 'PASS',
         plans: explained,
@@ -361,6 +402,9 @@ async function main(): Promise<number> {
         sql: statements[0]!.map((s) => s.text),
       });
     }
+
+    lean.close();
+    bareClient.close();
 
     // Creates with, without, with the indexes (after the first without): the ratio is of the
     // means of the two runs of each, so a drift of the machine over the run favours neither side.
@@ -406,11 +450,11 @@ async function main(): Promise<number> {
       `index sizes: ${sizes.rows.map((r) => `${r.name} ${r.size}`).join(', ')}`,
       `machine: ${report.machine.cpus} CPUs, load average ${loadStart.join(' ')} at the start, ${report.machine.loadavg_at_end.join(' ')} at the end`,
       '',
-      `query (ms, p50 / p95 / p99, ${iterations} samples)       gateway                raw SQL            p95 ratio  matched   verdict`,
-      `(0) floor: GET one record by id   ${f(floor.gateway_ms).padEnd(22)} ${f(floor.raw_ms).padEnd(18)}`,
+      `query (ms, p50 / p95 / p99, ${iterations} samples)       gateway                bare chain             raw SQL            p95 ratio (bare)  matched   verdict`,
+      `(0) floor: GET one record by id   ${f(floor.gateway_ms).padEnd(22)} ${'-'.padEnd(22)} ${f(floor.raw_ms).padEnd(18)}`,
       ...results.map(
         (r) =>
-          `(${r.key}) ${r.title.padEnd(26)} ${f(r.gateway_ms).padEnd(22)} ${f(r.raw_ms).padEnd(18)} ${String(r.p95_ratio).padEnd(10)} ${String(r.matched.total ?? r.matched.items).padEnd(9)} ${r.verdict}`,
+          `(${r.key}) ${r.title.padEnd(26)} ${f(r.gateway_ms).padEnd(22)} ${f(r.bare_chain_ms).padEnd(22)} ${f(r.raw_ms).padEnd(18)} ${`${r.p95_ratio} (${r.bare_chain_p95_ratio})`.padEnd(17)} ${String(r.matched.total ?? r.matched.items).padEnd(9)} ${r.verdict}`,
       ),
       '',
       `creates/s through the gateway (${clients} clients, ${createSeconds} s): without the query indexes and link table ${without.perSec} and ${without2.perSec} (p50 ${without.latency.p50} / ${without2.latency.p50} ms), with ${withIdx.perSec} and ${withIdx2.perSec} (p50 ${withIdx.latency.p50} / ${withIdx2.latency.p50} ms): ratio of the means ${createRatio} (target ≥ ${TARGET_CREATE_RATIO})`,
@@ -425,6 +469,7 @@ async function main(): Promise<number> {
     return failures.length ? 1 : 0;
   } finally {
     await sql.end().catch(() => {});
+    bare?.stop();
     await stack?.stop();
     await deleteStreams(natsPrefix).catch(() => {});
     if (process.argv.includes('--keep-db')) log(`kept database ${db.name} (--keep-db)`);
