@@ -4,7 +4,7 @@
  * `npm run bench:query -- --keep-db` seeded and kept (no seed, no index builds, no creates), so a
  * change to the request path can be measured in a minute. With `--cpu-prof`, the gateway and
  * records run with `node --cpu-prof` and write their profiles to that folder when the stack stops.
- * Prints p50 / p95 / p99 per shape, through the gateway and raw, and the CPU time per request of
+ * Prints p50 / p95 / p99 per shape of a loop through the gateway, the CPU time per request of
  * the gateway, records and this process (utime + stime of /proc/<pid>/stat over the gateway loop),
  * and where a request's time goes: the mean of the gateway's HTTP and gRPC-client histograms and of
  * records' gRPC-server histogram over the loop (their `/metrics`); then the gateway, the bare chain
@@ -17,7 +17,7 @@ import { join, resolve } from 'node:path';
 import pg from 'pg';
 import { deleteStreams, uniquePrefix, withDatabase, type Stack } from '@reelbase/lib-testkit';
 import { compileSchema, planQuery, runQueryPlan, type QueryPlan, type SchemaSnapshot } from '@reelbase/records';
-import { percentile } from './stats.js';
+import { alternate, percentile } from './stats.js';
 import { startBenchStack } from './bench.stack.js';
 import { histogramTotals, meansBetween, type SeriesTotals } from './metrics.scrape.js';
 import { LeanClient } from './http.client.js';
@@ -92,7 +92,7 @@ async function main(): Promise<void> {
     const show = await sql.query<{ id: string }>("select id from records.record where entity_type = 'Project' and data->>'code' = 'show01'");
     const projectId = show.rows[0]!.id;
     const seq = await sql.query<{ code: string }>(
-      "select data->>'code' as code from records.record where entity_type = 'Sequence' and project_id = $1 order by data->>'code' limit 1 offset 2",
+      "select data->>'code' as code from records.record where entity_type = 'Sequence' and project_id = $1 order by data->>'code' limit 3",
       [projectId],
     );
     const one = await sql.query<{ id: string }>("select id from records.record where entity_type = 'Task' and project_id = $1 limit 1", [projectId]);
@@ -110,17 +110,17 @@ async function main(): Promise<void> {
       b: {
         filters: [
           ['project_id', 'is', projectId],
-          ['entity.Shot.sequence.Sequence.code', 'is', seq.rows[0]!.code],
+          ['entity.Shot.sequence.Sequence.code', 'is', (seq.rows[2] ?? seq.rows[0])!.code],
         ],
         limit: 50,
       },
     };
+    const lean = new LeanClient(stack.url);
+    const bareClient = new LeanClient(bare.url);
+    const useFetch = opt('client') === 'fetch';
     for (const shape of shapes) {
       const gateway: number[] = [];
-      const raw: number[] = [];
       let request: () => Promise<{ status: number }>;
-      const lean = new LeanClient(stack.url);
-      const useFetch = opt('client') === 'fetch';
       let runRaw: () => Promise<unknown>;
       let runBare: (() => Promise<{ status: number }>) | undefined;
       if (shape === '0') {
@@ -155,7 +155,6 @@ async function main(): Promise<void> {
         // Every statement records runs for it, in order (runQueryPlan).
         const run: QueryPlan = { ...plan, limit: plan.limit + 1 };
         runRaw = () => runQueryPlan(sql, run);
-        const bareClient = new LeanClient(bare!.url);
         const planText = JSON.stringify(run);
         runBare = () => bareClient.request('POST', '/', { 'content-type': 'application/json' }, planText);
       }
@@ -190,33 +189,24 @@ async function main(): Promise<void> {
       }
       const histAfter = await Promise.all(opsPorts.map((p) => histogramTotals(p)));
       const spent = histAfter.flatMap((after, i) => meansBetween(histBefore[i]!, after).map((l) => `    ${l}`));
-      before = {};
-      for (let i = 0; i < Math.min(iterations, 300) + 20; i++) {
-        const s = performance.now();
-        await runRaw();
-        if (i >= 20) raw.push(performance.now() - s);
-      }
       // Then the three side by side, in alternating blocks of 50, so a drift of the machine favours none.
-      const side = { gateway: [] as number[], bare: [] as number[], raw: [] as number[] };
-      const timed = async (into: number[], run: () => Promise<unknown>) => {
-        for (let i = 0; i < 50; i++) {
-          const s = performance.now();
-          const res = (await run()) as { status?: number };
-          if (res?.status !== undefined && res.status !== 200) throw new Error(`(${shape}) answered ${res.status}`);
-          into.push(performance.now() - s);
-        }
+      const ok = (run: () => Promise<{ status: number }>) => async () => {
+        const res = await run();
+        if (res.status !== 200) throw new Error(`(${shape}) answered ${res.status}`);
       };
-      for (let b = 0; b < Math.ceil(iterations / 50); b++) {
-        await timed(side.gateway, request);
-        if (runBare) await timed(side.bare, runBare);
-        await timed(side.raw, runRaw);
-      }
-      lean.close();
+      const side = { gateway: [] as number[], bare: [] as number[], raw: [] as number[] };
+      await alternate(iterations, [
+        { into: side.gateway, run: ok(request) },
+        ...(runBare ? [{ into: side.bare, run: ok(runBare) }] : []),
+        { into: side.raw, run: runRaw },
+      ]);
       process.stdout.write(
-        `(${shape}) ${useFetch ? 'fetch' : 'lean'} gateway ${f(gateway)}   raw ${f(raw)}   (ms p50 / p95 / p99, ${iterations} samples); CPU per request: ${cpu.join(', ')}\n${spent.join('\n')}\n` +
+        `(${shape}) ${useFetch ? 'fetch' : 'lean'} gateway ${f(gateway)}   (ms p50 / p95 / p99, ${iterations} samples); CPU per request: ${cpu.join(', ')}\n${spent.join('\n')}\n` +
           `    alternating blocks: gateway ${f(side.gateway)}   bare chain ${runBare ? f(side.bare) : '-'}   raw ${f(side.raw)}\n`,
       );
     }
+    lean.close();
+    bareClient.close();
   } finally {
     await sql.end().catch(() => {});
     bare?.stop();

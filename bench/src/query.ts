@@ -39,7 +39,7 @@ import {
 } from '@reelbase/records';
 import { bootstrapGateway } from './gateway.bootstrap.js';
 import { seedRecords } from './query.seed.js';
-import { percentile } from './stats.js';
+import { alternate, percentile } from './stats.js';
 import { startBenchStack } from './bench.stack.js';
 import { startBareChain, type BareChain } from './bare.chain.js';
 import { LeanClient } from './http.client.js';
@@ -69,20 +69,6 @@ function pcts(values: number[]): Pcts {
   const s = [...values].sort((a, b) => a - b);
   const r = (v: number) => Math.round(v * 100) / 100;
   return { n: s.length, p50: r(percentile(s, 50)), p95: r(percentile(s, 95)), p99: r(percentile(s, 99)) };
-}
-
-/** Samples taken side by side: each contender in turn runs a block of 50, until each has `samples`, after 10 unmeasured each. */
-async function alternate(samples: number, contenders: { into: number[]; run: () => Promise<unknown> }[]): Promise<void> {
-  for (const c of contenders) for (let i = 0; i < 10; i++) await c.run();
-  for (let done = 0; done < samples; done += 50) {
-    for (const c of contenders) {
-      for (let i = done; i < Math.min(samples, done + 50); i++) {
-        const s = performance.now();
-        await c.run();
-        c.into.push(performance.now() - s);
-      }
-    }
-  }
 }
 
 async function call(url: string, method: string, path: string, token: string, body?: unknown): Promise<{ status: number; json: unknown }> {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { percentile, summarize } from './stats.js';
+import { alternate, percentile, summarize } from './stats.js';
 
 describe('percentile (nearest rank)', () => {
   const oneToHundred = Array.from({ length: 100 }, (_, i) => i + 1);
@@ -48,5 +48,25 @@ describe('summarize', () => {
     expect(s.count).toBe(0);
     expect(s.p99).toBeNaN();
     expect(s.max).toBeNaN();
+  });
+});
+
+describe('alternate', () => {
+  it('warms each contender up, then runs them in turn in blocks of 50 until each has its samples', async () => {
+    const order: string[] = [];
+    const a: number[] = [];
+    const b: number[] = [];
+    await alternate(120, [
+      { into: a, run: async () => void order.push('a') },
+      { into: b, run: async () => void order.push('b') },
+    ]);
+    expect(a).toHaveLength(120);
+    expect(b).toHaveLength(120);
+    const runs = order
+      .join('')
+      .match(/a+|b+/g)!
+      .map((r) => `${r[0]}${r.length}`);
+    expect(runs).toEqual(['a10', 'b10', 'a50', 'b50', 'a50', 'b50', 'a20', 'b20']);
+    expect(a.every((ms) => ms >= 0)).toBe(true);
   });
 });

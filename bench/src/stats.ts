@@ -35,3 +35,17 @@ export function summarize(values: readonly number[]): LatencySummary {
     max: sorted.length === 0 ? Number.NaN : sorted[sorted.length - 1]!,
   };
 }
+
+/** Samples taken side by side: each contender in turn runs a block of 50, until each has `samples`, after 10 unmeasured each. */
+export async function alternate(samples: number, contenders: { into: number[]; run: () => Promise<unknown> }[]): Promise<void> {
+  for (const c of contenders) for (let i = 0; i < 10; i++) await c.run();
+  for (let done = 0; done < samples; done += 50) {
+    for (const c of contenders) {
+      for (let i = done; i < Math.min(samples, done + 50); i++) {
+        const s = performance.now();
+        await c.run();
+        c.into.push(performance.now() - s);
+      }
+    }
+  }
+}
