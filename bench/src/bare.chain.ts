@@ -88,7 +88,6 @@ function startRole(args: string[]): Promise<{ child: ChildProcess; port: number 
 
 export interface BareChain {
   url: string;
-  pids: { http: number; grpc: number };
   stop(): void;
 }
 
@@ -102,7 +101,6 @@ export async function startBareChain(databaseUrl: string): Promise<BareChain> {
   for (const c of [g.child, h.child]) c.removeAllListeners('exit');
   return {
     url: `http://127.0.0.1:${h.port}`,
-    pids: { http: h.child.pid!, grpc: g.child.pid! },
     stop() {
       h.child.kill();
       g.child.kill();
