@@ -43,6 +43,11 @@ describe('event log limits (whole stack)', () => {
 
   it(`${WRITES} writes of ~870 KB: GET /events pages by bytes with next_cursor, and a since= replay gets every one`, async () => {
     const project = expectStatus(await admin.api.post('/entities/Project', { data: { name: 'Big', code: 'big' } }), 200);
+    // Events reach the log after the write answers: the Project's must be in it before the log's end is taken.
+    for (const until = Date.now() + 30_000; !(await eventsAfter(admin.api, 0)).some((ev) => ev.entity_id === project.id);) {
+      if (Date.now() > until) throw new Error("the Project's event did not reach the log");
+      await new Promise((r) => setTimeout(r, 100));
+    }
     const start = await lastEventId(admin.api);
     const ids: string[] = [];
     for (let i = 0; i < WRITES; i++) {
