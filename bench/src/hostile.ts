@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createTestDatabase, deleteStreams, uniquePrefix, type Stack } from '@reelbase/lib-testkit';
 import { rawRequest, smugglingShapes } from './hostile.raw.js';
+import { probeRules } from './hostile.rules.js';
 import { startBenchStack } from './bench.stack.js';
 
 const log = (msg: string): void => void process.stderr.write(`[hostile] ${msg}\n`);
@@ -177,7 +178,7 @@ async function scanLogs(dir: string, secrets: Record<string, string>): Promise<s
   return found;
 }
 
-async function run(stack: Stack, logDir: string): Promise<number> {
+async function run(stack: Stack, logDir: string, dir: string): Promise<number> {
   const base = stack.url;
   const port = Number(new URL(base).port);
   const password = `hostile-pass-${Date.now()}`;
@@ -271,9 +272,19 @@ async function run(stack: Stack, logDir: string): Promise<number> {
   );
   if (boots.some((b) => b.status === 200)) tally.raceProblems.push('a second bootstrap registration succeeded');
 
+  const made = await probeRules({
+    base,
+    adminToken: token,
+    projectId: project.id,
+    dir,
+    send: (label, path, init) => send(base, label, path, init),
+    problem: (what) => tally.raceProblems.push(what),
+    log,
+  });
+
   log('scanning service logs for secrets');
   const [, , sig] = token.split('.');
-  const secrets = await scanLogs(logDir, { password, login_token_signature: sig!, api_key: key.token, api_key_body: key.token.slice(4) });
+  const secrets = await scanLogs(logDir, { password, login_token_signature: sig!, api_key: key.token, api_key_body: key.token.slice(4), ...made });
 
   const statuses = [...tally.byStatus.entries()]
     .sort((a, b) => a[0] - b[0])
@@ -287,7 +298,7 @@ async function run(stack: Stack, logDir: string): Promise<number> {
       ...tally.serverErrors.map((e) => `  ${e}`),
       `answers without x-request-id or {"detail"} body: ${tally.badShape.length}`,
       ...tally.badShape.slice(0, 30).map((e) => `  ${e}`),
-      `race or forgery problems: ${tally.raceProblems.length}`,
+      `rule, race or forgery problems: ${tally.raceProblems.length}`,
       ...tally.raceProblems.map((e) => `  ${e}`),
       `secrets found in logs: ${secrets.length}`,
       ...secrets.map((e) => `  ${e}`),
@@ -314,7 +325,7 @@ async function main(): Promise<number> {
       logLevel: 'info',
       log,
     });
-    code = await run(stack, logDir);
+    code = await run(stack, logDir, dir);
     return code;
   } finally {
     await stack?.stop().catch(() => undefined);

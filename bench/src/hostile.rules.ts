@@ -1,0 +1,225 @@
+/**
+ * The hostile probe's checks of who may change what a client sees and of the inputs that once
+ * broke the internal hop (docs/api-notes.md, "Who may write"; docs/review.md, "Security
+ * decisions"): roles writing transcode fields, verdicts and authors; a shared Playlist changed by an
+ * Artist; parallel share-password guesses; a guest guessing the master next to the proxy and
+ * keeping media past revocation; huge and numerous `data` keys; empty and malformed `If-Match`.
+ * Every answer goes through the probe's own `send`, so a 5xx or a broken error shape is counted
+ * there; what this file adds are rule breaches, counted as problems.
+ */
+import { spawnSync } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { ensureFfmpeg } from '@reelbase/lib-testkit';
+
+export interface Answer {
+  status: number;
+  body: string;
+  headers: Headers;
+}
+
+export interface ProbeContext {
+  base: string;
+  adminToken: string;
+  projectId: string;
+  /** A scratch folder for the clip. */
+  dir: string;
+  send: (label: string, path: string, init?: RequestInit) => Promise<Answer>;
+  problem: (what: string) => void;
+  log: (line: string) => void;
+}
+
+/** Secrets this part made, for the log scan. */
+export type Secrets = Record<string, string>;
+
+const parse = (a: Answer): any => {
+  try {
+    return JSON.parse(a.body);
+  } catch {
+    return undefined;
+  }
+};
+
+export async function probeRules(ctx: ProbeContext): Promise<Secrets> {
+  const { send, problem } = ctx;
+  const call = (label: string, method: string, path: string, token: string | null, body?: unknown, headers: Record<string, string> = {}) =>
+    send(label, path, {
+      method,
+      headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...(token ? { authorization: `Bearer ${token}` } : {}), ...headers },
+      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+    });
+  const expect = (a: Answer, want: number[], what: string): any => {
+    if (!want.includes(a.status)) problem(`${what}: answered ${a.status}, expected ${want.join(' or ')} (${a.body.slice(0, 120)})`);
+    return parse(a);
+  };
+  const admin = ctx.adminToken;
+  const pid = ctx.projectId;
+
+  ctx.log('rules: users of each role');
+  const users: Record<string, { id: string; token: string }> = {};
+  for (const role of ['Supervisor', 'Coordinator', 'Artist', 'Viewer']) {
+    const email = `${role.toLowerCase()}@hostile.test`;
+    const made = parse(await call(`register ${role}`, 'POST', '/auth/register', admin, { email, password: 'password-123', name: role, role }));
+    const login = parse(await call(`login ${role}`, 'POST', '/auth/login', null, { email, password: 'password-123' }));
+    users[role] = { id: made?.user?.id ?? '', token: login?.access_token ?? '' };
+  }
+  const artist = users.Artist!;
+  const viewer = users.Viewer!;
+  const coordinator = users.Coordinator!;
+
+  ctx.log('rules: inputs that once broke the internal hop');
+  expect(
+    await call('data key of 100,000 characters', 'POST', '/entities/Shot', admin, { project_id: pid, data: { ['k'.repeat(100_000)]: 1 } }),
+    [422, 413],
+    'a 100,000-character data key',
+  );
+  const many = Object.fromEntries(Array.from({ length: 40_000 }, (_, i) => [`unknown_${i}`, 1]));
+  const manyAnswer = await call('40,000 unknown data keys', 'POST', '/entities/Shot', admin, { project_id: pid, data: many });
+  const manyBody = expect(manyAnswer, [422, 413], '40,000 unknown data keys');
+  if (manyAnswer.status === 422 && Array.isArray(manyBody?.detail) && manyBody.detail.length > 101)
+    problem(`40,000 unknown keys listed ${manyBody.detail.length} problems`);
+  const shot = parse(await call('shot for If-Match', 'POST', '/entities/Shot', admin, { project_id: pid, data: { code: 'IFM' } }));
+  for (const validator of ['""', '', 'W/"x"', 'garbage', '"2001-01-01T00:00:00.000000Z"']) {
+    expect(
+      await call(
+        `If-Match ${JSON.stringify(validator)}`,
+        'PATCH',
+        `/entities/Shot/${shot?.id}`,
+        admin,
+        { data: { description: 'changed' } },
+        { 'if-match': validator },
+      ),
+      [409],
+      `PATCH with If-Match ${JSON.stringify(validator)}`,
+    );
+  }
+  const after = parse(await call('shot after If-Match', 'GET', `/entities/Shot/${shot?.id}`, admin));
+  if (after?.data?.description === 'changed') problem('a PATCH with an empty or malformed If-Match changed the record');
+
+  ctx.log('rules: transcode fields, verdicts, authors');
+  const version = parse(await call('version', 'POST', '/entities/Version', admin, { project_id: pid, data: { code: 'V1' } }));
+  const vref = { type: 'Version', id: version?.id };
+  expect(
+    await call('viewer publishes a Representation', 'POST', '/entities/Representation', viewer.token, {
+      project_id: pid,
+      data: { name: 'plate', version: vref, files: [] },
+    }),
+    [200, 201],
+    'a Viewer publishing a Representation',
+  );
+  for (const field of ['transcode_status', 'review_media_key', 'thumbnail_media_key', 'transcode_error', 'review_kind', 'attempts']) {
+    const value = field === 'attempts' ? 1 : field === 'transcode_status' ? 'done' : field.endsWith('_key') ? `rv/${'0'.repeat(32)}/proxy.mp4` : 'x';
+    for (const [role, u] of [
+      ['Viewer', viewer],
+      ['Artist', artist],
+      ['Admin', { id: '', token: admin }],
+    ] as const) {
+      expect(
+        await call(`${role} creates a Representation with ${field}`, 'POST', '/entities/Representation', u.token, {
+          project_id: pid,
+          data: { name: 'r', version: vref, [field]: value },
+        }),
+        [403],
+        `${role} writing ${field} on create`,
+      );
+    }
+  }
+  const rep = parse(await call('representation', 'POST', '/entities/Representation', artist.token, { project_id: pid, data: { name: 'r', version: vref } }));
+  expect(
+    await call('viewer patches transcode_status', 'PATCH', `/entities/Representation/${rep?.id}`, viewer.token, { data: { transcode_status: 'failed' } }),
+    [403],
+    'a Viewer cancelling a transcode',
+  );
+  for (const [what, data] of [
+    ['verdict', { verdict: 'approve' }],
+    ['guest_name', { guest_name: 'Client' }],
+    ['author', { author: { type: 'User', id: users.Supervisor!.id } }],
+  ] as const) {
+    expect(
+      await call(`artist note with ${what}`, 'POST', '/entities/Note', artist.token, { project_id: pid, data: { content: 'x', links: [vref], ...data } }),
+      [403],
+      `an Artist's Note naming ${what}`,
+    );
+  }
+  const adminNote = parse(await call('admin note', 'POST', '/entities/Note', admin, { project_id: pid, data: { content: 'by admin', links: [vref] } }));
+  expect(
+    await call('artist edits admin note', 'PATCH', `/entities/Note/${adminNote?.id}`, artist.token, { data: { content: 'edited' } }),
+    [403],
+    "an Artist editing another's Note",
+  );
+  expect(await call('artist retires admin note', 'DELETE', `/entities/Note/${adminNote?.id}`, artist.token), [403], "an Artist retiring another's Note");
+
+  ctx.log('rules: a shared playlist and its guests');
+  const other = parse(await call('other project', 'POST', '/entities/Project', admin, { data: { name: 'Other', code: 'OTHER' } }));
+  const foreign = parse(await call('foreign version', 'POST', '/entities/Version', admin, { project_id: other?.id, data: { code: 'F1' } }));
+  const playlist = parse(await call('playlist', 'POST', '/entities/Playlist', admin, { project_id: pid, data: { name: 'Dailies', versions: [vref] } }));
+  expect(
+    await call('playlist with a foreign version', 'PATCH', `/entities/Playlist/${playlist?.id}`, admin, {
+      data: { versions: [vref, { type: 'Version', id: foreign?.id }] },
+    }),
+    [422],
+    'a Playlist holding a Version of another project',
+  );
+  const sharePassword = `share-pass-${Date.now()}`;
+  const link = parse(await call('share', 'POST', `/playlists/${playlist?.id}/share`, coordinator.token, { password: sharePassword }));
+  const shareToken: string = link?.token ?? '';
+  const v2 = parse(await call('version 2', 'POST', '/entities/Version', admin, { project_id: pid, data: { code: 'V2' } }));
+  expect(
+    await call('artist changes a shared playlist', 'PATCH', `/entities/Playlist/${playlist?.id}`, artist.token, {
+      data: { versions: [vref, { type: 'Version', id: v2?.id }] },
+    }),
+    [403],
+    "an Artist changing a shared Playlist's versions",
+  );
+
+  const guesses = await Promise.all(
+    Array.from({ length: 60 }, (_, i) =>
+      call(`share password guess ${i}`, 'GET', `/shared/${shareToken}`, null, undefined, { 'x-share-password': `wrong-${i}` }),
+    ),
+  );
+  const refused = guesses.filter((g) => g.status === 401).length;
+  if (refused > 20) problem(`${refused} of 60 parallel wrong share passwords were verified (budget 20 a minute)`);
+  if (guesses.some((g) => g.status === 200)) problem('a wrong share password was accepted');
+
+  ctx.log('rules: a guest and the master');
+  const ff = ensureFfmpeg(process.env, ctx.log);
+  const clip = join(ctx.dir, 'hostile.mov');
+  const made = spawnSync(ff.ffmpeg, ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc2=size=320x240:rate=24:duration=1', '-c:v', 'mpeg4', clip], {
+    encoding: 'utf8',
+  });
+  if (made.status !== 0) throw new Error(`ffmpeg: ${made.stderr}`);
+  const upload = await send('upload a reviewable', `/versions/${version?.id}/reviewable`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${admin}`, 'content-type': 'video/quicktime', 'x-file-name': 'master.mov' },
+    body: await readFile(clip),
+  });
+  if (upload.status >= 400) problem(`upload answered ${upload.status}`);
+  let reviewable: any;
+  for (let i = 0; i < 120; i++) {
+    reviewable = parse(await call('reviewable status', 'GET', `/versions/${version?.id}/reviewable`, admin));
+    if (reviewable?.status === 'done' || reviewable?.status === 'failed') break;
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  if (reviewable?.status !== 'done') problem(`the reviewable ended ${String(reviewable?.status)}`);
+  // A second, new link without a password (the first one's password budget is spent).
+  const open = parse(await call('share without password', 'POST', `/playlists/${playlist?.id}/share`, coordinator.token, {}));
+  const openToken: string = open?.token ?? '';
+  const shared = parse(await call('guest view', 'GET', `/shared/${openToken}`, null));
+  const seen = (shared?.versions ?? []).find((v: any) => v.id === version?.id);
+  const guestKeys = [seen?.review_media_key, seen?.thumbnail_media_key].filter((k): k is string => typeof k === 'string');
+  if (guestKeys.length !== 2) problem(`the guest got ${guestKeys.length} of 2 media keys`);
+  for (const key of guestKeys) expect(await call('guest media', 'GET', `/media/${key}`, null), [200], 'a guest fetching a proxy or thumbnail of a live link');
+  for (const key of [...guestKeys, reviewable?.review_media_key, reviewable?.thumbnail_media_key].filter((k): k is string => typeof k === 'string')) {
+    for (const name of ['original.mov', 'original.mp4', 'original', 'master.mov']) {
+      const guess = key.replace(/[^/]+$/, name);
+      const a = await call(`guess ${name}`, 'GET', `/media/${guess}`, null);
+      if (a.status === 200) problem(`a guessed key next to a handed-out one answered 200: ${guess}`);
+    }
+  }
+  expect(await call('revoke', 'DELETE', `/share/${openToken}`, coordinator.token), [200, 204], 'revoking the link');
+  for (const key of guestKeys) {
+    const a = await call('guest media after revocation', 'GET', `/media/${key}`, null);
+    if (a.status === 200) problem('a revoked link still served its media');
+  }
+  return { share_password: sharePassword, share_token: shareToken, open_share_token: openToken };
+}
