@@ -64,6 +64,10 @@ export class KnexRecordStore implements RecordStore, SchemaAdminStore, RecordVie
     return guarded(() => this.records.deadLinks(this.db, links));
   }
 
+  linksOutsideProject(links: readonly LinkRef[], projectId: string | null): Promise<LinkRef[]> {
+    return guarded(() => this.records.linksOutsideProject(this.db, links, projectId));
+  }
+
   transaction<T>(fn: (tx: RecordTransaction) => Promise<T>): Promise<T> {
     return guarded(() => this.db.transaction((trx) => fn(this.statements(trx))), WRITE_ERRORS);
   }
@@ -150,6 +154,8 @@ export class KnexRecordStore implements RecordStore, SchemaAdminStore, RecordVie
       update: (id, values) => this.records.update(trx, id, values),
       setRetired: (id, retired) => this.records.setRetired(trx, id, retired),
       isLiveProject: (id) => this.records.isLiveProject(trx, id),
+      linksOutsideProject: (links, projectId) => this.records.linksOutsideProject(trx, links, projectId),
+      hasLiveShareLink: (playlistId) => this.shares.hasLive(trx, playlistId),
       appendEvent: async (event) => {
         const row = this.outboxRow(event);
         await this.outbox.append(trx, row.subject, row.eventId, row.json);
