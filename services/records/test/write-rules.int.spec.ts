@@ -80,6 +80,53 @@ describe('Playlist versions', () => {
   });
 });
 
+describe('Playlist versions and a link made at the same moment', () => {
+  it('serialise on the Playlist row: a link waits for a change in flight, and a change waiting for a link sees it', async () => {
+    const p = await create('Project', { name: 'Race', code: 'race' }, undefined);
+    const v = await create('Version', { code: 'v1' }, p.id, artist);
+    const list = await create('Playlist', { name: 'race', versions: [ref(v)] }, p.id, artist);
+    const settled = (promise: Promise<unknown>) => {
+      const state = { done: false };
+      promise.then(
+        () => (state.done = true),
+        () => (state.done = true),
+      );
+      return state;
+    };
+    // A versions change in flight holds the row for update: the link waits for it.
+    await sql.query('begin');
+    try {
+      await sql.query('select 1 from records.record where id = $1 for update', [list.id]);
+      const sharing = client.call.createShareLink({ playlistId: list.id, canComment: true }, coordinator);
+      const state = settled(sharing);
+      await new Promise((r) => setTimeout(r, 400));
+      expect(state.done).toBe(false);
+      await sql.query('commit');
+      await sharing;
+    } catch (err) {
+      await sql.query('rollback');
+      throw err;
+    }
+    // A link being made holds the row for key share: a change waits, then sees the link.
+    await client.call.revokeShareLink({ token: (await client.call.listShareLinks({ playlistId: list.id }, admin)).links[0]!.id }, admin);
+    await sql.query('begin');
+    try {
+      await sql.query('select 1 from records.record where id = $1 for key share', [list.id]);
+      await sql.query(
+        `insert into records.share_link (id, playlist_id, token_digest, token_prefix, can_comment) values ($1, $2, decode(repeat('ab', 32), 'hex'), 'abcdef', true)`,
+        [newId(), list.id],
+      );
+      const change = appErrorOf(patch('Playlist', list.id, { versions: [] }, artist));
+      await new Promise((r) => setTimeout(r, 400));
+      await sql.query('commit');
+      expect((await change).kind).toBe('forbidden');
+    } catch (err) {
+      await sql.query('rollback');
+      throw err;
+    }
+  });
+});
+
 describe('Representation transcode fields', () => {
   it('are written only through the media service: for the uploader, for itself; a person or another service gets 403', async () => {
     const p = await create('Project', { name: 'Media', code: 'media' }, undefined);

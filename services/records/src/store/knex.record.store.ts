@@ -123,8 +123,18 @@ export class KnexRecordStore implements RecordStore, SchemaAdminStore, RecordVie
     return guarded(() => this.shares.latestReviewables(this.db, versionIds));
   }
 
+  /**
+   * The link is inserted holding a key-share lock on its Playlist's row, so a change of the
+   * Playlist's `versions` in flight (which holds the row for update) either commits before the
+   * link exists or waits and then sees it (docs/api-notes.md, "Roles and who may write").
+   */
   insertShareLink(link: NewShareLink): Promise<ShareLinkRow> {
-    return guarded(() => this.shares.insert(this.db, link));
+    return guarded(() =>
+      this.db.transaction(async (trx) => {
+        await trx.raw('select 1 from records.record where id = ? for key share', [link.playlistId]);
+        return this.shares.insert(trx, link);
+      }),
+    );
   }
 
   shareLinksOf(playlistId: string): Promise<ShareLinkRow[]> {
