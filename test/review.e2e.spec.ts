@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, expectStatus, type Api } from './support/api.client.js';
 import { bootstrapAdmin, createUser, eventsAfter, startE2EStack, type E2EStack, type Session } from './support/e2e.stack.js';
 import { expectError, expectValidation } from './support/expect.helpers.js';
+import { mediaWriter, type MediaWriter } from './support/media.writer.js';
 
 const NOTES_PER_MINUTE = 8;
 const PASSWORD_FAILURES_PER_MINUTE = 6;
@@ -27,6 +28,7 @@ describe('share links and guests (whole stack)', () => {
   let v2: any;
   let outsider: any;
   let playlist: any;
+  let media: MediaWriter;
   const guest = () => e.api.as(null);
   const create = async (api: Api, type: string, body: unknown) => expectStatus(await api.post(`/entities/${type}`, body), 200, `create ${type}`);
   const link = (r: any) => ({ type: r.entity_type, id: r.id });
@@ -45,6 +47,7 @@ describe('share links and guests (whole stack)', () => {
     v1 = await create(artist.api, 'Version', { project_id: projectId, data: { code: 'sh010_comp_v001' } });
     v2 = await create(artist.api, 'Version', { project_id: projectId, data: { code: 'sh020_comp_v003' } });
     outsider = await create(artist.api, 'Version', { project_id: projectId, data: { code: 'sh030_secret_v001' } });
+    media = await mediaWriter(e.stack);
     playlist = await create(coordinator.api, 'Playlist', { project_id: projectId, data: { name: 'Client review 1', versions: [link(v1), link(v2)] } });
     expectStatus(
       await admin.api.call('PUT', '/branding', { body: { studio_name: 'Blue Pencil VFX', primary_color: '#112233', accent_color: '#ffcc00' } }),
@@ -52,6 +55,7 @@ describe('share links and guests (whole stack)', () => {
     );
   }, 180_000);
   afterAll(async () => {
+    media?.close();
     await e?.teardown();
   });
 
@@ -110,11 +114,12 @@ describe('share links and guests (whole stack)', () => {
     expect(Date.parse(body.expires_at)).toBe(Date.parse(made.expires_at));
     expect(body.branding).toEqual({ studio_name: 'Blue Pencil VFX', logo_media_key: null, primary_color: '#112233', accent_color: '#ffcc00' });
     // The newest finished reviewable of a version is shown; a newer one still converting does not hide it.
+    // Only the media service writes transcode fields: these are written as it writes them.
     const key = (n: string, f: string) => `rv/${n.repeat(32)}/${f}`;
     const rep = (status: string, n: string) =>
-      create(artist.api, 'Representation', {
-        project_id: projectId,
-        data: {
+      media.createRepresentation(
+        projectId,
+        {
           name: `upload ${n}`,
           version: link(v2),
           transcode_status: status,
@@ -122,7 +127,8 @@ describe('share links and guests (whole stack)', () => {
           review_media_key: status === 'done' ? key(n, 'proxy.mp4') : null,
           thumbnail_media_key: status === 'done' ? key(n, 'thumb.jpg') : null,
         },
-      });
+        artist.user.id,
+      );
     await rep('done', 'a');
     await rep('done', 'b');
     await rep('pending', 'c');

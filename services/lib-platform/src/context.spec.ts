@@ -1,6 +1,6 @@
 import { Metadata } from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
-import { fromMetadata, systemContext, toMetadata, type CallContext } from './context.js';
+import { fromMetadata, systemContext, toMetadata, viaService, type CallContext } from './context.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -22,6 +22,18 @@ describe('toMetadata / fromMetadata', () => {
     expect(back).toEqual(ctx);
     expect(back.principal!.guestName).toBeUndefined();
     expect(back.principal!.apiKeyId).toBeUndefined();
+  });
+
+  it('carries the service a call is made through: for its own work or for a person', () => {
+    const own = systemContext('job', 'media-transcode');
+    expect(own.principal).toEqual({ userId: '', role: 'Service', authKind: 'service', via: 'media-transcode' });
+    expect(fromMetadata(toMetadata(own))).toEqual(own);
+    const person: CallContext = { requestId: 'up', principal: { userId: 'u-3', role: 'Viewer', authKind: 'token' } };
+    const relayed = viaService(person, 'media-transcode');
+    expect(fromMetadata(toMetadata(relayed)).principal).toEqual({ userId: 'u-3', role: 'Viewer', authKind: 'token', via: 'media-transcode' });
+    expect(person.principal!.via).toBeUndefined();
+    expect(fromMetadata(toMetadata(person)).principal!.via).toBeUndefined();
+    expect(viaService({ requestId: 'anon' }, 'media-transcode')).toEqual({ requestId: 'anon' });
   });
 
   it('generates a request id when none was sent', () => {

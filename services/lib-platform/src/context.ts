@@ -21,6 +21,12 @@ export interface Principal {
   apiKeyId?: string;
   /** Display name given by a share-link guest. */
   guestName?: string;
+  /**
+   * The service that makes this call, for itself or for the person above, when it is not the
+   * gateway relaying a request: the media service says so when it writes the transcode fields
+   * of a Representation (policy/review-write.policy.ts). Signed with the rest of the principal.
+   */
+  via?: string;
 }
 
 export interface CallContext {
@@ -35,6 +41,7 @@ const MD = {
   kind: 'x-principal-kind',
   apiKey: 'x-principal-api-key',
   guest: 'x-principal-guest',
+  via: 'x-principal-via',
 } as const;
 
 /**
@@ -43,9 +50,14 @@ const MD = {
  */
 export const PRINCIPAL_METADATA_KEYS: readonly string[] = Object.values(MD);
 
-/** A context for work a service starts itself (start-up jobs, relays). */
-export function systemContext(requestId: string = randomUUID()): CallContext {
-  return { requestId, principal: { userId: '', role: 'Service', authKind: 'service' } };
+/** A context for work a service starts itself (start-up jobs, relays); `via` names the service when a rule needs it. */
+export function systemContext(requestId: string = randomUUID(), via?: string): CallContext {
+  return { requestId, principal: { userId: '', role: 'Service', authKind: 'service', ...(via ? { via } : {}) } };
+}
+
+/** `ctx` as a call that the service `via` makes on its principal's behalf. */
+export function viaService(ctx: CallContext, via: string): CallContext {
+  return ctx.principal ? { ...ctx, principal: { ...ctx.principal, via } } : ctx;
 }
 
 /** Encodes `ctx` as gRPC metadata. */
@@ -59,6 +71,7 @@ export function toMetadata(ctx: CallContext): Metadata {
     md.set(MD.kind, p.authKind);
     if (p.apiKeyId) md.set(MD.apiKey, p.apiKeyId);
     if (p.guestName) md.set(MD.guest, encodeURIComponent(p.guestName));
+    if (p.via) md.set(MD.via, p.via);
   }
   return md;
 }
@@ -83,6 +96,7 @@ export function fromMetadata(md: Metadata): CallContext {
   const kind = one(md, MD.kind) as AuthKind | undefined;
   if (!kind) return { requestId };
   const guest = one(md, MD.guest);
+  const via = one(md, MD.via);
   return {
     requestId,
     principal: {
@@ -91,6 +105,7 @@ export function fromMetadata(md: Metadata): CallContext {
       authKind: kind,
       apiKeyId: one(md, MD.apiKey),
       guestName: guest === undefined ? undefined : decodeGuest(guest),
+      ...(via === undefined ? {} : { via }),
     },
   };
 }

@@ -3,7 +3,7 @@
  * by a map), so the media tests do not need records, schema and their database. Every update is
  * kept in order, so a test can see each state change (each one would be an event).
  */
-import { AppError, createLogger, GrpcServer, Metrics, newId, type CallContext } from '@reelbase/lib-platform';
+import { AppError, createLogger, fieldWriteRefusal, GrpcServer, Metrics, newId, type CallContext } from '@reelbase/lib-platform';
 import { recordsv1 } from '@reelbase/proto';
 import { TEST_INTERNAL_AUTH_SECRET } from '@reelbase/lib-testkit';
 
@@ -28,6 +28,13 @@ export interface FakeRecords {
   addVersion(projectId?: string): string;
   data(id: string): Record<string, unknown>;
   stop(): Promise<void>;
+}
+
+/** As records does: the transcode fields are written only through the media service (403 otherwise). */
+function checkFields(entityType: string, dataJson: string | undefined, ctx: CallContext): void {
+  const data = dataJson ? (JSON.parse(dataJson) as Record<string, unknown>) : {};
+  const why = ctx.principal ? fieldWriteRefusal(ctx.principal, entityType, data) : 'writes need an acting principal';
+  if (why) throw new AppError('forbidden', why);
 }
 
 const unused = async () => {
@@ -73,6 +80,7 @@ export async function startFakeRecords(): Promise<FakeRecords> {
     async createRecord(req, ctx) {
       fake.creates.push({ request: req, ctx });
       if (req.id !== undefined && ctx.principal?.authKind !== 'service') throw new AppError('forbidden', 'only a service may choose a record id');
+      checkFields(req.entityType, req.dataJson, ctx);
       if (req.entityType === 'Representation' && !req.projectId)
         throw AppError.invalid([{ loc: ['body', 'project_id'], msg: 'Field required', type: 'missing' }]);
       const id = req.id ?? newId();
@@ -95,6 +103,7 @@ export async function startFakeRecords(): Promise<FakeRecords> {
     },
     async updateRecord(req, ctx) {
       const r = get(req.entityType, req.id);
+      checkFields(req.entityType, req.dataJson, ctx);
       const patch = req.dataJson ? (JSON.parse(req.dataJson) as Record<string, unknown>) : {};
       const merged = { ...(JSON.parse(r.dataJson) as Record<string, unknown>) };
       for (const [k, v] of Object.entries(patch)) {

@@ -27,8 +27,8 @@ afterAll(async () => {
   await world?.stop();
 });
 
-async function create(entityType: string, data: Record<string, unknown>, projectId?: string): Promise<recordsv1.Record> {
-  return (await client.call.createRecord({ entityType, projectId, dataJson: JSON.stringify(data) }, asAdmin)).record!;
+async function create(entityType: string, data: Record<string, unknown>, projectId?: string, ctx: CallContext = asAdmin): Promise<recordsv1.Record> {
+  return (await client.call.createRecord({ entityType, projectId, dataJson: JSON.stringify(data) }, ctx)).record!;
 }
 const retire = (r: recordsv1.Record) => client.call.retireRecord({ entityType: r.entityType, id: r.id }, asAdmin);
 const ids = (rs: recordsv1.Record[]) => rs.map((r) => r.id);
@@ -44,8 +44,10 @@ describe('ListNotes', () => {
     const n3 = await create('Note', { subject: 'b only', links: [link(b)] }, p.id);
     const gone = await create('Note', { subject: 'retired', links: [link(a)] }, p.id);
     await retire(gone);
-    // The same id under another type names another record; an author link is not a note link.
-    await create('Note', { subject: 'asset', links: [{ type: 'Asset', id: a.id }], author: link(a) }, p.id);
+    // The same id under another type names another record; an author link is not a note link
+    // (a service may name any author: people are always their own notes' author).
+    const asService: CallContext = { requestId: 'r-svc', principal: { userId: '', role: 'Service', authKind: 'service' } };
+    await create('Note', { subject: 'asset', links: [{ type: 'Asset', id: a.id }], author: link(a) }, p.id, asService);
     await create('Version', { code: 'v001', links: [link(a)] }, p.id);
 
     const viewer = as('Viewer');

@@ -2,7 +2,7 @@
  * Who may write what (docs/api-notes.md, "Roles and who may write"). Runs before body
  * validation, so it reads the raw body defensively.
  */
-import { AppError, mayWriteTimeLogOf, TIME_LOG_NOT_YOURS } from '@reelbase/lib-platform';
+import { AppError, fieldWriteRefusal, mayWriteTimeLogOf, TIME_LOG_NOT_YOURS } from '@reelbase/lib-platform';
 import type { AuthedPrincipal } from './authed.principal.js';
 
 export type WriteOp = 'create' | 'update' | 'delete' | 'revive';
@@ -22,6 +22,16 @@ const forbidden = (why: string) => new AppError('forbidden', why);
 
 /** Throws 403 unless `principal` may perform `op` on a record of `entityType`. */
 export function assertMayWrite(principal: AuthedPrincipal, entityType: string, op: WriteOp, body: unknown): void {
+  assertRoleMayWrite(principal, entityType, op, body);
+  // Fields no person writes (a Representation's transcode fields, a Note's verdict, guest_name
+  // and another user as author), Admin included. Who wrote a stored Note, and whether a
+  // Playlist has a live share link, only records knows; it answers those 403s itself.
+  const data = op === 'create' || op === 'update' ? dataOf(body) : undefined;
+  const why = data && fieldWriteRefusal(principal, entityType, data);
+  if (why) throw forbidden(why);
+}
+
+function assertRoleMayWrite(principal: AuthedPrincipal, entityType: string, op: WriteOp, body: unknown): void {
   const role = principal.role;
   if (role === 'Admin') return;
   if (ADMIN_ONLY.has(entityType)) throw forbidden(`only an Admin may write ${entityType} records`);

@@ -36,6 +36,15 @@ const IF_MATCH = {
 
 const USER = 'User';
 
+/** The narrower rules of the types a share link shows (docs/api-notes.md, "Roles and who may write"). */
+const REVIEW_RULES =
+  ' A Representation’s `transcode_status`, `transcode_error`, `review_kind`, `review_media_key`, ' +
+  '`thumbnail_media_key` and `attempts` are written by the media service only: a body naming one is 403 for ' +
+  'every role, before validation (`name`, `version` and `files` stay open to every role). A Note’s `author` is ' +
+  'the caller (set on create; naming anyone else is 403); its `verdict` and `guest_name` are written only ' +
+  'through `POST /shared/{token}/notes` (403). A Playlist’s `versions` hold Versions of its own project only ' +
+  '(422 `link_project` at the element).';
+
 export function entityRoutes({ peers, userChanged }: RouteDeps): AnyRoute[] {
   const records = peers.records;
   /** A User write changes who may do what: every gateway must forget the user before we answer. */
@@ -56,7 +65,8 @@ export function entityRoutes({ peers, userChanged }: RouteDeps): AnyRoute[] {
         'until an Admin sets a password (`PUT /auth/users/{id}/password`). The record obeys the schema: a type it ' +
         'does not have is 404; `status`, `project_id` and every `data` key are checked against the type (all ' +
         'problems in one 422, nothing written). `task_template` also creates that template’s tasks in the same ' +
-        'transaction.',
+        'transaction.' +
+        REVIEW_RULES,
       tags: ['entities'],
       auth: 'bearer',
       params: EntityTypePath,
@@ -141,7 +151,10 @@ export function entityRoutes({ peers, userChanged }: RouteDeps): AnyRoute[] {
         'another user has is 409 `duplicate_code` and nothing changes; `data.email` null is 422; while another ' +
         "change of the same User's email is still being applied, 409 `email_change_pending` (retry). The keys set are " +
         'checked against the schema (422); a status change the type’s transitions do not allow for the caller’s role ' +
-        'is 409 `transition_not_allowed`.',
+        'is 409 `transition_not_allowed`.' +
+        REVIEW_RULES +
+        ' A Note is edited by its author, an Admin or a Supervisor; a guest’s note by nobody (403). While a Playlist ' +
+        'has a live share link, changing its `versions` needs Admin, Supervisor or Coordinator (403).',
       tags: ['entities'],
       auth: 'bearer',
       params: RecordPath,
@@ -173,7 +186,9 @@ export function entityRoutes({ peers, userChanged }: RouteDeps): AnyRoute[] {
       path: '/entities/{entity_type}/{id}',
       operationId: 'retireRecord',
       summary: 'Retire a record (soft delete; revive restores it).',
-      description: 'Answers 200 `{"id","entity_type","retired": true}`. Honours `If-Match` like PATCH.',
+      description:
+        'Answers 200 `{"id","entity_type","retired": true}`. Honours `If-Match` like PATCH. A Note is retired by its ' +
+        'author, an Admin or a Supervisor; a guest’s note by an Admin, Supervisor or Coordinator (403 otherwise).',
       tags: ['entities'],
       auth: 'bearer',
       params: RecordPath,
@@ -192,6 +207,7 @@ export function entityRoutes({ peers, userChanged }: RouteDeps): AnyRoute[] {
       path: '/entities/{entity_type}/{id}/revive',
       operationId: 'reviveRecord',
       summary: 'Restore a retired record.',
+      description: 'Whoever may retire the record may revive it (a Note: see DELETE).',
       tags: ['entities'],
       auth: 'bearer',
       params: RecordPath,

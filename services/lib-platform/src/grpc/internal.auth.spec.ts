@@ -51,6 +51,7 @@ describe('InternalAuth', () => {
     ['x-principal-kind', 'service'],
     ['x-principal-api-key', 'k-2'],
     ['x-principal-guest', 'Other'],
+    ['x-principal-via', 'media-transcode'],
     ['x-request-id', 'r-2'],
   ])('binds %s', (key, value) => {
     const md = signed();

@@ -1,8 +1,10 @@
 /**
  * The records calls of media-transcode: reading a Version, creating the Representation as the
  * uploading principal, and every state change as an UpdateRecord (so each one is an event).
+ * Every write says it is made through the media service (`Principal.via`), the only writer of a
+ * Representation's transcode fields (docs/api-notes.md, "Roles and who may write").
  */
-import { createGrpcClient, type CallContext, type GrpcClient, type Metrics } from '@reelbase/lib-platform';
+import { createGrpcClient, MEDIA_SERVICE, viaService, type CallContext, type GrpcClient, type Metrics } from '@reelbase/lib-platform';
 import { recordsv1 } from '@reelbase/proto';
 
 /** The Representation's `data` as media-transcode writes it (contract §1, Representation). */
@@ -17,6 +19,9 @@ export interface RepresentationData {
   thumbnail_media_key?: string | null;
   attempts?: number;
 }
+
+/** A write as the media service makes it: for itself (a job) or for the uploading person. */
+const viaMedia = (ctx: CallContext): CallContext => viaService(ctx, MEDIA_SERVICE);
 
 export interface RecordsClientOptions {
   address: string;
@@ -49,7 +54,7 @@ export class MediaRecords {
   }
 
   async createRepresentation(projectId: string | undefined, data: RepresentationData, ctx: CallContext): Promise<recordsv1.Record> {
-    const res = await this.client.call.createRecord({ entityType: 'Representation', projectId, dataJson: JSON.stringify(data) }, ctx);
+    const res = await this.client.call.createRecord({ entityType: 'Representation', projectId, dataJson: JSON.stringify(data) }, viaMedia(ctx));
     return res.record!;
   }
 
@@ -78,13 +83,13 @@ export class MediaRecords {
 
   /** One state change of a Representation (merged key by key). */
   async updateRepresentation(id: string, patch: RepresentationData, ctx: CallContext): Promise<recordsv1.Record> {
-    const res = await this.client.call.updateRecord({ entityType: 'Representation', id, dataJson: JSON.stringify(patch) }, ctx);
+    const res = await this.client.call.updateRecord({ entityType: 'Representation', id, dataJson: JSON.stringify(patch) }, viaMedia(ctx));
     return res.record!;
   }
 
   /** Points the Version's `thumbnail_id` (a uuid column) at the Representation whose thumbnail it shows. */
   async setVersionThumbnail(versionId: string, representationId: string, ctx: CallContext): Promise<void> {
-    await this.client.call.updateRecord({ entityType: 'Version', id: versionId, thumbnailId: { value: representationId } }, ctx);
+    await this.client.call.updateRecord({ entityType: 'Version', id: versionId, thumbnailId: { value: representationId } }, viaMedia(ctx));
   }
 
   close(): void {

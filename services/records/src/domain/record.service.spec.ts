@@ -1,6 +1,7 @@
 /**
  * The record service against an in-memory store: If-Match, the key-by-key merge, writes that
- * change nothing, and TimeLog ownership, without PostgreSQL or NATS.
+ * change nothing, TimeLog ownership and the write rules of Representation, Note and Playlist,
+ * without PostgreSQL or NATS.
  */
 import { AppError, encodeStreamEvent, InProcessBus, isoMicros, parseStreamEvent, type CallContext, type Principal } from '@reelbase/lib-platform';
 import { beforeEach, describe, expect, it } from 'vitest';
@@ -60,6 +61,20 @@ class MemoryRecordStore implements RecordStore {
     return this.dead(this.rows, links);
   }
 
+  async linksOutsideProject(links: readonly LinkRef[], projectId: string | null): Promise<LinkRef[]> {
+    return this.outside(this.rows, links, projectId);
+  }
+
+  private outside(rows: Map<string, StoredRecord>, links: readonly LinkRef[], projectId: string | null): LinkRef[] {
+    return links.filter((l) => {
+      const row = rows.get(l.id);
+      return row !== undefined && !row.retired && row.projectId !== projectId;
+    });
+  }
+
+  /** Playlists with a live share link. */
+  sharedPlaylists = new Set<string>();
+
   private dead(rows: Map<string, StoredRecord>, links: readonly LinkRef[]): LinkRef[] {
     return links.filter((l) => {
       const row = rows.get(l.id);
@@ -111,6 +126,8 @@ class MemoryRecordStore implements RecordStore {
       update: async (id, v: RecordValues) => write(id, v),
       setRetired: async (id, retired) => write(id, { retired }),
       isLiveProject: async (id) => this.isLiveProject(rows, id),
+      linksOutsideProject: async (links, projectId) => this.outside(rows, links, projectId),
+      hasLiveShareLink: async (id) => this.sharedPlaylists.has(id),
       appendEvent: async (event) => {
         outbox.push(event);
       },
@@ -329,6 +346,150 @@ describe('RecordService TimeLogs', () => {
     await service.revive('TimeLog', mine.id, artist);
     const moved = await service.update({ entityType: 'TimeLog', id: mine.id, dataJson: handOver }, ctxOf('Supervisor', OTHER));
     expect(moved.data.user).toEqual(link(OTHER));
+  });
+});
+
+describe('RecordService Representations', () => {
+  const media = (ctx: CallContext): CallContext => ({ ...ctx, principal: { ...ctx.principal!, via: 'media-transcode' } });
+  const publish = (ctx: CallContext, data: Record<string, unknown>) =>
+    service.create({ entityType: 'Representation', projectId, dataJson: JSON.stringify(data) }, ctx);
+
+  it('lets every role publish name, version and files, and no person write a transcode field, Admin included', async () => {
+    const viewer = ctxOf('Viewer');
+    const rep = await publish(viewer, { name: 'plate', files: { exr: { path: '/a' } } });
+    for (const field of ['transcode_status', 'transcode_error', 'review_kind', 'review_media_key', 'thumbnail_media_key', 'attempts']) {
+      for (const ctx of [viewer, admin, ctxOf('Service', '', 'service')]) {
+        expect(await failure(publish(ctx, { name: 'x', [field]: null })), field).toMatchObject({ kind: 'forbidden' });
+        expect(await failure(service.update({ entityType: 'Representation', id: rep.id, dataJson: JSON.stringify({ [field]: 'done' }) }, ctx))).toMatchObject({
+          kind: 'forbidden',
+        });
+      }
+    }
+    // 403 before the body's 422 (a malformed project id is no reason to answer otherwise).
+    expect(await failure(service.create({ entityType: 'Representation', projectId: 'nope', dataJson: '{"attempts":1}' }, viewer))).toMatchObject({
+      kind: 'forbidden',
+    });
+    expect((await service.update({ entityType: 'Representation', id: rep.id, dataJson: '{"name":"plate v2"}' }, viewer)).data.name).toBe('plate v2');
+    expect(store.rows.get(rep.id)!.data).toEqual({ name: 'plate v2', files: { exr: { path: '/a' } } });
+  });
+
+  it('lets the media service write them, for the uploading person and for itself', async () => {
+    const rep = await publish(media(ctxOf('Viewer')), { name: 'up.mov', transcode_status: 'pending', attempts: 0 });
+    expect(rep.createdBy).toBe(ME);
+    const own = media({ requestId: 'job', principal: { userId: '', role: 'Service', authKind: 'service' } });
+    const done = await service.update({ entityType: 'Representation', id: rep.id, dataJson: '{"transcode_status":"done","attempts":1}' }, own);
+    expect(done.data).toMatchObject({ transcode_status: 'done', attempts: 1 });
+  });
+});
+
+describe('RecordService Notes', () => {
+  const note = (ctx: CallContext, data: Record<string, unknown> = { content: 'hi' }) =>
+    service.create({ entityType: 'Note', projectId, dataJson: JSON.stringify(data) }, ctx);
+  const guest: CallContext = { requestId: 'g', principal: { userId: '', role: 'Guest', authKind: 'guest', guestName: 'Client' } };
+  const patch = (id: string, ctx: CallContext, data: Record<string, unknown> = { content: 'edited' }) =>
+    service.update({ entityType: 'Note', id, dataJson: JSON.stringify(data) }, ctx);
+
+  it('sets the author to the caller; naming yourself is accepted, anyone else is 403', async () => {
+    const mine = await note(artist);
+    expect(mine.data.author).toEqual(link(ME));
+    expect(store.outbox.at(-1)!.payload.changes).toMatchObject({ author: link(ME) });
+    expect((await note(artist, { content: 'x', author: link(ME.toUpperCase()) })).data.author).toEqual(link(ME));
+    for (const ctx of [artist, admin]) expect(await failure(note(ctx, { content: 'x', author: link(OTHER) }))).toMatchObject({ kind: 'forbidden' });
+    // A service acting on its own keeps who wrote an imported note; it has no author of its own.
+    const svc = ctxOf('Service', '', 'service');
+    expect((await note(svc, { content: 'x', author: link(OTHER) })).data.author).toEqual(link(OTHER));
+    expect((await note(svc)).data.author).toBeUndefined();
+    expect(await failure(patch(mine.id, artist, { author: link(OTHER) }))).toMatchObject({ kind: 'forbidden' });
+    expect(await failure(patch(mine.id, artist, { author: null }))).toMatchObject({ kind: 'forbidden' });
+  });
+
+  it('writes verdict and guest_name only for a share link guest, for every role else 403', async () => {
+    const mine = await note(artist);
+    for (const ctx of [artist, admin, ctxOf('Supervisor'), ctxOf('Service', '', 'service')]) {
+      for (const data of [
+        { content: 'x', verdict: 'approve' },
+        { content: 'x', guest_name: 'Client' },
+      ]) {
+        expect(await failure(note(ctx, data))).toMatchObject({ kind: 'forbidden' });
+        expect(await failure(patch(mine.id, ctx, data))).toMatchObject({ kind: 'forbidden' });
+      }
+    }
+    const theirs = await note(guest, { content: 'ok', verdict: 'approve', guest_name: 'Client' });
+    expect(theirs.data).toEqual({ content: 'ok', verdict: 'approve', guest_name: 'Client' });
+    expect(await failure(note(guest, { content: 'x', author: link(OTHER) }))).toMatchObject({ kind: 'forbidden' });
+  });
+
+  it('is edited and retired by its author, Admin or Supervisor; revived by the same', async () => {
+    const mine = await note(artist);
+    for (const ctx of [ctxOf('Artist', OTHER), ctxOf('Coordinator', OTHER), ctxOf('Viewer', OTHER), guest]) {
+      expect(await failure(patch(mine.id, ctx))).toMatchObject({ kind: 'forbidden', message: expect.stringContaining('author') });
+      expect(await failure(service.retire('Note', mine.id, undefined, ctx))).toMatchObject({ kind: 'forbidden' });
+    }
+    expect((await patch(mine.id, artist)).data.content).toBe('edited');
+    expect((await patch(mine.id, ctxOf('Supervisor', OTHER), { content: 'by sup' })).data).toEqual({ content: 'by sup', author: link(ME) });
+    await patch(mine.id, ctxOf('Admin', OTHER), { content: 'by admin' });
+    await service.retire('Note', mine.id, undefined, ctxOf('Supervisor', OTHER));
+    expect(await failure(service.revive('Note', mine.id, ctxOf('Artist', OTHER)))).toMatchObject({ kind: 'forbidden' });
+    await service.revive('Note', mine.id, artist);
+    // A 404 stays a 404: existence is judged before whose the note is.
+    expect(await failure(patch(OTHER, ctxOf('Viewer', OTHER)))).toMatchObject({ kind: 'not_found' });
+  });
+
+  it('never edits a guest note; Admin, Supervisor and Coordinator retire and revive it', async () => {
+    const theirs = await note(guest, { content: 'ok', verdict: 'approve', guest_name: 'Client' });
+    for (const ctx of [admin, ctxOf('Supervisor'), ctxOf('Coordinator'), artist, ctxOf('Service', '', 'service')]) {
+      expect(await failure(patch(theirs.id, ctx))).toMatchObject({ kind: 'forbidden', message: expect.stringContaining('never edited') });
+    }
+    for (const ctx of [artist, ctxOf('Viewer'), guest])
+      expect(await failure(service.retire('Note', theirs.id, undefined, ctx))).toMatchObject({ kind: 'forbidden' });
+    await service.retire('Note', theirs.id, undefined, ctxOf('Coordinator'));
+    expect(await failure(service.revive('Note', theirs.id, artist))).toMatchObject({ kind: 'forbidden' });
+    await service.revive('Note', theirs.id, ctxOf('Coordinator'));
+    expect(store.rows.get(theirs.id)!.data).toEqual({ content: 'ok', verdict: 'approve', guest_name: 'Client' });
+  });
+});
+
+describe('RecordService Playlists', () => {
+  const version = async (project: string) => service.create({ entityType: 'Version', projectId: project, dataJson: '{"code":"v"}' }, artist);
+  const ref = (r: { id: string }) => ({ type: 'Version', id: r.id });
+
+  it('holds Versions of its own project only: 422 at the offending element, on create, patch and a move', async () => {
+    const other = (await service.create({ entityType: 'Project', dataJson: '{"code":"Q"}' }, admin)).id;
+    const [a, b, foreign] = [await version(projectId), await version(projectId), await version(other)];
+    const bad = await failure(
+      service.create({ entityType: 'Playlist', projectId, dataJson: JSON.stringify({ name: 'p', versions: [ref(a), ref(foreign), ref(b)] }) }, artist),
+    );
+    expect(bad.problems).toEqual([expect.objectContaining({ loc: ['data', 'versions', 1], type: 'link_project' })]);
+    const list = await service.create({ entityType: 'Playlist', projectId, dataJson: JSON.stringify({ name: 'p', versions: [ref(a)] }) }, artist);
+    const patched = await failure(
+      service.update({ entityType: 'Playlist', id: list.id, dataJson: JSON.stringify({ versions: [ref(foreign), ref(a)] }) }, admin),
+    );
+    expect(patched.problems).toEqual([expect.objectContaining({ loc: ['data', 'versions', 0], type: 'link_project' })]);
+    const moved = await failure(service.update({ entityType: 'Playlist', id: list.id, projectId: other }, admin));
+    expect(moved.problems).toEqual([expect.objectContaining({ loc: ['data', 'versions', 0], type: 'link_project' })]);
+    expect(
+      (await service.update({ entityType: 'Playlist', id: list.id, dataJson: JSON.stringify({ versions: [ref(b), ref(a)] }) }, artist)).data.versions,
+    ).toEqual([ref(b), ref(a)]);
+  });
+
+  it('while shared, changes its versions only for Admin, Supervisor and Coordinator; its name stays open', async () => {
+    const [a, b] = [await version(projectId), await version(projectId)];
+    const list = await service.create({ entityType: 'Playlist', projectId, dataJson: JSON.stringify({ name: 'p', versions: [ref(a)] }) }, artist);
+    store.sharedPlaylists.add(list.id);
+    const change = (ctx: CallContext, versions: unknown) =>
+      service.update({ entityType: 'Playlist', id: list.id, dataJson: JSON.stringify({ versions }) }, ctx);
+    for (const ctx of [artist, ctxOf('Viewer')]) {
+      expect(await failure(change(ctx, [ref(a), ref(b)]))).toMatchObject({ kind: 'forbidden' });
+      expect(await failure(change(ctx, []))).toMatchObject({ kind: 'forbidden' });
+      // 403 before the body's 422.
+      expect(await failure(change(ctx, [{ type: 'Version', id: 'bad' }]))).toMatchObject({ kind: 'forbidden' });
+    }
+    // The same versions again is no change.
+    await change(artist, [ref(a)]);
+    await service.update({ entityType: 'Playlist', id: list.id, dataJson: '{"name":"renamed"}' }, artist);
+    for (const role of ['Admin', 'Supervisor', 'Coordinator'] as const) await change(ctxOf(role), [ref(b), ref(a)]);
+    store.sharedPlaylists.clear();
+    expect((await change(artist, [ref(a)])).data.versions).toEqual([ref(a)]);
   });
 });
 

@@ -10,8 +10,10 @@ import {
   encodeStreamEvent,
   type InProcessBus,
   isUuid,
+  mayChangeSharedPlaylist,
   newId,
   normalizeIfMatch,
+  SHARED_PLAYLIST_REFUSED,
   type CallContext,
   type EventAction,
   type Principal,
@@ -23,6 +25,7 @@ import { actorOf, buildEventPayload } from './record.event.js';
 import { checkEntityType, projectMissing, projectNotFound, requiresProject, uuidProblems } from './record.rules.js';
 import { toView, type OutboxEvent, type RecordStore, type RecordTransaction, type RecordValues, type StoredRecord } from './record.store.js';
 import { checkTimeLogChange, checkTimeLogCreate } from './timelog.rules.js';
+import { checkFieldWrite, checkNoteChange, foreignVersion, playlistVersionLinks, versionsChanged, withAuthor } from './review.rules.js';
 import { SchemaCache } from './schema.snapshot.js';
 import { checkCreate, checkTransition, checkUpdate, type LinkRef } from './schema.validator.js';
 import type { CreateInput, DataObject, RecordView, UpdateInput } from './record.types.js';
@@ -104,7 +107,10 @@ export class RecordService {
       throw new AppError('forbidden', 'only services may choose a record id');
     }
     const base: Problem[] = [];
-    const given = collect(base, () => dropNulls(canonicalLinks(parseData(input.dataJson))));
+    const parsed = collect(base, () => canonicalLinks(parseData(input.dataJson)));
+    // Fields the caller may not write: 403 before the body is validated.
+    checkFieldWrite(principal, input.entityType, parsed);
+    const given = dropNulls(parsed);
     const dataParsed = base.length === 0;
     base.push(...uuidProblems({ id: input.id, project_id: input.projectId, thumbnail_id: input.thumbnailId }));
     const projectId = input.projectId ?? null;
@@ -131,6 +137,7 @@ export class RecordService {
           refusal = err;
         }
       }
+      if (input.entityType === 'Playlist' && !refusal) problems.push(...(await this.foreignVersions(this.deps.store, projectId, data)));
       if (problems.length || refusal) {
         // A refusal must not come from a schema older than the stored one.
         const stored = await this.deps.store.schemaVersion();
@@ -144,6 +151,7 @@ export class RecordService {
         throw AppError.invalid(problems);
       }
       if (input.entityType === 'TimeLog') checkTimeLogCreate(principal, data);
+      data = withAuthor(principal, input.entityType, data, schema);
 
       const values: RecordValues = {
         projectId,
@@ -202,8 +210,10 @@ export class RecordService {
         problems.push({ loc: ['task_template'], msg: `no task template '${input.taskTemplate}' for ${input.entityType}`, type: 'task_template' });
       }
       problems.push(...(await tx.deadLinks(links)).map(linkNotFound));
+      if (input.entityType === 'Playlist') problems.push(...(await this.foreignVersions(tx, projectId, data)));
       if (problems.length) throw AppError.invalid(problems);
       if (input.entityType === 'TimeLog') checkTimeLogCreate(principal, data);
+      data = withAuthor(principal, input.entityType, data, schema);
 
       const events: OutboxEvent[] = [];
       const insert = async (entityType: string, values: RecordValues, id: string): Promise<RecordView> => {
@@ -255,6 +265,8 @@ export class RecordService {
     const patch = input.dataJson === undefined ? undefined : collect(problems, () => canonicalLinks(parseData(input.dataJson)));
     problems.push(...uuidProblems({ project_id: input.projectId, thumbnail_id: input.thumbnailId }));
     if (input.projectId === null && requiresProject(input.entityType)) problems.push(projectMissing(input.entityType));
+    // Fields the caller may not write: 403 before the body is validated.
+    if (patch) checkFieldWrite(principal, input.entityType, patch);
     if (problems.length) throw AppError.invalid(problems);
 
     return this.write(async (tx) => {
@@ -262,6 +274,12 @@ export class RecordService {
       const current = this.checkLive(locked.record, input.entityType, input.id, input.ifMatch);
       const merged = patch ? mergeData(current.data, patch) : { data: current.data, changed: {} };
       if (current.entityType === 'TimeLog') checkTimeLogChange(principal, current.data, merged.data);
+      if (current.entityType === 'Note') checkNoteChange(principal, 'update', current.data, merged.data);
+      const playlistVersionsChanged = current.entityType === 'Playlist' && versionsChanged(current.data, merged.data);
+      // What a live share link shows changes only by a role that may share (before the body's 422s).
+      if (playlistVersionsChanged && !mayChangeSharedPlaylist(principal) && (await tx.hasLiveShareLink(current.id))) {
+        throw new AppError('forbidden', SHARED_PLAYLIST_REFUSED);
+      }
       const next: RecordValues = {
         projectId: input.projectId === undefined ? current.projectId : input.projectId,
         status: input.status === undefined ? current.status : input.status,
@@ -273,8 +291,9 @@ export class RecordService {
       if (Object.keys(changes).length === 0) return { record: toView(current) };
       // The version was read by the statement that locked the row: the schema as it is now.
       const schema = await this.schemas.at(locked.schemaVersion, () => tx.loadSchema());
+      const statusChanged = next.status !== current.status;
+      const problems: Problem[] = [];
       if (schema.version > 0) {
-        const statusChanged = next.status !== current.status;
         const checked = checkUpdate(schema, {
           entityType: current.entityType,
           projectId: next.projectId,
@@ -283,10 +302,14 @@ export class RecordService {
           patch: merged.changed,
           merged: merged.data,
         });
-        const problems = [...checked.problems, ...(await tx.deadLinks(checked.links)).map(linkNotFound)];
-        if (problems.length) throw AppError.invalid(problems);
-        if (statusChanged) checkTransition(schema, current.entityType, current.status, next.status, principal.role);
+        problems.push(...checked.problems, ...(await tx.deadLinks(checked.links)).map(linkNotFound));
       }
+      // A Playlist holds Versions of its own project: checked when either side of that changes.
+      if (playlistVersionsChanged || (current.entityType === 'Playlist' && next.projectId !== current.projectId)) {
+        problems.push(...(await this.foreignVersions(tx, next.projectId, merged.data)));
+      }
+      if (problems.length) throw AppError.invalid(problems);
+      if (schema.version > 0 && statusChanged) checkTransition(schema, current.entityType, current.status, next.status, principal.role);
       if (next.projectId !== null && next.projectId !== current.projectId) await this.checkProject(tx, next.projectId);
       const record = toView(await tx.update(current.id, next));
       return { record, event: this.event(record, 'update', principal, changes) };
@@ -301,6 +324,7 @@ export class RecordService {
     return this.write(async (tx) => {
       const current = await this.live(tx, entityType, id, ifMatch);
       if (current.entityType === 'TimeLog') checkTimeLogChange(principal, current.data);
+      if (current.entityType === 'Note') checkNoteChange(principal, 'retire', current.data);
       const record = toView(await tx.setRetired(current.id, true));
       return { record, event: this.event(record, 'delete', principal, {}) };
     });
@@ -318,6 +342,8 @@ export class RecordService {
       const current = await tx.findForUpdate(id);
       if (!current || !current.retired || current.entityType !== entityType) throw notFound(entityType, id);
       if (current.entityType === 'TimeLog') checkTimeLogChange(principal, current.data);
+      // Reviving undoes a retirement: the same people may.
+      if (current.entityType === 'Note') checkNoteChange(principal, 'retire', current.data);
       const record = toView(await tx.setRetired(current.id, false));
       return { record, event: this.event(record, 'create', principal, { ...createChanges(record), revived: true }) };
     });
@@ -342,6 +368,13 @@ export class RecordService {
       throw AppError.conflict('stale_write', `${entityType} ${id} was changed since ${ifMatch}`);
     }
     return current;
+  }
+
+  /** The problems of a Playlist's `versions` that belong to another project than `projectId`. */
+  private async foreignVersions(store: Pick<RecordTransaction, 'linksOutsideProject'>, projectId: string | null, data: DataObject): Promise<Problem[]> {
+    const links = playlistVersionLinks(data);
+    // Without a project, the missing project_id is the problem to report.
+    return links.length && projectId !== null ? (await store.linksOutsideProject(links, projectId)).map(foreignVersion) : [];
   }
 
   private async checkProject(tx: RecordTransaction, projectId: string): Promise<void> {

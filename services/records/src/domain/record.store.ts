@@ -87,6 +87,10 @@ export interface RecordTransaction {
   setRetired(id: string, retired: boolean): Promise<StoredRecord>;
   /** True when `id` is a live Project; it stays live until the transaction ends. */
   isLiveProject(id: string): Promise<boolean>;
+  /** The links whose live target belongs to another project than `projectId` (one statement). */
+  linksOutsideProject(links: readonly LinkRef[], projectId: string | null): Promise<LinkRef[]>;
+  /** True when the Playlist `playlistId` has a share link that is neither revoked nor expired. */
+  hasLiveShareLink(playlistId: string): Promise<boolean>;
   /** Adds the event to the outbox; it is published after the commit. */
   appendEvent(event: OutboxEvent): Promise<void>;
 }
@@ -104,6 +108,8 @@ export interface RecordStore {
   schemaVersion(): Promise<number>;
   /** The links that name no live record of their type (one statement for all of them). */
   deadLinks(links: readonly LinkRef[]): Promise<LinkRef[]>;
+  /** As RecordTransaction.linksOutsideProject, outside a transaction. */
+  linksOutsideProject(links: readonly LinkRef[], projectId: string | null): Promise<LinkRef[]>;
   /** Runs `fn` in one transaction: committed when it resolves, rolled back when it throws. */
   transaction<T>(fn: (tx: RecordTransaction) => Promise<T>): Promise<T>;
   /** The stored schema snapshot, undefined before the first ApplySchema. */

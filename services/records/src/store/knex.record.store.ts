@@ -64,6 +64,10 @@ export class KnexRecordStore implements RecordStore, SchemaAdminStore, RecordVie
     return guarded(() => this.records.deadLinks(this.db, links));
   }
 
+  linksOutsideProject(links: readonly LinkRef[], projectId: string | null): Promise<LinkRef[]> {
+    return guarded(() => this.records.linksOutsideProject(this.db, links, projectId));
+  }
+
   transaction<T>(fn: (tx: RecordTransaction) => Promise<T>): Promise<T> {
     return guarded(() => this.db.transaction((trx) => fn(this.statements(trx))), WRITE_ERRORS);
   }
@@ -119,8 +123,18 @@ export class KnexRecordStore implements RecordStore, SchemaAdminStore, RecordVie
     return guarded(() => this.shares.latestReviewables(this.db, versionIds));
   }
 
+  /**
+   * The link is inserted holding a key-share lock on its Playlist's row, so a change of the
+   * Playlist's `versions` in flight (which holds the row for update) either commits before the
+   * link exists or waits and then sees it (docs/api-notes.md, "Roles and who may write").
+   */
   insertShareLink(link: NewShareLink): Promise<ShareLinkRow> {
-    return guarded(() => this.shares.insert(this.db, link));
+    return guarded(() =>
+      this.db.transaction(async (trx) => {
+        await trx.raw('select 1 from records.record where id = ? for key share', [link.playlistId]);
+        return this.shares.insert(trx, link);
+      }),
+    );
   }
 
   shareLinksOf(playlistId: string): Promise<ShareLinkRow[]> {
@@ -150,6 +164,8 @@ export class KnexRecordStore implements RecordStore, SchemaAdminStore, RecordVie
       update: (id, values) => this.records.update(trx, id, values),
       setRetired: (id, retired) => this.records.setRetired(trx, id, retired),
       isLiveProject: (id) => this.records.isLiveProject(trx, id),
+      linksOutsideProject: (links, projectId) => this.records.linksOutsideProject(trx, links, projectId),
+      hasLiveShareLink: (playlistId) => this.shares.hasLive(trx, playlistId),
       appendEvent: async (event) => {
         const row = this.outboxRow(event);
         await this.outbox.append(trx, row.subject, row.eventId, row.json);

@@ -90,6 +90,21 @@ export class RecordRepository {
   }
 
   /**
+   * The links whose target is live and belongs to another project than `projectId` (a missing
+   * or retired target is deadLinks' to report).
+   */
+  async linksOutsideProject(db: Db, links: readonly LinkRef[], projectId: string | null): Promise<LinkRef[]> {
+    if (links.length === 0) return [];
+    const res = await db.raw<{ rows: { i: string }[] }>(
+      `select l.i from unnest(?::uuid[]) with ordinality l(id, i)
+         join records.record r on r.id = l.id
+        where r.retired_at is null and r.project_id is distinct from ?::uuid`,
+      [links.map((l) => l.id), projectId] as unknown as Knex.RawBinding[],
+    );
+    return res.rows.map((r) => links[Number(r.i) - 1]!);
+  }
+
+  /**
    * Why a guarded insert wrote nothing: the stored schema version, whether the project is live
    * and which links are dead, in one statement.
    */

@@ -70,6 +70,16 @@ export class ShareRepository {
     return (await links(db, `select ${LINK_COLUMNS} from records.share_link where id = ?`, [id]))[0];
   }
 
+  /** True when the playlist has a link neither revoked nor expired (on the database's clock). */
+  async hasLive(db: Db, playlistId: string): Promise<boolean> {
+    const res = await db.raw<{ rows: unknown[] }>(
+      `select 1 from records.share_link
+        where playlist_id = ? and revoked_at is null and (expires_at is null or expires_at > clock_timestamp()) limit 1`,
+      [playlistId],
+    );
+    return res.rows.length > 0;
+  }
+
   async revoke(db: Db, id: string): Promise<ShareLinkRow | undefined> {
     const sql = `update records.share_link set revoked_at = coalesce(revoked_at, clock_timestamp()) where id = ? returning ${LINK_COLUMNS}`;
     return (await links(db, sql, [id]))[0];
