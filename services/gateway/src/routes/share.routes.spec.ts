@@ -248,6 +248,7 @@ describe('guest media keys', () => {
     const sealed = v.review_media_key.split('/')[1] as string;
     expect((await call('GET', `/media/sh/${sealed.slice(0, 40)}${sealed[40] === 'A' ? 'B' : 'A'}${sealed.slice(41)}/proxy.mp4`)).status).toBe(404);
     expect((await call('GET', `/media/sh/${sealed}/thumb.jpg`)).status).toBe(404);
+    expect((await call('GET', `/media/sh/${sealed}/original.mov`)).status).toBe(404);
     expect(gw.logs.text()).not.toContain(sealed);
 
     expect((await call('DELETE', `/share/${token}`, { token: 'admin-token' })).status).toBe(200);

@@ -19,13 +19,16 @@ export const MEDIA_KEY_MAX_LENGTH = 100;
 /**
  * A guest's media key (docs/review.md): `sh/<86 base64url characters>/<name>`, a sealed and
  * short-lived stand-in for one proxy or thumbnail, bound to a share link. Only the gateway opens
- * it (and turns it into the `rv/` key it stands for); the media service never accepts one.
+ * it (and turns it into the `rv/` key it stands for; any other name opens nothing, 404); the
+ * media service never accepts one.
  */
-export const GUEST_MEDIA_KEY_PATTERN = /^sh\/[A-Za-z0-9_-]{86}\/(?:proxy\.mp4|proxy\.jpg|thumb\.jpg)$/;
+export const GUEST_MEDIA_KEY_PATTERN = /^sh\/[A-Za-z0-9_-]{86}\/[a-z0-9_.-]{1,64}$/;
 
 /** True when `key` is spelled like a guest's media key (whether it opens is the gateway's check). */
 export function isGuestMediaKey(key: string): boolean {
-  return key.length <= MEDIA_KEY_MAX_LENGTH && GUEST_MEDIA_KEY_PATTERN.test(key);
+  if (!GUEST_MEDIA_KEY_PATTERN.test(key)) return false;
+  const name = key.slice(key.lastIndexOf('/') + 1);
+  return name !== '.' && !name.includes('..');
 }
 
 /** Why `key` is not a media key, or undefined when it is one. */
