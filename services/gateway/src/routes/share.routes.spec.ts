@@ -258,6 +258,48 @@ describe('guest media keys', () => {
     expect((await call('GET', `/media/${v.thumbnail_media_key}`)).status).toBe(404);
   });
 
+  it('hostile guest keys and sessions are refused as 400, 401 or 404, never 5xx', async () => {
+    const { token } = await share({ password: 'pw' });
+    const opened = await call('GET', `/shared/${token}`, { headers: { 'x-share-password': 'pw' } });
+    const key = opened.json.versions[0].review_media_key as string;
+    const session = opened.headers.get('x-share-session')!;
+    const sealed = key.split('/')[1]!;
+    const keys = [
+      `sh/${'A'.repeat(86)}/proxy.mp4`,
+      `sh/${sealed}/proxy.jpg`,
+      `sh/${sealed}/%2e%2e`,
+      `sh/${sealed}/..%2f..%2fetc%2fpasswd`,
+      `sh/${sealed}%00/proxy.mp4`,
+      `sh/${sealed.slice(1)}/proxy.mp4`,
+      `sh/${sealed}A/proxy.mp4`,
+      `sh/${sealed}/${'x'.repeat(5000)}`,
+      `sh/${'é'.repeat(43)}/proxy.mp4`,
+      `sh//proxy.mp4`,
+      'sh',
+      ...Array.from({ length: 50 }, (_, i) => `sh/${Buffer.alloc(64, i).toString('base64url')}/thumb.jpg`),
+    ];
+    const sessions = [
+      '',
+      'x'.repeat(70),
+      `${session}=`,
+      session.toLowerCase(),
+      Buffer.alloc(52).toString('base64url'),
+      'é'.repeat(35),
+      'A'.repeat(8000),
+      ...Array.from({ length: 50 }, (_, i) => Buffer.alloc(52, i).toString('base64url')),
+    ];
+    const statuses: number[] = [];
+    for (const k of keys) statuses.push((await call('GET', `/media/${k}`)).status);
+    for (const sess of sessions) {
+      statuses.push((await call('GET', `/shared/${token}`, { headers: { 'x-share-session': sess } })).status);
+    }
+    expect(statuses.filter((st) => st >= 500)).toEqual([]);
+    expect(new Set(statuses.filter((st) => ![400, 401, 404, 429].includes(st)))).toEqual(new Set());
+    // None of them opened anything.
+    expect(statuses.filter((st) => st === 200)).toEqual([]);
+    expect(gw.logs.text()).not.toContain(session);
+  });
+
   it('a version without a finished transcode, or media-transcode down, shows no keys', async () => {
     const { token } = await share();
     gw.state.finished!.clear();
