@@ -167,12 +167,12 @@ export function shareRoutes({ peers, share }: RouteDeps): AnyRoute[] {
 
   /** A guest key for each finished output of the shared versions, from media-transcode's own jobs. */
   const guestMedia = async (linkId: string, versionIds: string[], ctx: CallContext) => {
-    const none = new Map<string, { kind: string; proxy?: string; thumbnail?: string }>();
-    if (!secrets || versionIds.length === 0 || !peers.media) return none;
+    const media = new Map<string, { kind: string; proxy?: string; thumbnail?: string }>();
+    if (!secrets || versionIds.length === 0 || !peers.media) return media;
     try {
       const { outputs } = await peers.media.finishedOutputs({ versionIds }, ctx);
       for (const o of outputs) {
-        none.set(o.versionId, {
+        media.set(o.versionId, {
           kind: o.reviewKind,
           proxy: secrets.mediaKey(linkId, o.proxyKey, mediaKeySeconds),
           thumbnail: secrets.mediaKey(linkId, o.thumbnailKey, mediaKeySeconds),
@@ -182,7 +182,7 @@ export function shareRoutes({ peers, share }: RouteDeps): AnyRoute[] {
       // The playlist and its notes still show; the page says nothing has finished transcoding.
       logger?.warn({ err, request_id: ctx.requestId }, 'media-transcode unavailable; the shared playlist is answered without media');
     }
-    return none;
+    return media;
   };
 
   /** Per-link note budget, before the body is validated (429 with Retry-After). */
