@@ -160,8 +160,11 @@ describe('the review page (headless Chromium)', () => {
       await page.goto(made.url, { waitUntil: 'load' });
       const video = page.locator(`section.version[data-version-id="${v1.id}"] video`);
       await video.waitFor();
-      expect(await video.getAttribute('src')).toBe(`/media/${reviewable.review_media_key}`);
-      expect(await video.getAttribute('poster')).toBe(`/media/${reviewable.thumbnail_media_key}`);
+      // The page plays the link-bound guest keys, never the real ones.
+      const src = (await video.getAttribute('src'))!;
+      expect(src).toMatch(/^\/media\/sh\/[A-Za-z0-9_-]{86}\/proxy\.mp4$/);
+      expect(src).not.toContain(reviewable.review_media_key.split('/')[1]);
+      expect(await video.getAttribute('poster')).toMatch(/^\/media\/sh\/[A-Za-z0-9_-]{86}\/thumb\.jpg$/);
       // v2 has nothing to play yet.
       expect(await page.locator(`section.version[data-version-id="${v2.id}"] .empty`).textContent()).toContain('No playable review');
       expect(await page.locator('.note-form').count()).toBe(2);

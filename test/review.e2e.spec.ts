@@ -4,10 +4,12 @@
  * the per-link limits; guest notes in a record's notes and in the event log; tokens kept out
  * of the logs and the database.
  */
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ensureFfmpeg } from '@reelbase/lib-testkit';
 import { eventually, expectStatus, type Api } from './support/api.client.js';
 import { bootstrapAdmin, createUser, eventsAfter, startE2EStack, type E2EStack, type Session } from './support/e2e.stack.js';
 import { expectError, expectValidation } from './support/expect.helpers.js';
@@ -134,8 +136,9 @@ describe('share links and guests (whole stack)', () => {
     await rep('pending', 'c');
     const retired = await rep('done', 'd');
     expectStatus(await artist.api.delete(`/entities/Representation/${retired.id}`), 200);
+    // Guests are given media from the media service's own finished jobs, never from these records' fields.
     const withMedia = expectStatus(await guest().get(`/shared/${made.token}`), 200).versions[1];
-    expect(withMedia).toMatchObject({ review_kind: 'video', review_media_key: key('b', 'proxy.mp4'), thumbnail_media_key: key('b', 'thumb.jpg') });
+    expect(withMedia).toMatchObject({ review_kind: null, review_media_key: null, thumbnail_media_key: null });
 
     // The outsider version is not shown, whatever the guest tries.
     expect(JSON.stringify(body)).not.toContain(outsider.id);
@@ -265,6 +268,118 @@ describe('share links and guests (whole stack)', () => {
       expect(ev.changes.guest_name).toEqual(expect.any(String));
     }
     expect(events.find((ev) => ev.entity_id === approve.id).changes).toMatchObject({ verdict: 'approve', content: 'Looks great' });
+  });
+
+  it('guests reach only the proxy and thumbnail, through link-bound keys, and only while the link is live', async () => {
+    // A 2-second render for v2, converted by the media service.
+    const ff = ensureFfmpeg();
+    const src = join(e.logDir, 'guest-media.mov');
+    const made = spawnSync(ff.ffmpeg, ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc2=size=320x180:rate=24:duration=2', '-pix_fmt', 'yuv420p', src], {
+      encoding: 'utf8',
+    });
+    if (made.status !== 0) throw new Error(`ffmpeg: ${made.stderr}`);
+    const up = await fetch(`${e.stack.url}/versions/${v2.id}/reviewable`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${artist.token}`, 'content-type': 'video/quicktime', 'x-file-name': 'guest media.mov' },
+      body: new Uint8Array(readFileSync(src)),
+      signal: AbortSignal.timeout(60_000),
+    });
+    expect(up.status, await up.clone().text()).toBe(200);
+    const done = await eventually(
+      async () => {
+        const r = expectStatus(await artist.api.get(`/versions/${v2.id}/reviewable`), 200);
+        if (r.status === 'failed') throw new Error(`transcode failed: ${r.transcode_error}`);
+        return r.status === 'done' ? r : undefined;
+      },
+      120_000,
+      'the proxy of v2',
+    );
+    const rep = expectStatus(await artist.api.get(`/entities/Representation/${done.representation_id}`), 200);
+    const originalKey: string = rep.data.files.original.key;
+    // Every object has a random part of its own: the original's key is not derivable from the proxy's.
+    const hex = (k: string) => k.split('/')[1];
+    expect(new Set([hex(originalKey), hex(done.review_media_key), hex(done.thumbnail_media_key)]).size).toBe(3);
+
+    const live = await share(coordinator);
+    const soon = await share(coordinator, { expires_at: new Date(Date.now() + 6_000).toISOString() });
+    const shared = expectStatus(await guest().get(`/shared/${live.token}`), 200);
+    const v = shared.versions.find((x: any) => x.id === v2.id);
+    expect(v.review_kind).toBe('video');
+    expect(v.review_media_key).toMatch(/^sh\/[A-Za-z0-9_-]{86}\/proxy\.mp4$/);
+    expect(v.thumbnail_media_key).toMatch(/^sh\/[A-Za-z0-9_-]{86}\/thumb\.jpg$/);
+    // The guest never sees a real key.
+    for (const k of [originalKey, done.review_media_key, done.thumbnail_media_key]) expect(JSON.stringify(shared)).not.toContain(hex(k));
+
+    const media = (key: string, headers: Record<string, string> = {}) => fetch(`${e.stack.url}/media/${key}`, { headers, signal: AbortSignal.timeout(30_000) });
+    const proxy = await media(v.review_media_key);
+    expect(proxy.status).toBe(200);
+    expect(proxy.headers.get('content-type')).toBe('video/mp4');
+    expect(proxy.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(proxy.headers.get('etag')).toBeTruthy();
+    const whole = Buffer.from(await proxy.arrayBuffer());
+    expect(whole.indexOf('ftyp')).toBe(4);
+    const range = await media(v.review_media_key, { range: 'bytes=100-199' });
+    expect(range.status).toBe(206);
+    expect(range.headers.get('content-range')).toBe(`bytes 100-199/${whole.length}`);
+    expect(Buffer.from(await range.arrayBuffer()).equals(whole.subarray(100, 200))).toBe(true);
+    const thumb = await media(v.thumbnail_media_key);
+    expect(thumb.status).toBe(200);
+    expect(thumb.headers.get('content-type')).toBe('image/jpeg');
+    // Guessing the master next to the proxy finds nothing.
+    for (const guess of ['original.mov', 'original.mp4', 'original']) {
+      expect((await media(`rv/${hex(done.review_media_key)}/${guess}`)).status, guess).toBe(404);
+    }
+    for (const guess of ['original.mov', 'original']) expect((await media(`sh/${v.review_media_key.split('/')[1]}/${guess}`)).status, guess).toBe(404);
+
+    // Revoked: the very same keys answer 404 at once.
+    expectStatus(await coordinator.api.delete(`/share/${live.token}`), 200);
+    expect((await media(v.review_media_key)).status).toBe(404);
+    expect((await media(v.thumbnail_media_key)).status).toBe(404);
+
+    // Expired: likewise.
+    const soonKey = expectStatus(await guest().get(`/shared/${soon.token}`), 200).versions.find((x: any) => x.id === v2.id).review_media_key;
+    expect((await media(soonKey)).status).toBe(200);
+    await new Promise((r) => setTimeout(r, Math.max(0, Date.parse(soon.expires_at) - Date.now()) + 500));
+    expect((await media(soonKey)).status).toBe(404);
+  }, 180_000);
+
+  it('parallel wrong passwords are charged before scrypt runs; a correct one answers a session used instead of it', async () => {
+    const raced = await share(admin, { password: 'race me' });
+    const guesses = await Promise.all(
+      Array.from({ length: 3 * PASSWORD_FAILURES_PER_MINUTE }, (_, i) =>
+        guest().get(`/shared/${raced.token}`, { headers: { 'x-share-password': `parallel guess ${i}` } }),
+      ),
+    );
+    const statuses = guesses.map((g) => g.status);
+    expect(
+      statuses.every((st) => st === 401 || st === 429),
+      statuses.join(','),
+    ).toBe(true);
+    // No more guesses were verified (401) than the budget allows, however many arrived at once.
+    expect(statuses.filter((st) => st === 401).length).toBeLessThanOrEqual(PASSWORD_FAILURES_PER_MINUTE);
+    expect(statuses.filter((st) => st === 429).length).toBeGreaterThanOrEqual(2 * PASSWORD_FAILURES_PER_MINUTE);
+
+    const locked = await share(admin, { password: 'session please' });
+    const first = await guest().get(`/shared/${locked.token}`, { headers: { 'x-share-password': 'session please' } });
+    expectStatus(first, 200);
+    const session = first.headers.get('x-share-session')!;
+    expect(session).toMatch(/^[A-Za-z0-9_-]{70}$/);
+    const withSession = { headers: { 'x-share-session': session } };
+    expectStatus(await guest().get(`/shared/${locked.token}`, withSession), 200);
+    expectStatus(await guest().post(`/shared/${locked.token}/notes`, { version_id: v1.id, comment: 'via session', guest_name: 'Sam' }, withSession), 200);
+    // The session is no password for another link.
+    expectError(await guest().get(`/shared/${raced.token}`, withSession), 401, 'password_required');
+    // Wrong guesses use up the link's password budget; the session does not go through it.
+    for (let i = 0; i < PASSWORD_FAILURES_PER_MINUTE; i += 1) {
+      await guest().get(`/shared/${locked.token}`, { headers: { 'x-share-password': `nope ${i}` } });
+    }
+    expectError(await guest().get(`/shared/${locked.token}`, { headers: { 'x-share-password': 'session please' } }), 429, 'rate_limited');
+    expectStatus(await guest().get(`/shared/${locked.token}`, withSession), 200);
+    // Revoked: the session ends with the link.
+    expectStatus(await admin.api.delete(`/share/${locked.token}`), 200);
+    expectError(await guest().get(`/shared/${locked.token}`, withSession), 404, 'not_found');
+    await new Promise((r) => setTimeout(r, 300));
+    for (const svc of ['gateway', 'records']) expect(readFileSync(join(e.logDir, `${svc}.log`), 'utf8'), `${svc}.log`).not.toContain(session);
   });
 
   it('a retired version or playlist is no longer shared', async () => {

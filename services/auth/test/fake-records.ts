@@ -141,6 +141,9 @@ export async function startFakeRecords(): Promise<FakeRecords> {
     async createGuestNote() {
       throw new AppError('internal', 'not part of the stand-in');
     },
+    async checkShareLink() {
+      throw new AppError('internal', 'not part of the stand-in');
+    },
   });
   fake.port = await server.listen(0, '127.0.0.1');
   return fake;

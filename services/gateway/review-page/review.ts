@@ -10,6 +10,9 @@
 /** Frames per second assumed for stepping: versions carry no frame rate yet. */
 const FPS = 24;
 const PASSWORD_HEADER = 'x-share-password';
+const SESSION_HEADER = 'x-share-session';
+/** How long before its media keys expire the page fetches new ones. */
+const MEDIA_REFRESH_EARLY_MS = 5 * 60_000;
 const COLOR = /^#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6})$/;
 /** Media keys as the media store issues them (no scheme, no `..`): anything else is not loaded. */
 const MEDIA_KEY = /^[A-Za-z0-9][A-Za-z0-9._/-]*$/;
@@ -35,6 +38,7 @@ interface Shared {
   versions: SharedVersion[];
   can_comment: boolean;
   expires_at: string | null;
+  media_expires_at?: string;
   branding: { studio_name: string | null; logo_media_key: string | null; primary_color: string | null; accent_color: string | null };
 }
 
@@ -51,7 +55,10 @@ const byId = <T extends HTMLElement>(id: string): T => {
 
 const token = decodeURIComponent(location.pathname.split('/').filter(Boolean)[1] ?? '');
 const apiBase = `/shared/${encodeURIComponent(token)}`;
+/** The password as typed (memory only), and the guest session a correct one was answered with. */
 let password: string | undefined;
+let session: string | undefined;
+let refreshTimer: ReturnType<typeof setTimeout> | undefined;
 /** The video the keyboard drives: the one last played, clicked or focused. */
 let activeVideo: HTMLVideoElement | undefined;
 
@@ -65,8 +72,25 @@ function mediaUrl(key: string | null): string | undefined {
   return `/media/${key.split('/').map(encodeURIComponent).join('/')}`;
 }
 
+/** The session when there is one (no password verification), else the password. */
 function headers(extra: Record<string, string> = {}): Record<string, string> {
+  if (session !== undefined) return { ...extra, [SESSION_HEADER]: session };
   return password === undefined ? extra : { ...extra, [PASSWORD_HEADER]: password };
+}
+
+/**
+ * Sends a guest request; a session that has run out is dropped and the request sent once more
+ * with the password (which answers a new session).
+ */
+async function guestFetch(url: string, init: RequestInit = {}, extra: Record<string, string> = {}): Promise<Response> {
+  const send = () => fetch(url, { ...init, headers: headers(extra), credentials: 'omit' });
+  let res = await send();
+  if (res.status === 401 && session !== undefined) {
+    session = undefined;
+    res = await send();
+  }
+  session = res.headers.get(SESSION_HEADER) ?? session;
+  return res;
 }
 
 /** A readable sentence from an error answer (422 lists each problem). */
@@ -174,6 +198,8 @@ function renderMedia(section: HTMLElement, v: SharedVersion): void {
   video.tabIndex = 0;
   if (poster) video.poster = poster;
   video.src = src;
+  // A key that stopped opening (expired, or the link was revoked): ask for the playlist again.
+  video.addEventListener('error', () => void refreshMedia());
   holder.append(video);
 
   const transport = section.querySelector<HTMLDivElement>('.transport')!;
@@ -243,12 +269,7 @@ async function postNote(form: HTMLFormElement, versionId: string, list: HTMLOLis
   error.hidden = true;
   button.disabled = true;
   try {
-    const res = await fetch(`${apiBase}/notes`, {
-      method: 'POST',
-      headers: headers({ 'content-type': 'application/json' }),
-      body: JSON.stringify(body),
-      credentials: 'omit',
-    });
+    const res = await guestFetch(`${apiBase}/notes`, { method: 'POST', body: JSON.stringify(body) }, { 'content-type': 'application/json' });
     const answer = (await res.json().catch(() => ({}))) as Note & ApiError;
     if (!res.ok) {
       error.textContent = describeError(res.status, answer, res.headers.get('retry-after'));
@@ -288,7 +309,7 @@ async function load(): Promise<void> {
   const passwordError = byId<HTMLParagraphElement>('password-error');
   let res: Response;
   try {
-    res = await fetch(apiBase, { headers: headers(), credentials: 'omit' });
+    res = await guestFetch(apiBase);
   } catch {
     setStatus('The review could not be loaded; check your connection and reload the page.');
     return;
@@ -313,6 +334,62 @@ async function load(): Promise<void> {
   }
   form.hidden = true;
   render(body);
+  scheduleRefresh(body);
+}
+
+/** Fetches new media keys shortly before these expire. */
+function scheduleRefresh(shared: Shared): void {
+  clearTimeout(refreshTimer);
+  const at = Date.parse(shared.media_expires_at ?? '');
+  if (Number.isNaN(at)) return;
+  refreshTimer = setTimeout(() => void refreshMedia(), Math.max(10_000, at - Date.now() - MEDIA_REFRESH_EARLY_MS));
+}
+
+let refreshing: Promise<void> | undefined;
+/**
+ * Reads the playlist again and gives each version's video, poster and image their new keys, a
+ * playing video going on from where it was. A link that is gone says so.
+ */
+function refreshMedia(): Promise<void> {
+  refreshing ??= (async () => {
+    try {
+      const res = await guestFetch(apiBase);
+      if (res.status === 404) {
+        setStatus('This review link was revoked or has expired.');
+        return;
+      }
+      if (!res.ok) return;
+      const shared = (await res.json()) as Shared;
+      for (const v of shared.versions) {
+        const section = document.querySelector<HTMLElement>(`section[data-version-id="${CSS.escape(v.id)}"]`);
+        const src = mediaUrl(v.review_media_key);
+        const poster = mediaUrl(v.thumbnail_media_key);
+        const video = section?.querySelector<HTMLVideoElement>('.media video');
+        if (video && src) {
+          const time = video.currentTime;
+          const playing = !video.paused;
+          if (poster) video.poster = poster;
+          video.src = src;
+          video.addEventListener(
+            'loadedmetadata',
+            () => {
+              video.currentTime = time;
+              if (playing) void video.play().catch(() => undefined);
+            },
+            { once: true },
+          );
+        }
+        const img = section?.querySelector<HTMLImageElement>('.media img');
+        if (img) img.src = (v.review_kind === 'image' ? src : poster) ?? img.src;
+      }
+      scheduleRefresh(shared);
+    } catch {
+      // Offline for now: the next error or timer tries again.
+    } finally {
+      setTimeout(() => (refreshing = undefined), 10_000);
+    }
+  })();
+  return refreshing;
 }
 
 function isTyping(target: EventTarget | null): boolean {

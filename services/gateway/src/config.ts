@@ -53,8 +53,15 @@ export const gatewayConfigShape = {
   PUBLIC_URL: envUrl(undefined, ['http', 'https']).optional(),
   /** Notes guests may post per share link per minute (then 429 with Retry-After). */
   SHARE_NOTES_PER_MINUTE: envInt(30, 1),
-  /** Missing or wrong passwords per share link per minute before the link answers 429 for a while. */
+  /**
+   * Missing or wrong passwords per share link per minute before the link answers 429 for a while; each password
+   * is charged before it is verified and refunded unless it was wrong.
+   */
   SHARE_PASSWORD_FAILURES_PER_MINUTE: envInt(20, 1),
+  /** How long a guest session answered after a correct share-link password stands in for it (seconds). */
+  SHARE_SESSION_SECONDS: envInt(1800, 60, 86_400),
+  /** How long the media keys of a `GET /shared/{token}` answer open (seconds; the link must stay live too). */
+  SHARE_MEDIA_KEY_SECONDS: envInt(14_400, 60, 86_400),
   /** WebSocket connects per second per client address. */
   WS_CONNECT_RPS: envInt(5, 1),
   /** WebSocket connects a client address may make at once above that rate. */

@@ -26,6 +26,7 @@ import { createApp } from './app.js';
 import { connectPeers, type PeerConnections, type Peers } from './clients/peers.js';
 import type { GatewayConfig } from './config.js';
 import { AuthCache } from './domain/auth.cache.js';
+import { GuestSecrets } from './domain/guest.secrets.js';
 import { RateLimiter } from './domain/rate.limiter.js';
 import { clientAddress } from './http/client.address.js';
 import { guardBody } from './http/body.deadline.js';
@@ -168,6 +169,9 @@ async function openGateway(config: GatewayConfig, logger: Logger, adapters: Part
       passwordFailures: new RateLimiter(config.SHARE_PASSWORD_FAILURES_PER_MINUTE / 60, config.SHARE_PASSWORD_FAILURES_PER_MINUTE),
       publicUrl: config.PUBLIC_URL,
       logger,
+      secrets: new GuestSecrets(config.INTERNAL_AUTH_SECRET),
+      sessionSeconds: config.SHARE_SESSION_SECONDS,
+      mediaKeySeconds: config.SHARE_MEDIA_KEY_SECONDS,
     },
     mediaMaxBytes: config.MEDIA_MAX_BYTES,
   });

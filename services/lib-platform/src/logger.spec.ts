@@ -11,6 +11,7 @@ describe('redactUrl', () => {
     expect(redactUrl(`/share/${token}?token=t`)).toBe('/share/AbCdEf[redacted]?token=[redacted]');
     expect(redactUrl(`/SHARED/${token}`)).not.toContain(token);
     expect(redactUrl('/shared/abc')).toBe('/shared/abc');
+    expect(redactUrl(`/media/sh/${token}${token}/proxy.mp4`)).toBe('/media/sh/AbCdEf[redacted]/proxy.mp4');
     expect(redactUrl(`/playlists/${token}/share`)).toBe(`/playlists/${token}/share`);
   });
 

@@ -21,6 +21,8 @@ export function createLogger(service: string, level: LevelWithSilent = 'info', d
           'req.headers.authorization',
           'req.headers.cookie',
           'req.headers["x-share-password"]',
+          'req.headers["x-share-session"]',
+          'res.headers["x-share-session"]',
           'headers.authorization',
           'password',
           'token',
@@ -37,9 +39,10 @@ export function createLogger(service: string, level: LevelWithSilent = 'info', d
 
 /**
  * Path segments that are secrets themselves: the share token after `/shared/`, `/share/` and
- * `/review/` (docs/review.md). Only its first 6 characters stay, enough to tell links apart.
+ * `/review/`, and the sealed part of a guest's media key after `/media/sh/` (docs/review.md).
+ * Only its first 6 characters stay, enough to tell links apart.
  */
-const SECRET_PATH = /^(\/(?:shared|share|review)\/)([^/?#]+)/i;
+const SECRET_PATH = /^(\/(?:shared|share|review|media\/sh)\/)([^/?#]+)/i;
 const SECRET_PATH_KEEP = 6;
 
 /** `path` with a share token cut to its first characters. */

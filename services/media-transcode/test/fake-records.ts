@@ -128,6 +128,7 @@ export async function startFakeRecords(): Promise<FakeRecords> {
     revokeShareLink: unused,
     openShare: unused,
     createGuestNote: unused,
+    checkShareLink: unused,
     // Only the query media-transcode makes: the Representations of one Version (newest first).
     async queryRecords(req) {
       const filters = JSON.parse(req.filtersJson ?? '[]') as [string, string, { type: string; id: string }][];

@@ -8,7 +8,8 @@
  */
 import { readdirSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AppError } from '@reelbase/lib-platform';
+import { AppError, newId, newMediaPrefix } from '@reelbase/lib-platform';
+import { Client } from 'minio';
 import { artist, clips, probe, readMedia, saveTo, startWorld, upload, waitFinished, type World } from './helpers.js';
 
 describe('media-transcode: reviewables that end done', () => {
@@ -90,6 +91,57 @@ describe('media-transcode: reviewables that end done', () => {
     const files = w.records.data(r.representationId).files as Record<string, { key: string }>;
     expect(files.original!.key).toMatch(/^rv\/[0-9a-f]{32}\/original\.mp4$/);
     expect(files.proxy!.key).toBe(r.done.reviewMediaKey);
+    // Every object has 128 random bits of its own: no key is derivable from another.
+    const prefixes = [files.original!.key, r.done.reviewMediaKey!, r.done.thumbnailMediaKey!].map((k) => k.split('/')[1]);
+    expect(new Set(prefixes).size).toBe(3);
+    const guessed = `rv/${r.done.reviewMediaKey!.split('/')[1]}/original.mp4`;
+    await expect(readMedia(w, guessed)).rejects.toMatchObject({ kind: 'not_found' });
+    // The job keeps its outputs: what guests are served (FinishedOutputs), not the record's fields.
+    const { outputs } = await w.client.call.finishedOutputs({ versionIds: [r.versionId] }, artist);
+    expect(outputs).toEqual([{ versionId: r.versionId, reviewKind: 'video', proxyKey: r.done.reviewMediaKey, thumbnailKey: r.done.thumbnailMediaKey }]);
+  });
+
+  it("FinishedOutputs answers each version's newest done job; jobs done before outputs were kept find theirs beside the original", async () => {
+    const store = new Client({
+      endPoint: '127.0.0.1',
+      port: Number(new URL(w.s3.endpoint).port),
+      useSSL: false,
+      accessKey: w.s3.accessKey,
+      secretKey: w.s3.secretKey,
+      region: w.s3.region,
+      pathStyle: true,
+    });
+    /** A job finished the way jobs were before they kept outputs: everything under the original's prefix. */
+    const legacyJob = async (versionId: string, outputs: string[]) => {
+      const prefix = newMediaPrefix();
+      const jobId = newId();
+      await w.api.jobs.reserve({
+        id: jobId,
+        versionId,
+        projectId: null,
+        originalKey: `${prefix}/original.png`,
+        originalSize: 1,
+        contentType: 'image/png',
+        fileName: 'x.png',
+      });
+      await w.api.jobs.attach(jobId, newId());
+      await w.api.jobs.finish(jobId, 'done');
+      for (const name of outputs) await store.putObject(w.s3.bucket, `${prefix}/${name}`, Buffer.from(name), name.length, { 'Content-Type': 'image/jpeg' });
+      return prefix;
+    };
+    const a = w.records.addVersion();
+    const older = await legacyJob(a, ['thumb.jpg', 'proxy.mp4']);
+    await new Promise((r) => setTimeout(r, 5));
+    const newer = await legacyJob(a, ['thumb.jpg', 'proxy.jpg']);
+    const b = w.records.addVersion();
+    await legacyJob(b, []); // its outputs are gone: nothing to show
+    const none = w.records.addVersion();
+    const { outputs } = await w.client.call.finishedOutputs({ versionIds: [a, b, none, 'not-a-uuid'] }, artist);
+    expect(outputs).toEqual([{ versionId: a, reviewKind: 'image', proxyKey: `${newer}/proxy.jpg`, thumbnailKey: `${newer}/thumb.jpg` }]);
+    expect(older).not.toBe(newer);
+    // Found once, then kept on the job.
+    const [kept] = await w.api.jobs.newestDone([a]);
+    expect(kept!.outputs).toEqual({ reviewKind: 'image', proxyKey: `${newer}/proxy.jpg`, thumbnailKey: `${newer}/thumb.jpg` });
   });
 
   it('a video without sound gets a silent AAC track', async () => {

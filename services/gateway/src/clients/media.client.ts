@@ -31,6 +31,8 @@ export interface MediaPeer {
    */
   upload(header: mediav1.UploadHeader, body: Readable, ctx: CallContext): Promise<mediav1.UploadReviewableResponse>;
   read(request: mediav1.ReadMediaRequest, ctx: CallContext): Promise<MediaRead>;
+  /** The proxy and thumbnail keys of the newest done job of each version (what a share link's guests see). */
+  finishedOutputs(request: mediav1.FinishedOutputsRequest, ctx: CallContext): Promise<mediav1.FinishedOutputsResponse>;
 }
 
 export interface MediaClientOptions {
@@ -153,6 +155,7 @@ export function createMediaClient(opts: MediaClientOptions): { peer: MediaPeer; 
 
   const peer: MediaPeer = {
     getReviewable: (request, ctx) => client.call.getReviewable(request, ctx),
+    finishedOutputs: (request, ctx) => client.call.finishedOutputs(request, ctx),
     upload,
     read,
   };

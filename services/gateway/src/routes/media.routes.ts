@@ -11,7 +11,7 @@
 import type { IncomingMessage } from 'node:http';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { AppError, isAppError, mediaKeyFromPath, type CallContext } from '@reelbase/lib-platform';
+import { AppError, isAppError, isGuestMediaKey, mediaKeyFromPath, type CallContext } from '@reelbase/lib-platform';
 import type { mediav1 } from '@reelbase/proto';
 import busboy from 'busboy';
 import type { Response } from 'express';
@@ -281,10 +281,29 @@ function lingerAfterEarlyAnswer(req: IncomingMessage, res: Response): void {
   req.resume();
 }
 
-export function mediaRoutes({ peers, media: limits }: RouteDeps): AnyRoute[] {
+/** One answer for a media key that opens nothing: unknown, forged, expired, or its link dead. */
+const noSuchMedia = () => AppError.notFound('no media object with this key');
+
+export function mediaRoutes({ peers, media: limits, share }: RouteDeps): AnyRoute[] {
   const media = (): MediaPeer => {
     if (!peers.media) throw AppError.unavailable('media-transcode is not configured');
     return peers.media;
+  };
+  /**
+   * The `rv/` key behind a guest's key (docs/review.md): its seal must open, it must not have
+   * expired, and records must find its share link live (one call per request, so a revoked or
+   * expired link stops serving at once). Anything else is 404 like an unknown key.
+   */
+  const openGuestKey = async (guestKey: string, ctx: CallContext): Promise<string> => {
+    const opened = share?.secrets?.openMediaKey(guestKey);
+    if (!opened) throw noSuchMedia();
+    try {
+      await peers.records.checkShareLink({ linkId: opened.linkId }, { requestId: ctx.requestId, principal: { userId: '', role: 'Guest', authKind: 'guest' } });
+    } catch (err) {
+      if (isAppError(err) && err.kind === 'not_found') throw noSuchMedia();
+      throw err;
+    }
+    return opened.key;
   };
   return [
     defineRoute({
@@ -376,14 +395,18 @@ export function mediaRoutes({ peers, media: limits }: RouteDeps): AnyRoute[] {
       operationId: 'getMedia',
       summary: 'One stored media file (original, thumbnail or proxy), streamed.',
       description:
-        'Public: keys carry 128 random bits and are only learnt from the reviewable routes. Answers the object ' +
+        'Public: keys carry 128 random bits each (no key can be derived from another) and are only learnt from the ' +
+        "reviewable routes. A share link's guests get keys of their own from `GET /shared/{token}`, " +
+        '`sh/<86 base64url characters>/<name>`: sealed by the gateway, bound to the link, opening only the proxy or thumbnail ' +
+        'they were issued for, only until `media_expires_at` and only while the link is live (revoked or expired: 404 ' +
+        'at once, like an unknown key); they are answered with `Cache-Control: no-store`. Answers the object ' +
         'with its `Content-Type`, `ETag`, `Accept-Ranges: bytes` and `X-Content-Type-Options: nosniff`; anything ' +
         'that is not an image or a video comes as an attachment. `Range: bytes=a-b`, `bytes=a-` and `bytes=-n` ' +
         'are answered 206 with `Content-Range`; a range starting past the end is 416 with ' +
         '`Content-Range: bytes */<size>`; several ranges, or a header that is not a byte range, get the whole ' +
         'object (200). `If-Range` with the current strong `ETag` keeps the range, with any other value (an older ' +
         'tag, a weak tag or a date) the whole object is sent (200); `If-None-Match` holding the current tag is 304. ' +
-        'The key is taken from the path decoded once: anything but `rv/<32 lowercase hex>/<name>` ' +
+        'The key is taken from the path decoded once: anything but `rv/<32 lowercase hex>/<name>` or a guest key ' +
         '(encoded or doubly encoded dots or slashes, backslashes, NUL, absolute paths, look-alike characters) ' +
         'is 400 and never reaches the store; an unknown key is 404. HEAD answers the same headers.',
       tags: ['media'],
@@ -406,7 +429,14 @@ export function mediaRoutes({ peers, media: limits }: RouteDeps): AnyRoute[] {
       errors: [400, 404, 503],
       handler: async ({ ctx, req, res }) => {
         const path = req.originalUrl.split('?', 1)[0]!;
-        const key = mediaKeyFromPath(path.slice('/media/'.length));
+        const asked = mediaKeyFromPath(path.slice('/media/'.length));
+        const guest = isGuestMediaKey(asked);
+        const key = guest ? await openGuestKey(asked, ctx) : asked;
+        const headers = (info: mediav1.MediaInfo) => {
+          mediaHeaders(res, key, info);
+          // A guest's answer is not kept: once the link is revoked, nothing of it is served again.
+          if (guest) res.set({ 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' });
+        };
         let range = parseRange(req.headers.range);
         const ifNoneMatch = req.get('if-none-match');
         const ifRange = req.get('if-range');
@@ -417,7 +447,7 @@ export function mediaRoutes({ peers, media: limits }: RouteDeps): AnyRoute[] {
           whole = await media().read({ key, hasRange: false, rangeStart: 0, rangeEnd: 0 }, ctx);
           if (ifNoneMatch !== undefined && noneMatchHits(ifNoneMatch, whole.info.etag)) {
             whole.body.destroy();
-            mediaHeaders(res, key, whole.info);
+            headers(whole.info);
             res.removeHeader('content-type');
             res.removeHeader('content-disposition');
             res.status(304).end();
@@ -434,7 +464,7 @@ export function mediaRoutes({ peers, media: limits }: RouteDeps): AnyRoute[] {
           (range.kind === 'whole' ? await media().read({ key, hasRange: false, rangeStart: 0, rangeEnd: 0 }, ctx) : await readRange(media(), key, range, ctx));
         if (!('info' in read)) return notSatisfiable(res, read.size);
         const { info, body } = read;
-        mediaHeaders(res, key, info);
+        headers(info);
         res.set('content-length', String(info.size === 0 ? 0 : info.rangeEnd - info.rangeStart + 1));
         if (range.kind !== 'whole') {
           res.status(206).set('content-range', `bytes ${info.rangeStart}-${info.rangeEnd}/${info.size}`);

@@ -31,6 +31,8 @@ afterAll(async () => {
 beforeEach(() => {
   gw.state.down.clear();
   gw.state.calls.length = 0;
+  gw.state.shareVerifyMs = 0;
+  gw.state.finished = new Map();
   gw.state.records.clear();
   gw.state.records.set(PLAYLIST, record(PLAYLIST, 'Playlist', { name: 'Dailies', versions: [{ type: 'Version', id: VERSION }] }));
   gw.state.records.set(VERSION, record(VERSION, 'Version', { code: 'v001' }));
@@ -42,7 +44,7 @@ beforeEach(() => {
 const share = async (body: unknown = {}) => {
   const res = await call('POST', `/playlists/${PLAYLIST}/share`, { token: 'coordinator-token', body });
   expect(res.status, res.text).toBe(200);
-  return res.json as { token: string; url: string };
+  return res.json as { id: string; token: string; url: string };
 };
 
 describe('managing share links', () => {
@@ -150,5 +152,162 @@ describe('guest routes', () => {
     const text = gw.logs.text();
     expect(text).not.toContain(token);
     expect(text).toContain(`/review/${token.slice(0, 6)}[redacted]`);
+  });
+});
+
+describe('share passwords: budget, sessions', () => {
+  const pw = (password: string) => ({ headers: { 'x-share-password': password } });
+  const verified = () => gw.state.calls.filter((c) => c.method === 'openShare' && (c.req as recordsv1.OpenShareRequest).password !== undefined).length;
+
+  it('parallel wrong guesses are charged before they are verified: no more than the budget reach records', async () => {
+    const { token } = await share({ password: 'pw' });
+    gw.state.shareVerifyMs = 100;
+    const answers = await Promise.all(Array.from({ length: 12 }, (_, i) => call('GET', `/shared/${token}`, pw(`guess-${i}`))));
+    const statuses = answers.map((a) => a.status).sort();
+    // SHARE_PASSWORD_FAILURES_PER_MINUTE is 2 in this gateway.
+    expect(statuses).toEqual([401, 401, ...Array(10).fill(429)]);
+    expect(verified()).toBe(2);
+    expect(Number(answers.find((a) => a.status === 429)!.headers.get('retry-after'))).toBeGreaterThan(0);
+  });
+
+  it('a right password is refunded: many correct opens never use up the budget', async () => {
+    const { token } = await share({ password: 'pw' });
+    expect((await call('GET', `/shared/${token}`, pw('wrong'))).status).toBe(401);
+    for (let i = 0; i < 5; i++) expect((await call('GET', `/shared/${token}`, pw('pw'))).status).toBe(200);
+    expect((await call('GET', `/shared/${token}`, pw('wrong'))).status).toBe(401);
+    expect((await call('GET', `/shared/${token}`, pw('pw'))).status).toBe(429);
+  });
+
+  it('a correct password answers a session that stands in for it (no password sent again), bound to its link', async () => {
+    const { token, id } = await share({ password: 'pw' });
+    const other = await share({ password: 'pw' });
+    const first = await call('GET', `/shared/${token}`, pw('pw'));
+    expect(first.status).toBe(200);
+    const session = first.headers.get('x-share-session')!;
+    expect(session).toMatch(/^[A-Za-z0-9_-]{70}$/);
+    expect(Date.parse(first.headers.get('x-share-session-expires')!)).toBeGreaterThan(Date.now() + 25 * 60_000);
+    gw.state.calls.length = 0;
+    const again = await call('GET', `/shared/${token}`, { headers: { 'x-share-session': session } });
+    expect(again.status, again.text).toBe(200);
+    expect(again.headers.get('x-share-session')).toBeNull();
+    const open = gw.state.calls.find((c) => c.method === 'openShare')!;
+    expect(open.req).toMatchObject({ token, sessionLinkId: id });
+    expect((open.req as recordsv1.OpenShareRequest).password).toBeUndefined();
+    const note = await call('POST', `/shared/${token}/notes`, {
+      headers: { 'x-share-session': session },
+      body: { version_id: VERSION, comment: 'ok', guest_name: 'G' },
+    });
+    expect(note.status, note.text).toBe(200);
+    // Not a proof for another link, and a forged one is none at all.
+    expect((await call('GET', `/shared/${other.token}`, { headers: { 'x-share-session': session } })).status).toBe(401);
+    expect((await call('GET', `/shared/${token}`, { headers: { 'x-share-session': `${session.slice(0, -2)}AA` } })).status).toBe(401);
+    // Sessions are not held back by the password budget (the forged session and this guess use it up).
+    expect((await call('GET', `/shared/${token}`, pw('wrong'))).status).toBe(401);
+    expect((await call('GET', `/shared/${token}`, pw('pw'))).status).toBe(429);
+    expect((await call('GET', `/shared/${token}`, { headers: { 'x-share-session': session } })).status).toBe(200);
+    // Revoking the link ends the session at once.
+    expect((await call('DELETE', `/share/${token}`, { token: 'admin-token' })).status).toBe(200);
+    expect((await call('GET', `/shared/${token}`, { headers: { 'x-share-session': session } })).status).toBe(404);
+    expect(gw.logs.text()).not.toContain(session);
+  });
+});
+
+describe('guest media keys', () => {
+  const PROXY = 'rv/00112233445566778899aabbccddeeff/proxy.mp4';
+  const THUMB = 'rv/ffeeddccbbaa99887766554433221100/thumb.jpg';
+  beforeEach(() => {
+    gw.state.finished!.set(VERSION, { versionId: VERSION, reviewKind: 'video', proxyKey: PROXY, thumbnailKey: THUMB });
+    gw.state.media!.set(PROXY, { contentType: 'video/mp4', data: Buffer.from('0123456789') });
+    gw.state.media!.set(THUMB, { contentType: 'image/jpeg', data: Buffer.from('jpeg') });
+  });
+
+  it("come from media-transcode's finished outputs, are sealed for the link, and serve only while it is live", async () => {
+    const { token } = await share();
+    const res = await call('GET', `/shared/${token}`);
+    expect(res.status, res.text).toBe(200);
+    expect(gw.state.calls.find((c) => c.method === 'finishedOutputs')!.req).toEqual({ versionIds: [VERSION] });
+    const v = res.json.versions[0];
+    expect(v.review_kind).toBe('video');
+    expect(v.review_media_key).toMatch(/^sh\/[A-Za-z0-9_-]{86}\/proxy\.mp4$/);
+    expect(v.thumbnail_media_key).toMatch(/^sh\/[A-Za-z0-9_-]{86}\/thumb\.jpg$/);
+    expect(res.text).not.toContain('rv/');
+    expect(Date.parse(res.json.media_expires_at)).toBeGreaterThan(Date.now() + 3 * 3600_000);
+
+    const proxy = await call('GET', `/media/${v.review_media_key}`);
+    expect(proxy.status).toBe(200);
+    expect(proxy.text).toBe('0123456789');
+    expect(proxy.headers.get('content-type')).toBe('video/mp4');
+    expect(proxy.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(proxy.headers.get('cache-control')).toBe('no-store');
+    const range = await call('GET', `/media/${v.review_media_key}`, { headers: { range: 'bytes=2-4' } });
+    expect(range.status).toBe(206);
+    expect(range.text).toBe('234');
+    expect(range.headers.get('content-range')).toBe('bytes 2-4/10');
+    expect((await call('GET', `/media/${v.thumbnail_media_key}`)).headers.get('content-type')).toBe('image/jpeg');
+    // Altered keys and the key under another name open nothing.
+    const sealed = v.review_media_key.split('/')[1] as string;
+    expect((await call('GET', `/media/sh/${sealed.slice(0, 40)}${sealed[40] === 'A' ? 'B' : 'A'}${sealed.slice(41)}/proxy.mp4`)).status).toBe(404);
+    expect((await call('GET', `/media/sh/${sealed}/thumb.jpg`)).status).toBe(404);
+    expect((await call('GET', `/media/sh/${sealed}/original.mov`)).status).toBe(404);
+    expect(gw.logs.text()).not.toContain(sealed);
+
+    expect((await call('DELETE', `/share/${token}`, { token: 'admin-token' })).status).toBe(200);
+    const gone = await call('GET', `/media/${v.review_media_key}`);
+    expect(gone.status).toBe(404);
+    expect(gone.json.code).toBe('not_found');
+    expect((await call('GET', `/media/${v.thumbnail_media_key}`)).status).toBe(404);
+  });
+
+  it('hostile guest keys and sessions are refused as 400, 401 or 404, never 5xx', async () => {
+    const { token } = await share({ password: 'pw' });
+    const opened = await call('GET', `/shared/${token}`, { headers: { 'x-share-password': 'pw' } });
+    const key = opened.json.versions[0].review_media_key as string;
+    const session = opened.headers.get('x-share-session')!;
+    const sealed = key.split('/')[1]!;
+    const keys = [
+      `sh/${'A'.repeat(86)}/proxy.mp4`,
+      `sh/${sealed}/proxy.jpg`,
+      `sh/${sealed}/%2e%2e`,
+      `sh/${sealed}/..%2f..%2fetc%2fpasswd`,
+      `sh/${sealed}%00/proxy.mp4`,
+      `sh/${sealed.slice(1)}/proxy.mp4`,
+      `sh/${sealed}A/proxy.mp4`,
+      `sh/${sealed}/${'x'.repeat(5000)}`,
+      `sh/${'é'.repeat(43)}/proxy.mp4`,
+      `sh//proxy.mp4`,
+      'sh',
+      ...Array.from({ length: 50 }, (_, i) => `sh/${Buffer.alloc(64, i).toString('base64url')}/thumb.jpg`),
+    ];
+    const sessions = [
+      '',
+      'x'.repeat(70),
+      `${session}=`,
+      session.toLowerCase(),
+      Buffer.alloc(52).toString('base64url'),
+      'é'.repeat(35),
+      'A'.repeat(8000),
+      ...Array.from({ length: 50 }, (_, i) => Buffer.alloc(52, i).toString('base64url')),
+    ];
+    const statuses: number[] = [];
+    for (const k of keys) statuses.push((await call('GET', `/media/${k}`)).status);
+    for (const sess of sessions) {
+      statuses.push((await call('GET', `/shared/${token}`, { headers: { 'x-share-session': sess } })).status);
+    }
+    expect(statuses.filter((st) => st >= 500)).toEqual([]);
+    expect(new Set(statuses.filter((st) => ![400, 401, 404, 429].includes(st)))).toEqual(new Set());
+    // None of them opened anything.
+    expect(statuses.filter((st) => st === 200)).toEqual([]);
+    expect(gw.logs.text()).not.toContain(session);
+  });
+
+  it('a version without a finished transcode, or media-transcode down, shows no keys', async () => {
+    const { token } = await share();
+    gw.state.finished!.clear();
+    expect((await call('GET', `/shared/${token}`)).json.versions[0]).toMatchObject({ review_kind: null, review_media_key: null, thumbnail_media_key: null });
+    gw.state.finished!.set(VERSION, { versionId: VERSION, reviewKind: 'video', proxyKey: PROXY, thumbnailKey: THUMB });
+    gw.state.down.add('media');
+    const res = await call('GET', `/shared/${token}`);
+    expect(res.status).toBe(200);
+    expect(res.json.versions[0].review_media_key).toBeNull();
   });
 });

@@ -9,6 +9,7 @@ import { AppError, isAppError, type CallContext, type Logger } from '@reelbase/l
 import type { recordsv1 } from '@reelbase/proto';
 import type { Request, Response } from 'express';
 import type { AuthedPrincipal } from '../domain/authed.principal.js';
+import type { GuestSecrets } from '../domain/guest.secrets.js';
 import type { RateLimiter } from '../domain/rate.limiter.js';
 import { defineRoute, Reply, type AnyRoute, type RawInput } from '../http/route.js';
 import { recordObject } from '../mappers/record.mapper.js';
@@ -31,6 +32,7 @@ import type { RouteDeps } from './route.deps.js';
 const TAGS = ['share'];
 const MANAGERS: ReadonlySet<string> = new Set(['Admin', 'Supervisor', 'Coordinator']);
 export const SHARE_PASSWORD_HEADER = 'x-share-password';
+export const SHARE_SESSION_HEADER = 'x-share-session';
 
 /** 403 unless the caller is an Admin, Supervisor or Coordinator (before the body is read). */
 function assertManager(p: AuthedPrincipal): void {
@@ -40,11 +42,20 @@ function assertManager(p: AuthedPrincipal): void {
 /** The key of a link in the per-link limiters: a digest, so the token is not held as such. */
 const linkKey = (token: string) => createHash('sha256').update(token).digest('base64url');
 
-/** The password header, when sent once. */
-function passwordOf(req: Request): string | undefined {
-  const v = req.headers[SHARE_PASSWORD_HEADER];
+/** A guest header, when sent once and not empty. */
+function headerOf(req: Request, name: string): string | undefined {
+  const v = req.headers[name];
   return typeof v === 'string' && v.length > 0 ? v : undefined;
 }
+
+/** The headers a guest proves a link's password with. */
+const GUEST_HEADERS = [
+  { name: SHARE_PASSWORD_HEADER, description: "The link's password, when it has one." },
+  {
+    name: SHARE_SESSION_HEADER,
+    description: 'A guest session answered by `GET /shared/{token}` after a correct password: taken instead of the password until it expires.',
+  },
+];
 
 /** A guest's answers are private to the link holder: never cached, never sent as a referrer. */
 function guestHeaders(res: Response): void {
@@ -77,10 +88,22 @@ export interface ShareRouteOptions {
   /** PUBLIC_URL: the origin of the `url` of new links; unset: the request's scheme and Host. */
   publicUrl?: string;
   logger?: Logger;
+  /** Seals guest media keys and sessions; unset (tests of other routes): guests get no media keys and no sessions. */
+  secrets?: GuestSecrets;
+  /** Lifetime of a guest's media keys (SHARE_MEDIA_KEY_SECONDS). */
+  mediaKeySeconds?: number;
+  /** Lifetime of a guest session (SHARE_SESSION_SECONDS). */
+  sessionSeconds?: number;
 }
 
+/** Defaults of the two lifetimes (config.ts has the same). */
+const MEDIA_KEY_SECONDS = 4 * 3600;
+const SESSION_SECONDS = 30 * 60;
+
 export function shareRoutes({ peers, share }: RouteDeps): AnyRoute[] {
-  const { notesLimiter, passwordFailures, publicUrl, logger } = share ?? {};
+  const { notesLimiter, passwordFailures, publicUrl, logger, secrets } = share ?? {};
+  const mediaKeySeconds = share?.mediaKeySeconds ?? MEDIA_KEY_SECONDS;
+  const sessionSeconds = share?.sessionSeconds ?? SESSION_SECONDS;
   const origin = (req: Request) => (publicUrl ? publicUrl.replace(/\/+$/, '') : `${req.protocol}://${req.get('host') ?? 'localhost'}`);
 
   /** The studio's branding; the page still works without it, so a schema outage gives none (logged). */
@@ -94,22 +117,72 @@ export function shareRoutes({ peers, share }: RouteDeps): AnyRoute[] {
     }
   };
 
-  /** 429 while the link has used up its password attempts. */
-  const checkPasswordBudget = (key: string): void => {
-    const wait = passwordFailures?.peek(key) ?? 0;
-    if (wait > 0) throw new AppError('rate_limited', 'too many wrong passwords for this share link', { retryAfter: Math.ceil(wait) });
+  const rateLimited = (wait: number) =>
+    new AppError('rate_limited', 'too many wrong passwords for this share link', { retryAfter: Math.max(1, Math.ceil(wait)) });
+
+  /**
+   * Runs a guest call with the link's proof (docs/review.md, "Passwords"):
+   * - a genuine, unexpired session (`x-share-session`) stands in for the password: no scrypt, no
+   *   budget (records still checks that the link is live and that the session is this link's);
+   * - a password is charged to the link's budget before it is verified (429 once it is spent, so
+   *   parallel guesses cannot all pass a check made before any of them failed) and refunded when
+   *   it was not refused (right, or the link needed none, or records did not get to verify it);
+   * - no proof: a `password_required` answer is charged after the fact (it cost no scrypt).
+   */
+  const guestCall = async <T>(token: string, req: Request, call: (proof: { password?: string; sessionLinkId?: string }) => Promise<T>): Promise<T> => {
+    const key = linkKey(token);
+    const sessionLinkId = secrets?.openSession(headerOf(req, SHARE_SESSION_HEADER));
+    const password = headerOf(req, SHARE_PASSWORD_HEADER);
+    if (sessionLinkId !== undefined) {
+      try {
+        return await call({ sessionLinkId, password });
+      } catch (err) {
+        // A session of another link is no proof here: it counts like a missing password.
+        if (isAppError(err) && err.code === 'password_required') passwordFailures?.take(key);
+        throw err;
+      }
+    }
+    if (password === undefined) {
+      const wait = passwordFailures?.peek(key) ?? 0;
+      if (wait > 0) throw rateLimited(wait);
+      try {
+        return await call({});
+      } catch (err) {
+        if (isAppError(err) && err.code === 'password_required') passwordFailures?.take(key);
+        throw err;
+      }
+    }
+    const wait = passwordFailures?.take(key) ?? 0;
+    if (wait > 0) throw rateLimited(wait);
+    let refused = false;
+    try {
+      return await call({ password });
+    } catch (err) {
+      refused = isAppError(err) && err.code === 'password_required';
+      throw err;
+    } finally {
+      if (!refused) passwordFailures?.refund(key);
+    }
   };
 
-  /** Runs a guest call; a refused password counts against the link. */
-  const guestCall = async <T>(token: string, call: () => Promise<T>): Promise<T> => {
-    const key = linkKey(token);
-    checkPasswordBudget(key);
+  /** A guest key for each finished output of the shared versions, from media-transcode's own jobs. */
+  const guestMedia = async (linkId: string, versionIds: string[], ctx: CallContext) => {
+    const media = new Map<string, { kind: string; proxy?: string; thumbnail?: string }>();
+    if (!secrets || versionIds.length === 0 || !peers.media) return media;
     try {
-      return await call();
+      const { outputs } = await peers.media.finishedOutputs({ versionIds }, ctx);
+      for (const o of outputs) {
+        media.set(o.versionId, {
+          kind: o.reviewKind,
+          proxy: secrets.mediaKey(linkId, o.proxyKey, mediaKeySeconds),
+          thumbnail: secrets.mediaKey(linkId, o.thumbnailKey, mediaKeySeconds),
+        });
+      }
     } catch (err) {
-      if (isAppError(err) && err.code === 'password_required') passwordFailures?.take(key);
-      throw err;
+      // The playlist and its notes still show; the page says nothing has finished transcoding.
+      logger?.warn({ err, request_id: ctx.requestId }, 'media-transcode unavailable; the shared playlist is answered without media');
     }
+    return media;
   };
 
   /** Per-link note budget, before the body is validated (429 with Retry-After). */
@@ -198,33 +271,69 @@ export function shareRoutes({ peers, share }: RouteDeps): AnyRoute[] {
       summary: 'A shared playlist as a guest sees it (public).',
       description:
         'The playlist, its live versions (in playlist order) with the latest finished reviewable and their notes (oldest first), ' +
-        '`can_comment`, `expires_at` and the studio branding. A link with a password needs it in `x-share-password` (missing or ' +
-        'wrong: 401 `password_required`; after `SHARE_PASSWORD_FAILURES_PER_MINUTE` wrong ones the link answers 429 for a while). ' +
-        'Unknown, revoked or expired: 404.',
+        '`can_comment`, `expires_at` and the studio branding. The media keys are guest keys bound to this link (`sh/…`), ' +
+        'opening at `GET /media/{key}` while the link is live and until `media_expires_at`; they are taken from the media ' +
+        "service's finished transcodes. A link with a password needs it in `x-share-password` (missing or wrong: 401 " +
+        '`password_required`), or the session a correct password was answered with (`x-share-session`, valid ' +
+        '`SHARE_SESSION_SECONDS`). Each password sent is charged to the link before it is verified and refunded unless it ' +
+        'was wrong: after `SHARE_PASSWORD_FAILURES_PER_MINUTE` wrong or missing ones the link answers 429 with `Retry-After` ' +
+        'for a while, and at most 2 verifications of one link run at once (more: 429). Sessions are not limited by that ' +
+        'budget. Unknown, revoked or expired: 404.',
       tags: TAGS,
       auth: 'public',
       rateLimited: false,
       params: TokenPath,
-      headerParams: [{ name: SHARE_PASSWORD_HEADER, description: "The link's password, when it has one." }],
-      responses: { 200: { description: 'The shared playlist.', schema: SharedOut }, 401: { description: '`password_required`.', schema: ErrorBody } },
+      headerParams: GUEST_HEADERS,
+      responses: {
+        200: {
+          description:
+            'The shared playlist. When a correct `x-share-password` was sent, the answer carries a guest session in the ' +
+            '`x-share-session` header (and its expiry in `x-share-session-expires`): send it instead of the password.',
+          schema: SharedOut,
+        },
+        401: { description: '`password_required`.', schema: ErrorBody },
+      },
       errors: [404, 429, 503],
       handler: async ({ params, ctx, req, res }) => {
         guestHeaders(res);
-        const opened = await guestCall(params.token, () => peers.records.openShare({ token: params.token, password: passwordOf(req) }, guestCtx(ctx)));
+        const gctx = guestCtx(ctx);
+        let usedPassword = false;
+        const opened = await guestCall(params.token, req, (proof) => {
+          usedPassword = proof.sessionLinkId === undefined && proof.password !== undefined;
+          return peers.records.openShare({ token: params.token, ...proof }, gctx);
+        });
+        if (usedPassword && opened.hasPassword && secrets) {
+          const session = secrets.session(opened.linkId, sessionSeconds);
+          res.setHeader(SHARE_SESSION_HEADER, session.token);
+          res.setHeader('x-share-session-expires', session.expiresAt);
+        }
+        const mediaExpiresAt = new Date(Math.floor(Date.now() / 1000 + mediaKeySeconds) * 1000).toISOString();
+        const [media, brand] = await Promise.all([
+          guestMedia(
+            opened.linkId,
+            opened.versions.map((v) => v.id),
+            gctx,
+          ),
+          branding(ctx),
+        ]);
         return Reply.json({
           playlist: { id: opened.playlistId, name: opened.playlistName },
-          versions: opened.versions.map((v) => ({
-            id: v.id,
-            code: v.code,
-            status: v.status ?? null,
-            review_kind: v.reviewKind ?? null,
-            review_media_key: v.reviewMediaKey ?? null,
-            thumbnail_media_key: v.thumbnailMediaKey ?? null,
-            notes: v.notes.map(recordObject),
-          })),
+          versions: opened.versions.map((v) => {
+            const m = media.get(v.id);
+            return {
+              id: v.id,
+              code: v.code,
+              status: v.status ?? null,
+              review_kind: m?.kind ?? null,
+              review_media_key: m?.proxy ?? null,
+              thumbnail_media_key: m?.thumbnail ?? null,
+              notes: v.notes.map(recordObject),
+            };
+          }),
           can_comment: opened.canComment,
           expires_at: opened.expiresAt ?? null,
-          branding: await branding(ctx),
+          media_expires_at: mediaExpiresAt,
+          branding: brand,
         });
       },
     }),
@@ -237,7 +346,7 @@ export function shareRoutes({ peers, share }: RouteDeps): AnyRoute[] {
         'Creates a Note linked to the version (`author` empty, `guest_name` set, `content` = the comment, `verdict` when given), ' +
         'written like any Note: its event is in the log and on the WebSocket and it is listed by ' +
         '`GET /entities/Version/{id}/notes`. A version outside the playlist, or a link without `can_comment`: 403; a bad ' +
-        'verdict: 422; a password as for GET. Each link takes at most `SHARE_NOTES_PER_MINUTE` notes a minute (429 with ' +
+        'verdict: 422; a password or session as for GET. Each link takes at most `SHARE_NOTES_PER_MINUTE` notes a minute (429 with ' +
         '`Retry-After`, counted before the body is read).',
       tags: TAGS,
       auth: 'public',
@@ -245,16 +354,16 @@ export function shareRoutes({ peers, share }: RouteDeps): AnyRoute[] {
       authorizeAnonymous: limitNotes,
       params: TokenPath,
       body: GuestNoteBody,
-      headerParams: [{ name: SHARE_PASSWORD_HEADER, description: "The link's password, when it has one." }],
+      headerParams: GUEST_HEADERS,
       responses: { 200: { description: 'The Note.', schema: RecordOut }, 401: { description: '`password_required`.', schema: ErrorBody } },
       errors: [403, 404, 429, 503],
       handler: async ({ params, body, ctx, req, res }) => {
         guestHeaders(res);
-        const out = await guestCall(params.token, () =>
+        const out = await guestCall(params.token, req, (proof) =>
           peers.records.createGuestNote(
             {
               token: params.token,
-              password: passwordOf(req),
+              ...proof,
               versionId: body.version_id,
               comment: body.comment,
               verdict: body.verdict,

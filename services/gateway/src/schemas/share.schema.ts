@@ -56,8 +56,14 @@ export const SharedVersionOut = z
     code: z.string(),
     status: z.string().nullable(),
     review_kind: z.string().nullable().describe('`video` or `image`; null while no reviewable has finished.'),
-    review_media_key: z.string().nullable().describe('The proxy, at `GET /media/{key}`.'),
-    thumbnail_media_key: z.string().nullable(),
+    review_media_key: z
+      .string()
+      .nullable()
+      .describe(
+        "The proxy, at `GET /media/{key}`: a guest's key (`sh/…/proxy.mp4` or `proxy.jpg`) bound to this link, served only while the link " +
+          'is live and until `media_expires_at`; from the newest finished transcode of the version.',
+      ),
+    thumbnail_media_key: z.string().nullable().describe("The thumbnail (`sh/…/thumb.jpg`), a guest's key like `review_media_key`."),
     notes: z.array(RecordOut).describe('Live Notes linking the version, oldest first.'),
   })
   .meta({ id: 'SharedVersion' });
@@ -68,6 +74,9 @@ export const SharedOut = z
     versions: z.array(SharedVersionOut),
     can_comment: z.boolean(),
     expires_at: z.string().nullable(),
+    media_expires_at: z
+      .string()
+      .describe('When the media keys of this answer stop opening (`SHARE_MEDIA_KEY_SECONDS` after it); read `GET /shared/{token}` again for new ones.'),
     branding: BrandingOut,
   })
   .meta({ id: 'Shared', description: 'A shared playlist as a guest sees it.' });

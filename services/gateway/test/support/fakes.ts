@@ -65,6 +65,10 @@ export interface FakeState {
   media?: Map<string, { contentType: string; data: Buffer }>;
   /** version id → its latest reviewable. */
   reviewables?: Map<string, mediav1.GetReviewableResponse>;
+  /** Milliseconds records takes to answer OpenShare when a password is sent (a verification). */
+  shareVerifyMs?: number;
+  /** media-transcode's finished outputs per version id (FinishedOutputs). */
+  finished?: Map<string, mediav1.FinishedOutput>;
   /** Bytes each upload received, in order (what the fake media service read). */
   uploads?: { header: mediav1.UploadHeader; bytes: number }[];
   /** The notifier's tables: notifications with their owner, webhooks (with their secret), deliveries. */
@@ -160,10 +164,10 @@ export function fakePeers(state: FakeState): Peers {
     },
   };
   const shares = () => (state.shares ??= new Map());
-  const usableShare = (token: string, password: string | undefined) => {
+  const usableShare = (token: string, password: string | undefined, sessionLinkId?: string) => {
     const share = shares().get(token);
     if (!share || share.link.revokedAt) throw AppError.notFound('this share link does not exist, was revoked or has expired');
-    if (share.password !== undefined && share.password !== password) {
+    if (share.password !== undefined && sessionLinkId !== share.link.id && share.password !== password) {
       throw new AppError('unauthenticated', 'this share link needs its password', { code: 'password_required' });
     }
     return share;
@@ -289,7 +293,8 @@ export function fakePeers(state: FakeState): Peers {
     },
     openShare: async (req: recordsv1.OpenShareRequest, ctx: CallContext) => {
       track('records', 'openShare', req, ctx);
-      const share = usableShare(req.token, req.password);
+      if (state.shareVerifyMs && req.password !== undefined) await new Promise((r) => setTimeout(r, state.shareVerifyMs));
+      const share = usableShare(req.token, req.password, req.sessionLinkId);
       const playlist = get('Playlist', share.link.playlistId);
       const data = JSON.parse(playlist.dataJson) as { name?: string; versions?: { id: string }[] };
       const versions = (data.versions ?? []).flatMap((v) => {
@@ -297,11 +302,25 @@ export function fakePeers(state: FakeState): Peers {
         if (!r?.active) return [];
         return [{ id: r.id, code: String((JSON.parse(r.dataJson) as { code?: string }).code ?? ''), status: r.status, notes: [] }];
       });
-      return { playlistId: playlist.id, playlistName: data.name ?? '', versions, canComment: share.link.canComment, expiresAt: share.link.expiresAt };
+      return {
+        linkId: share.link.id,
+        hasPassword: share.link.hasPassword,
+        playlistId: playlist.id,
+        playlistName: data.name ?? '',
+        versions,
+        canComment: share.link.canComment,
+        expiresAt: share.link.expiresAt,
+      };
+    },
+    checkShareLink: async (req: recordsv1.CheckShareLinkRequest, ctx: CallContext) => {
+      track('records', 'checkShareLink', req, ctx);
+      const share = [...shares().values()].find((s) => s.link.id === req.linkId);
+      if (!share || share.link.revokedAt) throw AppError.notFound('this share link does not exist, was revoked or has expired');
+      return { playlistId: share.link.playlistId };
     },
     createGuestNote: async (req: recordsv1.CreateGuestNoteRequest, ctx: CallContext) => {
       track('records', 'createGuestNote', req, ctx);
-      const share = usableShare(req.token, req.password);
+      const share = usableShare(req.token, req.password, req.sessionLinkId);
       if (!share.link.canComment) throw new AppError('forbidden', 'this share link does not allow comments');
       const data = { content: req.comment, links: [{ type: 'Version', id: req.versionId }], guest_name: req.guestName, verdict: req.verdict };
       const note: recordsv1.Record = { id: newId(), entityType: 'Note', active: true, createdAt: now(), updatedAt: now(), dataJson: JSON.stringify(data) };
@@ -487,6 +506,10 @@ function fakeMedia(state: FakeState, track: (peer: string, method: string, req: 
       };
       state.reviewables!.set(header.versionId, { status: 'pending', representationId: id, attempts: 0 });
       return { representation, status: 'pending' };
+    },
+    async finishedOutputs(req: mediav1.FinishedOutputsRequest, ctx: CallContext) {
+      track('media', 'finishedOutputs', req, ctx);
+      return { outputs: req.versionIds.flatMap((id) => state.finished?.get(id) ?? []) };
     },
     async getReviewable(req: mediav1.GetReviewableRequest, ctx: CallContext) {
       track('media', 'getReviewable', req, ctx);

@@ -29,8 +29,9 @@ const UNUSED_RECORDS_METHODS = {
   createShareLink: async () => ({ token: '' }),
   listShareLinks: async () => ({ links: [] }),
   revokeShareLink: async () => ({}),
-  openShare: async () => ({ playlistId: '', playlistName: '', versions: [], canComment: false }),
+  openShare: async () => ({ linkId: '', hasPassword: false, playlistId: '', playlistName: '', versions: [], canComment: false }),
   createGuestNote: async () => ({}),
+  checkShareLink: async () => ({ playlistId: '' }),
 };
 const SECRET = 'round-trip-test-internal-auth-secret-0123456789';
 const { HealthCheckResponse_ServingStatus: Serving } = healthv1;

@@ -54,6 +54,9 @@ describe('streaming gRPC calls', () => {
       async getReviewable() {
         throw AppError.notFound('no reviewable');
       },
+      async finishedOutputs() {
+        return { outputs: [] };
+      },
       async readMedia(request, _ctx, out) {
         if (request.key === 'missing') throw AppError.notFound('no such media');
         if (request.key === 'range') throw new AppError('bad_request', 'range not satisfiable', { code: 'range_not_satisfiable', extra: { size: 10 } });

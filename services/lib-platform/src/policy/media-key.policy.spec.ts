@@ -1,6 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../errors.js';
-import { assertMediaKey, isMediaKey, mediaExtension, mediaKeyFromPath, mediaKeyProblem, newMediaPrefix, uploadFileName } from './media-key.policy.js';
+import {
+  assertMediaKey,
+  isGuestMediaKey,
+  isMediaKey,
+  mediaExtension,
+  mediaKeyFromPath,
+  mediaKeyProblem,
+  newMediaPrefix,
+  uploadFileName,
+} from './media-key.policy.js';
 
 const HEX = '0123456789abcdef0123456789abcdef';
 const GOOD = `rv/${HEX}/proxy.mp4`;
@@ -91,6 +100,29 @@ describe('media keys', () => {
   it('refuses decoded keys carrying NUL, backslashes, unicode dots and absolute paths', () => {
     for (const key of [`rv/${HEX}/proxy.mp4\0`, `rv\\${HEX}\\proxy.mp4`, `rv/${HEX}/\u2024\u2024`, `rv/${HEX}/\uff0e\uff0e`, `/rv/${HEX}/x`]) {
       expect(() => assertMediaKey(key), JSON.stringify(key)).toThrow(AppError);
+    }
+  });
+
+  it("passes a guest's key through the path, but never as a key the media service reads", () => {
+    const guest = `sh/${'A_-z9'.repeat(17)}x/proxy.mp4`;
+    expect(isGuestMediaKey(guest)).toBe(true);
+    expect(mediaKeyFromPath(guest)).toBe(guest);
+    expect(() => assertMediaKey(guest)).toThrow(AppError);
+    // Any name is a guest key's shape (only the gateway knows which open): a guessed name is 404, not 400.
+    expect(isGuestMediaKey(`sh/${'A'.repeat(86)}/original.mov`)).toBe(true);
+    for (const bad of [
+      `sh/${'A'.repeat(85)}/proxy.mp4`,
+      `sh/${'A'.repeat(87)}/proxy.mp4`,
+      `sh/${'A'.repeat(85)}./proxy.mp4`,
+      `sh/${'A'.repeat(86)}/..`,
+      `sh/${'A'.repeat(86)}/a..b`,
+      `sh/${'A'.repeat(86)}/.`,
+      `sh/${'A'.repeat(86)}/Proxy.mp4`,
+      `sh/${'A'.repeat(86)}/proxy.mp4/x`,
+      `sh/${'A'.repeat(86)}/${'a'.repeat(65)}`,
+    ]) {
+      expect(isGuestMediaKey(bad), bad).toBe(false);
+      expect(() => mediaKeyFromPath(bad), bad).toThrow(AppError);
     }
   });
 

@@ -16,6 +16,21 @@ export const MEDIA_KEY_PATTERN = /^rv\/[0-9a-f]{32}\/[a-z0-9_.-]{1,64}$/;
 /** Longest key: `rv/` + 32 + `/` + 64. */
 export const MEDIA_KEY_MAX_LENGTH = 100;
 
+/**
+ * A guest's media key (docs/review.md): `sh/<86 base64url characters>/<name>`, a sealed and
+ * short-lived stand-in for one proxy or thumbnail, bound to a share link. Only the gateway opens
+ * it (and turns it into the `rv/` key it stands for; any other name opens nothing, 404); the
+ * media service never accepts one.
+ */
+export const GUEST_MEDIA_KEY_PATTERN = /^sh\/[A-Za-z0-9_-]{86}\/[a-z0-9_.-]{1,64}$/;
+
+/** True when `key` is spelled like a guest's media key (whether it opens is the gateway's check). */
+export function isGuestMediaKey(key: string): boolean {
+  if (!GUEST_MEDIA_KEY_PATTERN.test(key)) return false;
+  const name = key.slice(key.lastIndexOf('/') + 1);
+  return name !== '.' && !name.includes('..');
+}
+
 /** Why `key` is not a media key, or undefined when it is one. */
 export function mediaKeyProblem(key: string): string | undefined {
   if (key.length === 0) return 'the media key is empty';
@@ -39,9 +54,9 @@ export function assertMediaKey(key: string): string {
 }
 
 /**
- * The key of a request path after `/media/`, decoded exactly once. A segment that does not
- * decode (a lone `%`, an invalid UTF-8 sequence such as overlong forms) is refused like any
- * other malformed key.
+ * The key of a request path after `/media/`, decoded exactly once: a media key, or a guest's media
+ * key. A segment that does not decode (a lone `%`, an invalid UTF-8 sequence such as overlong
+ * forms) is refused like any other malformed key.
  */
 export function mediaKeyFromPath(encoded: string): string {
   let key: string;
@@ -50,7 +65,7 @@ export function mediaKeyFromPath(encoded: string): string {
   } catch {
     throw new AppError('bad_request', 'malformed media key: the path does not decode as UTF-8', { code: 'bad_request' });
   }
-  return assertMediaKey(key);
+  return isGuestMediaKey(key) ? key : assertMediaKey(key);
 }
 
 /** A new object prefix `rv/<32 hex>` with 128 random bits. */

@@ -6,7 +6,7 @@ import { AppError, assertMediaKey, isUuid, streamGc, type ServiceHandlers } from
 import type { mediav1 } from '@reelbase/proto';
 import type { ObjectStore } from '../objects/object.store.js';
 import type { MediaRecords } from '../records/records.client.js';
-import type { JobRepository } from '../store/job.repository.js';
+import type { FinishedJob, JobOutputs, JobRepository } from '../store/job.repository.js';
 import type { UploadFlow } from '../upload/upload.flow.js';
 
 export const MEDIA_SERVICE_NAME = 'reelbase.media.v1.MediaService';
@@ -17,6 +17,33 @@ export interface MediaHandlerDeps {
   records: MediaRecords;
   store: ObjectStore;
   readChunkBytes: number;
+}
+
+/** Most versions one FinishedOutputs call may ask about (a playlist larger than this is cut). */
+export const MAX_OUTPUT_VERSIONS = 1000;
+
+/**
+ * The outputs of a job finished before jobs kept them: they sit beside its original
+ * (`<prefix>/thumb.jpg`, `<prefix>/proxy.mp4` or `proxy.jpg`); found once, then kept on the row.
+ */
+async function legacyOutputs(job: FinishedJob, deps: MediaHandlerDeps): Promise<JobOutputs | null> {
+  const prefix = job.originalKey.slice(0, job.originalKey.lastIndexOf('/'));
+  const exists = (key: string) =>
+    deps.store.stat(key).then(
+      () => true,
+      (err: unknown) => {
+        if (err instanceof AppError && err.kind === 'not_found') return false;
+        throw err;
+      },
+    );
+  const thumbnailKey = `${prefix}/thumb.jpg`;
+  if (!(await exists(thumbnailKey))) return null;
+  let outputs: JobOutputs;
+  if (await exists(`${prefix}/proxy.mp4`)) outputs = { reviewKind: 'video', proxyKey: `${prefix}/proxy.mp4`, thumbnailKey };
+  else if (await exists(`${prefix}/proxy.jpg`)) outputs = { reviewKind: 'image', proxyKey: `${prefix}/proxy.jpg`, thumbnailKey };
+  else return null;
+  await deps.jobs.recordOutputs(job.id, outputs);
+  return outputs;
 }
 
 export function mediaHandlers(deps: MediaHandlerDeps): ServiceHandlers<mediav1.MediaServiceServer> {
@@ -37,6 +64,18 @@ export function mediaHandlers(deps: MediaHandlerDeps): ServiceHandlers<mediav1.M
         attempts: data.attempts ?? 0,
         transcodeError: data.transcode_error ?? undefined,
       };
+    },
+
+    async finishedOutputs(req) {
+      const ids = [...new Set(req.versionIds.filter(isUuid).map((id) => id.toLowerCase()))].slice(0, MAX_OUTPUT_VERSIONS);
+      const finished = await deps.jobs.newestDone(ids);
+      const outputs = await Promise.all(
+        finished.map(async (job) => {
+          const o = job.outputs ?? (await legacyOutputs(job, deps));
+          return o ? { versionId: job.versionId, reviewKind: o.reviewKind, proxyKey: o.proxyKey, thumbnailKey: o.thumbnailKey } : undefined;
+        }),
+      );
+      return { outputs: outputs.filter((o) => o !== undefined) };
     },
 
     async readMedia(req, _ctx, out) {

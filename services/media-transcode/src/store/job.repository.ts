@@ -38,6 +38,21 @@ export interface NewJob {
   fileName: string;
 }
 
+/** What a finished job produced: the keys guests may be given (docs/review.md). */
+export interface JobOutputs {
+  reviewKind: 'video' | 'image';
+  proxyKey: string;
+  thumbnailKey: string;
+}
+
+/** The newest `done` job of a version and its outputs (null for a job finished before they were kept). */
+export interface FinishedJob {
+  id: string;
+  versionId: string;
+  originalKey: string;
+  outputs: JobOutputs | null;
+}
+
 /** The attempts of a job so far. */
 export interface AttemptSummary {
   count: number;
@@ -251,6 +266,40 @@ export class JobRepository {
   /** Forgets an attempt that a dependency failure cut short (it does not count). */
   async deleteAttempt(jobId: string, attempt: number): Promise<void> {
     await guarded(() => this.exec('delete from "media"."attempts" where "job_id" = ? and "attempt" = ?', [jobId, attempt]));
+  }
+
+  /** Keeps what the job produced; written before the Representation is told it is `done`. */
+  async recordOutputs(id: string, o: JobOutputs): Promise<void> {
+    await guarded(() =>
+      this.exec('update "media"."jobs" set "review_kind" = ?, "proxy_key" = ?, "thumbnail_key" = ? where "id" = ?', [
+        o.reviewKind,
+        o.proxyKey,
+        o.thumbnailKey,
+        id,
+      ]),
+    );
+  }
+
+  /** Per version among `versionIds`, the newest `done` job (versions without one are left out). */
+  async newestDone(versionIds: readonly string[]): Promise<FinishedJob[]> {
+    if (versionIds.length === 0) return [];
+    const rows = await guarded(() =>
+      this.exec<{ id: string; version_id: string; original_key: string; review_kind: string | null; proxy_key: string | null; thumbnail_key: string | null }>(
+        `select distinct on ("version_id") "id", "version_id", "original_key", "review_kind", "proxy_key", "thumbnail_key"
+         from "media"."jobs" where "version_id" in (${versionIds.map(() => '?').join(', ')}) and "state" = 'done'
+         order by "version_id", "created_at" desc, "id" desc`,
+        [...versionIds],
+      ),
+    );
+    return rows.map((r) => ({
+      id: r.id,
+      versionId: r.version_id,
+      originalKey: r.original_key,
+      outputs:
+        r.proxy_key && r.thumbnail_key && (r.review_kind === 'video' || r.review_kind === 'image')
+          ? { reviewKind: r.review_kind, proxyKey: r.proxy_key, thumbnailKey: r.thumbnail_key }
+          : null,
+    }));
   }
 
   /** True when a later upload of the same Version is already done (its thumbnail must win). */

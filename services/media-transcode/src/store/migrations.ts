@@ -3,7 +3,11 @@
  * "Service shape"). Names follow `<schema>-NNNN-<what>` and never change once applied.
  */
 import type { MigrationObject } from '@mikro-orm/postgresql';
+import { JobOutputsMigration } from './job-outputs.migration.js';
 import { JobsMigration } from './jobs.migration.js';
 
 /** Every migration of schema `media`, oldest first. */
-export const MEDIA_MIGRATIONS: MigrationObject[] = [{ name: 'media-0001-jobs', class: JobsMigration }];
+export const MEDIA_MIGRATIONS: MigrationObject[] = [
+  { name: 'media-0001-jobs', class: JobsMigration },
+  { name: 'media-0002-job-outputs', class: JobOutputsMigration },
+];

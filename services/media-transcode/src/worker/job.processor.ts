@@ -10,7 +10,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { JsMsg } from '@nats-io/jetstream';
-import { AppError, isUuid, systemContext, type Logger } from '@reelbase/lib-platform';
+import { AppError, isUuid, newMediaPrefix, systemContext, type Logger } from '@reelbase/lib-platform';
 import { interpretProbe, type ProbedSource } from '../domain/probe.rules.js';
 import { decideDelivery } from '../domain/reviewable.rules.js';
 import { TranscodeFailure } from '../domain/transcode.failure.js';
@@ -282,14 +282,15 @@ export class JobProcessor {
       await processing;
       const source: ProbedSource = await probed;
       setKind(source.kind);
-      const prefix = job.originalKey.slice(0, job.originalKey.lastIndexOf('/'));
 
       // The thumbnail and the proxy encode side by side (docs/media.md, "Worker"): the thumbnail,
       // a frame or two, is done long before the proxy and is stored and shown at once; the proxy
       // no longer waits for it. A thumbnail that fails stops the proxy (`local`) and is the
       // attempt's reason; a proxy that fails lets the short thumbnail finish first.
       const thumbFile = join(dir, 'thumb.jpg');
-      const thumbKey = `${prefix}/thumb.jpg`;
+      // Every stored object has a key of its own (128 random bits each): none can be derived from
+      // another, so a guest given the proxy's key learns nothing of the original's (docs/media.md).
+      const thumbKey = `${newMediaPrefix()}/thumb.jpg`;
       const thumbShown = (async () => {
         await step('thumbnail', source.kind, () => runTool('ffmpeg', this.o.ffmpeg, thumbnailArgs(input, thumbFile, source, limits), run));
         const size = await store.putFile(thumbKey, thumbFile, 'image/jpeg');
@@ -308,7 +309,7 @@ export class JobProcessor {
       // The thumbnail's failure is the attempt's reason even when the proxy, stopped for it, ends first.
       const thumbSize = await thumbShown;
       await encoded;
-      const proxyKey = `${prefix}/${proxyName}`;
+      const proxyKey = `${newMediaPrefix()}/${proxyName}`;
       const proxySize = await step('store', source.kind, () => store.putFile(proxyKey, proxyFile, proxyType));
 
       const files = {
@@ -325,6 +326,8 @@ export class JobProcessor {
         transcode_error: null,
         files,
       };
+      // Kept on the job first: guests are served the outputs of done jobs from here (docs/review.md).
+      await this.o.jobs.recordOutputs(job.id, { reviewKind: source.kind, proxyKey, thumbnailKey: thumbKey });
       await records.updateRepresentation(job.representationId, done, ctx);
       // The latest done reviewable of a Version gives it its thumbnail (thumbnail_id = the Representation's id).
       if (!(await this.o.jobs.newerDoneExists(job))) await records.setVersionThumbnail(job.versionId, job.representationId, ctx);

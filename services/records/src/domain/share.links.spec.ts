@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import type { RecordService } from './record.service.js';
 import type { StoredRecord } from './record.store.js';
 import type { CreateInput, RecordView } from './record.types.js';
-import { ShareLinks, type NewShareLink, type ShareLinkRow, type ShareLinkStore, type VersionReviewable } from './share.links.js';
+import { MAX_VERIFYING_PER_LINK, ShareLinks, type NewShareLink, type ShareLinkRow, type ShareLinkStore } from './share.links.js';
 import { isShareToken, newShareToken, sameDigest, SharePasswords, tokenDigest } from './share.secrets.js';
 
 const PLAYLIST = '0190a0b0-0000-7000-8000-000000000101';
@@ -56,9 +56,6 @@ class MemoryShareStore implements ShareLinkStore {
   async notesLinkingAny() {
     return [];
   }
-  async latestReviewables(ids: readonly string[]): Promise<VersionReviewable[]> {
-    return ids.map((versionId) => ({ versionId, reviewMediaKey: `rv/${versionId}/proxy.mp4`, thumbnailMediaKey: null, reviewKind: 'video' }));
-  }
   async insertShareLink(l: NewShareLink) {
     const row: ShareLinkRow = { ...l, createdAt: new Date().toISOString(), revokedAt: null, expired: false };
     this.links.push(row);
@@ -80,6 +77,25 @@ class MemoryShareStore implements ShareLinkStore {
   }
 }
 
+/** Counts verifications; each one waits until `release` is called when `hold` is set. */
+class CountingPasswords extends SharePasswords {
+  verified = 0;
+  running = 0;
+  maxRunning = 0;
+  hold: Promise<void> | undefined;
+  override async verify(password: string, stored: string): Promise<boolean> {
+    this.verified++;
+    this.running++;
+    this.maxRunning = Math.max(this.maxRunning, this.running);
+    try {
+      if (this.hold) await this.hold;
+      return await super.verify(password, stored);
+    } finally {
+      this.running--;
+    }
+  }
+}
+
 function setup() {
   const store = new MemoryShareStore();
   const created: { input: CreateInput; principal?: Principal }[] = [];
@@ -89,8 +105,9 @@ function setup() {
       return { ...record('0190a0b0-0000-7000-8000-000000000999', 'Note', JSON.parse(input.dataJson!) as Record<string, unknown>), createdBy: null };
     },
   } as unknown as RecordService;
-  const shares = new ShareLinks(store, records, new SharePasswords(16));
-  return { store, created, shares };
+  const passwords = new CountingPasswords(16);
+  const shares = new ShareLinks(store, records, passwords);
+  return { store, created, shares, passwords };
 }
 
 const as = (role: Principal['role'], userId = '0190a0b0-0000-7000-8000-000000000002'): CallContext => ({
@@ -154,21 +171,23 @@ describe('ShareLinks', () => {
   it('a guest opens a live link in playlist order; revoked, expired and unknown links are one not_found; passwords are password_required', async () => {
     const { shares, store } = setup();
     const { token } = await shares.create({ playlistId: PLAYLIST, canComment: true }, as('Admin'));
-    const opened = await shares.open(token, undefined);
+    const opened = await shares.open(token, {});
     expect(opened.versions.map((v) => v.code)).toEqual(['v2', 'v1']);
-    expect(opened.versions[0]!.reviewMediaKey).toBe(`rv/${V2}/proxy.mp4`);
+    // The media are not taken from Representation records (the gateway asks the media service).
+    expect(opened.versions[0]).not.toHaveProperty('reviewMediaKey');
+    expect(opened).toMatchObject({ linkId: store.links[0]!.id, hasPassword: false });
 
     const locked = await shares.create({ playlistId: PLAYLIST, canComment: true, password: 'pw' }, as('Admin'));
-    expect((await refusal(shares.open(locked.token, undefined))).code).toBe('password_required');
-    expect((await refusal(shares.open(locked.token, 'nope'))).code).toBe('password_required');
-    expect((await shares.open(locked.token, 'pw')).playlistName).toBe('Dailies');
+    expect((await refusal(shares.open(locked.token, {}))).code).toBe('password_required');
+    expect((await refusal(shares.open(locked.token, { password: 'nope' }))).code).toBe('password_required');
+    expect((await shares.open(locked.token, { password: 'pw' })).playlistName).toBe('Dailies');
 
     store.links[0]!.expired = true;
-    expect((await refusal(shares.open(token, undefined))).kind).toBe('not_found');
+    expect((await refusal(shares.open(token, {}))).kind).toBe('not_found');
     await shares.revoke(locked.link.id, as('Coordinator'));
-    expect((await refusal(shares.open(locked.token, 'pw'))).kind).toBe('not_found');
-    expect((await refusal(shares.open(newShareToken().token, undefined))).kind).toBe('not_found');
-    expect((await refusal(shares.open('not a token', undefined))).kind).toBe('not_found');
+    expect((await refusal(shares.open(locked.token, { password: 'pw' }))).kind).toBe('not_found');
+    expect((await refusal(shares.open(newShareToken().token, {}))).kind).toBe('not_found');
+    expect((await refusal(shares.open('not a token', {}))).kind).toBe('not_found');
   });
 
   it('a guest note is a Note create by the guest principal, scoped to the playlist and to can_comment', async () => {
@@ -187,5 +206,56 @@ describe('ShareLinks', () => {
     const readOnly = await shares.create({ playlistId: PLAYLIST, canComment: false }, as('Admin'));
     expect((await refusal(shares.guestNote({ ...note, token: readOnly.token }, 'r'))).kind).toBe('forbidden');
     expect(created).toHaveLength(1);
+  });
+
+  it('a verified session of the link stands in for its password (no scrypt); one of another link does not', async () => {
+    const { shares, passwords } = setup();
+    const locked = await shares.create({ playlistId: PLAYLIST, canComment: true, password: 'pw' }, as('Admin'));
+    const other = await shares.create({ playlistId: PLAYLIST, canComment: true, password: 'pw' }, as('Admin'));
+    expect((await shares.open(locked.token, { sessionLinkId: locked.link.id })).hasPassword).toBe(true);
+    expect(passwords.verified).toBe(0);
+    expect((await refusal(shares.open(locked.token, { sessionLinkId: other.link.id }))).code).toBe('password_required');
+    await shares.guestNote({ token: locked.token, sessionLinkId: locked.link.id, versionId: V1, comment: 'ok', guestName: 'C' }, 'r');
+    expect(passwords.verified).toBe(0);
+    await shares.revoke(locked.link.id, as('Admin'));
+    expect((await refusal(shares.open(locked.token, { sessionLinkId: locked.link.id }))).kind).toBe('not_found');
+  });
+
+  it(`at most ${MAX_VERIFYING_PER_LINK} password verifications of one link run at once; more are 429 before scrypt`, async () => {
+    const { shares, passwords } = setup();
+    const locked = await shares.create({ playlistId: PLAYLIST, canComment: true, password: 'pw' }, as('Admin'));
+    const other = await shares.create({ playlistId: PLAYLIST, canComment: true, password: 'pw' }, as('Admin'));
+    let release!: () => void;
+    passwords.hold = new Promise<void>((r) => (release = r));
+    const guesses = Array.from({ length: 10 }, (_, i) =>
+      shares.open(locked.token, { password: `guess-${i}` }).then(
+        () => 'opened',
+        (e: AppError) => e.code,
+      ),
+    );
+    // Another link is not held up by this one's flood.
+    const elsewhere = shares.open(other.token, { password: 'pw' }).then(() => 'opened');
+    await new Promise((r) => setTimeout(r, 20));
+    release();
+    const outcomes = await Promise.all(guesses);
+    expect(outcomes.filter((o) => o === 'rate_limited')).toHaveLength(10 - MAX_VERIFYING_PER_LINK);
+    expect(outcomes.filter((o) => o === 'password_required')).toHaveLength(MAX_VERIFYING_PER_LINK);
+    expect(await elsewhere).toBe('opened');
+    expect(passwords.maxRunning).toBeLessThanOrEqual(MAX_VERIFYING_PER_LINK + 1);
+    expect(passwords.verified).toBe(MAX_VERIFYING_PER_LINK + 1);
+    // Once they are done, the link verifies again.
+    expect((await shares.open(locked.token, { password: 'pw' })).playlistName).toBe('Dailies');
+  });
+
+  it('check answers the playlist of a live link and not_found once it is revoked or expired', async () => {
+    const { shares, store } = setup();
+    const a = await shares.create({ playlistId: PLAYLIST, canComment: true }, as('Admin'));
+    const b = await shares.create({ playlistId: PLAYLIST, canComment: true }, as('Admin'));
+    expect(await shares.check(a.link.id)).toBe(PLAYLIST);
+    await shares.revoke(a.link.id, as('Admin'));
+    expect((await refusal(shares.check(a.link.id))).kind).toBe('not_found');
+    store.links.find((l) => l.id === b.link.id)!.expired = true;
+    expect((await refusal(shares.check(b.link.id))).kind).toBe('not_found');
+    expect((await refusal(shares.check('not-an-id'))).kind).toBe('not_found');
   });
 });

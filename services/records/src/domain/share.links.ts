@@ -36,14 +36,6 @@ export interface NewShareLink {
   createdBy: string | null;
 }
 
-/** The latest finished reviewable of a version. */
-export interface VersionReviewable {
-  versionId: string;
-  reviewMediaKey: string | null;
-  thumbnailMediaKey: string | null;
-  reviewKind: string | null;
-}
-
 /** What share links need from storage; store/share.repository.ts via KnexRecordStore. */
 export interface ShareLinkStore {
   find(id: string): Promise<StoredRecord | undefined>;
@@ -51,8 +43,6 @@ export interface ShareLinkStore {
   findLive(ids: readonly string[]): Promise<StoredRecord[]>;
   /** Live Notes whose `links` name any of the records `type`/`ids`, oldest first. */
   notesLinkingAny(type: string, ids: readonly string[]): Promise<StoredRecord[]>;
-  /** Per version, the newest live Representation whose transcode is `done`. */
-  latestReviewables(versionIds: readonly string[]): Promise<VersionReviewable[]>;
   insertShareLink(link: NewShareLink): Promise<ShareLinkRow>;
   /** Links of a playlist, newest first. */
   shareLinksOf(playlistId: string): Promise<ShareLinkRow[]>;
@@ -67,20 +57,26 @@ export const VERDICTS = ['approve', 'needs-changes'] as const;
 export const GUEST_NAME_MAX = 100;
 export const COMMENT_MAX = 10_000;
 export const SHARE_PASSWORD_MAX = 1024;
+/**
+ * Password verifications (a 16 MiB scrypt each) one link may have running at once in this
+ * process; a guess beyond them is refused with 429 before it costs anything.
+ */
+export const MAX_VERIFYING_PER_LINK = 2;
 /** The roles that manage share links. */
 const MANAGERS: ReadonlySet<string> = new Set(['Admin', 'Supervisor', 'Coordinator', 'Service']);
 
+/** A version as a guest sees it; its media come from the media service (docs/review.md). */
 export interface SharedVersion {
   id: string;
   code: string;
   status: string | null;
-  reviewMediaKey: string | null;
-  thumbnailMediaKey: string | null;
-  reviewKind: string | null;
   notes: RecordView[];
 }
 
 export interface OpenedShare {
+  /** The link's id: what a guest session and the guests' media keys are bound to. */
+  linkId: string;
+  hasPassword: boolean;
   playlistId: string;
   playlistName: string;
   versions: SharedVersion[];
@@ -95,9 +91,15 @@ export interface CreateShareInput {
   password?: string;
 }
 
-export interface GuestNoteInput {
-  token: string;
+/** How a guest proves a link's password: the password itself, or a session the gateway verified. */
+export interface GuestProof {
   password?: string;
+  /** The link id of a verified guest session: the password is not asked again for that link. */
+  sessionLinkId?: string;
+}
+
+export interface GuestNoteInput extends GuestProof {
+  token: string;
   versionId: string;
   comment: string;
   verdict?: string;
@@ -125,6 +127,9 @@ function linkIds(value: unknown, type: string): string[] {
 const text = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 
 export class ShareLinks {
+  /** Password verifications running per link id. */
+  private readonly verifying = new Map<string, number>();
+
   constructor(
     private readonly store: ShareLinkStore,
     private readonly records: RecordService,
@@ -179,30 +184,43 @@ export class ShareLinks {
     return revoked;
   }
 
-  /** The playlist as the guest sees it: each live version with its latest reviewable and its notes. */
-  async open(token: string, password: string | undefined): Promise<OpenedShare> {
-    const link = await this.usable(token, password);
+  /**
+   * The playlist as the guest sees it: each live version with its notes. The versions' media are
+   * added by the gateway from the media service's finished jobs, never from Representation records.
+   */
+  async open(token: string, proof: GuestProof): Promise<OpenedShare> {
+    const link = await this.usable(token, proof);
     const playlist = await this.store.find(link.playlistId);
     if (!playlist || playlist.retired || playlist.entityType !== 'Playlist') throw linkNotFound();
     const order = linkIds(playlist.data.versions, 'Version');
     const live = new Map((await this.store.findLive(order)).filter((r) => r.entityType === 'Version').map((r) => [r.id, r]));
     const ids = order.filter((id) => live.has(id));
-    const [reviewables, notes] = await Promise.all([this.store.latestReviewables(ids), this.store.notesLinkingAny('Version', ids)]);
-    const media = new Map(reviewables.map((r) => [r.versionId, r]));
+    const notes = await this.store.notesLinkingAny('Version', ids);
     const versions = ids.map((id): SharedVersion => {
       const v = live.get(id)!;
-      const r = media.get(id);
-      return {
-        id,
-        code: text(v.data.code) ?? '',
-        status: v.status,
-        reviewMediaKey: r?.reviewMediaKey ?? null,
-        thumbnailMediaKey: r?.thumbnailMediaKey ?? null,
-        reviewKind: r?.reviewKind ?? null,
-        notes: notes.filter((n) => linkIds(n.data.links, 'Version').includes(id)).map(toView),
-      };
+      return { id, code: text(v.data.code) ?? '', status: v.status, notes: notes.filter((n) => linkIds(n.data.links, 'Version').includes(id)).map(toView) };
     });
-    return { playlistId: playlist.id, playlistName: text(playlist.data.name) ?? '', versions, canComment: link.canComment, expiresAt: link.expiresAt };
+    return {
+      linkId: link.id,
+      hasPassword: link.passwordHash !== null,
+      playlistId: playlist.id,
+      playlistName: text(playlist.data.name) ?? '',
+      versions,
+      canComment: link.canComment,
+      expiresAt: link.expiresAt,
+    };
+  }
+
+  /**
+   * The playlist of a live link, by the link's id (a guest's media read, docs/review.md): not
+   * found when the link is unknown, revoked or expired, or its playlist retired.
+   */
+  async check(linkId: string): Promise<string> {
+    const link = isUuid(linkId) ? await this.store.shareLinkById(linkId.toLowerCase()) : undefined;
+    if (!link || link.revokedAt !== null || link.expired) throw linkNotFound();
+    const playlist = await this.store.find(link.playlistId);
+    if (!playlist || playlist.retired || playlist.entityType !== 'Playlist') throw linkNotFound();
+    return playlist.id;
   }
 
   /**
@@ -225,7 +243,7 @@ export class ShareLinks {
     if (!isUuid(input.versionId)) problems.push({ loc: ['version_id'], msg: 'Input should be a valid UUID', type: 'uuid_parsing' });
     if (problems.length) throw AppError.invalid(problems);
 
-    const link = await this.usable(input.token, input.password);
+    const link = await this.usable(input.token, input);
     const playlist = await this.store.find(link.playlistId);
     if (!playlist || playlist.retired || playlist.entityType !== 'Playlist') throw linkNotFound();
     if (!link.canComment) throw new AppError('forbidden', 'this share link does not allow comments');
@@ -250,15 +268,37 @@ export class ShareLinks {
     }
   }
 
-  /** The link behind `token` when it is live and the password (if any) matches. */
-  private async usable(token: string, password: string | undefined): Promise<ShareLinkRow> {
+  /**
+   * The link behind `token` when it is live and the password (if any) matches, or a verified
+   * session names this very link.
+   */
+  private async usable(token: string, { password, sessionLinkId }: GuestProof): Promise<ShareLinkRow> {
     const link = await this.byToken(token);
     if (!link || link.revokedAt !== null || link.expired) throw linkNotFound();
-    if (link.passwordHash !== null) {
+    if (link.passwordHash !== null && sessionLinkId !== link.id) {
       if (password === undefined || password.length === 0 || password.length > SHARE_PASSWORD_MAX) throw passwordRequired();
-      if (!(await this.passwords.verify(password, link.passwordHash))) throw passwordRequired();
+      if (!(await this.verifyBounded(link.id, password, link.passwordHash))) throw passwordRequired();
     }
     return link;
+  }
+
+  /**
+   * Verifies a password with at most MAX_VERIFYING_PER_LINK verifications of one link running at
+   * once: a flood of guesses at one link cannot keep this service's cores busy with scrypt.
+   */
+  private async verifyBounded(linkId: string, password: string, hash: string): Promise<boolean> {
+    const running = this.verifying.get(linkId) ?? 0;
+    if (running >= MAX_VERIFYING_PER_LINK) {
+      throw new AppError('rate_limited', 'this share link is checking other passwords; try again shortly', { retryAfter: 1 });
+    }
+    this.verifying.set(linkId, running + 1);
+    try {
+      return await this.passwords.verify(password, hash);
+    } finally {
+      const left = (this.verifying.get(linkId) ?? 1) - 1;
+      if (left > 0) this.verifying.set(linkId, left);
+      else this.verifying.delete(linkId);
+    }
   }
 
   /** Looked up by digest; the stored digest is compared again in constant time. */

@@ -183,8 +183,10 @@ export function recordsHandlers(
     },
 
     async openShare(req: recordsv1.OpenShareRequest) {
-      const opened = await shares.open(req.token, req.password);
+      const opened = await shares.open(req.token, { password: req.password, sessionLinkId: req.sessionLinkId });
       return {
+        linkId: opened.linkId,
+        hasPassword: opened.hasPassword,
         playlistId: opened.playlistId,
         playlistName: opened.playlistName,
         canComment: opened.canComment,
@@ -193,9 +195,6 @@ export function recordsHandlers(
           id: v.id,
           code: v.code,
           status: v.status ?? undefined,
-          reviewMediaKey: v.reviewMediaKey ?? undefined,
-          thumbnailMediaKey: v.thumbnailMediaKey ?? undefined,
-          reviewKind: v.reviewKind ?? undefined,
           notes: v.notes.map(toProtoRecord),
         })),
       };
@@ -203,10 +202,22 @@ export function recordsHandlers(
 
     async createGuestNote(req: recordsv1.CreateGuestNoteRequest, ctx: CallContext) {
       const note = await shares.guestNote(
-        { token: req.token, password: req.password, versionId: req.versionId, comment: req.comment, verdict: req.verdict, guestName: req.guestName },
+        {
+          token: req.token,
+          password: req.password,
+          sessionLinkId: req.sessionLinkId,
+          versionId: req.versionId,
+          comment: req.comment,
+          verdict: req.verdict,
+          guestName: req.guestName,
+        },
         ctx.requestId,
       );
       return { note: toProtoRecord(note) };
+    },
+
+    async checkShareLink(req: recordsv1.CheckShareLinkRequest) {
+      return { playlistId: await shares.check(req.linkId) };
     },
   };
 }

@@ -14,7 +14,7 @@ import { RenameRepository } from './rename.repository.js';
 import { UsageRepository, type RecordsUsage } from './usage.repository.js';
 import { ViewsRepository } from './views.repository.js';
 import { ShareRepository } from './share.repository.js';
-import type { NewShareLink, ShareLinkRow, ShareLinkStore, VersionReviewable } from '../domain/share.links.js';
+import type { NewShareLink, ShareLinkRow, ShareLinkStore } from '../domain/share.links.js';
 import { QueryRepository } from './query.repository.js';
 import type { QueryPool } from './query.pool.js';
 import type { QueryPlan, RecordQueryStore, QueryRow } from '../domain/record.query.js';
@@ -117,10 +117,6 @@ export class KnexRecordStore implements RecordStore, SchemaAdminStore, RecordVie
 
   notesLinkingAny(type: string, ids: readonly string[]): Promise<StoredRecord[]> {
     return guarded(() => this.shares.notesLinkingAny(this.db, type, ids));
-  }
-
-  latestReviewables(versionIds: readonly string[]): Promise<VersionReviewable[]> {
-    return guarded(() => this.shares.latestReviewables(this.db, versionIds));
   }
 
   /**

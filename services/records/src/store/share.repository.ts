@@ -5,7 +5,7 @@
 import type { Knex } from '@mikro-orm/postgresql';
 import { sqlIsoMicros } from '@reelbase/lib-platform';
 import type { StoredRecord } from '../domain/record.store.js';
-import type { NewShareLink, ShareLinkRow, VersionReviewable } from '../domain/share.links.js';
+import type { NewShareLink, ShareLinkRow } from '../domain/share.links.js';
 import { COLUMNS, toStored, type Db, type Row } from './record.repository.js';
 
 const LINK_COLUMNS = `id, playlist_id, token_digest, token_prefix, password_hash, ${sqlIsoMicros('expires_at')} as expires_at, can_comment,
@@ -102,27 +102,5 @@ export class ShareRepository {
       [wanted],
     );
     return res.rows.map(toStored);
-  }
-
-  /** Per version, the newest live Representation whose transcode is done (record_representation_version_idx). */
-  async latestReviewables(db: Db, versionIds: readonly string[]): Promise<VersionReviewable[]> {
-    if (versionIds.length === 0) return [];
-    const res = await db.raw<{
-      rows: { version_id: string; review_media_key: string | null; thumbnail_media_key: string | null; review_kind: string | null }[];
-    }>(
-      `select distinct on (data->'version'->>'id') data->'version'->>'id' as version_id,
-          data->>'review_media_key' as review_media_key, data->>'thumbnail_media_key' as thumbnail_media_key, data->>'review_kind' as review_kind
-        from records.record
-        where entity_type = 'Representation' and retired_at is null and (data->'version'->>'id') = any(?::text[])
-          and data->>'transcode_status' = 'done'
-        order by data->'version'->>'id', created_at desc, id desc`,
-      [versionIds as string[]],
-    );
-    return res.rows.map((r) => ({
-      versionId: r.version_id,
-      reviewMediaKey: r.review_media_key,
-      thumbnailMediaKey: r.thumbnail_media_key,
-      reviewKind: r.review_kind,
-    }));
   }
 }

@@ -100,6 +100,23 @@ export interface ReadMediaResponse {
   payload?: { $case: "info"; value: MediaInfo } | { $case: "data"; value: Buffer } | undefined;
 }
 
+export interface FinishedOutputsRequest {
+  versionIds: string[];
+}
+
+/** The outputs of the newest finished (`done`) job of one version, from the media service's own jobs. */
+export interface FinishedOutput {
+  versionId: string;
+  reviewKind: string;
+  proxyKey: string;
+  thumbnailKey: string;
+}
+
+export interface FinishedOutputsResponse {
+  /** One per version that has a finished job, in no particular order. */
+  outputs: FinishedOutput[];
+}
+
 function createBaseUploadHeader(): UploadHeader {
   return { versionId: "", fileName: "", contentType: "", declaredSize: 0 };
 }
@@ -1062,6 +1079,283 @@ export const ReadMediaResponse: MessageFns<ReadMediaResponse> = {
   },
 };
 
+function createBaseFinishedOutputsRequest(): FinishedOutputsRequest {
+  return { versionIds: [] };
+}
+
+export const FinishedOutputsRequest: MessageFns<FinishedOutputsRequest> = {
+  encode(message: FinishedOutputsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.versionIds) {
+      writer.uint32(10).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): FinishedOutputsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseFinishedOutputsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.versionIds.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): FinishedOutputsRequest {
+    return {
+      versionIds: globalThis.Array.isArray(object?.versionIds)
+        ? object.versionIds.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.version_ids)
+        ? object.version_ids.map((e: any) => globalThis.String(e))
+        : [],
+    };
+  },
+
+  toJSON(message: FinishedOutputsRequest): unknown {
+    const obj: any = {};
+    if (message.versionIds?.length) {
+      obj.versionIds = message.versionIds;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<FinishedOutputsRequest>, I>>(base?: I): FinishedOutputsRequest {
+    return FinishedOutputsRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<FinishedOutputsRequest>, I>>(object: I): FinishedOutputsRequest {
+    const message = createBaseFinishedOutputsRequest();
+    message.versionIds = object.versionIds?.map((e) => e) || [];
+    return message;
+  },
+};
+
+function createBaseFinishedOutput(): FinishedOutput {
+  return { versionId: "", reviewKind: "", proxyKey: "", thumbnailKey: "" };
+}
+
+export const FinishedOutput: MessageFns<FinishedOutput> = {
+  encode(message: FinishedOutput, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.versionId !== "") {
+      writer.uint32(10).string(message.versionId);
+    }
+    if (message.reviewKind !== "") {
+      writer.uint32(18).string(message.reviewKind);
+    }
+    if (message.proxyKey !== "") {
+      writer.uint32(26).string(message.proxyKey);
+    }
+    if (message.thumbnailKey !== "") {
+      writer.uint32(34).string(message.thumbnailKey);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): FinishedOutput {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseFinishedOutput();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.versionId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.reviewKind = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.proxyKey = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.thumbnailKey = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): FinishedOutput {
+    return {
+      versionId: isSet(object.versionId)
+        ? globalThis.String(object.versionId)
+        : isSet(object.version_id)
+        ? globalThis.String(object.version_id)
+        : "",
+      reviewKind: isSet(object.reviewKind)
+        ? globalThis.String(object.reviewKind)
+        : isSet(object.review_kind)
+        ? globalThis.String(object.review_kind)
+        : "",
+      proxyKey: isSet(object.proxyKey)
+        ? globalThis.String(object.proxyKey)
+        : isSet(object.proxy_key)
+        ? globalThis.String(object.proxy_key)
+        : "",
+      thumbnailKey: isSet(object.thumbnailKey)
+        ? globalThis.String(object.thumbnailKey)
+        : isSet(object.thumbnail_key)
+        ? globalThis.String(object.thumbnail_key)
+        : "",
+    };
+  },
+
+  toJSON(message: FinishedOutput): unknown {
+    const obj: any = {};
+    if (message.versionId !== "") {
+      obj.versionId = message.versionId;
+    }
+    if (message.reviewKind !== "") {
+      obj.reviewKind = message.reviewKind;
+    }
+    if (message.proxyKey !== "") {
+      obj.proxyKey = message.proxyKey;
+    }
+    if (message.thumbnailKey !== "") {
+      obj.thumbnailKey = message.thumbnailKey;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<FinishedOutput>, I>>(base?: I): FinishedOutput {
+    return FinishedOutput.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<FinishedOutput>, I>>(object: I): FinishedOutput {
+    const message = createBaseFinishedOutput();
+    message.versionId = object.versionId ?? "";
+    message.reviewKind = object.reviewKind ?? "";
+    message.proxyKey = object.proxyKey ?? "";
+    message.thumbnailKey = object.thumbnailKey ?? "";
+    return message;
+  },
+};
+
+function createBaseFinishedOutputsResponse(): FinishedOutputsResponse {
+  return { outputs: [] };
+}
+
+export const FinishedOutputsResponse: MessageFns<FinishedOutputsResponse> = {
+  encode(message: FinishedOutputsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.outputs) {
+      FinishedOutput.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): FinishedOutputsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseFinishedOutputsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.outputs.push(FinishedOutput.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): FinishedOutputsResponse {
+    return {
+      outputs: globalThis.Array.isArray(object?.outputs)
+        ? object.outputs.map((e: any) => FinishedOutput.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: FinishedOutputsResponse): unknown {
+    const obj: any = {};
+    if (message.outputs?.length) {
+      obj.outputs = message.outputs.map((e) => FinishedOutput.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<FinishedOutputsResponse>, I>>(base?: I): FinishedOutputsResponse {
+    return FinishedOutputsResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<FinishedOutputsResponse>, I>>(object: I): FinishedOutputsResponse {
+    const message = createBaseFinishedOutputsResponse();
+    message.outputs = object.outputs?.map((e) => FinishedOutput.fromPartial(e)) || [];
+    return message;
+  },
+};
+
 export type MediaServiceService = typeof MediaServiceService;
 export const MediaServiceService = {
   /** Client streaming: header, then chunks. The principal travels in metadata as on every call. */
@@ -1096,6 +1390,18 @@ export const MediaServiceService = {
     responseSerialize: (value: ReadMediaResponse): Buffer => Buffer.from(ReadMediaResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): ReadMediaResponse => ReadMediaResponse.decode(value),
   },
+  /** The proxy and thumbnail keys of the newest done job of each version (what guests may see). */
+  finishedOutputs: {
+    path: "/reelbase.media.v1.MediaService/FinishedOutputs" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: FinishedOutputsRequest): Buffer =>
+      Buffer.from(FinishedOutputsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): FinishedOutputsRequest => FinishedOutputsRequest.decode(value),
+    responseSerialize: (value: FinishedOutputsResponse): Buffer =>
+      Buffer.from(FinishedOutputsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): FinishedOutputsResponse => FinishedOutputsResponse.decode(value),
+  },
 } as const;
 
 export interface MediaServiceServer extends UntypedServiceImplementation {
@@ -1104,6 +1410,8 @@ export interface MediaServiceServer extends UntypedServiceImplementation {
   getReviewable: handleUnaryCall<GetReviewableRequest, GetReviewableResponse>;
   /** Server streaming: info, then data chunks. */
   readMedia: handleServerStreamingCall<ReadMediaRequest, ReadMediaResponse>;
+  /** The proxy and thumbnail keys of the newest done job of each version (what guests may see). */
+  finishedOutputs: handleUnaryCall<FinishedOutputsRequest, FinishedOutputsResponse>;
 }
 
 export interface MediaServiceClient extends Client {
@@ -1146,6 +1454,22 @@ export interface MediaServiceClient extends Client {
     metadata?: Metadata,
     options?: Partial<CallOptions>,
   ): ClientReadableStream<ReadMediaResponse>;
+  /** The proxy and thumbnail keys of the newest done job of each version (what guests may see). */
+  finishedOutputs(
+    request: FinishedOutputsRequest,
+    callback: (error: ServiceError | null, response: FinishedOutputsResponse) => void,
+  ): ClientUnaryCall;
+  finishedOutputs(
+    request: FinishedOutputsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: FinishedOutputsResponse) => void,
+  ): ClientUnaryCall;
+  finishedOutputs(
+    request: FinishedOutputsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: FinishedOutputsResponse) => void,
+  ): ClientUnaryCall;
 }
 
 export const MediaServiceClient = makeGenericClientConstructor(

@@ -295,16 +295,39 @@ export interface RevokeShareLinkResponse {
 export interface OpenShareRequest {
   token: string;
   /** Required when the link has a password (else unauthenticated, code password_required). */
-  password?: string | undefined;
+  password?:
+    | string
+    | undefined;
+  /**
+   * The link id of a guest session the gateway has verified (docs/review.md): when it names the
+   * token's link, the password is not asked again. Revocation and expiry are checked as always.
+   */
+  sessionLinkId?: string | undefined;
 }
 
-/** One version of a shared playlist with its latest finished reviewable and its notes. */
+/**
+ * One version of a shared playlist and its notes. Its media come from the media service's own
+ * records of finished jobs (media.v1 FinishedOutputs), never from the Representation record.
+ */
 export interface SharedVersion {
   id: string;
   code: string;
-  status?: string | undefined;
-  reviewMediaKey?: string | undefined;
-  thumbnailMediaKey?: string | undefined;
+  status?:
+    | string
+    | undefined;
+  /**
+   * Not filled any more: see above.
+   *
+   * @deprecated
+   */
+  reviewMediaKey?:
+    | string
+    | undefined;
+  /** @deprecated */
+  thumbnailMediaKey?:
+    | string
+    | undefined;
+  /** @deprecated */
   reviewKind?:
     | string
     | undefined;
@@ -317,7 +340,12 @@ export interface OpenShareResponse {
   playlistName: string;
   versions: SharedVersion[];
   canComment: boolean;
-  expiresAt?: string | undefined;
+  expiresAt?:
+    | string
+    | undefined;
+  /** The link's id: what a guest session and the guests' media keys are bound to. */
+  linkId: string;
+  hasPassword: boolean;
 }
 
 export interface CreateGuestNoteRequest {
@@ -328,10 +356,20 @@ export interface CreateGuestNoteRequest {
   /** approve or needs-changes; absent: no verdict. */
   verdict?: string | undefined;
   guestName: string;
+  /** As in OpenShareRequest. */
+  sessionLinkId?: string | undefined;
 }
 
 export interface CreateGuestNoteResponse {
   note?: Record | undefined;
+}
+
+export interface CheckShareLinkRequest {
+  linkId: string;
+}
+
+export interface CheckShareLinkResponse {
+  playlistId: string;
 }
 
 function createBaseRecord(): Record {
@@ -3870,7 +3908,7 @@ export const RevokeShareLinkResponse: MessageFns<RevokeShareLinkResponse> = {
 };
 
 function createBaseOpenShareRequest(): OpenShareRequest {
-  return { token: "", password: undefined };
+  return { token: "", password: undefined, sessionLinkId: undefined };
 }
 
 export const OpenShareRequest: MessageFns<OpenShareRequest> = {
@@ -3880,6 +3918,9 @@ export const OpenShareRequest: MessageFns<OpenShareRequest> = {
     }
     if (message.password !== undefined) {
       writer.uint32(18).string(message.password);
+    }
+    if (message.sessionLinkId !== undefined) {
+      writer.uint32(26).string(message.sessionLinkId);
     }
     return writer;
   },
@@ -3913,6 +3954,14 @@ export const OpenShareRequest: MessageFns<OpenShareRequest> = {
             message.password = reader.string();
             continue;
           }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.sessionLinkId = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3929,6 +3978,11 @@ export const OpenShareRequest: MessageFns<OpenShareRequest> = {
     return {
       token: isSet(object.token) ? globalThis.String(object.token) : "",
       password: isSet(object.password) ? globalThis.String(object.password) : undefined,
+      sessionLinkId: isSet(object.sessionLinkId)
+        ? globalThis.String(object.sessionLinkId)
+        : isSet(object.session_link_id)
+        ? globalThis.String(object.session_link_id)
+        : undefined,
     };
   },
 
@@ -3940,6 +3994,9 @@ export const OpenShareRequest: MessageFns<OpenShareRequest> = {
     if (message.password !== undefined) {
       obj.password = message.password;
     }
+    if (message.sessionLinkId !== undefined) {
+      obj.sessionLinkId = message.sessionLinkId;
+    }
     return obj;
   },
 
@@ -3950,6 +4007,7 @@ export const OpenShareRequest: MessageFns<OpenShareRequest> = {
     const message = createBaseOpenShareRequest();
     message.token = object.token ?? "";
     message.password = object.password ?? undefined;
+    message.sessionLinkId = object.sessionLinkId ?? undefined;
     return message;
   },
 };
@@ -4140,7 +4198,15 @@ export const SharedVersion: MessageFns<SharedVersion> = {
 };
 
 function createBaseOpenShareResponse(): OpenShareResponse {
-  return { playlistId: "", playlistName: "", versions: [], canComment: false, expiresAt: undefined };
+  return {
+    playlistId: "",
+    playlistName: "",
+    versions: [],
+    canComment: false,
+    expiresAt: undefined,
+    linkId: "",
+    hasPassword: false,
+  };
 }
 
 export const OpenShareResponse: MessageFns<OpenShareResponse> = {
@@ -4159,6 +4225,12 @@ export const OpenShareResponse: MessageFns<OpenShareResponse> = {
     }
     if (message.expiresAt !== undefined) {
       writer.uint32(42).string(message.expiresAt);
+    }
+    if (message.linkId !== "") {
+      writer.uint32(50).string(message.linkId);
+    }
+    if (message.hasPassword !== false) {
+      writer.uint32(56).bool(message.hasPassword);
     }
     return writer;
   },
@@ -4216,6 +4288,22 @@ export const OpenShareResponse: MessageFns<OpenShareResponse> = {
             message.expiresAt = reader.string();
             continue;
           }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.linkId = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.hasPassword = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -4253,6 +4341,16 @@ export const OpenShareResponse: MessageFns<OpenShareResponse> = {
         : isSet(object.expires_at)
         ? globalThis.String(object.expires_at)
         : undefined,
+      linkId: isSet(object.linkId)
+        ? globalThis.String(object.linkId)
+        : isSet(object.link_id)
+        ? globalThis.String(object.link_id)
+        : "",
+      hasPassword: isSet(object.hasPassword)
+        ? globalThis.Boolean(object.hasPassword)
+        : isSet(object.has_password)
+        ? globalThis.Boolean(object.has_password)
+        : false,
     };
   },
 
@@ -4273,6 +4371,12 @@ export const OpenShareResponse: MessageFns<OpenShareResponse> = {
     if (message.expiresAt !== undefined) {
       obj.expiresAt = message.expiresAt;
     }
+    if (message.linkId !== "") {
+      obj.linkId = message.linkId;
+    }
+    if (message.hasPassword !== false) {
+      obj.hasPassword = message.hasPassword;
+    }
     return obj;
   },
 
@@ -4286,12 +4390,22 @@ export const OpenShareResponse: MessageFns<OpenShareResponse> = {
     message.versions = object.versions?.map((e) => SharedVersion.fromPartial(e)) || [];
     message.canComment = object.canComment ?? false;
     message.expiresAt = object.expiresAt ?? undefined;
+    message.linkId = object.linkId ?? "";
+    message.hasPassword = object.hasPassword ?? false;
     return message;
   },
 };
 
 function createBaseCreateGuestNoteRequest(): CreateGuestNoteRequest {
-  return { token: "", password: undefined, versionId: "", comment: "", verdict: undefined, guestName: "" };
+  return {
+    token: "",
+    password: undefined,
+    versionId: "",
+    comment: "",
+    verdict: undefined,
+    guestName: "",
+    sessionLinkId: undefined,
+  };
 }
 
 export const CreateGuestNoteRequest: MessageFns<CreateGuestNoteRequest> = {
@@ -4313,6 +4427,9 @@ export const CreateGuestNoteRequest: MessageFns<CreateGuestNoteRequest> = {
     }
     if (message.guestName !== "") {
       writer.uint32(50).string(message.guestName);
+    }
+    if (message.sessionLinkId !== undefined) {
+      writer.uint32(58).string(message.sessionLinkId);
     }
     return writer;
   },
@@ -4378,6 +4495,14 @@ export const CreateGuestNoteRequest: MessageFns<CreateGuestNoteRequest> = {
             message.guestName = reader.string();
             continue;
           }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.sessionLinkId = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -4406,6 +4531,11 @@ export const CreateGuestNoteRequest: MessageFns<CreateGuestNoteRequest> = {
         : isSet(object.guest_name)
         ? globalThis.String(object.guest_name)
         : "",
+      sessionLinkId: isSet(object.sessionLinkId)
+        ? globalThis.String(object.sessionLinkId)
+        : isSet(object.session_link_id)
+        ? globalThis.String(object.session_link_id)
+        : undefined,
     };
   },
 
@@ -4429,6 +4559,9 @@ export const CreateGuestNoteRequest: MessageFns<CreateGuestNoteRequest> = {
     if (message.guestName !== "") {
       obj.guestName = message.guestName;
     }
+    if (message.sessionLinkId !== undefined) {
+      obj.sessionLinkId = message.sessionLinkId;
+    }
     return obj;
   },
 
@@ -4443,6 +4576,7 @@ export const CreateGuestNoteRequest: MessageFns<CreateGuestNoteRequest> = {
     message.comment = object.comment ?? "";
     message.verdict = object.verdict ?? undefined;
     message.guestName = object.guestName ?? "";
+    message.sessionLinkId = object.sessionLinkId ?? undefined;
     return message;
   },
 };
@@ -4510,6 +4644,152 @@ export const CreateGuestNoteResponse: MessageFns<CreateGuestNoteResponse> = {
   fromPartial<I extends Exact<DeepPartial<CreateGuestNoteResponse>, I>>(object: I): CreateGuestNoteResponse {
     const message = createBaseCreateGuestNoteResponse();
     message.note = (object.note !== undefined && object.note !== null) ? Record.fromPartial(object.note) : undefined;
+    return message;
+  },
+};
+
+function createBaseCheckShareLinkRequest(): CheckShareLinkRequest {
+  return { linkId: "" };
+}
+
+export const CheckShareLinkRequest: MessageFns<CheckShareLinkRequest> = {
+  encode(message: CheckShareLinkRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.linkId !== "") {
+      writer.uint32(10).string(message.linkId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CheckShareLinkRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCheckShareLinkRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.linkId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CheckShareLinkRequest {
+    return {
+      linkId: isSet(object.linkId)
+        ? globalThis.String(object.linkId)
+        : isSet(object.link_id)
+        ? globalThis.String(object.link_id)
+        : "",
+    };
+  },
+
+  toJSON(message: CheckShareLinkRequest): unknown {
+    const obj: any = {};
+    if (message.linkId !== "") {
+      obj.linkId = message.linkId;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<CheckShareLinkRequest>, I>>(base?: I): CheckShareLinkRequest {
+    return CheckShareLinkRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<CheckShareLinkRequest>, I>>(object: I): CheckShareLinkRequest {
+    const message = createBaseCheckShareLinkRequest();
+    message.linkId = object.linkId ?? "";
+    return message;
+  },
+};
+
+function createBaseCheckShareLinkResponse(): CheckShareLinkResponse {
+  return { playlistId: "" };
+}
+
+export const CheckShareLinkResponse: MessageFns<CheckShareLinkResponse> = {
+  encode(message: CheckShareLinkResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.playlistId !== "") {
+      writer.uint32(10).string(message.playlistId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CheckShareLinkResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCheckShareLinkResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.playlistId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CheckShareLinkResponse {
+    return {
+      playlistId: isSet(object.playlistId)
+        ? globalThis.String(object.playlistId)
+        : isSet(object.playlist_id)
+        ? globalThis.String(object.playlist_id)
+        : "",
+    };
+  },
+
+  toJSON(message: CheckShareLinkResponse): unknown {
+    const obj: any = {};
+    if (message.playlistId !== "") {
+      obj.playlistId = message.playlistId;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<CheckShareLinkResponse>, I>>(base?: I): CheckShareLinkResponse {
+    return CheckShareLinkResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<CheckShareLinkResponse>, I>>(object: I): CheckShareLinkResponse {
+    const message = createBaseCheckShareLinkResponse();
+    message.playlistId = object.playlistId ?? "";
     return message;
   },
 };
@@ -4699,6 +4979,21 @@ export const RecordsServiceService = {
       Buffer.from(CreateGuestNoteResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): CreateGuestNoteResponse => CreateGuestNoteResponse.decode(value),
   },
+  /**
+   * Whether a link is live (not revoked, not expired, its playlist live): not found otherwise.
+   * The gateway asks it for every guest media read.
+   */
+  checkShareLink: {
+    path: "/reelbase.records.v1.RecordsService/CheckShareLink" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: CheckShareLinkRequest): Buffer =>
+      Buffer.from(CheckShareLinkRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): CheckShareLinkRequest => CheckShareLinkRequest.decode(value),
+    responseSerialize: (value: CheckShareLinkResponse): Buffer =>
+      Buffer.from(CheckShareLinkResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): CheckShareLinkResponse => CheckShareLinkResponse.decode(value),
+  },
 } as const;
 
 export interface RecordsServiceServer extends UntypedServiceImplementation {
@@ -4730,6 +5025,11 @@ export interface RecordsServiceServer extends UntypedServiceImplementation {
   openShare: handleUnaryCall<OpenShareRequest, OpenShareResponse>;
   /** A Note by a guest on one version of the shared playlist, written like any Note (with its event). */
   createGuestNote: handleUnaryCall<CreateGuestNoteRequest, CreateGuestNoteResponse>;
+  /**
+   * Whether a link is live (not revoked, not expired, its playlist live): not found otherwise.
+   * The gateway asks it for every guest media read.
+   */
+  checkShareLink: handleUnaryCall<CheckShareLinkRequest, CheckShareLinkResponse>;
 }
 
 export interface RecordsServiceClient extends Client {
@@ -4998,6 +5298,25 @@ export interface RecordsServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: CreateGuestNoteResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Whether a link is live (not revoked, not expired, its playlist live): not found otherwise.
+   * The gateway asks it for every guest media read.
+   */
+  checkShareLink(
+    request: CheckShareLinkRequest,
+    callback: (error: ServiceError | null, response: CheckShareLinkResponse) => void,
+  ): ClientUnaryCall;
+  checkShareLink(
+    request: CheckShareLinkRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: CheckShareLinkResponse) => void,
+  ): ClientUnaryCall;
+  checkShareLink(
+    request: CheckShareLinkRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: CheckShareLinkResponse) => void,
   ): ClientUnaryCall;
 }
 
