@@ -2,14 +2,14 @@
  * How records use each schema code (`GET /schema/usage`), counted by SQL over every record,
  * retired ones included (a retired record can be revived, so its codes stay in use).
  */
-import type { SchemaUsage } from '../domain/schema.admin.js';
 import type { Knex } from '@mikro-orm/postgresql';
+import type { CodeUsage } from '../domain/schema.removals.js';
 
 /**
  * Option usage too: `<Type>.<field>.<option>` for the enum and multi_enum fields of the stored schema;
  * and status usage per type, `<Type>.<status>` (a status taken out of one type's scope).
  */
-export type RecordsUsage = SchemaUsage & { options: Record<string, number>; status_types: Record<string, number> };
+export type RecordsUsage = CodeUsage;
 
 const USAGE_SQL = `
   select 'entity_types' as kind, entity_type as code, count(*) as n from records.record group by entity_type
