@@ -7,7 +7,7 @@
  */
 import type { StreamEvent } from '@reelbase/lib-platform';
 import type { DataObject, RecordView } from './record.types.js';
-import type { CodeUsage } from './schema.removals.js';
+import type { CodeUsage, Removal } from './schema.removals.js';
 import type { SchemaSnapshot } from './schema.snapshot.js';
 import type { LinkRef } from './schema.validator.js';
 
@@ -117,8 +117,11 @@ export interface RecordStore {
   applySchema(version: number, snapshotJson: string, refuse?: SchemaGuard): Promise<boolean>;
 }
 
-/** Checks a snapshot change under the schema lock (see {@link RecordStore.applySchema}). */
-export type SchemaGuard = (held: StoredSchema | undefined, countUsage: () => Promise<CodeUsage>) => Promise<void>;
+/**
+ * Checks a snapshot change under the schema lock (see {@link RecordStore.applySchema}); `countRemoved`
+ * counts the usage of the given codes only.
+ */
+export type SchemaGuard = (held: StoredSchema | undefined, countRemoved: (removed: readonly Removal[]) => Promise<CodeUsage>) => Promise<void>;
 
 /** Strips the retired flag for callers. */
 export function toView(r: StoredRecord): RecordView {

@@ -62,9 +62,9 @@ export class SchemaAdmin {
     if (problems.length) throw AppError.invalid(problems);
     if (!refuseRemovedInUse) return this.store.applySchema(version, snapshotJson);
     const next = snapshot!;
-    return this.store.applySchema(version, snapshotJson, async (held, countUsage) => {
+    return this.store.applySchema(version, snapshotJson, async (held, countRemoved) => {
       const removed = held ? removals(held.snapshot, next) : [];
-      if (removed.length > 0) refuseInUse(removed, await countUsage());
+      if (removed.length > 0) refuseInUse(removed, await countRemoved(removed));
     });
   }
 

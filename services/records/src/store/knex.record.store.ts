@@ -84,7 +84,9 @@ export class KnexRecordStore implements RecordStore, SchemaAdminStore, RecordVie
 
   applySchema(version: number, snapshotJson: string, refuse?: SchemaGuard): Promise<boolean> {
     return guarded(() =>
-      this.db.transaction((trx) => this.schema.apply(trx, version, snapshotJson, refuse && ((held) => refuse(held, () => this.usage.count(trx))))),
+      this.db.transaction((trx) =>
+        this.schema.apply(trx, version, snapshotJson, refuse && ((held) => refuse(held, (removed) => this.usage.countRemoved(trx, removed)))),
+      ),
     );
   }
 
