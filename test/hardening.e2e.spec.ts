@@ -2,7 +2,9 @@
  * What a hostile client tries, against the whole stack: a User change takes effect on the very
  * next request (demoted, disabled, retired, with a login token and with an API key), an
  * anonymous register after bootstrap is 403 whatever its body, a body of 30,000 unknown keys
- * gets a short 422, requests node's parser refuses still get the error shape, and a WebSocket
+ * gets a short 422 (and so do 40,000 unknown `data` keys or one of 100,000 characters, which
+ * records answers across the internal hop), an empty or malformed If-Match is 409 and changes
+ * nothing, requests node's parser refuses still get the error shape, and a WebSocket
  * opened with a login token closes with 1008 when the token expires.
  */
 import { createPrivateKey, sign } from 'node:crypto';
@@ -94,6 +96,37 @@ describe('hardening (whole stack)', () => {
     expect(res.text.length).toBeLessThan(20_000);
     expect(res.body.detail).toHaveLength(101);
     expect(res.body.detail.at(-1)).toMatchObject({ loc: ['body'], type: 'too_many_errors' });
+  });
+
+  it('a data key of 100,000 characters and 40,000 unknown data keys get a short 422 from records, never a 500', async () => {
+    const long = 'k'.repeat(100_000);
+    const one = await admin.api.post('/entities/Shot', { project_id: project.id, data: { code: 'long', [long]: 1 } });
+    expect(one.status, one.text.slice(0, 500)).toBe(422);
+    expect(one.body.detail).toEqual([
+      { loc: ['body', 'data', `${'k'.repeat(200)}…`], msg: `Shot has no field '${'k'.repeat(200)}…'`, type: 'extra_forbidden' },
+    ]);
+
+    const data: Record<string, unknown> = { code: 'many' };
+    for (let i = 0; i < 40_000; i++) data[`k${i}`] = i;
+    const many = await admin.api.post('/entities/Shot', { project_id: project.id, data });
+    expect(many.status, many.text.slice(0, 500)).toBe(422);
+    expect(many.body.detail).toHaveLength(101);
+    expect(many.body.detail[0]).toEqual({ loc: ['body', 'data', 'k0'], msg: "Shot has no field 'k0'", type: 'extra_forbidden' });
+    expect(many.body.detail[100]).toEqual({ loc: ['body'], msg: '39900 more problems not listed (at most 100 are)', type: 'too_many_errors' });
+  });
+
+  it('If-Match that is empty or malformed is 409 stale_write and changes nothing; * matches the current record', async () => {
+    const shot = expectStatus(await admin.api.post('/entities/Shot', { project_id: project.id, data: { code: 'etag', description: 'before' } }), 200);
+    const path = `/entities/Shot/${shot.id}`;
+    for (const ifMatch of ['', '""', 'W/""', `"${shot.updated_at}`, `"${shot.updated_at}" x`]) {
+      const patched = await admin.api.patch(path, { data: { description: 'after' } }, { headers: { 'if-match': ifMatch } });
+      expectError(patched, 409, 'stale_write');
+      expectError(await admin.api.delete(path, { headers: { 'if-match': ifMatch } }), 409, 'stale_write');
+    }
+    const unchanged = expectStatus(await admin.api.get(path), 200);
+    expect(unchanged).toMatchObject({ updated_at: shot.updated_at, active: true, data: { description: 'before' } });
+    expectStatus(await admin.api.patch(path, { data: { description: 'after' } }, { headers: { 'if-match': `"${shot.updated_at}"` } }), 200, 'the ETag matches');
+    expectStatus(await admin.api.patch(path, { data: { description: 'any' } }, { headers: { 'if-match': '*' } }), 200, '* matches');
   });
 
   it('oversized headers and a smuggling-shaped request get the error body and a request id', async () => {

@@ -2,6 +2,7 @@
  * Domain errors. Every failure a service reports carries a kind; the kind alone decides
  * the gRPC status (grpc/status.ts) and, in the gateway, the HTTP status.
  */
+import { capProblems, MAX_PROBLEMS } from './problems.js';
 
 /** What went wrong, independent of transport. */
 export type ErrorKind =
@@ -58,9 +59,12 @@ export class AppError extends Error {
     this.retryAfter = opts.retryAfter;
   }
 
-  /** A 422-style error with one or more problems. */
-  static invalid(problems: Problem[], message = 'request validation failed'): AppError {
-    return new AppError('invalid', message, { problems });
+  /**
+   * A 422-style error with one or more problems, capped where it is made: at most `max`
+   * (100) problems then one `too_many_errors` entry, echoed input clipped (problems.ts).
+   */
+  static invalid(problems: Problem[], message = 'request validation failed', max = MAX_PROBLEMS): AppError {
+    return new AppError('invalid', message, { problems: capProblems(problems, max) });
   }
 
   static notFound(message: string): AppError {

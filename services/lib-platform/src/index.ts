@@ -2,6 +2,7 @@
  * The platform library every service builds on. It never imports a service.
  */
 export * from './errors.js';
+export * from './problems.js';
 export * from './ids.js';
 export * from './bus.js';
 export * from './event.js';

@@ -485,3 +485,50 @@ describe('CountUsage', () => {
     expect(e.gadgets).toBeGreaterThan(0);
   });
 });
+
+describe('ApplySchema with refuse_removed_in_use (a schema delete)', () => {
+  it('refuses a snapshot taking away a code in use, each kind counted as CountUsage counts it; stores one that removes only unused codes', async () => {
+    const projectId = (await create(a, 'Project', undefined, { name: 'Removals', code: 'rm' })).id;
+    await create(a, 'Gadget', projectId, { serial: 'rm1', size: 'large', tags: ['blue'] }, asAdmin, 'wtg');
+    await create(a, 'Task', projectId, { name: 'rm task', step: 'comp', priority: 'high' });
+    const usage = JSON.parse((await b.call.countUsage({}, asService)).usageJson);
+    const held = version;
+    const without = (edit: (s: SchemaSnapshot) => void) => {
+      const s = snapshot(held + 1);
+      edit(s);
+      return JSON.stringify(s);
+    };
+    const gadget = (s: SchemaSnapshot) => s.entity_types.find((t) => t.code === 'Gadget')!;
+    const cases: [string, number, string][] = [
+      [
+        'option Gadget.size.large',
+        usage.options['Gadget.size.large'],
+        without((s) => (gadget(s).fields.find((f) => f.code === 'size')!.options = [{ code: 'small' }])),
+      ],
+      [
+        'option Gadget.tags.blue',
+        usage.options['Gadget.tags.blue'],
+        without((s) => (gadget(s).fields.find((f) => f.code === 'tags')!.options = [{ code: 'red' }])),
+      ],
+      ['field Gadget.size', usage.fields['Gadget.size'], without((s) => (gadget(s).fields = gadget(s).fields.filter((f) => f.code !== 'size')))],
+      ['entity type Gadget', usage.entity_types.Gadget, without((s) => (s.entity_types = s.entity_types.filter((t) => t.code !== 'Gadget')))],
+      ['status wtg', usage.statuses.wtg, without((s) => (s.statuses = s.statuses.filter((x) => x.code !== 'wtg')))],
+      ['status wtg (Gadget)', usage.status_types['Gadget.wtg'], without((s) => (s.statuses.find((x) => x.code === 'wtg')!.entity_types = ['Shot', 'Task']))],
+      ['step comp', usage.steps.comp, without((s) => (s.steps = [{ code: 'anim' }]))],
+      ['priority high', usage.priorities.high, without((s) => (s.priorities = [{ code: 'low' }]))],
+    ];
+    for (const [what, n, snapshotJson] of cases) {
+      expect(n, what).toBeGreaterThan(0);
+      const err = await appErrorOf(a.call.applySchema({ version: held + 1, snapshotJson, refuseRemovedInUse: true }, asService));
+      expect(err, what).toMatchObject({ kind: 'conflict', code: 'code_in_use', extra: { usage: n } });
+      expect(err.message, what).toBe(`${what} is still used by ${n} record${n === 1 ? '' : 's'}`);
+    }
+    expect((await sql.query('select version from records.schema_state')).rows[0].version).toBe(String(held));
+    // Removing only what no record uses is stored (and writes see it at once).
+    const unused = without((s) => (s.statuses = s.statuses.filter((x) => x.code !== 'omit')));
+    await a.call.applySchema({ version: held + 1, snapshotJson: unused, refuseRemovedInUse: true }, asService);
+    version = held + 1;
+    expect((await sql.query('select version from records.schema_state')).rows[0].version).toBe(String(held + 1));
+    expect((await appErrorOf(create(b, 'Shot', projectId, { code: 'rm-omit' }, asAdmin, 'omit'))).kind).toBe('invalid');
+  });
+});

@@ -64,8 +64,8 @@ export function startSchema(config: SchemaConfig, logger?: Logger): Promise<Runn
         },
         version: () => repository.version(),
         pendingRenames: () => repository.pendingRenames(),
-        commit: async (change) => {
-          const out = await repository.commit(change);
+        commit: async (change, beforeCommit) => {
+          const out = await repository.commit(change, beforeCommit);
           if (out) {
             relay.nudge();
             versionGauge.set(out.doc.version);

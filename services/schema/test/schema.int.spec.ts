@@ -225,6 +225,48 @@ describe.skipIf(!existsSync(recordsEntry))('the schema service with records', ()
     expect(asset.kind).toBe('invalid');
   });
 
+  it('a delete racing a write: never both succeed (the write held between its schema lock and its commit)', async () => {
+    await schemaA.call.createStatus(body({ code: 'race', name: 'Race', state: 'in_progress' }), admin);
+    const shot = (await recordsClient.call.createRecord({ entityType: 'Shot', projectId, dataJson: JSON.stringify({ code: 'race1' }) }, admin)).record!;
+    const waiting = async (locktype: string) =>
+      Number((await sql.query<{ n: string }>('select count(*) as n from pg_locks where locktype = $1 and not granted', [locktype])).rows[0]!.n) > 0;
+    // Hold the Shot's row: the PATCH takes the schema lock (shared) and then waits for the row, before it validates.
+    const holder = new pg.Client({ connectionString: db.url });
+    await holder.connect();
+    try {
+      await holder.query('begin');
+      await holder.query('select id from records.record where id = $1 for update', [shot.id]);
+      const write = recordsClient.call.updateRecord({ entityType: 'Shot', id: shot.id, status: { value: 'race' } }, admin).then(
+        (r) => r.record!,
+        (err: unknown) => err as AppError,
+      );
+      await until('the write waiting for its row', () => waiting('transactionid'));
+      // Its usage count (0: the write has not committed) passes; the delete must then wait for the write.
+      const del = schemaB.call.deleteStatus(body({}, { code: 'race' }), admin).then(
+        (r) => json(r),
+        (err: unknown) => err as AppError,
+      );
+      await until('the delete waiting for the schema lock', () => waiting('advisory'));
+      await holder.query('commit');
+      const [written, deleted] = await Promise.all([write, del]);
+      expect(written).toMatchObject({ id: shot.id, status: 'race' });
+      expect(deleted).toBeInstanceOf(AppError);
+      expect(deleted).toMatchObject({ kind: 'conflict', code: 'code_in_use', extra: { usage: 1 } });
+    } finally {
+      await holder.end();
+    }
+    // Nothing changed: the schema and the snapshot records validates with still have the status.
+    const statuses = (json(await schemaA.call.getSchema(body({}), admin)).statuses as { code: string }[]).map((s) => s.code);
+    expect(statuses).toContain('race');
+    const held = await sql.query<{ codes: string[] }>(
+      "select array(select s->>'code' from jsonb_array_elements(snapshot->'statuses') s) as codes from records.schema_state",
+    );
+    expect(held.rows[0]!.codes).toContain('race');
+    // Once the Shot leaves it, the delete goes through.
+    await recordsClient.call.updateRecord({ entityType: 'Shot', id: shot.id, status: {} }, admin);
+    expect(json(await schemaB.call.deleteStatus(body({}, { code: 'race' }), admin))).toEqual({ code: 'race', deleted: true });
+  });
+
   it('a rename through the other replica cascades over the records and logs one event with the count', async () => {
     await schemaB.call.createStatus(body({ code: 'rev', name: 'Review', state: 'in_progress' }), admin);
     const ids: string[] = [];

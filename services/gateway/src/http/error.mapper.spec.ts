@@ -59,5 +59,9 @@ describe('toHttpError', () => {
     // A GET has no body: a name the client did not send is still a query parameter.
     const get = requestShape('/events', {}, 'GET');
     expect(locateProblems([{ loc: ['after'], msg: 'm', type: 'range' }], get)[0]!.loc).toEqual(['query', 'after']);
+    // A service's too_many_errors entry names no field: it is located at the source alone.
+    const more = { loc: [], msg: '5 more problems not listed (at most 100 are)', type: 'too_many_errors' };
+    expect(locateProblems([more], shape)).toEqual([{ ...more, loc: ['body'] }]);
+    expect(locateProblems([more], get)).toEqual([{ ...more, loc: ['query'] }]);
   });
 });

@@ -52,6 +52,8 @@ const SOURCES: ReadonlySet<unknown> = new Set(['body', 'query', 'path']);
  */
 export function locateProblems(problems: readonly Problem[], shape?: RequestShape): Problem[] {
   return problems.map((p) => {
+    // A service's `too_many_errors` entry names no field: it is located at the source alone.
+    if (p.loc.length === 0) return { ...p, loc: [shape?.otherwise ?? 'body'] };
     const head = p.loc[0];
     if (SOURCES.has(head)) return p;
     const name = String(head);

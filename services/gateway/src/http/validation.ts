@@ -2,7 +2,7 @@
  * zod issues → the FastAPI-style 422 entries (docs/api-notes.md, Errors) (`loc`, `msg`, `type`), every
  * problem at once, and the one `validate` helper every route uses.
  */
-import { AppError, type Problem } from '@reelbase/lib-platform';
+import { AppError, MAX_PROBLEMS, type Problem } from '@reelbase/lib-platform';
 import type { z } from 'zod';
 
 /** Where a value came from; the first element of every `loc`. */
@@ -114,26 +114,16 @@ export function toProblems(issues: readonly z.core.$ZodIssue[], source: Source, 
 }
 
 /** How many problems a 422 lists by default (MAX_PROBLEMS). */
-export const DEFAULT_MAX_PROBLEMS = 100;
+export const DEFAULT_MAX_PROBLEMS = MAX_PROBLEMS;
 
 /**
- * The first `max` problems, then one entry `{"loc": [<source>], "type": "too_many_errors"}`
- * whose `msg` says how many more were found: a body with thousands of unknown keys gets a
- * short answer, in the same 422 shape.
+ * A 422 naming `problems`: the first `max`, then one entry `{"loc": [<source>], "type":
+ * "too_many_errors"}` whose `msg` says how many more were found, echoed input clipped
+ * (lib-platform's capProblems): a body with thousands of unknown keys gets a short answer, in
+ * the same 422 shape.
  */
-export function capProblems(problems: Problem[], max = DEFAULT_MAX_PROBLEMS): Problem[] {
-  if (problems.length <= max) return problems;
-  const more = problems.length - max;
-  const source = problems[max]!.loc[0] ?? 'body';
-  return [
-    ...problems.slice(0, max),
-    { loc: [source], msg: `${more} more problem${more === 1 ? '' : 's'} not listed (at most ${max} are)`, type: 'too_many_errors' },
-  ];
-}
-
-/** A 422 naming `problems` (at most `max`, see {@link capProblems}). */
 export function invalidOf(problems: Problem[], max = DEFAULT_MAX_PROBLEMS): AppError {
-  return AppError.invalid(capProblems(problems, max));
+  return AppError.invalid(problems, undefined, max);
 }
 
 /** Parses `value` with `schema`; pushes problems into `problems` and returns undefined on failure. */

@@ -19,7 +19,10 @@ function recordReply(record: recordsv1.Record | undefined): Reply {
   return Reply.rawJson(recordJson(record), 200, { etag: etagOf(record) });
 }
 
-/** `If-Match: "<updated_at>"` → the bare value records compares; `*` or absent → no condition. */
+/**
+ * `If-Match: "<updated_at>"` → the bare value records compares; `*` → any current record; absent →
+ * no condition; empty or malformed → a condition that never holds (409 `stale_write`).
+ */
 const ifMatchOf = normalizeIfMatch;
 
 /** Absent → unchanged; null → cleared; a value → set. */
@@ -30,7 +33,9 @@ const etagResponse = (description: string) => ({ description, schema: RecordOut,
 const IF_MATCH = {
   name: 'If-Match',
   description:
-    'The record\'s quoted ETag (`"<updated_at>"`): the write applies only if the record is unchanged, else 409 `stale_write`. `*` or absent: no condition.',
+    'The record\'s quoted ETag (`"<updated_at>"`, or a comma-separated list of ETags): the write applies only if the record ' +
+    'is unchanged (its ETag is one of them), else 409 `stale_write` and nothing changes. An empty or malformed value never ' +
+    'matches (409 `stale_write`). `*` matches any current record (RFC 9110); only an absent header means no condition.',
   schema: { type: 'string' },
 };
 

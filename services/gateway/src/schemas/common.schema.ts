@@ -46,5 +46,6 @@ export const ValidationErrorBody = z.object({ detail: z.array(ValidationProblem)
   id: 'ValidationError',
   description:
     'Request validation failure (FastAPI shape). At most 100 problems are listed (`MAX_PROBLEMS`); when there were ' +
-    'more, a last entry `{"loc": ["body"], "msg": "<n> more problems not listed …", "type": "too_many_errors"}` counts the rest.',
+    'more, a last entry `{"loc": ["body"], "msg": "<n> more problems not listed …", "type": "too_many_errors"}` counts the rest. ' +
+    'Echoed input is clipped: a `loc` part keeps 200 characters, a `msg` 400, then `…`.',
 });

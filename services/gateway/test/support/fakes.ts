@@ -4,7 +4,7 @@
  * port 0 with them.
  */
 import { Readable, Writable } from 'node:stream';
-import { AppError, createLogger, isoMicros, newId, Readiness, type CallContext, type Logger } from '@reelbase/lib-platform';
+import { AppError, createLogger, ifMatchHolds, isoMicros, newId, Readiness, type CallContext, type Logger } from '@reelbase/lib-platform';
 import { createHash, randomBytes } from 'node:crypto';
 import type { MediaPeer } from '../../src/clients/media.client.js';
 import { schemav1, type authv1, type eventsv1, type mediav1, type notifierv1, type recordsv1 } from '@reelbase/proto';
@@ -200,7 +200,7 @@ export function fakePeers(state: FakeState): Peers {
     updateRecord: async (req: recordsv1.UpdateRecordRequest, ctx: CallContext) => {
       track('records', 'updateRecord', req, ctx);
       const r = get(req.entityType, req.id);
-      if (req.ifMatch !== undefined && req.ifMatch !== r.updatedAt) throw AppError.conflict('stale_write', 'the record changed since it was read');
+      if (!ifMatchHolds(req.ifMatch, r.updatedAt)) throw AppError.conflict('stale_write', 'the record changed since it was read');
       const data = { ...(JSON.parse(r.dataJson) as Record<string, unknown>), ...(req.dataJson ? (JSON.parse(req.dataJson) as Record<string, unknown>) : {}) };
       const next = { ...r, dataJson: JSON.stringify(data), updatedAt: now() };
       if (req.status) next.status = req.status.value;
@@ -210,7 +210,7 @@ export function fakePeers(state: FakeState): Peers {
     retireRecord: async (req: recordsv1.RetireRecordRequest, ctx: CallContext) => {
       track('records', 'retireRecord', req, ctx);
       const r = get(req.entityType, req.id);
-      if (req.ifMatch !== undefined && req.ifMatch !== r.updatedAt) throw AppError.conflict('stale_write', 'the record changed since it was read');
+      if (!ifMatchHolds(req.ifMatch, r.updatedAt)) throw AppError.conflict('stale_write', 'the record changed since it was read');
       const next = { ...r, active: false };
       state.records.set(r.id, next);
       return { record: next };

@@ -61,6 +61,18 @@ const ERRORS: Record<string, () => Error> = {
   too_large: () => new AppError('too_large', 'body over 1 MB'),
   unavailable: () => AppError.unavailable('database is unavailable'),
   plain: () => new Error('secret connection string postgres://u:hunter2@db'),
+  // 40,000 unknown keys, capped where made (1,000 broke the stream before).
+  huge_list: () =>
+    AppError.invalid(Array.from({ length: 40_000 }, (_, i) => ({ loc: ['data', `k${i}`], msg: `Shot has no field 'k${i}'`, type: 'extra_forbidden' }))),
+  // One key of 100,000 characters, echoed twice (40,000 broke the stream before).
+  huge_key: () => AppError.invalid([{ loc: ['data', 'k'.repeat(100_000)], msg: `Shot has no field '${'k'.repeat(100_000)}'`, type: 'extra_forbidden' }]),
+  // Made without the cap (as a hand-built AppError could be): only the transport's budget stands.
+  huge_raw: () =>
+    new AppError('invalid', 'request validation failed', {
+      problems: Array.from({ length: 3000 }, (_, i) => ({ loc: ['body', i], msg: 'é'.repeat(300), type: 'value_error' })),
+    }),
+  huge_extra: () => AppError.conflict('code_in_use', 'in use', { usage: 'x'.repeat(200_000) }),
+  huge_message: () => AppError.notFound(`Shot ${'ß'.repeat(100_000)} does not exist`),
 };
 
 const WIRE_STATUS: Partial<Record<ErrorKind, status>> = {
@@ -185,6 +197,36 @@ describe('GrpcServer + createGrpcClient over loopback', () => {
     expect(limited).toMatchObject({ kind: 'rate_limited', code: 'rate_limited', retryAfter: 7 });
     const missing = await rejection(client.call.getRecord({ entityType: 'Shot', id: 'not_found' }, ctx));
     expect(missing.message).toBe("Shot 'Zoë' does not exist");
+  });
+
+  it('brings an error of any size back whole or as a smaller error of the same kind, never a broken stream', async () => {
+    const list = await rejection(client.call.getRecord({ entityType: 'Shot', id: 'huge_list' }, ctx));
+    expect(list.kind).toBe('invalid');
+    expect(list.problems).toHaveLength(101);
+    expect(list.problems[99]).toEqual({ loc: ['data', 'k99'], msg: "Shot has no field 'k99'", type: 'extra_forbidden' });
+    expect(list.problems[100]).toEqual({ loc: [], msg: '39900 more problems not listed (at most 100 are)', type: 'too_many_errors' });
+
+    const key = await rejection(client.call.getRecord({ entityType: 'Shot', id: 'huge_key' }, ctx));
+    expect(key.kind).toBe('invalid');
+    // `loc` parts keep 200 characters, a `msg` 400 (services clip what they echo in it to 200 as well).
+    expect(key.problems).toEqual([{ loc: ['data', `${'k'.repeat(200)}…`], msg: `Shot has no field '${'k'.repeat(381)}…`, type: 'extra_forbidden' }]);
+
+    const raw = await rejection(client.call.getRecord({ entityType: 'Shot', id: 'huge_raw' }, ctx));
+    expect(raw.kind).toBe('invalid');
+    const counted = raw.problems[raw.problems.length - 1]!;
+    expect(counted.type).toBe('too_many_errors');
+    const kept = raw.problems.length - 1;
+    expect(kept).toBeGreaterThan(10);
+    expect(counted.msg).toBe(`${3000 - kept} more problems not listed (at most ${kept} are)`);
+    expect(counted.loc).toEqual(['body']);
+    expect(raw.problems.slice(0, kept)).toEqual(Array.from({ length: kept }, (_, i) => ({ loc: ['body', i], msg: 'é'.repeat(300), type: 'value_error' })));
+
+    const extra = await rejection(client.call.getRecord({ entityType: 'Shot', id: 'huge_extra' }, ctx));
+    expect(extra).toMatchObject({ kind: 'conflict', code: 'code_in_use', message: 'in use', extra: {} });
+
+    const message = await rejection(client.call.getRecord({ entityType: 'Shot', id: 'huge_message' }, ctx));
+    expect(message.kind).toBe('not_found');
+    expect(message.message).toBe(`Shot ${'ß'.repeat(995)}…`);
   });
 
   it('answers a plain Error as internal without leaking its message, and logs it', async () => {

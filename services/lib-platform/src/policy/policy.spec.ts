@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Principal } from '../context.js';
 import { ENTITY_TYPE_CODE_PATTERN, isEntityTypeCode } from './entity-type.policy.js';
-import { normalizeIfMatch } from './if-match.policy.js';
+import { IF_MATCH_NEVER, ifMatchHolds, normalizeIfMatch } from './if-match.policy.js';
 import { mayLogTimeForOthers, mayWriteTimeLogOf, timeLogOwner } from './timelog.policy.js';
 
 const ME = '0190a000-0000-7000-8000-0000000000c1';
@@ -54,5 +54,29 @@ describe('If-Match', () => {
     [`  "${etag}" `, etag],
     [etag, etag],
   ])('normalises %s', (header, want) => expect(normalizeIfMatch(header)).toBe(want));
-  it.each([undefined, '', '  ', '*'])('treats %s as no condition', (header) => expect(normalizeIfMatch(header)).toBeUndefined());
+  it('treats only an absent header as no condition', () => {
+    expect(normalizeIfMatch(undefined)).toBeUndefined();
+    expect(ifMatchHolds(undefined, etag)).toBe(true);
+  });
+  it.each(['*', ' * '])('matches any current record with %s', (header) => {
+    expect(normalizeIfMatch(header)).toBe('*');
+    expect(ifMatchHolds(header, etag)).toBe(true);
+  });
+  it.each(['', '  ', '""', 'W/""', 'W/', '"', `"${etag}`, `${etag}"`, `"${etag} x"`, `"a"b"`, `"${etag}",`, `, "${etag}"`, `"${etag}", ""`, '\u0000'])(
+    'never matches the empty or malformed %j',
+    (header) => {
+      expect(normalizeIfMatch(header)).toBe(IF_MATCH_NEVER);
+      expect(ifMatchHolds(header, etag)).toBe(false);
+      expect(ifMatchHolds(normalizeIfMatch(header), etag)).toBe(false);
+    },
+  );
+  it("matches a list when one of its tags is the record's, and is idempotent", () => {
+    const list = `"2025-01-01T00:00:00Z", W/"${etag}"`;
+    expect(normalizeIfMatch(list)).toBe(`2025-01-01T00:00:00Z, ${etag}`);
+    expect(ifMatchHolds(list, etag)).toBe(true);
+    expect(ifMatchHolds(normalizeIfMatch(list), etag)).toBe(true);
+    expect(ifMatchHolds(list, '2026-02-02T00:00:00Z')).toBe(false);
+    expect(ifMatchHolds(`"${etag}"`, etag)).toBe(true);
+    expect(ifMatchHolds('"2025-01-01T00:00:00Z"', etag)).toBe(false);
+  });
 });

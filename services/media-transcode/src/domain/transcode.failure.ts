@@ -8,6 +8,11 @@ export class TranscodeFailure extends Error {
 
 /** Known ffmpeg/ffprobe complaints and the reason shown instead. First match wins. */
 const REASONS: [RegExp, string][] = [
+  [
+    /\[(hls|applehttp|dash|concat|ffmetadata|webm_dash_manifest|image2|image2pipe|tee|subfile)\s@[^\]]*\] Format not on whitelist/i,
+    'the file is a playlist or a list of other files, not a video or image; upload the media itself',
+  ],
+  [/Format not on whitelist|Protocol '[^']*' not on whitelist/i, 'the file is not a video or image format that review uploads accept'],
   [/moov atom not found/i, 'the MP4/MOV file is incomplete (its index is missing: the upload or the render was cut short)'],
   [/Invalid data found when processing input/i, 'the file is not a video or image format that can be decoded'],
   [/could not find codec parameters|unspecified size/i, 'the video stream cannot be decoded (unknown or damaged codec data)'],

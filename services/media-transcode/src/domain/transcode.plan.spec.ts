@@ -13,8 +13,13 @@ describe('transcode plan', () => {
       proxyArgs('in', 'out.mp4', video(), limits),
       proxyArgs('in', 'out.jpg', video({ kind: 'image' }), limits),
     ]) {
-      expect(after(args, '-protocol_whitelist')).toBe('file,pipe');
+      expect(after(args, '-protocol_whitelist')).toBe('file');
       expect(args.indexOf('-protocol_whitelist')).toBeLessThan(args.indexOf('-i'));
+      // Only demuxers that open nothing but the file itself: no playlists, lists or sequences.
+      const formats = after(args, '-format_whitelist')!.split(',');
+      expect(args.indexOf('-format_whitelist')).toBeLessThan(args.indexOf('-i'));
+      expect(formats).toEqual(expect.arrayContaining(['mov', 'matroska', 'png_pipe', 'jpeg_pipe', 'exr_pipe', 'dpx_pipe']));
+      for (const nesting of ['hls', 'dash', 'concat', 'ffmetadata', 'image2', 'svg_pipe', 'tty', 'lavfi']) expect(formats).not.toContain(nesting);
       expect(after(args, '-threads')).toBe('2');
       expect(args).toContain('-nostdin');
       // The decoder (before the input), the filter graph and the encoder (an output option after

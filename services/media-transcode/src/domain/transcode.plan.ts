@@ -1,6 +1,6 @@
 /**
  * The ffmpeg argument lists of a job, built once and kept here so they are reviewed together:
- * no network protocols (`-protocol_whitelist file,pipe`), bounded threads, a bounded duration,
+ * the original read as a local file with an allowed demuxer only ({@link INPUT}), bounded threads, a bounded duration,
  * no interactive input, and the contracted outputs (docs/media.md, "Outputs").
  */
 import type { ProbedSource } from './probe.rules.js';
@@ -32,8 +32,50 @@ const boundThreads = (limits: PlanLimits) => ['-filter_threads', String(limits.t
 const encoderThreads = (limits: PlanLimits, perCpu = 1) => ['-threads', String(Math.ceil(limits.threads * perCpu))];
 /** libx264's own threads per CPU. */
 const X264_THREADS_PER_CPU = 1.5;
-/** Input options: local files only, and no guessing across probes that read the network. */
-const INPUT = ['-protocol_whitelist', 'file,pipe'];
+/**
+ * The demuxers an original may be read with (ffmpeg's names; `mov` is mov/mp4/m4a/3gp/3g2/mj2,
+ * `matroska` is Matroska and WebM): movie containers and single-picture formats, none of which
+ * opens another file. Playlists and lists of files (`hls`, `dash`, `concat`, `ffmetadata`,
+ * `subfile`, ...), `image2` sequences, `svg_pipe` (an SVG may name other files), `tty` text and
+ * every other demuxer are refused: the probe fails and the upload ends `failed` (docs/media.md,
+ * "ffmpeg, safely").
+ */
+export const INPUT_FORMATS = [
+  'mov',
+  'matroska',
+  'avi',
+  'mxf',
+  'mpegts',
+  'mpeg',
+  'gif',
+  'apng',
+  'png_pipe',
+  'jpeg_pipe',
+  'tiff_pipe',
+  'exr_pipe',
+  'dpx_pipe',
+  'bmp_pipe',
+  'webp_pipe',
+  'psd_pipe',
+  'j2k_pipe',
+  'jpegxl_pipe',
+  'gif_pipe',
+  'sgi_pipe',
+  'qoi_pipe',
+  'pam_pipe',
+  'ppm_pipe',
+  'pgm_pipe',
+  'pbm_pipe',
+  'hdr_pipe',
+  'dds_pipe',
+] as const;
+
+/**
+ * Options before the original's `-i` (ffprobe and every ffmpeg run): the `file` protocol alone
+ * (no network, no `pipe`, no `subfile` or `concat` protocol) and only {@link INPUT_FORMATS}, so
+ * nothing but the downloaded original, a plain local path, is ever opened.
+ */
+export const INPUT = ['-protocol_whitelist', 'file', '-format_whitelist', INPUT_FORMATS.join(',')];
 
 /**
  * A scale filter that keeps the aspect ratio, never upscales, caps the width at `maxWidth`, and

@@ -7,6 +7,7 @@
 import { spawn } from 'node:child_process';
 import { reasonFromStderr, TranscodeFailure } from '../domain/transcode.failure.js';
 import type { ProbeJson } from '../domain/probe.rules.js';
+import { INPUT } from '../domain/transcode.plan.js';
 
 const STDERR_TAIL = 8 * 1024;
 const STDOUT_MAX = 4 * 1024 * 1024;
@@ -73,12 +74,12 @@ export function runTool(tool: 'ffmpeg' | 'ffprobe', bin: string, args: string[],
   });
 }
 
-/** ffprobe's view of `file` (format and streams), bounded like any run. */
+/** ffprobe's view of `file` (format and streams), bounded like any run, read only as {@link INPUT} allows. */
 export async function probeFile(ffprobe: string, file: string, opts: RunOptions): Promise<ProbeJson> {
   const { stdout } = await runTool(
     'ffprobe',
     ffprobe,
-    ['-hide_banner', '-v', 'error', '-protocol_whitelist', 'file,pipe', '-print_format', 'json', '-show_format', '-show_streams', file],
+    ['-hide_banner', '-v', 'error', ...INPUT, '-print_format', 'json', '-show_format', '-show_streams', file],
     opts,
   );
   try {

@@ -8,7 +8,7 @@
  * record inserted while a client pages never shifts the rows already seen or still to come, so
  * each record that existed when paging began is returned exactly once.
  */
-import { AppError, isAppError, type CallContext, type Problem } from '@reelbase/lib-platform';
+import { AppError, clipEcho, isAppError, type CallContext, type Problem } from '@reelbase/lib-platform';
 import { compileFilter, QUERY_COLUMNS, type LinkHopOptions, type QueryColumn } from './filter.compiler.js';
 import { SchemaCache, type CompiledSchema } from './schema.snapshot.js';
 import { entityTypeOf } from './schema.validator.js';
@@ -129,7 +129,7 @@ function orderKey(schema: CompiledSchema, entityType: string, o: QueryOrder, loc
   }
   const field = schema.entityTypes.get(entityType)?.fields.get(o.field);
   if (!field || !FIELD_CODE.test(o.field)) {
-    problems.push({ loc: [...loc, 'field'], msg: `${entityType} has no field or column '${o.field}' to order by`, type: 'unknown_field' });
+    problems.push({ loc: [...loc, 'field'], msg: `${entityType} has no field or column '${clipEcho(o.field)}' to order by`, type: 'unknown_field' });
     return undefined;
   }
   const j = `r.data->'${o.field}'`;
@@ -247,7 +247,7 @@ function buildPlan(schema: CompiledSchema, input: QueryInput, linkHops?: LinkHop
         else if ((QUERY_COLUMNS as readonly string[]).includes(f))
           return; // columns are always returned
         else if (schema.version > 0 && !schema.entityTypes.get(input.entityType)?.fields.has(f))
-          problems.push({ loc: ['fields', i], msg: `${input.entityType} has no field '${f}'`, type: 'unknown_field' });
+          problems.push({ loc: ['fields', i], msg: `${input.entityType} has no field '${clipEcho(f)}'`, type: 'unknown_field' });
         else fields!.push(f);
       });
     }

@@ -7,11 +7,14 @@ import {
   AppError,
   canonicalLinks,
   canonicalUuid,
+  clipEcho,
   encodeStreamEvent,
   type InProcessBus,
   isUuid,
   mayChangeSharedPlaylist,
   newId,
+  IF_MATCH_NEVER,
+  ifMatchHolds,
   normalizeIfMatch,
   SHARED_PLAYLIST_REFUSED,
   type CallContext,
@@ -207,7 +210,7 @@ export class RecordService {
       }
       const template = schema.taskTemplates.get(input.taskTemplate!);
       if (!template || template.entity_type !== input.entityType) {
-        problems.push({ loc: ['task_template'], msg: `no task template '${input.taskTemplate}' for ${input.entityType}`, type: 'task_template' });
+        problems.push({ loc: ['task_template'], msg: `no task template '${clipEcho(input.taskTemplate!)}' for ${input.entityType}`, type: 'task_template' });
       }
       problems.push(...(await tx.deadLinks(links)).map(linkNotFound));
       if (input.entityType === 'Playlist') problems.push(...(await this.foreignVersions(tx, projectId, data)));
@@ -363,9 +366,10 @@ export class RecordService {
   /** `current` when it is a live record of `entityType` and If-Match holds. */
   private checkLive(current: StoredRecord | undefined, entityType: string, id: string, ifMatch: string | undefined): StoredRecord {
     if (!current || current.retired || current.entityType !== entityType) throw notFound(entityType, id);
-    const expected = normalizeIfMatch(ifMatch);
-    if (expected !== undefined && expected !== current.updatedAt) {
-      throw AppError.conflict('stale_write', `${entityType} ${id} was changed since ${ifMatch}`);
+    if (!ifMatchHolds(ifMatch, current.updatedAt)) {
+      const expected = normalizeIfMatch(ifMatch);
+      const why = expected === IF_MATCH_NEVER ? ': If-Match is empty or malformed, so it matches no version' : ` was changed since ${clipEcho(ifMatch!)}`;
+      throw AppError.conflict('stale_write', `${entityType} ${id}${why}`);
     }
     return current;
   }

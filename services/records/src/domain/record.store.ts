@@ -7,6 +7,7 @@
  */
 import type { StreamEvent } from '@reelbase/lib-platform';
 import type { DataObject, RecordView } from './record.types.js';
+import type { CodeUsage, Removal } from './schema.removals.js';
 import type { SchemaSnapshot } from './schema.snapshot.js';
 import type { LinkRef } from './schema.validator.js';
 
@@ -114,9 +115,19 @@ export interface RecordStore {
   transaction<T>(fn: (tx: RecordTransaction) => Promise<T>): Promise<T>;
   /** The stored schema snapshot, undefined before the first ApplySchema. */
   loadSchema(): Promise<StoredSchema | undefined>;
-  /** Stores `snapshotJson` as version `version` when that is newer than the stored one; true when stored. */
-  applySchema(version: number, snapshotJson: string): Promise<boolean>;
+  /**
+   * Stores `snapshotJson` as version `version` when that is newer than the stored one; true when stored.
+   * With `refuse`: under the lock record writes take in shared mode, `refuse` sees the stored snapshot
+   * and a way to count usage, and stops the change by throwing.
+   */
+  applySchema(version: number, snapshotJson: string, refuse?: SchemaGuard): Promise<boolean>;
 }
+
+/**
+ * Checks a snapshot change under the schema lock (see {@link RecordStore.applySchema}); `countRemoved`
+ * counts the usage of the given codes only.
+ */
+export type SchemaGuard = (held: StoredSchema | undefined, countRemoved: (removed: readonly Removal[]) => Promise<CodeUsage>) => Promise<void>;
 
 /** Strips the retired flag for callers. */
 export function toView(r: StoredRecord): RecordView {

@@ -6,6 +6,7 @@
 import { AppError, type CallContext, type Problem } from '@reelbase/lib-platform';
 import type { RecordStore } from './record.store.js';
 import type { SchemaSnapshot } from './schema.snapshot.js';
+import { refuseInUse, removals } from './schema.removals.js';
 import { RENAME_KINDS, type CodeRename, type RenameKind } from './schema.rename.js';
 
 /** `GET /schema/usage`: records using each code, retired ones included. */
@@ -31,8 +32,13 @@ function service(ctx: CallContext): void {
 export class SchemaAdmin {
   constructor(private readonly store: SchemaAdminStore) {}
 
-  /** Stores `snapshotJson` as `version` unless records already holds that version or a newer one. */
-  async applySchema(version: number, snapshotJson: string, ctx: CallContext): Promise<boolean> {
+  /**
+   * Stores `snapshotJson` as `version` unless records already holds that version or a newer one.
+   * With `refuseRemovedInUse` (the schema service's deletes), the codes it takes away from the held
+   * snapshot are counted under the schema lock, which every record write holds in shared mode while
+   * it validates and commits: one still in use is 409 `code_in_use` and nothing is stored.
+   */
+  async applySchema(version: number, snapshotJson: string, ctx: CallContext, refuseRemovedInUse = false): Promise<boolean> {
     service(ctx);
     const problems: Problem[] = [];
     if (!Number.isSafeInteger(version) || version < 1) {
@@ -54,7 +60,12 @@ export class SchemaAdmin {
       }
     }
     if (problems.length) throw AppError.invalid(problems);
-    return this.store.applySchema(version, snapshotJson);
+    if (!refuseRemovedInUse) return this.store.applySchema(version, snapshotJson);
+    const next = snapshot!;
+    return this.store.applySchema(version, snapshotJson, async (held, countRemoved) => {
+      const removed = held ? removals(held.snapshot, next) : [];
+      if (removed.length > 0) refuseInUse(removed, await countRemoved(removed));
+    });
   }
 
   /** Rewrites `rename.from` to `rename.to` wherever records store it; the number of records rewritten. */

@@ -15,7 +15,7 @@
  * A `null` in a create is "not given"; in a PATCH it removes the key (a required field cannot be removed).
  * Problems are located at `["data", "<field>", ...]`; the gateway adds the `body` head.
  */
-import { AppError, isUuid, type Problem } from '@reelbase/lib-platform';
+import { AppError, clipEcho, isUuid, type Problem } from '@reelbase/lib-platform';
 import type { DataObject } from './record.types.js';
 import type { CompiledEntityType, CompiledField, CompiledSchema } from './schema.snapshot.js';
 
@@ -76,7 +76,11 @@ function checkLink(field: CompiledField, value: unknown, loc: (string | number)[
     problems.push({ loc: [...loc, 'type'], msg: 'Field required: the linked record type', type: 'missing' });
     ok = false;
   } else if (field.linkTypes.size > 0 && !field.linkTypes.has(link.type)) {
-    problems.push({ loc: [...loc, 'type'], msg: `Input should be ${quoted(field.linkTypes)}: ${field.code} cannot link a ${link.type}`, type: 'link_type' });
+    problems.push({
+      loc: [...loc, 'type'],
+      msg: `Input should be ${quoted(field.linkTypes)}: ${field.code} cannot link a ${clipEcho(link.type)}`,
+      type: 'link_type',
+    });
     ok = false;
   }
   if (typeof link.id !== 'string' || !isUuid(link.id)) {
@@ -190,7 +194,7 @@ function fieldProblems(type: CompiledEntityType, data: DataObject, keys: Iterabl
   for (const key of keys) {
     const field = type.fields.get(key);
     if (!field) {
-      problems.push({ loc: ['data', key], msg: `${type.code} has no field '${key}'`, type: 'extra_forbidden' });
+      problems.push({ loc: ['data', key], msg: `${type.code} has no field '${clipEcho(key)}'`, type: 'extra_forbidden' });
       continue;
     }
     const value = data[key];

@@ -116,7 +116,7 @@ export function recordsHandlers(
     },
 
     async applySchema(req: recordsv1.ApplySchemaRequest, ctx: CallContext) {
-      await admin.applySchema(req.version, req.snapshotJson, ctx);
+      await admin.applySchema(req.version, req.snapshotJson, ctx, req.refuseRemovedInUse === true);
       return {};
     },
 

@@ -5,7 +5,17 @@
  */
 import type { Knex } from '@mikro-orm/postgresql';
 import { AppError, guarded, type NatsNames, type SqlStateErrors } from '@reelbase/lib-platform';
-import type { InsertResult, NewRecord, OutboxEvent, RecordStore, RecordTransaction, StoredRecord, StoredSchema, WriteGuard } from '../domain/record.store.js';
+import type {
+  InsertResult,
+  NewRecord,
+  OutboxEvent,
+  RecordStore,
+  RecordTransaction,
+  SchemaGuard,
+  StoredRecord,
+  StoredSchema,
+  WriteGuard,
+} from '../domain/record.store.js';
 import type { RecordViewStore } from '../domain/record.views.js';
 import { OutboxRepository } from './outbox.repository.js';
 import { RecordRepository } from './record.repository.js';
@@ -76,8 +86,12 @@ export class KnexRecordStore implements RecordStore, SchemaAdminStore, RecordVie
     return guarded(() => this.schema.load(this.db));
   }
 
-  applySchema(version: number, snapshotJson: string): Promise<boolean> {
-    return guarded(() => this.db.transaction((trx) => this.schema.apply(trx, version, snapshotJson)));
+  applySchema(version: number, snapshotJson: string, refuse?: SchemaGuard): Promise<boolean> {
+    return guarded(() =>
+      this.db.transaction((trx) =>
+        this.schema.apply(trx, version, snapshotJson, refuse && ((held) => refuse(held, (removed) => this.usage.countRemoved(trx, removed)))),
+      ),
+    );
   }
 
   applyRename(rename: CodeRename): Promise<number> {

@@ -45,9 +45,16 @@ export class SchemaRepository {
   /**
    * Upserts the row only when `version` is newer than the stored one; true when it was written. In a
    * transaction of its own: writes still validating against the stored version finish first.
+   * `beforeWrite` runs once the lock is held, with the stored snapshot, and may refuse by throwing
+   * (nothing is written then): no write validates or commits between it and the upsert.
    */
-  async apply(db: Db, version: number, snapshotJson: string): Promise<boolean> {
+  async apply(db: Db, version: number, snapshotJson: string, beforeWrite?: (held: StoredSchema | undefined) => Promise<void>): Promise<boolean> {
     await lockSchemaExclusive(db);
+    if (beforeWrite) {
+      const held = await this.load(db);
+      if (held && held.version >= version) return false;
+      await beforeWrite(held);
+    }
     const res = await db.raw<{ rows: unknown[] }>(
       `insert into records.schema_state (id, version, snapshot) values (1, ?, ?::jsonb)
        on conflict (id) do update set version = excluded.version, snapshot = excluded.snapshot, applied_at = now()

@@ -2,14 +2,14 @@
  * How records use each schema code (`GET /schema/usage`), counted by SQL over every record,
  * retired ones included (a retired record can be revived, so its codes stay in use).
  */
-import type { SchemaUsage } from '../domain/schema.admin.js';
 import type { Knex } from '@mikro-orm/postgresql';
+import type { CodeUsage, Removal } from '../domain/schema.removals.js';
 
 /**
  * Option usage too: `<Type>.<field>.<option>` for the enum and multi_enum fields of the stored schema;
  * and status usage per type, `<Type>.<status>` (a status taken out of one type's scope).
  */
-export type RecordsUsage = SchemaUsage & { options: Record<string, number>; status_types: Record<string, number> };
+export type RecordsUsage = CodeUsage;
 
 const USAGE_SQL = `
   select 'entity_types' as kind, entity_type as code, count(*) as n from records.record group by entity_type
@@ -41,7 +41,48 @@ const USAGE_SQL = `
     ) x(o)
    group by 2`;
 
+/**
+ * One count per removed code, each the same as {@link USAGE_SQL} counts that key, by the indexes on
+ * `entity_type` and `status` where they apply: a delete counts only what it removes while writes wait.
+ */
+function removedCountSql(r: Removal): [string, unknown[]] {
+  const [a, b, c] = r.parts;
+  const head = 'select ?::text as kind, ?::text as code, count(*) as n from records.record';
+  const keyed = [r.kind, r.key];
+  switch (r.kind) {
+    case 'entity_types':
+      return [`${head} where entity_type = ?`, [...keyed, a]];
+    case 'fields':
+      return [`${head} where entity_type = ? and jsonb_exists(data, ?)`, [...keyed, a, b]];
+    case 'options':
+      return r.multi
+        ? [`${head} where entity_type = ? and jsonb_typeof(data->?) = 'array' and jsonb_exists(data->?, ?)`, [...keyed, a, b, b, c]]
+        : [`${head} where entity_type = ? and jsonb_typeof(data->?) = 'string' and data->>? = ?`, [...keyed, a, b, b, c]];
+    case 'statuses':
+      return [`${head} where status = ?`, [...keyed, a]];
+    case 'status_types':
+      return [`${head} where entity_type = ? and status = ?`, [...keyed, a, b]];
+    case 'steps':
+      return [`${head} where entity_type = 'Task' and jsonb_typeof(data->'step') = 'string' and data->>'step' = ?`, [...keyed, a]];
+    case 'priorities':
+      return [`${head} where jsonb_typeof(data->'priority') = 'string' and data->>'priority' = ?`, [...keyed, a]];
+  }
+}
+
 export class UsageRepository {
+  /** The usage of each removed code only (every other key absent), in one statement. */
+  async countRemoved(db: Knex, removed: readonly Removal[]): Promise<RecordsUsage> {
+    const usage: RecordsUsage = { entity_types: {}, fields: {}, statuses: {}, steps: {}, priorities: {}, options: {}, status_types: {} };
+    if (removed.length === 0) return usage;
+    const parts = removed.map(removedCountSql);
+    const res = await db.raw<{ rows: { kind: keyof RecordsUsage; code: string; n: string }[] }>(
+      parts.map(([sql]) => `(${sql})`).join(' union all '),
+      parts.flatMap(([, bindings]) => bindings) as Knex.RawBinding[],
+    );
+    for (const row of res.rows) usage[row.kind][row.code] = Number(row.n);
+    return usage;
+  }
+
   async count(db: Knex): Promise<RecordsUsage> {
     const usage: RecordsUsage = { entity_types: {}, fields: {}, statuses: {}, steps: {}, priorities: {}, options: {}, status_types: {} };
     // The set-returning functions make the planner's estimate large enough to JIT-compile the

@@ -31,8 +31,10 @@ export interface SchemaStore {
    * Locks the definitions (every replica), reads the document and runs `change` on it. When it
    * returns a commit, saves its document at the next version with its events (outbox) and its
    * journal entry in one transaction and returns it with that version; null leaves all as it was.
+   * `beforeCommit` runs inside that transaction, once everything is written and before it commits
+   * (the definitions still locked); when it throws, nothing is committed.
    */
-  commit<R>(change: (doc: SchemaDoc) => Commit<R> | null): Promise<Commit<R> | null>;
+  commit<R>(change: (doc: SchemaDoc) => Commit<R> | null, beforeCommit?: (out: Commit<R>) => Promise<void>): Promise<Commit<R> | null>;
   /** Journal entries whose cascade has not been recorded as done, oldest first. */
   pendingRenames(): Promise<JournalEntry[]>;
   /**
@@ -43,8 +45,12 @@ export interface SchemaStore {
 }
 
 export interface RecordsPort {
-  /** Hands records the snapshot of `version` (ignored there when it already has a newer one). */
-  applySchema(version: number, snapshotJson: string): Promise<void>;
+  /**
+   * Hands records the snapshot of `version` (ignored there when it already has a newer one). With
+   * `refuseRemovedInUse`, records refuses it (409 `code_in_use`) when a code it removes is still used
+   * by a record, counted under the lock record writes hold.
+   */
+  applySchema(version: number, snapshotJson: string, opts?: { refuseRemovedInUse?: boolean }): Promise<void>;
   /** Rewrites the renamed code in every record; idempotent per entry id; the records rewritten. */
   applyRename(entry: JournalEntry): Promise<number>;
   countUsage(): Promise<SchemaUsage>;

@@ -12,6 +12,8 @@ import { emptyDoc, FIELD_TYPES, type SchemaDoc, type SchemaUsage } from './schem
 
 class MemoryStore implements SchemaStore {
   doc: SchemaDoc = emptyDoc();
+  /** The next commit fails after its beforeCommit ran (the database lost at COMMIT). */
+  failNextCommit = false;
   events: StreamEvent[] = [];
   journal: (JournalEntry & { done: boolean; rewritten?: number })[] = [];
 
@@ -21,10 +23,15 @@ class MemoryStore implements SchemaStore {
   async version() {
     return this.doc.version;
   }
-  async commit<R>(change: (doc: SchemaDoc) => Commit<R> | null) {
+  async commit<R>(change: (doc: SchemaDoc) => Commit<R> | null, beforeCommit?: (out: Commit<R>) => Promise<void>) {
     const out = change(structuredClone(this.doc));
     if (!out) return null;
     out.doc.version = this.doc.version + 1;
+    if (beforeCommit) await beforeCommit(out);
+    if (this.failNextCommit) {
+      this.failNextCommit = false;
+      throw new Error('connection lost at commit');
+    }
     this.doc = structuredClone(out.doc);
     this.events.push(...out.events);
     if (out.journal) this.journal.push({ ...out.journal, done: false });
@@ -51,7 +58,16 @@ class FakeRecords implements RecordsPort {
   /** Records holding each code, as the cascade would rewrite them. */
   rewrites = 0;
 
-  async applySchema(version: number, snapshotJson: string) {
+  /** A code records finds in use under its lock (a write that landed after the usage count). */
+  usedUnderLock?: string;
+  guarded: number[] = [];
+
+  async applySchema(version: number, snapshotJson: string, opts: { refuseRemovedInUse?: boolean } = {}) {
+    if (opts.refuseRemovedInUse) {
+      this.guarded.push(version);
+      if (this.usedUnderLock) throw AppError.conflict('code_in_use', `status ${this.usedUnderLock} is still used by 1 record`, { usage: 1 });
+    }
+    if (this.applied.some((a) => a.version >= version)) return;
     this.applied.push({ version, snapshot: JSON.parse(snapshotJson) });
   }
   async applyRename(entry: JournalEntry) {
@@ -251,6 +267,39 @@ describe('statuses, steps, priorities', () => {
     expect((await rejects(service.deleteStatus(ADMIN, req({}, { code: 'ip', entityCode: 'Shot' })))).kind).toBe('not_found');
     records.usage.statuses.ip = 5;
     expect((await rejects(service.deleteStatus(ADMIN, req({}, { code: 'ip' })))).extra).toEqual({ usage: 5 });
+  });
+
+  it('a delete hands records its snapshot before it commits; refused there (a write landed after the count), nothing changes', async () => {
+    await service.createStatus(ADMIN, req({ code: 'race', name: 'Race', state: 'in_progress' }));
+    const before = structuredClone(store.doc);
+    const applied = records.applied.length;
+    records.usedUnderLock = 'race';
+    const err = await rejects(service.deleteStatus(ADMIN, req({}, { code: 'race' })));
+    expect(err).toMatchObject({ code: 'code_in_use', extra: { usage: 1 } });
+    expect(records.guarded).toEqual([before.version + 1]);
+    expect(store.doc).toEqual(before);
+    expect(records.applied).toHaveLength(applied);
+    records.usedUnderLock = undefined;
+    expect(await service.deleteStatus(ADMIN, req({}, { code: 'race' }))).toEqual({ code: 'race', deleted: true });
+    expect(records.guarded).toEqual([before.version + 1, before.version + 1]);
+    expect(records.applied.at(-1)!.version).toBe(before.version + 1);
+    expect(store.doc.statuses.map((s) => s.code)).not.toContain('race');
+    // Changes that remove nothing commit first and are applied after, as before.
+    await service.createStep(ADMIN, req({ code: 'fx', name: 'FX' }));
+    expect(records.guarded).toHaveLength(2);
+  });
+
+  it('a delete records took but that failed to commit is followed by the definitions at a newer version', async () => {
+    await service.createStatus(ADMIN, req({ code: 'lost', name: 'Lost', state: 'blocked' }));
+    const v = store.doc.version;
+    store.failNextCommit = true;
+    await expect(service.deleteStatus(ADMIN, req({}, { code: 'lost' }))).rejects.toThrow('connection lost at commit');
+    // records took v + 1 (without the status); the store moved past it with the status kept.
+    expect(records.guarded).toEqual([v + 1]);
+    expect(store.doc.version).toBe(v + 2);
+    const last = records.applied.at(-1)!;
+    expect(last.version).toBe(v + 2);
+    expect((last.snapshot.statuses as { code: string }[]).map((s) => s.code)).toContain('lost');
   });
 
   it('StepReorder must be a permutation of the existing codes', async () => {

@@ -109,12 +109,36 @@ export class SchemaService {
     return rewritten;
   }
 
-  /** One Admin change: commit (with events), apply to records, cascade a rename; the answer. */
-  private async mutate<R>(ctx: CallContext, edit: (doc: SchemaDoc) => Edit<R>): Promise<R> {
+  /**
+   * One Admin change: commit (with events), apply to records, cascade a rename; the answer.
+   *
+   * A change that removes codes (`removes`: the deletes, options dropped from a field) checked
+   * their usage before it was made, but a record write may land after that count. So records gets
+   * its snapshot inside the change's transaction, before it commits, and counts the removed codes
+   * again under the lock every record write holds while it validates and commits: one still in use
+   * refuses it (409 `code_in_use`) and the change rolls back. A delete and a write racing it never
+   * both succeed (docs/architecture.md, "The schema service").
+   */
+  private async mutate<R>(ctx: CallContext, edit: (doc: SchemaDoc) => Edit<R>, opts: { removes?: boolean } = {}): Promise<R> {
     requireAdmin(ctx);
     const actor = actorOf(ctx);
-    const committed = await this.deps.store.commit((doc) => this.toCommit(edit(doc), actor));
+    let handed = 0;
+    const beforeCommit = opts.removes
+      ? async (out: Commit<R>) => {
+          if (out.journal) return;
+          await this.deps.records.applySchema(out.doc.version, JSON.stringify(snapshotOf(out.doc)), { refuseRemovedInUse: true });
+          handed = out.doc.version;
+        }
+      : undefined;
+    let committed: Commit<R> | null;
+    try {
+      committed = await this.deps.store.commit((doc) => this.toCommit(edit(doc), actor), beforeCommit);
+    } catch (err) {
+      if (handed > 0) await this.moveRecordsPast(handed);
+      throw err;
+    }
     if (!committed) throw new AppError('internal', 'the change was not committed');
+    if (handed > 0) this.appliedVersion = Math.max(this.appliedVersion, committed.doc.version);
     await this.apply(committed.doc);
     if (!committed.journal) return committed.result;
     this.deps.faults.afterJournal();
@@ -126,6 +150,29 @@ export class SchemaService {
     }
     const rewritten = await this.cascade(committed.journal);
     return { ...(committed.result as RenameAnswer), rewritten } as R;
+  }
+
+  /**
+   * Records took the snapshot of `version` but the change behind it may not have committed here
+   * (the commit failed after records answered): unless it did, commit the definitions unchanged
+   * until the version passes `version` and hand records that, so records never keeps definitions
+   * the schema does not have. Best effort: when this fails too, it is logged, and records keeps the
+   * narrower definitions until the schema version passes `version` (docs/architecture.md).
+   */
+  private async moveRecordsPast(version: number): Promise<void> {
+    try {
+      if ((await this.deps.store.version()) >= version) return;
+      let out: Commit<null> | null;
+      do out = await this.deps.store.commit((doc) => ({ doc, events: [], result: null }));
+      while (out && out.doc.version <= version);
+      if (out) await this.apply(out.doc);
+      this.deps.logger.warn(
+        { version, now: out?.doc.version },
+        'a change records had taken did not commit: the definitions were handed again at a newer version',
+      );
+    } catch (err) {
+      this.deps.logger.error({ err, version }, 'records may hold a change that did not commit, until the schema version passes it');
+    }
   }
 
   /** Usage of every code by records (a delete checks it before it commits). */
@@ -220,7 +267,7 @@ export class SchemaService {
     requireAdmin(ctx);
     const code = requireCode(r.entityCode || r.code, 'entity_code');
     const usage = await this.usage();
-    return this.mutate(ctx, (doc) => E.deleteEntityType(doc, code, usage));
+    return this.mutate(ctx, (doc) => E.deleteEntityType(doc, code, usage), { removes: true });
   }
 
   async renameEntityTypeCode(ctx: CallContext, r: SchemaRequest) {
@@ -243,7 +290,7 @@ export class SchemaService {
     const type = requireCode(r.entityCode, 'entity_code');
     const field = requireCode(r.fieldCode || r.code, 'field_code');
     const usage = body.options === undefined ? emptyUsage() : await this.usage();
-    return this.mutate(ctx, (doc) => E.updateField(doc, type, field, body, usage));
+    return this.mutate(ctx, (doc) => E.updateField(doc, type, field, body, usage), { removes: true });
   }
 
   async deleteField(ctx: CallContext, r: SchemaRequest) {
@@ -251,7 +298,7 @@ export class SchemaService {
     const type = requireCode(r.entityCode, 'entity_code');
     const field = requireCode(r.fieldCode || r.code, 'field_code');
     const usage = await this.usage();
-    return this.mutate(ctx, (doc) => E.deleteField(doc, type, field, usage));
+    return this.mutate(ctx, (doc) => E.deleteField(doc, type, field, usage), { removes: true });
   }
 
   async renameOption(ctx: CallContext, r: SchemaRequest) {
@@ -279,7 +326,7 @@ export class SchemaService {
     requireAdmin(ctx);
     const code = requireCode(r.code, 'code');
     const usage = await this.usage();
-    return this.mutate(ctx, (doc) => E.deleteStatus(doc, code, r.entityCode || undefined, usage));
+    return this.mutate(ctx, (doc) => E.deleteStatus(doc, code, r.entityCode || undefined, usage), { removes: true });
   }
 
   async renameStatus(ctx: CallContext, r: SchemaRequest) {
@@ -312,7 +359,7 @@ export class SchemaService {
     requireAdmin(ctx);
     const code = requireCode(r.code, 'code');
     const usage = await this.usage();
-    return this.mutate(ctx, (doc) => E.deleteStep(doc, code, usage));
+    return this.mutate(ctx, (doc) => E.deleteStep(doc, code, usage), { removes: true });
   }
 
   async renameStep(ctx: CallContext, r: SchemaRequest) {
@@ -339,7 +386,7 @@ export class SchemaService {
     requireAdmin(ctx);
     const code = requireCode(r.code, 'code');
     const usage = await this.usage();
-    return this.mutate(ctx, (doc) => E.deletePriority(doc, code, usage));
+    return this.mutate(ctx, (doc) => E.deletePriority(doc, code, usage), { removes: true });
   }
 
   async renamePriority(ctx: CallContext, r: SchemaRequest) {

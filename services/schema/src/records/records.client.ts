@@ -29,8 +29,8 @@ export class RecordsClient implements RecordsPort {
     });
   }
 
-  async applySchema(version: number, snapshotJson: string): Promise<void> {
-    await this.client.call.applySchema({ version, snapshotJson }, systemContext());
+  async applySchema(version: number, snapshotJson: string, opts: { refuseRemovedInUse?: boolean } = {}): Promise<void> {
+    await this.client.call.applySchema({ version, snapshotJson, refuseRemovedInUse: opts.refuseRemovedInUse || undefined }, systemContext());
   }
 
   async applyRename(entry: JournalEntry): Promise<number> {

@@ -140,7 +140,7 @@ export class DefinitionRepository implements SchemaStore {
     });
   }
 
-  commit<R>(change: (doc: SchemaDoc) => Commit<R> | null): Promise<Commit<R> | null> {
+  commit<R>(change: (doc: SchemaDoc) => Commit<R> | null, beforeCommit?: (out: Commit<R>) => Promise<void>): Promise<Commit<R> | null> {
     return guarded(() =>
       this.db.transaction(async (trx) => {
         await trx.raw('insert into schema.state (id, version) values (1, 0) on conflict do nothing');
@@ -162,6 +162,7 @@ export class DefinitionRepository implements SchemaStore {
             [j.id, j.kind, j.entityType, j.field, j.from, j.to, j.actor],
           );
         }
+        if (beforeCommit) await beforeCommit(out);
         return out;
       }),
     );

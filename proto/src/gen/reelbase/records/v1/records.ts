@@ -126,6 +126,14 @@ export interface ApplySchemaRequest {
   version: number;
   /** The schema snapshot, JSON-encoded. */
   snapshotJson: string;
+  /**
+   * Refuse (FAILED_PRECONDITION, code `code_in_use`, extra `usage`; nothing stored) when a code the
+   * snapshot removes (a type, field, option, status or status scope, step or priority) is still used
+   * by a record, counted under the lock every record write holds while it validates and commits. The
+   * schema service sets it on deletes, inside its own transaction, so the count and the delete are one
+   * step as far as writes can tell.
+   */
+  refuseRemovedInUse?: boolean | undefined;
 }
 
 export interface ApplySchemaResponse {
@@ -1750,7 +1758,7 @@ export const ReviveRecordResponse: MessageFns<ReviveRecordResponse> = {
 };
 
 function createBaseApplySchemaRequest(): ApplySchemaRequest {
-  return { version: 0, snapshotJson: "" };
+  return { version: 0, snapshotJson: "", refuseRemovedInUse: undefined };
 }
 
 export const ApplySchemaRequest: MessageFns<ApplySchemaRequest> = {
@@ -1760,6 +1768,9 @@ export const ApplySchemaRequest: MessageFns<ApplySchemaRequest> = {
     }
     if (message.snapshotJson !== "") {
       writer.uint32(18).string(message.snapshotJson);
+    }
+    if (message.refuseRemovedInUse !== undefined) {
+      writer.uint32(24).bool(message.refuseRemovedInUse);
     }
     return writer;
   },
@@ -1793,6 +1804,14 @@ export const ApplySchemaRequest: MessageFns<ApplySchemaRequest> = {
             message.snapshotJson = reader.string();
             continue;
           }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.refuseRemovedInUse = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1813,6 +1832,11 @@ export const ApplySchemaRequest: MessageFns<ApplySchemaRequest> = {
         : isSet(object.snapshot_json)
         ? globalThis.String(object.snapshot_json)
         : "",
+      refuseRemovedInUse: isSet(object.refuseRemovedInUse)
+        ? globalThis.Boolean(object.refuseRemovedInUse)
+        : isSet(object.refuse_removed_in_use)
+        ? globalThis.Boolean(object.refuse_removed_in_use)
+        : undefined,
     };
   },
 
@@ -1824,6 +1848,9 @@ export const ApplySchemaRequest: MessageFns<ApplySchemaRequest> = {
     if (message.snapshotJson !== "") {
       obj.snapshotJson = message.snapshotJson;
     }
+    if (message.refuseRemovedInUse !== undefined) {
+      obj.refuseRemovedInUse = message.refuseRemovedInUse;
+    }
     return obj;
   },
 
@@ -1834,6 +1861,7 @@ export const ApplySchemaRequest: MessageFns<ApplySchemaRequest> = {
     const message = createBaseApplySchemaRequest();
     message.version = object.version ?? 0;
     message.snapshotJson = object.snapshotJson ?? "";
+    message.refuseRemovedInUse = object.refuseRemovedInUse ?? undefined;
     return message;
   },
 };
