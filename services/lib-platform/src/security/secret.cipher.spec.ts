@@ -65,6 +65,7 @@ describe('SecretCipher', () => {
     expect(() => parseConfig(shape, {})).toThrow(/SECRETS_KEY: is required/);
     expect(() => parseConfig(shape, { SECRETS_KEY: 'abc' })).toThrow(/32 bytes/);
     expect(() => parseConfig(shape, { SECRETS_KEY: key, SECRETS_KEY_PREVIOUS: `${newKey()},bad` })).toThrow(/SECRETS_KEY_PREVIOUS/);
+    expect(parseConfig(shape, { SECRETS_KEY: key })).toEqual({ SECRETS_KEY: key });
     const prev = newKey();
     expect(parseConfig(shape, { SECRETS_KEY: key, SECRETS_KEY_PREVIOUS: ` ${prev} ,` })).toEqual({ SECRETS_KEY: key, SECRETS_KEY_PREVIOUS: [prev] });
   });

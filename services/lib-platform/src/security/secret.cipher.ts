@@ -39,18 +39,18 @@ const KEY_HINT = `must be ${SECRETS_KEY_BYTES} bytes in base64 (e.g. \`openssl r
 export const envSecretsKey = () =>
   z.string({ error: `is required: the key secrets are encrypted with at rest; ${KEY_HINT}` }).refine((v) => decodeSecretsKey(v) !== null, KEY_HINT);
 
-/** SECRETS_KEY_PREVIOUS: earlier keys (comma-separated) that still open values, never seal. */
+/** SECRETS_KEY_PREVIOUS: earlier keys (comma-separated) that still open values, never seal; unset: none. */
 export const envSecretsKeysPrevious = () =>
   z
     .string()
-    .default('')
     .refine((v) => v.split(',').every((k) => k.trim() === '' || decodeSecretsKey(k) !== null), `each key ${KEY_HINT}`)
     .transform((v) =>
       v
         .split(',')
         .map((k) => k.trim())
         .filter(Boolean),
-    );
+    )
+    .optional();
 
 function keyIdOf(key: Buffer): string {
   return createHash('sha256').update(key).digest('hex').slice(0, 16);
