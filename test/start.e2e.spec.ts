@@ -143,7 +143,10 @@ async function grpcModules() {
   const req = createRequire(join(REPO_ROOT, 'services', 'lib-platform', 'package.json'));
   const grpc = req('@grpc/grpc-js') as { credentials: { createInsecure(): unknown }; status: { UNAUTHENTICATED: number } };
   const proto = (await import(pathToFileURL(req.resolve('@reelbase/proto')).href)) as {
-    recordsv1: { RecordsServiceClient: new (address: string, creds: unknown) => RawRecordsClient };
+    recordsv1: {
+      RecordsServiceClient: new (address: string, creds: unknown) => RawRecordsClient;
+      CreateRecordRequest: { encode(req: { entityType: string; dataJson: string }): { finish(): Uint8Array } };
+    };
   };
   return { grpc, proto };
 }
@@ -240,21 +243,22 @@ describe('npm start', () => {
       const records = new proto.recordsv1.RecordsServiceClient(`127.0.0.1:${ports.records!.grpc}`, grpc.credentials.createInsecure());
       const path = '/reelbase.records.v1.RecordsService/CreateRecord';
       const admin: CallContext = { requestId: 'e2e-forged', principal: { userId: '', role: 'Admin', authKind: 'token' } };
+      const projectOf = (code: string) => ({ entityType: 'Project', dataJson: JSON.stringify({ name: code, code }) });
+      const bytesOf = (code: string) => proto.recordsv1.CreateRecordRequest.encode(projectOf(code)).finish();
       const create = (md: Metadata, code: string) =>
-        new Promise<{ code: number } | null>((resolve) =>
-          records.createRecord({ entityType: 'Project', dataJson: JSON.stringify({ name: code, code }) }, md, { deadline: Date.now() + 5000 }, (err) =>
-            resolve(err),
-          ),
-        );
+        new Promise<{ code: number } | null>((resolve) => records.createRecord(projectOf(code), md, { deadline: Date.now() + 5000 }, (err) => resolve(err)));
       try {
         const forged = toMetadata(admin);
         expect((await create(forged, 'forged'))?.code).toBe(grpc.status.UNAUTHENTICATED);
         const otherKey = toMetadata(admin);
-        new InternalAuth('x'.repeat(48)).sign(otherKey, path);
+        new InternalAuth('x'.repeat(48)).sign(otherKey, path, bytesOf('forged2'));
         expect((await create(otherKey, 'forged2'))?.code).toBe(grpc.status.UNAUTHENTICATED);
         const signed = toMetadata(admin);
-        new InternalAuth(secret).sign(signed, path);
+        new InternalAuth(secret).sign(signed, path, bytesOf('signed'));
         expect(await create(signed, 'signed')).toBeNull();
+        // Replayed, or with another body: refused.
+        expect((await create(signed, 'signed'))?.code).toBe(grpc.status.UNAUTHENTICATED);
+        expect((await create(signed, 'forged3'))?.code).toBe(grpc.status.UNAUTHENTICATED);
       } finally {
         records.close();
       }
