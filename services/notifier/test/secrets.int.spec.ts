@@ -1,5 +1,5 @@
 /**
- * Webhook secrets at rest (docs/notifier.md, "Signing"): the column holds them sealed with
+ * Webhook secrets at rest (docs/notifier.md, "Target checks"): the column holds them sealed with
  * SECRETS_KEY, never in clear; secrets stored in clear by an earlier version are sealed at the
  * next start; deliveries stay signed with the secret itself; a wrong key stops the start.
  */

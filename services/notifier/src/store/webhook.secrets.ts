@@ -1,5 +1,5 @@
 /**
- * Webhook secrets at rest (docs/notifier.md, "Signing"): sealed with lib-platform's SecretCipher
+ * Webhook secrets at rest (docs/notifier.md, "Target checks"): sealed with lib-platform's SecretCipher
  * under SECRETS_KEY and bound to their webhook's id, so the column never holds a secret in
  * clear and a value copied to another webhook does not open. Secrets stored before sealing
  * (or by a replica of an earlier version during a rolling update) are read as they are and
