@@ -170,9 +170,19 @@ describe('credentials that end', () => {
       expect(decodeProtectedHeader(t).kid).toBe(kid);
     });
     for (const r of [a, b]) await resolves(r, adminToken);
+    // Until then its tokens live as long as their own `exp`.
+    const exp = (await a.client.call.authenticate({ token: adminToken }, anon)).expiresAtUnix;
     // Time passes (here: the deadline is moved), and the replicas read the keys again.
-    await query(`update auth.signing_key set retired_at = now() + interval '1 second' where kid = ?`, [legacyKid]);
+    await query(`update auth.signing_key set retired_at = now() + interval '2 seconds' where kid = ?`, [legacyKid]);
     nc.publish(natsNames(prefix).authRevocations, JSON.stringify({ signing_keys: 'rotated' }));
+    // The answer now ends with the key, so no gateway caches the token past it.
+    await vi.waitFor(async () => {
+      for (const r of [a, b]) {
+        const until = (await r.client.call.authenticate({ token: adminToken }, anon)).expiresAtUnix;
+        expect(until).toBeLessThan(exp);
+        expect(until).toBeLessThanOrEqual(Math.ceil(Date.now() / 1000) + 2);
+      }
+    });
     await vi.waitFor(
       async () => {
         for (const r of [a, b]) await rejects(r, adminToken);
@@ -203,15 +213,26 @@ describe('credentials that end', () => {
     l.stop();
   });
 
-  it('holds no private key in clear in the table', async () => {
+  it('holds no private key in clear, and erases those of retired keys at the next start', async () => {
     const rows = await query<Record<string, unknown>>('select * from auth.signing_key');
     expect(rows.length).toBe(3);
     for (const r of rows) {
       expect(r.private_jwk).toBeNull();
       expect(r.private_key_sealed).toMatch(/^enc:v1:/);
     }
-    const text = JSON.stringify(rows);
-    expect(text).not.toMatch(/"d"|BEGIN|PRIVATE/);
+    expect(JSON.stringify(rows)).not.toMatch(/"d"|BEGIN|PRIVATE/);
+    a.client.close();
+    await a.auth.stop();
+    a = await startReplica();
+    const after = await query<{ kid: string; usable: boolean; sealed: string | null; jwk: unknown }>(
+      `select kid, (retired_at is null or retired_at > now()) as usable, private_key_sealed as sealed, private_jwk as jwk from auth.signing_key`,
+    );
+    expect(after.filter((r) => !r.usable).map((r) => [r.sealed, r.jwk])).toEqual([
+      [null, null],
+      [null, null],
+    ]);
+    expect(after.filter((r) => r.usable).map((r) => r.sealed)).toEqual([expect.stringMatching(/^enc:v1:/)]);
+    await resolves(a, adminToken);
   });
 
   it('issues keys that expire: refused after expires_at, listed with it; a past expiry is 422', async () => {

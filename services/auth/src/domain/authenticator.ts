@@ -83,7 +83,9 @@ export class Authenticator {
       if (typeof exp !== 'number' || !Number.isFinite(exp) || typeof iat !== 'number') throw rejected();
       const revokedBefore = await this.deps.sessions.revokedBefore(userId);
       if (revokedBefore && iat * 1000 <= revokedBefore.getTime()) throw rejected();
-      expiresAtUnix = Math.floor(exp);
+      // A token of a key due to retire ends with the key (gateways cache it no longer).
+      const keyEnd = this.deps.tokens.keyRetiresAt(token);
+      expiresAtUnix = Math.floor(keyEnd === undefined ? exp : Math.min(exp, keyEnd / 1000));
     }
     const user = await this.deps.users.find(userId);
     if (!user || !user.loginEnabled) throw rejected();

@@ -104,6 +104,11 @@ export class SigningKeyRing {
     return key.retiresAt !== undefined && key.retiresAt <= this.now() ? null : key.publicKey;
   }
 
+  /** When the loaded key `kid` retires (this host's clock, ms); undefined when it is not scheduled or not loaded. */
+  retiresAt(kid: string | undefined): number | undefined {
+    return kid ? this.keys.get(kid)?.retiresAt : undefined;
+  }
+
   /** Reads the keys again (another replica rotated); single-flight. */
   refresh(): Promise<void> {
     return this.reload();

@@ -81,15 +81,22 @@ export class SigningKeyRepository {
 
   /**
    * Seals every private key still stored in clear (rows from before keys were sealed) or sealed
-   * with a key other than the current SECRETS_KEY (after a key rotation). Run at start-up; replicas
-   * starting together serialise on the signing-key lock. Returns how many rows it sealed.
+   * with a key other than the current SECRETS_KEY (after a key rotation), and erases the private
+   * key of every retired key (it never signs or verifies again; the public key stays). Run at
+   * start-up; replicas starting together serialise on the signing-key lock. Returns how many rows
+   * it sealed.
    */
   sealStored(): Promise<number> {
     return guarded(() =>
       this.orm.em.fork().transactional(async (em) => {
         await em.execute(`select pg_advisory_xact_lock(hashtext('auth:signing-key'))`);
+        await em.execute(
+          `update "auth"."signing_key" set "private_key_sealed" = null, "private_jwk" = null
+            where "retired_at" <= now() and ("private_key_sealed" is not null or "private_jwk" is not null)`,
+        );
         const rows = await em.execute<Row[]>(
-          `select "kid", "private_key_sealed", "private_jwk", "public_jwk", null as "retires_in_ms" from "auth"."signing_key"`,
+          `select "kid", "private_key_sealed", "private_jwk", "public_jwk", null as "retires_in_ms" from "auth"."signing_key"
+            where "private_key_sealed" is not null or "private_jwk" is not null`,
         );
         let sealed = 0;
         for (const r of rows) {
