@@ -11,6 +11,7 @@
  * Internal ports are free ones (ports others commonly hold do not matter), bound to loopback,
  * and a gRPC call with a forged principal is refused.
  */
+import { randomBytes } from 'node:crypto';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -171,8 +172,11 @@ describe('npm start', () => {
     prefixes.push(p);
     return p;
   };
+  // The runs on the shared database (and so the secrets stored in it) each have a data folder of their
+  // own: they share the SECRETS_KEY, as restarts of one installation do. The others keep theirs in DATA_DIR.
+  const secretsKey = randomBytes(32).toString('base64');
   const start = (env: Record<string, string>) => {
-    const run = npmStart(env);
+    const run = npmStart(env.DATABASE_URL ? { SECRETS_KEY: secretsKey, ...env } : env);
     runs.push(run);
     return run;
   };

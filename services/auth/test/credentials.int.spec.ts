@@ -3,6 +3,7 @@
  * retired after a rotation, expiring API keys, an Admin's view of other users' keys, and
  * "revoke every session and key of a user". Real PostgreSQL and NATS; records is a stand-in.
  */
+import { randomBytes } from 'node:crypto';
 import { generateKeyPair, exportJWK, decodeProtectedHeader } from 'jose';
 import { MikroORM } from '@mikro-orm/postgresql';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -53,6 +54,20 @@ let a: Replica;
 let b: Replica;
 let legacyKid: string;
 
+function configEnv(): Record<string, string> {
+  return {
+    INTERNAL_AUTH_SECRET: TEST_INTERNAL_AUTH_SECRET,
+    SECRETS_KEY: TEST_SECRETS_KEY,
+    DATABASE_URL: db.url,
+    NATS_PREFIX: prefix,
+    GRPC_PORT: '0',
+    HTTP_PORT: '0',
+    RECORDS_ADDR: `127.0.0.1:${fake.port}`,
+    PASSWORD_SCRYPT_COST: '1024',
+    LOG_LEVEL: 'silent',
+  };
+}
+
 async function startReplica(): Promise<Replica> {
   const auth = await startAuth(config, logger);
   const client = createGrpcClient(authv1.AuthServiceClient, authv1.AuthServiceService, {
@@ -77,17 +92,7 @@ beforeAll(async () => {
   db = await createTestDatabase();
   prefix = uniquePrefix('authcred');
   fake = await startFakeRecords();
-  config = parseAuthConfig({
-    INTERNAL_AUTH_SECRET: TEST_INTERNAL_AUTH_SECRET,
-    SECRETS_KEY: TEST_SECRETS_KEY,
-    DATABASE_URL: db.url,
-    NATS_PREFIX: prefix,
-    GRPC_PORT: '0',
-    HTTP_PORT: '0',
-    RECORDS_ADDR: `127.0.0.1:${fake.port}`,
-    PASSWORD_SCRYPT_COST: '1024',
-    LOG_LEVEL: 'silent',
-  });
+  config = parseAuthConfig(configEnv());
   sql = await MikroORM.init({ clientUrl: db.url, entities: [], discovery: { warnWhenNoEntities: false } });
   nc = await connectNats(config.NATS_URL, 'auth-test', logger);
   // A database as an earlier version left it: schema `auth` at migration 3, one key stored in clear.
@@ -233,6 +238,21 @@ describe('credentials that end', () => {
     ]);
     expect(after.filter((r) => r.usable).map((r) => r.sealed)).toEqual([expect.stringMatching(/^enc:v1:/)]);
     await resolves(a, adminToken);
+  });
+
+  it('refuses to start with a SECRETS_KEY that cannot open the stored keys, saying what to do', async () => {
+    const wrong = parseAuthConfig({ ...configEnv(), SECRETS_KEY: randomBytes(32).toString('base64') });
+    await expect(startAuth(wrong, logger)).rejects.toThrow(/signing key .* cannot be decrypted .*neither SECRETS_KEY.*DATA_DIR\/secrets\.key/);
+    // With the right key in SECRETS_KEY_PREVIOUS it starts, and seals them with the new key.
+    const next = randomBytes(32).toString('base64');
+    const rotated = await startAuth(parseAuthConfig({ ...configEnv(), SECRETS_KEY: next, SECRETS_KEY_PREVIOUS: TEST_SECRETS_KEY }), logger);
+    await rotated.stop();
+    const [row] = await query<{ kid: string; sealed: string }>(
+      'select kid, private_key_sealed as sealed from auth.signing_key where retired_at is null or retired_at > now()',
+    );
+    expect(new SecretCipher(next).open(row!.sealed, `auth.signing_key:${row!.kid}`)).toContain('"d"');
+    // Back to the key the replicas run with.
+    await startAuth(parseAuthConfig({ ...configEnv(), SECRETS_KEY: TEST_SECRETS_KEY, SECRETS_KEY_PREVIOUS: next }), logger).then((r) => r.stop());
   });
 
   it('issues keys that expire: refused after expires_at, listed with it; a past expiry is 422', async () => {

@@ -5,7 +5,7 @@
  * written before keys were sealed, and is emptied then.
  */
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
-import { guarded, type SecretCipher } from '@reelbase/lib-platform';
+import { guarded, SECRETS_KEY_REMEDY, SecretCipherError, type SecretCipher } from '@reelbase/lib-platform';
 import type { StoredSigningKey } from '../domain/signing-key.ring.js';
 
 export type NewSigningKey = Pick<StoredSigningKey, 'kid' | 'privateJwk' | 'publicJwk'>;
@@ -111,7 +111,14 @@ export class SigningKeyRepository {
   }
 
   private privateOf(r: Row): Record<string, unknown> {
-    if (r.private_key_sealed) return JSON.parse(this.cipher.open(r.private_key_sealed, contextOf(r.kid))) as Record<string, unknown>;
+    if (r.private_key_sealed) {
+      try {
+        return JSON.parse(this.cipher.open(r.private_key_sealed, contextOf(r.kid))) as Record<string, unknown>;
+      } catch (err) {
+        if (!(err instanceof SecretCipherError)) throw err;
+        throw new Error(`the private key of signing key ${r.kid} cannot be decrypted (${err.message}): ${SECRETS_KEY_REMEDY}`, { cause: err });
+      }
+    }
     if (r.private_jwk) return r.private_jwk;
     throw new Error(`signing key ${r.kid} has no private key`);
   }

@@ -25,6 +25,10 @@ export class SecretCipherError extends Error {
   override readonly name = 'SecretCipherError';
 }
 
+/** What to do about stored secrets the configured keys cannot open (for start-up failures). */
+export const SECRETS_KEY_REMEDY =
+  'start with the SECRETS_KEY they were stored with (or put it in SECRETS_KEY_PREVIOUS); `npm start` keeps its key in DATA_DIR/secrets.key (docs/operations.md, "The secrets key")';
+
 /** The key bytes of a base64 (or base64url) SECRETS_KEY; null unless it decodes to exactly 32 bytes. */
 export function decodeSecretsKey(text: string): Buffer | null {
   const t = text.trim();

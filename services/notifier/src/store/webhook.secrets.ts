@@ -6,7 +6,7 @@
  * sealed at the next start ({@link sealStoredWebhookSecrets}).
  */
 import type { Knex } from '@mikro-orm/postgresql';
-import { SecretCipher } from '@reelbase/lib-platform';
+import { SECRETS_KEY_REMEDY, SecretCipher, SecretCipherError } from '@reelbase/lib-platform';
 
 type Db = Knex | Knex.Transaction;
 
@@ -34,7 +34,14 @@ export class WebhookSecrets {
     let sealed = 0;
     for (const r of res.rows) {
       if (this.cipher.isCurrent(r.secret)) continue;
-      const value = this.seal(r.id, this.open(r.id, r.secret));
+      let plain: string;
+      try {
+        plain = this.open(r.id, r.secret);
+      } catch (err) {
+        if (!(err instanceof SecretCipherError)) throw err;
+        throw new Error(`the secret of webhook ${r.id} cannot be decrypted (${err.message}): ${SECRETS_KEY_REMEDY}`, { cause: err });
+      }
+      const value = this.seal(r.id, plain);
       const upd = await db.raw<{ rowCount: number }>('update notifier.webhook set secret = ? where id = ? and secret = ?', [value, r.id, r.secret]);
       sealed += upd.rowCount;
     }
