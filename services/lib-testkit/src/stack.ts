@@ -81,6 +81,8 @@ export interface Stack {
   s3: S3Settings;
   /** The INTERNAL_AUTH_SECRET every service of this stack was given. */
   internalAuthSecret: string;
+  /** The SECRETS_KEY every service of this stack was given. */
+  secretsKey: string;
   /** Names of the services running (those built). */
   services: string[];
   /** Resolves (never rejects) when a service was given up on and the stack stopped itself. */
@@ -240,6 +242,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     natsPrefix,
     s3: deps.s3,
     internalAuthSecret,
+    secretsKey,
     services: specs.map((s) => s.name),
     fatal,
     kill: (name, signal = 'SIGKILL') => get(name).kill(signal),

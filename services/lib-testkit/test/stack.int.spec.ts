@@ -183,6 +183,7 @@ describe('startStack with stand-in services', () => {
     const dataDir = join(root, 'keyed-data');
     stack = await startStack({ ...base(), dataDir });
     const first = (await envOf(stack, 'alpha')).env.SECRETS_KEY!;
+    expect(stack.secretsKey).toBe(first);
     expect(Buffer.from(first, 'base64')).toHaveLength(32);
     expect((await envOf(stack, 'front')).env.SECRETS_KEY).toBe(first);
     const file = join(dataDir, 'secrets.key');
