@@ -70,7 +70,19 @@ function view(k: StoredKey): ApiKeyView {
 }
 
 /** RFC 3339 with a zone (`2026-01-31T18:00:00Z`, `...+01:00`), as the API documents it. */
-const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/i;
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?(Z|[+-](\d{2}):(\d{2}))$/i;
+
+/** The instant `raw` names, or NaN unless it is RFC 3339 naming a real calendar date and time (no 30 February, no 24:00). */
+function rfc3339(raw: string): number {
+  const m = RFC3339.exec(raw);
+  if (!m) return NaN;
+  const [y, mo, d, h, mi, s] = m.slice(1, 7).map(Number) as [number, number, number, number, number, number];
+  const local = new Date(Date.UTC(y, mo - 1, d, h, mi, s));
+  const real =
+    local.getUTCFullYear() === y && local.getUTCMonth() === mo - 1 && local.getUTCDate() === d && local.getUTCHours() === h && local.getUTCMinutes() === mi;
+  const zoneOk = m[9] === undefined || (Number(m[9]) <= 23 && Number(m[10]) <= 59);
+  return real && s <= 59 && zoneOk ? Date.parse(raw) : NaN;
+}
 
 export interface ApiKeyServiceDeps {
   store: ApiKeyStore;
@@ -111,7 +123,7 @@ export class ApiKeyService {
   /** An expiry in the future, or null for none; 422 at `expires_at` otherwise. */
   private expiryOf(raw: string | undefined): Date | null {
     if (raw === undefined) return null;
-    const at = RFC3339.test(raw) ? Date.parse(raw) : NaN;
+    const at = rfc3339(raw);
     if (!Number.isFinite(at)) {
       throw AppError.invalid([{ loc: ['expires_at'], msg: 'Input should be a valid datetime with a time zone (RFC 3339)', type: 'datetime_parsing' }]);
     }
