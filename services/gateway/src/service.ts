@@ -159,6 +159,7 @@ async function openGateway(config: GatewayConfig, logger: Logger, adapters: Part
     bodyLimitBytes: config.BODY_LIMIT_BYTES,
     draining: () => draining,
     userChanged,
+    signingKeysRetired: () => bus.emit('revocation', { all_tokens: true }),
     authFailures,
     loginLimiter,
     trustProxyHops: config.TRUST_PROXY_HOPS,

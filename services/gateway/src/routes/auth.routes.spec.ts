@@ -154,10 +154,16 @@ describe('credentials that end', () => {
   });
 
   it('POST /auth/signing-keys/rotate takes an optional {"retire_previous": true}', async () => {
+    const seen: unknown[] = [];
+    const off = gw.bus.subscribe('revocation', (r) => seen.push(r));
     const plain = await call('POST', '/auth/signing-keys/rotate', { token: 'admin-token' });
     expect(plain.json).toEqual({ kid: 'k', retired: 1 });
+    expect(seen).toEqual([]);
     const emergency = await call('POST', '/auth/signing-keys/rotate', { token: 'admin-token', body: { retire_previous: true } });
+    off();
     expect(emergency.json).toEqual({ kid: 'k', retired: 2 });
+    // This gateway forgets every login token before it answers.
+    expect(seen).toEqual([{ all_tokens: true }]);
     const reqs = gw.state.calls.filter((c) => c.method === 'rotateSigningKey').map((c) => c.req);
     expect(reqs).toEqual([{ retirePrevious: false }, { retirePrevious: true }]);
     expect((await call('POST', '/auth/signing-keys/rotate', { token: 'admin-token', body: { retire_previous: 'yes' } })).status).toBe(422);

@@ -30,7 +30,7 @@ import { ErrorBody } from '../schemas/common.schema.js';
 import { MeOut, etagHeader } from '../schemas/record.schema.js';
 import type { RouteDeps } from './route.deps.js';
 
-export function authRoutes({ peers, loginLimiter, addressOf, userChanged }: RouteDeps): AnyRoute[] {
+export function authRoutes({ peers, loginLimiter, addressOf, userChanged, signingKeysRetired }: RouteDeps): AnyRoute[] {
   const bootstrap = new BootstrapState((ctx) => peers.auth.getBootstrap({}, ctx));
   return [
     defineRoute({
@@ -181,6 +181,7 @@ export function authRoutes({ peers, loginLimiter, addressOf, userChanged }: Rout
       errors: [403, 503],
       handler: async ({ body, ctx }) => {
         const res = await peers.auth.rotateSigningKey({ retirePrevious: body.retire_previous }, ctx);
+        if (body.retire_previous) signingKeysRetired();
         return { kid: res.kid, retired: res.retired };
       },
     }),
