@@ -426,6 +426,7 @@ async function main() {
     { id: 'logLevel', label: 'config.logLevel=debug', args: set('config.logLevel=debug') },
     { id: 'existingSecret', label: 'secrets.existingSecret=reelbase-secrets', args: set('secrets.existingSecret=reelbase-secrets') },
     { id: 'internalAuth', label: 'secrets.internalAuthSecret set', args: set(`secrets.internalAuthSecret=${'k'.repeat(40)}`) },
+    { id: 'secretsKey', label: 'secrets.secretsKey set', args: set(`secrets.secretsKey=${'s'.repeat(43)}=`) },
     { id: 'keda', label: 'a cluster serving KEDA ScaledObjects', args: ['--api-versions', KEDA_API] },
     { id: 'kedaOff', label: 'KEDA served but keda.enabled=false', args: ['--api-versions', KEDA_API, ...set('keda.enabled=false')] },
     {
@@ -739,6 +740,29 @@ async function main() {
     allDeployments(S.existingSecret.objects).every((c) => internalAuthOf(S.existingSecret.objects, c)?.name === 'reelbase-secrets'),
     'INTERNAL_AUTH_SECRET: read from secrets.existingSecret when one is named',
   );
+  const secretsKeyOf = (objects, component) =>
+    find(objects, 'Deployment', fullname(component))?.spec.template.spec.containers[0].env.find((e) => e.name === 'SECRETS_KEY')?.valueFrom?.secretKeyRef;
+  const madeSecretsKey = find(d, 'Secret', `${RELEASE}-secrets-key`);
+  const madeKey = madeSecretsKey?.stringData?.SECRETS_KEY ?? '';
+  check(
+    allDeployments(all).every((c) =>
+      ['auth', 'notifier'].includes(c)
+        ? secretsKeyOf(all, c)?.name === `${RELEASE}-secrets-key` && secretsKeyOf(all, c)?.key === 'SECRETS_KEY'
+        : secretsKeyOf(all, c) === undefined,
+    ) &&
+      Buffer.from(madeKey, 'base64').length === 32 &&
+      madeSecretsKey?.metadata?.annotations?.['helm.sh/resource-policy'] === 'keep' &&
+      madeKey !== find(S.again.objects, 'Secret', `${RELEASE}-secrets-key`)?.stringData?.SECRETS_KEY,
+    'SECRETS_KEY: auth and notifier (only) read it from <release>-secrets-key, a random 32-byte key kept on uninstall when none is given',
+  );
+  check(
+    find(S.secretsKey.objects, 'Secret', `${RELEASE}-secrets-key`)?.stringData?.SECRETS_KEY === `${'s'.repeat(43)}=` &&
+      ['auth', 'notifier'].every((c) => secretsKeyOf(S.existingSecret.objects, c)?.name === 'reelbase-secrets') &&
+      !find(S.existingSecret.objects, 'Secret', `${RELEASE}-secrets-key`),
+    'SECRETS_KEY: secrets.secretsKey is used as given; read from secrets.existingSecret when one is named',
+  );
+  const badSecretsKey = helm(['template', RELEASE, CHART, ...set('secrets.secretsKey=not-32-bytes')]);
+  check(badSecretsKey.status !== 0 && badSecretsKey.stderr.includes("at '/secrets/secretsKey'"), 'refused: a SECRETS_KEY that is not 32 bytes in base64');
   const shortKey = helm(['template', RELEASE, CHART, ...set('secrets.internalAuthSecret=too-short')]);
   check(shortKey.status !== 0 && shortKey.stderr.includes("at '/secrets/internalAuthSecret'"), 'refused: an INTERNAL_AUTH_SECRET shorter than 32 bytes');
 

@@ -9,10 +9,9 @@
  */
 import { createPrivateKey, sign } from 'node:crypto';
 import { connect } from 'node:net';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectStatus } from './support/api.client.js';
-import { bootstrapAdmin, createUser, startE2EStack, type E2EStack, type Session } from './support/e2e.stack.js';
+import { bootstrapAdmin, createUser, currentSigningKey, startE2EStack, type E2EStack, type Session } from './support/e2e.stack.js';
 import { expectError } from './support/expect.helpers.js';
 import { openEventSocket } from './support/ws.client.js';
 
@@ -159,18 +158,11 @@ describe('hardening (whole stack)', () => {
 
   it("closes a WebSocket opened with a login token with 1008 at the token's expiry; one opened with an API key stays", async () => {
     // A short-lived login token signed with the service's own current key (as a login would be).
-    const db = new pg.Client({ connectionString: e.db.url });
-    await db.connect();
-    let key: { kid: string; private_jwk: Record<string, unknown> };
-    try {
-      key = (await db.query('select kid, private_jwk from auth.signing_key where retired_at is null order by created_at desc limit 1')).rows[0];
-    } finally {
-      await db.end();
-    }
+    const key = await currentSigningKey(e);
     const now = Math.floor(Date.now() / 1000);
     const enc = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
     const input = `${enc({ alg: 'ES256', kid: key.kid, typ: 'JWT' })}.${enc({ sub: admin.user.id, iss: 'reelbase', iat: now, exp: now + 4 })}`;
-    const signature = sign('sha256', Buffer.from(input), { key: createPrivateKey({ key: key.private_jwk as any, format: 'jwk' }), dsaEncoding: 'ieee-p1363' });
+    const signature = sign('sha256', Buffer.from(input), { key: createPrivateKey({ key: key.privateJwk as any, format: 'jwk' }), dsaEncoding: 'ieee-p1363' });
     // Tokens are accepted only with the low-S form of their ECDSA signature (docs/architecture.md).
     const P256_N = BigInt('0xffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551');
     const sValue = BigInt(`0x${signature.subarray(32).toString('hex')}`);

@@ -6,10 +6,9 @@
  * token is accepted in one spelling only and never with a lifetime above JWT_TTL_SECONDS.
  */
 import { createPrivateKey, sign } from 'node:crypto';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectStatus } from './support/api.client.js';
-import { bootstrapAdmin, createUser, eventsAfter, lastEventId, startE2EStack, type E2EStack, type Session } from './support/e2e.stack.js';
+import { bootstrapAdmin, createUser, currentSigningKey, eventsAfter, lastEventId, startE2EStack, type E2EStack, type Session } from './support/e2e.stack.js';
 import { openEventSocket } from './support/ws.client.js';
 
 /** Order n of the P-256 group: (r, s) and (r, n - s) are both valid ECDSA signatures. */
@@ -133,15 +132,8 @@ describe('event log limits (whole stack)', () => {
     }
 
     // A token signed with the service's real key: accepted with the configured 12 h, refused with ten years.
-    const db = new pg.Client({ connectionString: e.db.url });
-    await db.connect();
-    let key: { kid: string; private_jwk: Record<string, unknown> };
-    try {
-      key = (await db.query('select kid, private_jwk from auth.signing_key where retired_at is null order by created_at desc limit 1')).rows[0];
-    } finally {
-      await db.end();
-    }
-    const privateKey = createPrivateKey({ key: key.private_jwk as any, format: 'jwk' });
+    const key = await currentSigningKey(e);
+    const privateKey = createPrivateKey({ key: key.privateJwk as any, format: 'jwk' });
     const now = Math.floor(Date.now() / 1000);
     const forge = (lifetime: number) => {
       const enc = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');

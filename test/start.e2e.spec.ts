@@ -11,6 +11,7 @@
  * Internal ports are free ones (ports others commonly hold do not matter), bound to loopback,
  * and a gRPC call with a forged principal is refused.
  */
+import { randomBytes } from 'node:crypto';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -143,7 +144,10 @@ async function grpcModules() {
   const req = createRequire(join(REPO_ROOT, 'services', 'lib-platform', 'package.json'));
   const grpc = req('@grpc/grpc-js') as { credentials: { createInsecure(): unknown }; status: { UNAUTHENTICATED: number } };
   const proto = (await import(pathToFileURL(req.resolve('@reelbase/proto')).href)) as {
-    recordsv1: { RecordsServiceClient: new (address: string, creds: unknown) => RawRecordsClient };
+    recordsv1: {
+      RecordsServiceClient: new (address: string, creds: unknown) => RawRecordsClient;
+      CreateRecordRequest: { encode(req: { entityType: string; dataJson: string }): { finish(): Uint8Array } };
+    };
   };
   return { grpc, proto };
 }
@@ -168,8 +172,11 @@ describe('npm start', () => {
     prefixes.push(p);
     return p;
   };
+  // The runs on the shared database (and so the secrets stored in it) each have a data folder of their
+  // own: they share the SECRETS_KEY, as restarts of one installation do. The others keep theirs in DATA_DIR.
+  const secretsKey = randomBytes(32).toString('base64');
   const start = (env: Record<string, string>) => {
-    const run = npmStart(env);
+    const run = npmStart(env.DATABASE_URL ? { SECRETS_KEY: secretsKey, ...env } : env);
     runs.push(run);
     return run;
   };
@@ -240,21 +247,22 @@ describe('npm start', () => {
       const records = new proto.recordsv1.RecordsServiceClient(`127.0.0.1:${ports.records!.grpc}`, grpc.credentials.createInsecure());
       const path = '/reelbase.records.v1.RecordsService/CreateRecord';
       const admin: CallContext = { requestId: 'e2e-forged', principal: { userId: '', role: 'Admin', authKind: 'token' } };
+      const projectOf = (code: string) => ({ entityType: 'Project', dataJson: JSON.stringify({ name: code, code }) });
+      const bytesOf = (code: string) => proto.recordsv1.CreateRecordRequest.encode(projectOf(code)).finish();
       const create = (md: Metadata, code: string) =>
-        new Promise<{ code: number } | null>((resolve) =>
-          records.createRecord({ entityType: 'Project', dataJson: JSON.stringify({ name: code, code }) }, md, { deadline: Date.now() + 5000 }, (err) =>
-            resolve(err),
-          ),
-        );
+        new Promise<{ code: number } | null>((resolve) => records.createRecord(projectOf(code), md, { deadline: Date.now() + 5000 }, (err) => resolve(err)));
       try {
         const forged = toMetadata(admin);
         expect((await create(forged, 'forged'))?.code).toBe(grpc.status.UNAUTHENTICATED);
         const otherKey = toMetadata(admin);
-        new InternalAuth('x'.repeat(48)).sign(otherKey, path);
+        new InternalAuth('x'.repeat(48)).sign(otherKey, path, bytesOf('forged2'));
         expect((await create(otherKey, 'forged2'))?.code).toBe(grpc.status.UNAUTHENTICATED);
         const signed = toMetadata(admin);
-        new InternalAuth(secret).sign(signed, path);
+        new InternalAuth(secret).sign(signed, path, bytesOf('signed'));
         expect(await create(signed, 'signed')).toBeNull();
+        // Replayed, or with another body: refused.
+        expect((await create(signed, 'signed'))?.code).toBe(grpc.status.UNAUTHENTICATED);
+        expect((await create(signed, 'forged3'))?.code).toBe(grpc.status.UNAUTHENTICATED);
       } finally {
         records.close();
       }

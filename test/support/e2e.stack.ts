@@ -4,6 +4,8 @@
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import pg from 'pg';
+import { SecretCipher } from '@reelbase/lib-platform';
 import {
   createTestDatabase,
   DEFAULT_NATS_URL,
@@ -134,4 +136,26 @@ export async function eventsAfter(api: Api, after = 0, query = ''): Promise<any[
 export async function lastEventId(api: Api): Promise<number> {
   const items = expectStatus(await api.get('/events?limit=1'), 200, 'GET /events?limit=1').items as any[];
   return items[0]?.id ?? 0;
+}
+
+/**
+ * The private key auth signs login tokens with now, read from its table and decrypted with the stack's
+ * SECRETS_KEY (docs/operations.md, "The secrets key"): for tests that sign tokens of their own.
+ */
+export async function currentSigningKey(e: E2EStack): Promise<{ kid: string; privateJwk: Record<string, unknown> }> {
+  const db = new pg.Client({ connectionString: e.db.url });
+  await db.connect();
+  try {
+    const row = (
+      await db.query<{ kid: string; sealed: string }>(
+        'select kid, private_key_sealed as sealed from auth.signing_key where retired_at is null order by created_at desc limit 1',
+      )
+    ).rows[0]!;
+    return {
+      kid: row.kid,
+      privateJwk: JSON.parse(new SecretCipher(e.stack.secretsKey).open(row.sealed, `auth.signing_key:${row.kid}`)) as Record<string, unknown>,
+    };
+  } finally {
+    await db.end();
+  }
 }

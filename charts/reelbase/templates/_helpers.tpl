@@ -51,6 +51,11 @@ app.kubernetes.io/part-of: reelbase
 {{- .Values.secrets.existingSecret | default (printf "%s-internal-auth" (include "reelbase.fullname" .)) -}}
 {{- end -}}
 
+{{- /* The Secret holding SECRETS_KEY: the named one, else <fullname>-secrets-key (secrets-key-secret.yaml). */ -}}
+{{- define "reelbase.secretsKeySecretName" -}}
+{{- .Values.secrets.existingSecret | default (printf "%s-secrets-key" (include "reelbase.fullname" .)) -}}
+{{- end -}}
+
 {{- define "reelbase.serviceAccountName" -}}
 {{- if .Values.serviceAccount.create -}}
 {{- .Values.serviceAccount.name | default (include "reelbase.fullname" .) -}}

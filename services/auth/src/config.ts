@@ -1,7 +1,18 @@
 /**
  * The auth service's settings: the only place that reads the environment.
  */
-import { commonConfig, envAddr, envInt, envPort, envString, envUrl, loadConfig, parseConfig } from '@reelbase/lib-platform';
+import {
+  commonConfig,
+  envAddr,
+  envInt,
+  envPort,
+  envSecretsKey,
+  envSecretsKeysPrevious,
+  envString,
+  envUrl,
+  loadConfig,
+  parseConfig,
+} from '@reelbase/lib-platform';
 
 /** Every variable auth reads, with its default. */
 export const authConfigShape = {
@@ -22,6 +33,13 @@ export const authConfigShape = {
   PASSWORD_SCRYPT_COST: envInt(32_768, 2, 1 << 20).refine((n) => (n & (n - 1)) === 0, 'must be a power of two'),
   /** Failed logins allowed per email within one minute before further attempts get 429. */
   LOGIN_MAX_FAILURES: envInt(10, 1),
+  /**
+   * Key the private signing keys are encrypted with at rest: 32 bytes in base64 (required;
+   * `npm start` keeps one in its data directory). docs/operations.md, "The secrets key".
+   */
+  SECRETS_KEY: envSecretsKey(),
+  /** Earlier SECRETS_KEYs (comma-separated) that still decrypt, while a key rotation re-encrypts at start-up. */
+  SECRETS_KEY_PREVIOUS: envSecretsKeysPrevious(),
   /** How long the gateway may cache a resolved principal. */
   PRINCIPAL_CACHE_SECONDS: envInt(5, 0, 3600),
 };

@@ -11,6 +11,7 @@ import {
   openOrm,
   pingDb,
   Readiness,
+  SecretCipher,
   startOpsServer,
   withResources,
   type Logger,
@@ -25,16 +26,18 @@ import { LoginThrottle, THROTTLE_WINDOW_MS } from './domain/login.throttle.js';
 import { LoginTokenIssuer } from './domain/login-token.issuer.js';
 import { PasswordHasher } from './domain/password.hasher.js';
 import { RegistrationService } from './domain/registration.service.js';
-import { SigningKeyRing } from './domain/signing-key.ring.js';
+import { SIGNING_KEY_REFRESH_MS, SigningKeyRing } from './domain/signing-key.ring.js';
+import { SigningKeyRotation } from './domain/signing-key.rotation.js';
 import { CLAIM_SETTLE_AFTER_MS, UserAccountService } from './domain/user-account.service.js';
 import { AUTH_SERVICE_NAME, authHandlers } from './grpc/auth.handler.js';
-import { NatsRevocationPublisher } from './nats/revocation.publisher.js';
+import { followRotations, NatsRevocationPublisher } from './nats/revocation.publisher.js';
 import { RecordsUserDirectory } from './records/records.user-directory.js';
 import { ApiKeyRepository } from './store/api-key.repository.js';
 import { AUTH_ENTITIES, AUTH_SCHEMA } from './store/auth.entities.js';
 import { CredentialRepository } from './store/credential.repository.js';
 import { AUTH_MIGRATIONS } from './store/migrations.js';
 import { LoginFailureRepository } from './store/login-failure.repository.js';
+import { SessionRevocationRepository } from './store/session-revocation.repository.js';
 import { SigningKeyRepository } from './store/signing-key.repository.js';
 
 /** A running auth service. */
@@ -70,8 +73,18 @@ export function startAuth(config: AuthConfig, logger: Logger = createLogger('aut
 
       const hasher = new PasswordHasher(config.PASSWORD_SCRYPT_COST);
       await hasher.warm();
-      const ring = new SigningKeyRing(new SigningKeyRepository(orm));
+      const signingKeys = new SigningKeyRepository(orm, new SecretCipher(config.SECRETS_KEY, config.SECRETS_KEY_PREVIOUS ?? []));
+      // Rows written before keys were sealed, or sealed with an earlier SECRETS_KEY.
+      const sealed = await signingKeys.sealStored();
+      if (sealed > 0) logger.info({ sealed }, 'signing keys encrypted with the current SECRETS_KEY');
+      const ring = new SigningKeyRing(signingKeys, Date.now, config.JWT_TTL_SECONDS);
       await ring.init();
+      resources.defer('signing key follower', followRotations(nc, config.NATS_PREFIX, ring, logger));
+      const refresher = setInterval(() => {
+        ring.refresh().catch((err: unknown) => logger.warn({ err }, 'signing key reload failed'));
+      }, SIGNING_KEY_REFRESH_MS);
+      refresher.unref();
+      resources.defer('signing key reload', () => clearInterval(refresher));
       const tokens = new LoginTokenIssuer(ring, config.JWT_ISSUER, config.JWT_TTL_SECONDS);
       const credentials = new CredentialRepository(orm);
       const apiKeyStore = new ApiKeyRepository(orm);
@@ -79,12 +92,14 @@ export function startAuth(config: AuthConfig, logger: Logger = createLogger('aut
       const throttle = new LoginThrottle(failures, config.LOGIN_MAX_FAILURES);
 
       const accounts = new UserAccountService({ store: credentials, users, hasher, throttle, logger });
+      const sessions = new SessionRevocationRepository(orm);
+      const revocations = new NatsRevocationPublisher(nc, config.NATS_PREFIX, logger);
       const handlers = authHandlers({
         registration: new RegistrationService({ credentials, users, hasher, tokens, logger }),
         login: new LoginService({ credentials, users, hasher, tokens, throttle, logger }),
-        authenticator: new Authenticator({ apiKeys: apiKeyStore, tokens, users, cacheSeconds: config.PRINCIPAL_CACHE_SECONDS, logger }),
-        apiKeys: new ApiKeyService(apiKeyStore, new NatsRevocationPublisher(nc, config.NATS_PREFIX, logger), logger),
-        ring,
+        authenticator: new Authenticator({ apiKeys: apiKeyStore, sessions, tokens, users, cacheSeconds: config.PRINCIPAL_CACHE_SECONDS, logger }),
+        apiKeys: new ApiKeyService({ store: apiKeyStore, sessions, users, notifier: revocations, logger }),
+        rotation: new SigningKeyRotation(ring, revocations, logger),
         accounts,
       });
       const grpc = new GrpcServer({ logger, metrics, internalAuthSecret: config.INTERNAL_AUTH_SECRET }).add<authv1.AuthServiceServer>(

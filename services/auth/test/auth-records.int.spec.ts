@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGrpcClient, createLogger, type AppError, type CallContext, type GrpcClient } from '@reelbase/lib-platform';
-import { createTestDatabase, deleteStreams, uniquePrefix, TEST_INTERNAL_AUTH_SECRET, type TestDatabase } from '@reelbase/lib-testkit';
+import { createTestDatabase, deleteStreams, uniquePrefix, TEST_INTERNAL_AUTH_SECRET, TEST_SECRETS_KEY, type TestDatabase } from '@reelbase/lib-testkit';
 import { authv1, recordsv1 } from '@reelbase/proto';
 import { parseAuthConfig } from '../src/config.js';
 import { startAuth, type RunningAuth } from '../src/service.js';
@@ -44,6 +44,7 @@ describe.skipIf(!existsSync(recordsEntry))('auth with the real records service',
       HTTP_PORT: '0',
       LOG_LEVEL: 'silent',
       INTERNAL_AUTH_SECRET: TEST_INTERNAL_AUTH_SECRET,
+      SECRETS_KEY: TEST_SECRETS_KEY,
     };
     records = await mod.startRecords(mod.parseRecordsConfig(env), logger);
     auth = await startAuth(parseAuthConfig({ ...env, RECORDS_ADDR: `127.0.0.1:${records.grpcPort}`, PASSWORD_SCRYPT_COST: '1024' }), logger);

@@ -16,7 +16,7 @@ import {
   type GrpcClient,
   type NatsConnection,
 } from '@reelbase/lib-platform';
-import { createTestDatabase, deleteStreams, uniquePrefix, TEST_INTERNAL_AUTH_SECRET, type TestDatabase } from '@reelbase/lib-testkit';
+import { createTestDatabase, deleteStreams, uniquePrefix, TEST_INTERNAL_AUTH_SECRET, TEST_SECRETS_KEY, type TestDatabase } from '@reelbase/lib-testkit';
 import { authv1, recordsv1 } from '@reelbase/proto';
 import { parseAuthConfig, type AuthConfig } from '../src/config.js';
 import { startAuth, type RunningAuth } from '../src/service.js';
@@ -65,6 +65,7 @@ beforeAll(async () => {
   fake = await startFakeRecords();
   config = parseAuthConfig({
     INTERNAL_AUTH_SECRET: TEST_INTERNAL_AUTH_SECRET,
+    SECRETS_KEY: TEST_SECRETS_KEY,
     DATABASE_URL: db.url,
     NATS_PREFIX: prefix,
     GRPC_PORT: '0',

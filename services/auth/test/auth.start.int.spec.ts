@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createLogger, openOrm } from '@reelbase/lib-platform';
-import { createTestDatabase, freePort, TEST_INTERNAL_AUTH_SECRET, type TestDatabase } from '@reelbase/lib-testkit';
+import { createTestDatabase, freePort, TEST_INTERNAL_AUTH_SECRET, TEST_SECRETS_KEY, type TestDatabase } from '@reelbase/lib-testkit';
 import { parseAuthConfig } from '../src/config.js';
 import { startAuth } from '../src/service.js';
 
@@ -23,6 +23,7 @@ it('closes its pool when NATS is unreachable at start', async () => {
   const closed = await freePort('127.0.0.1');
   const config = parseAuthConfig({
     INTERNAL_AUTH_SECRET: TEST_INTERNAL_AUTH_SECRET,
+    SECRETS_KEY: TEST_SECRETS_KEY,
     DATABASE_URL: db.url,
     NATS_URL: `nats://127.0.0.1:${closed}`,
     GRPC_PORT: '0',

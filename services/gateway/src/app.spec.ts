@@ -197,10 +197,19 @@ describe('/me and API keys', () => {
   it('issues, lists and revokes keys', async () => {
     const issued = await call('POST', '/auth/api-keys', { token: 'artist-token', body: { name: 'farm' } });
     expect(issued.status).toBe(200);
-    expect(Object.keys(issued.json).sort()).toEqual(['created_at', 'id', 'name', 'token']);
+    expect(Object.keys(issued.json).sort()).toEqual(['created_at', 'expires_at', 'id', 'name', 'token']);
     expect(issued.json.token).toBe('svc_new');
+    expect(issued.json.expires_at).toBeNull();
     const list = await call('GET', '/auth/api-keys', { token: 'artist-token' });
-    expect(list.json.items[0]).toEqual({ id: issued.json.id, name: 'farm', prefix: 'svc_abcd', created_at: expect.any(String), last_used_at: null });
+    expect(list.json.items[0]).toEqual({
+      id: issued.json.id,
+      user_id: USERS.artist.id,
+      name: 'farm',
+      prefix: 'svc_abcd',
+      created_at: expect.any(String),
+      last_used_at: null,
+      expires_at: null,
+    });
     const gone = await call('DELETE', `/auth/api-keys/${issued.json.id}`, { token: 'artist-token' });
     expect(gone.json).toEqual({ id: issued.json.id, revoked: true });
     const bad = await call('DELETE', '/auth/api-keys/not-a-uuid', { token: 'artist-token' });

@@ -29,6 +29,8 @@ export interface AppDeps {
   draining?: () => boolean;
   /** A User record was written; defaults to forgetting the user's principals in this gateway only. */
   userChanged?: (userId: string) => Promise<void>;
+  /** Every older signing key was retired; defaults to forgetting every login token in this gateway only. */
+  signingKeysRetired?: () => void;
   /** Refused credentials per client address; unset: not limited. */
   authFailures?: RateLimiter;
   /** Login attempts per client address; unset: not limited. */
@@ -62,6 +64,7 @@ export function createApp(deps: AppDeps): GatewayApp {
       (async (userId: string) => {
         deps.auth.dropUser(userId);
       }),
+    signingKeysRetired: deps.signingKeysRetired ?? (() => deps.auth.dropAllTokens()),
     loginLimiter: deps.loginLimiter,
     share: deps.share,
     addressOf: (req) => clientAddress(req, deps.trustProxyHops ?? 0),

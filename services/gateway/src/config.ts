@@ -83,6 +83,12 @@ export const gatewayConfigShape = {
   TRUST_PROXY_HOPS: envInt(0, 0, 10),
   /** Seconds between pings on each open WebSocket; a socket that has not answered the last one is closed. */
   WS_PING_SECONDS: envInt(30, 1, 3600),
+  /**
+   * Milliseconds between re-checks of every open WebSocket's token or API key with auth (past the
+   * cache), so a socket whose credential was revoked is closed (1008) even when the revocation
+   * message was lost. At most 60000.
+   */
+  WS_PRINCIPAL_RECHECK_MS: envInt(60_000, 100, 60_000),
   /** Deadline of each gRPC call to auth, records, events and notifier. */
   RPC_DEADLINE_MS: envInt(5000, 50, 120_000),
   /**

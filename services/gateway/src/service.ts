@@ -160,6 +160,7 @@ async function openGateway(config: GatewayConfig, logger: Logger, adapters: Part
     bodyLimitBytes: config.BODY_LIMIT_BYTES,
     draining: () => draining,
     userChanged,
+    signingKeysRetired: () => bus.emit('revocation', { all_tokens: true }),
     authFailures,
     loginLimiter,
     trustProxyHops: config.TRUST_PROXY_HOPS,
@@ -209,7 +210,14 @@ async function openGateway(config: GatewayConfig, logger: Logger, adapters: Part
       void app(req, res);
     },
   );
-  const hub = new EventsHub({ auth, events: peers.events, bus, logger, pingMs: config.WS_PING_SECONDS * 1000 });
+  const hub = new EventsHub({
+    auth,
+    events: peers.events,
+    bus,
+    logger,
+    pingMs: config.WS_PING_SECONDS * 1000,
+    principalRecheckMs: config.WS_PRINCIPAL_RECHECK_MS,
+  });
 
   /** Counts and logs an answer written outside express, then writes it. */
   const refuse = (socket: Duplex, err: RawError, requestId: string, line: { method?: string; route: string; [k: string]: unknown }) => {

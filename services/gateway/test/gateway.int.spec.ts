@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { createLogger } from '@reelbase/lib-platform';
-import { createTestDatabase, deleteStreams, uniquePrefix, TEST_INTERNAL_AUTH_SECRET, type TestDatabase } from '@reelbase/lib-testkit';
+import { createTestDatabase, deleteStreams, uniquePrefix, TEST_INTERNAL_AUTH_SECRET, TEST_SECRETS_KEY, type TestDatabase } from '@reelbase/lib-testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { parseGatewayConfig } from '../src/config.js';
@@ -52,6 +52,7 @@ describe.skipIf(!built)('gateway with the real services', () => {
       HTTP_PORT: '0',
       LOG_LEVEL: 'silent',
       INTERNAL_AUTH_SECRET: TEST_INTERNAL_AUTH_SECRET,
+      SECRETS_KEY: TEST_SECRETS_KEY,
     };
     const records = await start('records', env);
     const events = await start('events', env);

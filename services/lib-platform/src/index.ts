@@ -26,3 +26,4 @@ export * from './nats/subjects.js';
 export * from './nats/connection.js';
 export * from './memory/stream.gc.js';
 export * from './security/scrypt.hasher.js';
+export * from './security/secret.cipher.js';

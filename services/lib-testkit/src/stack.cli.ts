@@ -5,7 +5,8 @@
  * NATS_URL, NATS_PREFIX, S3_ENDPOINT (with S3_ACCESS_KEY, S3_SECRET_KEY, S3_BUCKET,
  * S3_REGION), DATA_DIR (./.data), LOG_LEVEL (info), STACK_EMBEDDED (1: the embedded PostgreSQL
  * and a nats-server child even when servers answer locally), BIND_HOST (127.0.0.1: where the internal
- * gRPC and ops ports listen) and INTERNAL_AUTH_SECRET (a random one per run). Every internal
+ * gRPC and ops ports listen), INTERNAL_AUTH_SECRET (a random one per run) and SECRETS_KEY (the key
+ * secrets are encrypted with at rest; by default one made once and kept in DATA_DIR/secrets.key). Every internal
  * port is a free one. Every other variable set before `npm start` (BODY_LIMIT_BYTES,
  * MAX_EVENT_BYTES, RATE_LIMIT_RPS, …) reaches every service as given.
  *
@@ -19,7 +20,7 @@ import { watchParent } from './parent.js';
 import { startStack, type Stack } from './stack.js';
 
 /** Variables the stack sets itself for every service, or that only concern this process or npm. */
-const NOT_PASSED = /^(npm_|STACK_PARENT_PID$|GATEWAY_PORT$|DATA_DIR$|BIND_HOST$|INTERNAL_AUTH_SECRET$)/;
+const NOT_PASSED = /^(npm_|STACK_PARENT_PID$|GATEWAY_PORT$|DATA_DIR$|BIND_HOST$|INTERNAL_AUTH_SECRET$|SECRETS_KEY$)/;
 
 /** A stop that takes longer than this (every service's own timeout included) is cut short. */
 const STOP_DEADLINE_MS = 45_000;
@@ -88,6 +89,7 @@ async function main(): Promise<number> {
     gatewayPort,
     bindHost: env.BIND_HOST || '127.0.0.1',
     internalAuthSecret: env.INTERNAL_AUTH_SECRET || undefined,
+    secretsKey: env.SECRETS_KEY || undefined,
     logLevel: env.LOG_LEVEL || 'info',
     env: passed,
     signal: cancelStart.signal,

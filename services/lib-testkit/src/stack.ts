@@ -4,9 +4,10 @@
  * /readyz. Used by `npm start` (stack.cli.ts), the end-to-end tests and the benchmarks.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { decodeSecretsKey } from '@reelbase/lib-platform';
 import { resolveDependencies, type S3Settings } from './deps.js';
 import { ensureFfmpeg } from './ffmpeg.js';
 import { freePorts, portIsFree } from './ports.js';
@@ -40,6 +41,12 @@ export interface StackOptions {
   bindHost?: string;
   /** Shared key of the signed internal calls (INTERNAL_AUTH_SECRET); default a random one per stack. */
   internalAuthSecret?: string;
+  /**
+   * SECRETS_KEY (secrets at rest in auth and notifier). Default: `SECRETS_KEY` of `env` or the
+   * process, else the one kept in `<dataDir>/secrets.key` (made once, mode 0600), so what was
+   * encrypted stays readable across restarts of the same data directory.
+   */
+  secretsKey?: string;
   /** Aborting it stops a start in progress: what was started is stopped and startStack rejects. */
   signal?: AbortSignal;
   /** Write each service's output to `<logDir>/<name>.log` instead of prefixed stdout lines. */
@@ -74,6 +81,8 @@ export interface Stack {
   s3: S3Settings;
   /** The INTERNAL_AUTH_SECRET every service of this stack was given. */
   internalAuthSecret: string;
+  /** The SECRETS_KEY every service of this stack was given. */
+  secretsKey: string;
   /** Names of the services running (those built). */
   services: string[];
   /** Resolves (never rejects) when a service was given up on and the stack stopped itself. */
@@ -121,6 +130,30 @@ async function assignPorts(services: ServiceSpec[], opts: StackOptions): Promise
   return ports;
 }
 
+/**
+ * The SECRETS_KEY kept in `<dataDir>/secrets.key`: made on the first start (32 random bytes,
+ * base64, readable by the owner only) and read on every later one, because rows encrypted with
+ * it must stay readable after a restart (docs/operations.md, "The secrets key").
+ */
+export function keptSecretsKey(dataDir: string, log: (line: string) => void = () => {}): string {
+  const file = join(dataDir, 'secrets.key');
+  mkdirSync(dataDir, { recursive: true });
+  if (!existsSync(file)) {
+    try {
+      writeFileSync(file, `${randomBytes(32).toString('base64')}\n`, { mode: 0o600, flag: 'wx' });
+      log(`made a new SECRETS_KEY in ${file}; keep it with the data (encrypted secrets cannot be read without it)`);
+    } catch (err) {
+      // Another start made it at the same moment: read theirs.
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+  }
+  chmodSync(file, 0o600);
+  const key = readFileSync(file, 'utf8').trim();
+  if (!decodeSecretsKey(key))
+    throw new Error(`${file} does not hold a SECRETS_KEY (32 bytes in base64); restore it, or remove it together with the data it encrypted`);
+  return key;
+}
+
 /** Starts dependencies and services; rejects (with everything stopped again) when any service is not ready. */
 export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   const log = opts.log ?? ((line: string) => process.stdout.write(`[stack] ${line}\n`));
@@ -141,6 +174,8 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   const aborted = () => {
     if (opts.signal?.aborted) throw new Error('the start was cancelled');
   };
+  // Read (or made) before anything starts, so a damaged key file stops nothing half-way.
+  const secretsKey = opts.secretsKey ?? opts.env?.SECRETS_KEY ?? (process.env.SECRETS_KEY || undefined) ?? keptSecretsKey(dataDir, log);
   const ports = await assignPorts(specs, opts);
   aborted();
   const deps = await resolveDependencies({ dataDir, databaseUrl: opts.databaseUrl, natsUrl: opts.natsUrl, s3: opts.s3, embedded: opts.embedded, log });
@@ -152,7 +187,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   const base: Record<string, string> = {};
   for (const k of INHERITED) if (process.env[k] !== undefined) base[k] = process.env[k]!;
   const internalAuthSecret = opts.internalAuthSecret ?? randomBytes(32).toString('base64url');
-  const shared = { BIND_HOST: opts.bindHost ?? '127.0.0.1', INTERNAL_AUTH_SECRET: internalAuthSecret };
+  const shared = { BIND_HOST: opts.bindHost ?? '127.0.0.1', INTERNAL_AUTH_SECRET: internalAuthSecret, SECRETS_KEY: secretsKey };
 
   let stopping: Promise<void> | undefined;
   let resolveFatal!: (err: Error) => void;
@@ -207,6 +242,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     natsPrefix,
     s3: deps.s3,
     internalAuthSecret,
+    secretsKey,
     services: specs.map((s) => s.name),
     fatal,
     kill: (name, signal = 'SIGKILL') => get(name).kill(signal),

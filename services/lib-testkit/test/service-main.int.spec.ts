@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../src/database.js';
 import { DEFAULT_NATS_URL, deleteStreams, uniquePrefix } from '../src/nats.js';
 import { freePort } from '../src/ports.js';
-import { TEST_INTERNAL_AUTH_SECRET } from '../src/secrets.js';
+import { TEST_INTERNAL_AUTH_SECRET, TEST_SECRETS_KEY } from '../src/secrets.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const NATS_URL = process.env.TEST_NATS_URL ?? DEFAULT_NATS_URL;
@@ -46,6 +46,7 @@ function run(name: Name, env: Record<string, string>): Child {
       HTTP_PORT: '0',
       GATEWAY_PORT: '0',
       INTERNAL_AUTH_SECRET: TEST_INTERNAL_AUTH_SECRET,
+      SECRETS_KEY: TEST_SECRETS_KEY,
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -177,6 +177,33 @@ describe('startStack with stand-in services', () => {
     expect(Buffer.byteLength(stack.internalAuthSecret)).toBeGreaterThanOrEqual(32);
     expect(alpha.env.GRPC_PORT).not.toBe('1');
     expect(alpha.env.HTTP_PORT).not.toBe('1');
+  });
+
+  it('gives every service one SECRETS_KEY, made once and kept in the data directory (0600) across restarts', async () => {
+    const dataDir = join(root, 'keyed-data');
+    stack = await startStack({ ...base(), dataDir });
+    const first = (await envOf(stack, 'alpha')).env.SECRETS_KEY!;
+    expect(stack.secretsKey).toBe(first);
+    expect(Buffer.from(first, 'base64')).toHaveLength(32);
+    expect((await envOf(stack, 'front')).env.SECRETS_KEY).toBe(first);
+    const file = join(dataDir, 'secrets.key');
+    expect(readFileSync(file, 'utf8').trim()).toBe(first);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    await stack.stop();
+    stack = await startStack({ ...base(), dataDir });
+    expect((await envOf(stack, 'beta')).env.SECRETS_KEY).toBe(first);
+    await stack.stop();
+    // One given explicitly wins; another data directory gets its own.
+    const given = Buffer.alloc(32, 9).toString('base64');
+    stack = await startStack({ ...base(), dataDir, env: { SECRETS_KEY: given } });
+    expect((await envOf(stack, 'alpha')).env.SECRETS_KEY).toBe(given);
+    await stack.stop();
+    stack = await startStack({ ...base(), dataDir: join(root, 'other-data') });
+    expect((await envOf(stack, 'alpha')).env.SECRETS_KEY).not.toBe(first);
+    await stack.stop();
+    writeFileSync(file, 'garbage');
+    await expect(startStack({ ...base(), dataDir })).rejects.toThrow(/does not hold a SECRETS_KEY/);
+    stack = undefined;
   });
 
   it('refuses a taken gateway port before starting anything, naming the port and the variable', async () => {

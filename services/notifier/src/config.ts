@@ -1,7 +1,18 @@
 /**
  * The notifier's environment, read and validated once at start-up.
  */
-import { commonConfig, envAddr, envBool, envInt, envPort, envUrl, loadConfig, parseConfig } from '@reelbase/lib-platform';
+import {
+  commonConfig,
+  envAddr,
+  envBool,
+  envInt,
+  envPort,
+  envSecretsKey,
+  envSecretsKeysPrevious,
+  envUrl,
+  loadConfig,
+  parseConfig,
+} from '@reelbase/lib-platform';
 
 /** Every setting of the notifier with its default. */
 export const notifierConfigShape = {
@@ -12,6 +23,13 @@ export const notifierConfigShape = {
   GRPC_PORT: envPort(50056),
   /** The ops port: /healthz, /readyz and /metrics. */
   HTTP_PORT: envPort(9107),
+  /**
+   * Key webhook secrets are encrypted with at rest: 32 bytes in base64 (required; `npm start`
+   * keeps one in its data directory). docs/operations.md, "The secrets key".
+   */
+  SECRETS_KEY: envSecretsKey(),
+  /** Earlier SECRETS_KEYs (comma-separated) that still decrypt, while a key rotation re-encrypts at start-up. */
+  SECRETS_KEY_PREVIOUS: envSecretsKeysPrevious(),
   /** events' gRPC address (host:port): the event log the notifier follows. */
   EVENTS_ADDR: envAddr('127.0.0.1:50053'),
   /** Events read from the log per transaction. */

@@ -14,6 +14,7 @@ import {
   natsNames,
   openOrm,
   pingDb,
+  SecretCipher,
   pingNats,
   Readiness,
   startOpsServer,
@@ -32,6 +33,7 @@ import { LogFollower, type EventSource } from './ingest/log.follower.js';
 import { createNotifierMetrics } from './metrics.js';
 import { ApiRepository } from './store/api.repository.js';
 import { DeliveryRepository } from './store/delivery.repository.js';
+import { WebhookSecrets } from './store/webhook.secrets.js';
 import { IngestRepository } from './store/ingest.repository.js';
 import { RetentionRepository } from './store/retention.repository.js';
 import { NOTIFIER_MIGRATIONS } from './store/migrations.js';
@@ -78,6 +80,10 @@ export function startNotifier(config: NotifierConfig, logger: Logger = createLog
         poolMax: Math.min(40, config.WEBHOOK_CONCURRENCY + 6),
       });
       resources.defer('postgres', () => orm.close());
+      const secrets = new WebhookSecrets(new SecretCipher(config.SECRETS_KEY, config.SECRETS_KEY_PREVIOUS ?? []));
+      // Secrets stored in clear before they were sealed, or sealed with an earlier SECRETS_KEY.
+      const sealed = await secrets.sealStored(orm.em.getConnection().getKnex());
+      if (sealed > 0) logger.info({ sealed }, 'webhook secrets encrypted with the current SECRETS_KEY');
       const nc = await connectNats(config.NATS_URL, 'notifier', logger);
       resources.defer('nats', () => nc.drain());
 
@@ -103,7 +109,7 @@ export function startNotifier(config: NotifierConfig, logger: Logger = createLog
       const ingest = new IngestRepository();
       const engine = new DeliveryEngine({
         orm,
-        repo: new DeliveryRepository(),
+        repo: new DeliveryRepository(secrets),
         ingest,
         sender,
         schedule: { baseMs: config.WEBHOOK_BACKOFF_BASE_MS, maxMs: config.WEBHOOK_BACKOFF_MAX_MS, windowMs: config.WEBHOOK_RETRY_WINDOW_MS },
@@ -131,7 +137,7 @@ export function startNotifier(config: NotifierConfig, logger: Logger = createLog
         notifierv1.NotifierServiceService,
         notifierHandlers({
           orm,
-          repo: new ApiRepository(),
+          repo: new ApiRepository(secrets),
           resolve: systemResolver,
           allowPrivateTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS,
           nudgeDeliveries: () => engine.nudge(),

@@ -23,7 +23,7 @@ import {
   type ContractEvent,
   type Role,
 } from '@reelbase/lib-platform';
-import { createTestDatabase, deleteStreams, uniquePrefix, TEST_INTERNAL_AUTH_SECRET, type TestDatabase } from '@reelbase/lib-testkit';
+import { createTestDatabase, deleteStreams, uniquePrefix, TEST_INTERNAL_AUTH_SECRET, TEST_SECRETS_KEY, type TestDatabase } from '@reelbase/lib-testkit';
 import { parseNotifierConfig, type NotifierConfig } from '../src/config.js';
 import { startNotifier, type RunningNotifier } from '../src/service.js';
 
@@ -108,6 +108,7 @@ export interface World {
 export function worldEnv(db: TestDatabase, prefix: string, eventsPort: number, extra: Record<string, string> = {}): Record<string, string> {
   return {
     INTERNAL_AUTH_SECRET: TEST_INTERNAL_AUTH_SECRET,
+    SECRETS_KEY: TEST_SECRETS_KEY,
     DATABASE_URL: db.url,
     NATS_URL,
     NATS_PREFIX: prefix,

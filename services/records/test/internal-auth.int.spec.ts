@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { InternalAuth, newId, toMetadata, type CallContext, type GrpcClient } from '@reelbase/lib-platform';
 import { TEST_INTERNAL_AUTH_SECRET, type TestDatabase } from '@reelbase/lib-testkit';
-import type { recordsv1 } from '@reelbase/proto';
+import { recordsv1 } from '@reelbase/proto';
 import { startRecordsWorld, type RecordsWorld } from './records.world.js';
 
 const CREATE = '/reelbase.records.v1.RecordsService/CreateRecord';
@@ -28,9 +28,13 @@ afterAll(async () => {
   await w?.stop();
 });
 
+const projectOf = (code: string): recordsv1.CreateRecordRequest => ({ entityType: 'Project', dataJson: JSON.stringify({ name: code, code }) });
+/** The bytes a request travels as (what an assertion covers). */
+const bytesOf = (code: string) => recordsv1.CreateRecordRequest.encode(projectOf(code)).finish();
+
 /** createRecord of a Project with exactly `md` as metadata, as any program on the network could send it. */
 function rawCreate(md: Metadata, code: string): Promise<ServiceError | null> {
-  const req = { entityType: 'Project', dataJson: JSON.stringify({ name: code, code }) };
+  const req = projectOf(code);
   return new Promise((resolve) => client.raw.createRecord(req, md, { deadline: Date.now() + 5000 }, (err) => resolve(err)));
 }
 
@@ -49,9 +53,9 @@ describe('records over gRPC, internal assertion', () => {
   it('refuses a forged Admin principal: no assertion, another key, or one altered after signing', async () => {
     const unsigned = toMetadata(asAdmin);
     const otherKey = toMetadata(asAdmin);
-    new InternalAuth('not-this-deployment-secret-0123456789abcdef').sign(otherKey, CREATE);
+    new InternalAuth('not-this-deployment-secret-0123456789abcdef').sign(otherKey, CREATE, bytesOf('forged2'));
     const altered = toMetadata({ ...asAdmin, principal: { ...asAdmin.principal!, role: 'Viewer' } });
-    new InternalAuth(TEST_INTERNAL_AUTH_SECRET).sign(altered, CREATE);
+    new InternalAuth(TEST_INTERNAL_AUTH_SECRET).sign(altered, CREATE, bytesOf('forged3'));
     altered.set('x-principal-role', 'Admin');
     for (const [md, code] of [
       [unsigned, 'forged1'],
@@ -66,8 +70,11 @@ describe('records over gRPC, internal assertion', () => {
 
   it('takes the same call signed with the shared secret', async () => {
     const signed = toMetadata(asAdmin);
-    new InternalAuth(TEST_INTERNAL_AUTH_SECRET).sign(signed, CREATE);
+    new InternalAuth(TEST_INTERNAL_AUTH_SECRET).sign(signed, CREATE, bytesOf('signed1'));
     expect(await rawCreate(signed, 'signed1')).toBeNull();
+    // Captured and sent again, or sent with another body: refused.
+    expect((await rawCreate(signed, 'signed1'))?.code).toBe(status.UNAUTHENTICATED);
+    expect((await rawCreate(signed, 'forged4'))?.code).toBe(status.UNAUTHENTICATED);
     // And through the client, which signs every call.
     await client.call.createRecord({ entityType: 'Project', dataJson: '{"name":"Signed","code":"signed2"}' }, asAdmin);
     expect(await projectCodes()).toEqual(['signed1', 'signed2']);

@@ -1,17 +1,20 @@
 /**
- * API keys of the calling user: issue (shown once), list, revoke. A revocation is announced
- * on NATS so every gateway drops its cached answer at once.
+ * API keys: issue (shown once, optionally with an expiry), list, revoke; and revoking every
+ * session and key of a user (Admin). A revocation is announced on NATS so every gateway drops
+ * its cached answer and re-checks its sockets at once.
  */
 import { AppError, isUuid, newId, type CallContext, type Logger } from '@reelbase/lib-platform';
 import { generateApiKey } from './api-key.token.js';
-import { isAdmin, requireUser } from './auth.rules.js';
+import { isAdmin, requireAdmin, requireUser } from './auth.rules.js';
 
 export interface ApiKeyView {
   id: string;
+  userId: string;
   name: string;
   prefix: string;
   createdAt: string;
   lastUsedAt?: string;
+  expiresAt?: string;
 }
 
 interface StoredKey {
@@ -22,18 +25,34 @@ interface StoredKey {
   createdAt: Date;
   lastUsedAt?: Date | null;
   revokedAt?: Date | null;
+  expiresAt?: Date | null;
 }
 
 export interface ApiKeyStore {
-  insert(row: { id: string; userId: string; name: string; prefix: string; keyHash: string }): Promise<StoredKey>;
+  insert(row: { id: string; userId: string; name: string; prefix: string; keyHash: string; expiresAt: Date | null }): Promise<StoredKey>;
   findById(id: string): Promise<StoredKey | null>;
   listActive(userId: string): Promise<StoredKey[]>;
   revoke(id: string): Promise<boolean>;
+  /** Revokes every key of `userId` still active; returns their ids. */
+  revokeAllOf(userId: string): Promise<string[]>;
+}
+
+/** Where "login tokens of this user issued until now are refused" is kept. */
+export interface SessionRevocationStore {
+  /** Records now (database clock) as the user's revocation time; returns it. */
+  revokeBefore(userId: string): Promise<Date>;
 }
 
 /** Announces revocations to every gateway. */
 export interface RevocationNotifier {
   apiKeyRevoked(event: { api_key_id: string; user_id: string }): Promise<void>;
+  /** Every token and key of the user must be checked again. */
+  userRevoked(event: { user_id: string }): Promise<void>;
+}
+
+/** Finds live users (a retired or unknown one is null). */
+export interface UserLookup {
+  find(id: string): Promise<unknown>;
 }
 
 export const MAX_KEY_NAME_LENGTH = 200;
@@ -41,36 +60,103 @@ export const MAX_KEY_NAME_LENGTH = 200;
 function view(k: StoredKey): ApiKeyView {
   return {
     id: k.id,
+    userId: k.userId,
     name: k.name,
     prefix: k.prefix,
     createdAt: new Date(k.createdAt).toISOString(),
     lastUsedAt: k.lastUsedAt ? new Date(k.lastUsedAt).toISOString() : undefined,
+    expiresAt: k.expiresAt ? new Date(k.expiresAt).toISOString() : undefined,
   };
 }
 
-export class ApiKeyService {
-  constructor(
-    private readonly store: ApiKeyStore,
-    private readonly notifier: RevocationNotifier,
-    private readonly logger: Logger,
-  ) {}
+/** RFC 3339 with a zone (`2026-01-31T18:00:00Z`, `...+01:00`), as the API documents it. */
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?(Z|[+-](\d{2}):(\d{2}))$/i;
 
-  async issue(rawName: string, ctx: CallContext): Promise<{ key: ApiKeyView; token: string }> {
+/** The instant `raw` names, or NaN unless it is RFC 3339 naming a real calendar date and time (no 30 February, no 24:00). */
+function rfc3339(raw: string): number {
+  const m = RFC3339.exec(raw);
+  if (!m) return NaN;
+  const [y, mo, d, h, mi, s] = m.slice(1, 7).map(Number) as [number, number, number, number, number, number];
+  const local = new Date(Date.UTC(y, mo - 1, d, h, mi, s));
+  const real =
+    local.getUTCFullYear() === y && local.getUTCMonth() === mo - 1 && local.getUTCDate() === d && local.getUTCHours() === h && local.getUTCMinutes() === mi;
+  const zoneOk = m[9] === undefined || (Number(m[9]) <= 23 && Number(m[10]) <= 59);
+  return real && s <= 59 && zoneOk ? Date.parse(raw) : NaN;
+}
+
+export interface ApiKeyServiceDeps {
+  store: ApiKeyStore;
+  sessions: SessionRevocationStore;
+  users: UserLookup;
+  notifier: RevocationNotifier;
+  logger: Logger;
+  now?: () => number;
+}
+
+export class ApiKeyService {
+  private readonly store: ApiKeyStore;
+  private readonly notifier: RevocationNotifier;
+  private readonly logger: Logger;
+  private readonly now: () => number;
+
+  constructor(private readonly deps: ApiKeyServiceDeps) {
+    this.store = deps.store;
+    this.notifier = deps.notifier;
+    this.logger = deps.logger;
+    this.now = deps.now ?? Date.now;
+  }
+
+  async issue(rawName: string, ctx: CallContext, rawExpiresAt?: string): Promise<{ key: ApiKeyView; token: string }> {
     const caller = requireUser(ctx);
     const name = rawName.trim();
     if (!name) throw AppError.invalid([{ loc: ['name'], msg: 'Field required', type: 'missing' }]);
     if (name.length > MAX_KEY_NAME_LENGTH) {
       throw AppError.invalid([{ loc: ['name'], msg: `String should have at most ${MAX_KEY_NAME_LENGTH} characters`, type: 'string_too_long' }]);
     }
+    const expiresAt = this.expiryOf(rawExpiresAt);
     const generated = generateApiKey();
-    const row = await this.store.insert({ id: newId(), userId: caller.userId, name, prefix: generated.prefix, keyHash: generated.hash });
-    this.logger.info({ api_key_id: row.id, user_id: caller.userId, request_id: ctx.requestId }, 'API key issued');
+    const row = await this.store.insert({ id: newId(), userId: caller.userId, name, prefix: generated.prefix, keyHash: generated.hash, expiresAt });
+    this.logger.info({ api_key_id: row.id, user_id: caller.userId, expires_at: expiresAt?.toISOString(), request_id: ctx.requestId }, 'API key issued');
     return { key: view(row), token: generated.token };
   }
 
-  async list(ctx: CallContext): Promise<ApiKeyView[]> {
+  /** An expiry in the future, or null for none; 422 at `expires_at` otherwise. */
+  private expiryOf(raw: string | undefined): Date | null {
+    if (raw === undefined) return null;
+    const at = rfc3339(raw);
+    if (!Number.isFinite(at)) {
+      throw AppError.invalid([{ loc: ['expires_at'], msg: 'Input should be a valid datetime with a time zone (RFC 3339)', type: 'datetime_parsing' }]);
+    }
+    if (at <= this.now()) {
+      throw AppError.invalid([{ loc: ['expires_at'], msg: 'Input should be in the future', type: 'datetime_future' }]);
+    }
+    return new Date(at);
+  }
+
+  /** The keys of the caller, or (Admin) of `userId`; another user's keys are 403 for everyone else. */
+  async list(ctx: CallContext, userId?: string): Promise<ApiKeyView[]> {
     const caller = requireUser(ctx);
-    return (await this.store.listActive(caller.userId)).map(view);
+    const whose = userId ?? caller.userId;
+    if (whose !== caller.userId && !isAdmin(caller)) throw new AppError('forbidden', "only an Admin may list another user's API keys");
+    if (!isUuid(whose)) throw AppError.invalid([{ loc: ['user_id'], msg: 'Input should be a valid UUID', type: 'uuid_parsing' }]);
+    return (await this.store.listActive(whose)).map(view);
+  }
+
+  /**
+   * Admin: revokes every API key of `userId` and every login token issued to them until now,
+   * and tells every gateway. An unknown or retired user is 404.
+   */
+  async revokeUserSessions(userId: string, ctx: CallContext): Promise<{ apiKeysRevoked: number; tokensRevokedBefore: string }> {
+    const caller = requireAdmin(ctx);
+    if (!isUuid(userId) || !(await this.deps.users.find(userId))) throw AppError.notFound('user not found');
+    const before = await this.deps.sessions.revokeBefore(userId);
+    const keys = await this.store.revokeAllOf(userId);
+    this.logger.info(
+      { user_id: userId, api_keys_revoked: keys.length, by: caller.userId, request_id: ctx.requestId },
+      'sessions and API keys of a user revoked',
+    );
+    await this.notifier.userRevoked({ user_id: userId });
+    return { apiKeysRevoked: keys.length, tokensRevokedBefore: before.toISOString() };
   }
 
   /** Revokes the caller's key (an Admin may revoke anyone's); any other id is not found. */

@@ -1,7 +1,10 @@
 /**
  * Authenticate: a login token or an API key to the principal it stands for. The User record
  * is read on every call, so a retired or login-disabled user is refused at once even with
- * an unexpired token (the gateway caches answers for `cache_seconds` only).
+ * an unexpired token (the gateway caches answers for `cache_seconds` only). An API key past
+ * its `expires_at` is refused, and so is a login token issued at or before its user's last
+ * "revoke every session" (tokens carry `iat` in whole seconds, so one issued in the same second
+ * as the revocation is refused too).
  */
 import { decodeJwt } from 'jose';
 import { AppError, type Logger, type Role } from '@reelbase/lib-platform';
@@ -16,17 +19,27 @@ export interface ResolvedPrincipal {
   apiKeyId?: string;
   email: string;
   cacheSeconds: number;
-  /** A login token's `exp` (Unix seconds), so a socket opened with it closes then; 0 for an API key. */
+  /**
+   * When the credential stops being valid (Unix seconds, rounded down): a login token's `exp`, an
+   * API key's `expires_at`; 0 for a key that never expires. Gateways cache no longer, and close
+   * sockets opened with it then.
+   */
   expiresAtUnix: number;
 }
 
 export interface ApiKeyLookup {
-  findByHash(keyHash: string): Promise<{ id: string; userId: string; keyHash: string; revokedAt?: Date | null } | null>;
+  findByHash(keyHash: string): Promise<{ id: string; userId: string; keyHash: string; revokedAt?: Date | null; expiresAt?: Date | null } | null>;
   touch(id: string): Promise<void>;
+}
+
+/** When each user's login tokens were last revoked as a whole. */
+export interface SessionRevocationLookup {
+  revokedBefore(userId: string): Promise<Date | null>;
 }
 
 export interface AuthenticatorDeps {
   apiKeys: ApiKeyLookup;
+  sessions: SessionRevocationLookup;
   tokens: LoginTokenIssuer;
   users: UserDirectory;
   cacheSeconds: number;
@@ -55,15 +68,24 @@ export class Authenticator {
       const hash = hashApiKey(token);
       const key = await this.deps.apiKeys.findByHash(hash);
       if (!key || !sameHash(key.keyHash, hash) || key.revokedAt) throw rejected();
+      if (key.expiresAt) {
+        const expiresAt = new Date(key.expiresAt).getTime();
+        if (expiresAt <= this.now()) throw rejected();
+        expiresAtUnix = Math.floor(expiresAt / 1000);
+      }
       userId = key.userId;
       apiKeyId = key.id;
       this.noteUse(key.id);
     } else {
       userId = await this.deps.tokens.verify(token);
-      // Verified above (signature, issuer, required exp), so the payload can be read as is.
-      const exp = decodeJwt(token).exp;
-      if (typeof exp !== 'number' || !Number.isFinite(exp)) throw rejected();
-      expiresAtUnix = Math.floor(exp);
+      // Verified above (signature, issuer, required exp and iat), so the payload can be read as is.
+      const { exp, iat } = decodeJwt(token);
+      if (typeof exp !== 'number' || !Number.isFinite(exp) || typeof iat !== 'number') throw rejected();
+      const revokedBefore = await this.deps.sessions.revokedBefore(userId);
+      if (revokedBefore && iat * 1000 <= revokedBefore.getTime()) throw rejected();
+      // A token of a key due to retire ends with the key (gateways cache it no longer).
+      const keyEnd = this.deps.tokens.keyRetiresAt(token);
+      expiresAtUnix = Math.floor(keyEnd === undefined ? exp : Math.min(exp, keyEnd / 1000));
     }
     const user = await this.deps.users.find(userId);
     if (!user || !user.loginEnabled) throw rejected();

@@ -13,16 +13,29 @@ function highSTwin(token: string): string {
   return `${h}.${p}.${twin.toString('base64url')}`;
 }
 
-/** Newest first, like the repository. */
+/** Newest first, like the repository; `clock` stands for the database's clock. */
 class MemoryKeys implements SigningKeyStore {
-  keys: StoredSigningKey[] = [];
+  keys: Array<StoredSigningKey & { retiredAt?: number }> = [];
   loads = 0;
+  constructor(private readonly clock: () => number = Date.now) {}
   async listUsable() {
     this.loads++;
-    return [...this.keys].reverse();
+    const now = this.clock();
+    return this.keys
+      .filter((k) => k.retiredAt === undefined || k.retiredAt > now)
+      .map((k) => ({ ...k, retiresInMs: k.retiredAt === undefined ? null : k.retiredAt - now }))
+      .reverse();
   }
-  async insert(key: StoredSigningKey) {
+  async rotate(key: StoredSigningKey, retireAfterMs: number) {
+    const now = this.clock();
+    let n = 0;
+    for (const k of this.keys) {
+      if (k.retiredAt !== undefined && k.retiredAt <= now) continue;
+      k.retiredAt = Math.min(k.retiredAt ?? Infinity, now + retireAfterMs);
+      n++;
+    }
     this.keys.push(key);
+    return n;
   }
   async ensureOne(generate: () => Promise<StoredSigningKey>) {
     if (this.keys.length === 0) this.keys.push(await generate());
@@ -30,8 +43,8 @@ class MemoryKeys implements SigningKeyStore {
 }
 
 async function setup(now = () => Date.now()) {
-  const store = new MemoryKeys();
-  const ring = new SigningKeyRing(store, now);
+  const store = new MemoryKeys(now);
+  const ring = new SigningKeyRing(store, now, 3600);
   await ring.init();
   return { store, ring, issuer: new LoginTokenIssuer(ring, 'reelbase', 3600, now) };
 }
@@ -75,7 +88,8 @@ describe('LoginTokenIssuer', () => {
   it('after rotation signs with the new key and still verifies old tokens', async () => {
     const { ring, issuer } = await setup();
     const old = await issuer.issue('user-1');
-    const kid = await ring.rotate();
+    const { kid, retired } = await ring.rotate();
+    expect(retired).toBe(1);
     const fresh = await issuer.issue('user-2');
     expect(decodeProtectedHeader(fresh.token).kid).toBe(kid);
     expect(decodeProtectedHeader(old.token).kid).not.toBe(kid);
@@ -83,9 +97,57 @@ describe('LoginTokenIssuer', () => {
     await expect(issuer.verify(fresh.token)).resolves.toBe('user-2');
   });
 
+  it('retires a rotated-out key once the longest token it signed has expired, on every replica', async () => {
+    let t = 1_000_000;
+    const { store, ring, issuer } = await setup(() => t);
+    const other = new SigningKeyRing(store, () => t, 3600);
+    await other.init();
+    const oldKid = store.keys[0]!.kid;
+    t += 10_000;
+    await ring.rotate();
+    // A replica that has not reloaded yet still signs with the old key at the rotation time.
+    const stale = await new LoginTokenIssuer(other, 'reelbase', 3600, () => t).issue('user-1');
+    expect(decodeProtectedHeader(stale.token).kid).toBe(oldKid);
+    await other.refresh();
+    const fresh = await new LoginTokenIssuer(other, 'reelbase', 3600, () => t).issue('user-2');
+    expect(decodeProtectedHeader(fresh.token).kid).toBe(store.keys[1]!.kid);
+    t += 3600_000 - 1000;
+    await expect(issuer.verify(stale.token)).resolves.toBe('user-1');
+    // The deadline passes with no reload: the key verifies nothing on either replica.
+    const loads = store.loads;
+    t += 1000;
+    await expect(issuer.verify(stale.token)).rejects.toMatchObject({ kind: 'unauthenticated' });
+    expect(await ring.verificationKey(oldKid)).toBeNull();
+    expect(await other.verificationKey(oldKid)).toBeNull();
+    expect(store.loads).toBe(loads);
+    expect(await other.verificationKey(store.keys[1]!.kid)).not.toBeNull();
+    // Once retired, it is not even loaded again.
+    await ring.refresh();
+    expect(store.keys.length).toBe(2);
+    expect((await store.listUsable()).map((k) => k.kid)).toEqual([store.keys[1]!.kid]);
+  });
+
+  it('an emergency rotation retires every older key at once', async () => {
+    let t = 1_000_000;
+    const { store, ring, issuer } = await setup(() => t);
+    const before = await issuer.issue('user-1');
+    t += 1000;
+    await ring.rotate();
+    const between = await issuer.issue('user-2');
+    t += 1000;
+    const { kid, retired } = await ring.rotate(true);
+    expect(retired).toBe(2);
+    await expect(issuer.verify(before.token)).rejects.toMatchObject({ kind: 'unauthenticated' });
+    await expect(issuer.verify(between.token)).rejects.toMatchObject({ kind: 'unauthenticated' });
+    const after = await issuer.issue('user-3');
+    expect(decodeProtectedHeader(after.token).kid).toBe(kid);
+    await expect(issuer.verify(after.token)).resolves.toBe('user-3');
+    expect(store.keys.filter((k) => k.retiredAt === undefined).map((k) => k.kid)).toEqual([kid]);
+  });
+
   it('reloads on an unknown kid (another replica rotated), at most once a second', async () => {
     let t = 1_000_000;
-    const store = new MemoryKeys();
+    const store = new MemoryKeys(() => t);
     const a = new SigningKeyRing(store, () => t);
     const b = new SigningKeyRing(store, () => t);
     await a.init();

@@ -3,7 +3,7 @@
  * Only the canonical spelling is issued and accepted (login-token.form.ts), and no token may
  * live longer than the configured lifetime (`JWT_TTL_SECONDS`), whatever its `exp` says.
  */
-import { SignJWT, jwtVerify } from 'jose';
+import { SignJWT, decodeProtectedHeader, jwtVerify } from 'jose';
 import { AppError } from '@reelbase/lib-platform';
 import { nonCanonicalReason, withLowS } from './login-token.form.js';
 import { SIGNING_ALG, type SigningKeyRing } from './signing-key.ring.js';
@@ -36,6 +36,14 @@ export class LoginTokenIssuer {
       .sign(privateKey);
     // WebCrypto picks either of the signature's two S values; issue the one we accept.
     return { token: withLowS(token), expiresIn: this.ttlSeconds };
+  }
+
+  /**
+   * When the key that signed `token` (already verified) retires, in ms since the epoch; undefined
+   * when it is not scheduled to. Such a token stops being valid then, whatever its `exp` says.
+   */
+  keyRetiresAt(token: string): number | undefined {
+    return this.ring.retiresAt(decodeProtectedHeader(token).kid);
   }
 
   /** The user id of a valid token; anything else is `unauthenticated`. */

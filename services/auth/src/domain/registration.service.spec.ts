@@ -53,7 +53,7 @@ async function setup() {
   const keys: StoredSigningKey[] = [];
   const ring = new SigningKeyRing({
     listUsable: async () => [...keys].reverse(),
-    insert: async (k) => void keys.push(k),
+    rotate: async (k) => keys.push(k) - 1,
     ensureOne: async (g) => void (keys.length || keys.push(await g())),
   });
   await ring.init();

@@ -1,8 +1,14 @@
 /**
- * The JWT signing keys held in memory. The newest unretired key signs; every unretired key
- * verifies. A token naming a kid we do not know triggers a reload, because another replica
- * may have rotated; reloads are single-flight and rate-limited so forged kids cannot flood
- * the database.
+ * The JWT signing keys held in memory. The newest key signs; every key not yet retired
+ * verifies. A rotation schedules the retirement of every older key for when the longest token
+ * it can have signed has expired (rotation time + the token lifetime, on the database's
+ * clock), or retires them at once (an emergency rotation). A key past its retirement verifies
+ * nothing, on every replica, without a reload: each loaded key carries its deadline.
+ *
+ * A token naming a kid we do not know triggers a reload, because another replica may have
+ * rotated; reloads are single-flight and rate-limited so forged kids cannot flood the
+ * database. Replicas also reload when told of a rotation (NATS) and every
+ * {@link SIGNING_KEY_REFRESH_MS}, so they switch to the new signing key promptly.
  */
 import { exportJWK, generateKeyPair, importJWK, type CryptoKey, type JWK } from 'jose';
 import { newId } from '@reelbase/lib-platform';
@@ -11,24 +17,34 @@ export interface StoredSigningKey {
   kid: string;
   privateJwk: Record<string, unknown>;
   publicJwk: Record<string, unknown>;
+  /** Milliseconds until the key retires, measured on the database's clock; null/absent: not scheduled. */
+  retiresInMs?: number | null;
 }
 
 /** Persistence of signing keys. */
 export interface SigningKeyStore {
-  /** Unretired keys, newest first. */
+  /** Keys not yet retired, newest first. */
   listUsable(): Promise<StoredSigningKey[]>;
-  insert(key: StoredSigningKey): Promise<void>;
-  /** Inserts the generated key only if no unretired key exists. */
+  /**
+   * Inserts `key` and, atomically, retires every older key `retireAfterMs` from now (database
+   * clock; 0: at once), never later than it was already due. Returns how many keys that touched.
+   */
+  rotate(key: StoredSigningKey, retireAfterMs: number): Promise<number>;
+  /** Inserts the generated key only if no usable key exists. */
   ensureOne(generate: () => Promise<StoredSigningKey>): Promise<void>;
 }
 
 export const SIGNING_ALG = 'ES256';
 const MIN_RELOAD_INTERVAL_MS = 1000;
+/** How often a replica reloads its keys unasked (a lost rotation message costs at most this). */
+export const SIGNING_KEY_REFRESH_MS = 10_000;
 
 interface LoadedKey {
   kid: string;
   privateKey: CryptoKey;
   publicKey: CryptoKey;
+  /** When the key stops verifying (this host's clock, ms); undefined: not scheduled. */
+  retiresAt?: number;
 }
 
 /** A fresh ES256 key pair as JWKs with a new kid. */
@@ -45,9 +61,11 @@ export class SigningKeyRing {
   private reloading: Promise<void> | undefined;
   private lastReload = 0;
 
+  /** `tokenTtlSeconds`: the longest a login token lives (JWT_TTL_SECONDS). */
   constructor(
     private readonly store: SigningKeyStore,
     private readonly now: () => number = Date.now,
+    private readonly tokenTtlSeconds = 43_200,
   ) {}
 
   /** Creates the first key if there is none, then loads every usable key. */
@@ -56,12 +74,16 @@ export class SigningKeyRing {
     await this.load();
   }
 
-  /** Adds a new key that signs from now on; older keys keep verifying. Returns its kid. */
-  async rotate(): Promise<string> {
+  /**
+   * Adds a new key that signs from now on. Older keys keep verifying until the longest token
+   * they signed has expired, or (`retirePrevious`) stop at once. Returns the new kid and how
+   * many older keys were retired or scheduled to retire.
+   */
+  async rotate(retirePrevious = false): Promise<{ kid: string; retired: number }> {
     const key = await generateSigningKey();
-    await this.store.insert(key);
+    const retired = await this.store.rotate(key, retirePrevious ? 0 : this.tokenTtlSeconds * 1000);
     await this.load();
-    return key.kid;
+    return { kid: key.kid, retired };
   }
 
   /** The key new tokens are signed with. */
@@ -73,10 +95,23 @@ export class SigningKeyRing {
   /** The public key for `kid`, or null when no usable key has that id. */
   async verificationKey(kid: string | undefined): Promise<CryptoKey | null> {
     if (!kid) return null;
-    const known = this.keys.get(kid);
-    if (known) return known.publicKey;
-    if (this.now() - this.lastReload >= MIN_RELOAD_INTERVAL_MS || this.reloading) await this.reload();
-    return this.keys.get(kid)?.publicKey ?? null;
+    let key = this.keys.get(kid);
+    if (!key && (this.now() - this.lastReload >= MIN_RELOAD_INTERVAL_MS || this.reloading)) {
+      await this.reload();
+      key = this.keys.get(kid);
+    }
+    if (!key) return null;
+    return key.retiresAt !== undefined && key.retiresAt <= this.now() ? null : key.publicKey;
+  }
+
+  /** When the loaded key `kid` retires (this host's clock, ms); undefined when it is not scheduled or not loaded. */
+  retiresAt(kid: string | undefined): number | undefined {
+    return kid ? this.keys.get(kid)?.retiresAt : undefined;
+  }
+
+  /** Reads the keys again (another replica rotated); single-flight. */
+  refresh(): Promise<void> {
+    return this.reload();
   }
 
   private reload(): Promise<void> {
@@ -87,21 +122,25 @@ export class SigningKeyRing {
   }
 
   private async load(): Promise<void> {
-    this.lastReload = this.now();
+    const asked = this.now();
+    this.lastReload = asked;
     const rows = await this.store.listUsable();
     const loaded = await Promise.all(
-      rows.map(async (row) => {
+      rows.map(async (row): Promise<LoadedKey> => {
+        // Measured from before the query, so the local deadline is never later than the database's.
+        const retiresAt = row.retiresInMs === null || row.retiresInMs === undefined ? undefined : asked + row.retiresInMs;
         const cached = this.keys.get(row.kid);
-        if (cached) return cached;
+        if (cached) return { ...cached, retiresAt };
         const [privateKey, publicKey] = await Promise.all([
           importJWK(row.privateJwk as JWK, SIGNING_ALG) as Promise<CryptoKey>,
           importJWK(row.publicJwk as JWK, SIGNING_ALG) as Promise<CryptoKey>,
         ]);
-        return { kid: row.kid, privateKey, publicKey };
+        return { kid: row.kid, privateKey, publicKey, retiresAt };
       }),
     );
     if (loaded.length === 0) throw new Error('no usable signing key');
     this.keys = new Map(loaded.map((k) => [k.kid, k]));
-    this.signing = loaded[0];
+    // The newest key not scheduled to retire signs (the newest at all, should every key be scheduled).
+    this.signing = loaded.find((k) => k.retiresAt === undefined) ?? loaded[0];
   }
 }

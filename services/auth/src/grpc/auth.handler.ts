@@ -7,17 +7,16 @@ import type { ApiKeyService } from '../domain/api-key.service.js';
 import type { Authenticator } from '../domain/authenticator.js';
 import type { LoginService } from '../domain/login.service.js';
 import type { RegistrationService } from '../domain/registration.service.js';
-import type { SigningKeyRing } from '../domain/signing-key.ring.js';
+import type { SigningKeyRotation } from '../domain/signing-key.rotation.js';
 import type { UserAccountService } from '../domain/user-account.service.js';
 import type { CreatedUser } from '../domain/user.directory.js';
-import { requireAdmin } from '../domain/auth.rules.js';
 
 export interface AuthHandlerDeps {
   registration: RegistrationService;
   login: LoginService;
   authenticator: Authenticator;
   apiKeys: ApiKeyService;
-  ring: SigningKeyRing;
+  rotation: SigningKeyRotation;
   accounts: UserAccountService;
 }
 
@@ -81,11 +80,11 @@ export function authHandlers(deps: AuthHandlerDeps): UnaryHandlers<authv1.AuthSe
     },
 
     async issueApiKey(req, ctx) {
-      return deps.apiKeys.issue(req.name, ctx);
+      return deps.apiKeys.issue(req.name, ctx, req.expiresAt);
     },
 
-    async listApiKeys(_req, ctx) {
-      return { items: await deps.apiKeys.list(ctx) };
+    async listApiKeys(req, ctx) {
+      return { items: await deps.apiKeys.list(ctx, req.userId) };
     },
 
     async revokeApiKey(req, ctx) {
@@ -93,9 +92,12 @@ export function authHandlers(deps: AuthHandlerDeps): UnaryHandlers<authv1.AuthSe
       return {};
     },
 
-    async rotateSigningKey(_req, ctx) {
-      requireAdmin(ctx);
-      return { kid: await deps.ring.rotate() };
+    async rotateSigningKey(req, ctx) {
+      return deps.rotation.rotate(req.retirePrevious === true, ctx);
+    },
+
+    async revokeUserSessions(req, ctx) {
+      return deps.apiKeys.revokeUserSessions(req.userId, ctx);
     },
 
     async createUser(req, ctx) {

@@ -1,14 +1,23 @@
 /**
  * Publishes revocations on core NATS (`auth.revocations`) so gateways drop cached principals
- * at once instead of waiting for their cache to expire. A lost message only delays the
- * effect until the cache expires, so publishing never fails the revocation itself.
+ * (and re-check their sockets) at once instead of waiting for their cache to expire, and so the
+ * other auth replicas reload their signing keys after a rotation. A lost message only delays
+ * the effect until caches expire, the periodic key reload, or a socket's periodic re-check, so
+ * publishing never fails the revocation itself. Messages:
+ *
+ *   {"api_key_id", "user_id"}      one API key revoked
+ *   {"user_id"}                    the user's tokens and keys must be checked again
+ *   {"signing_keys": "rotated"}    a new signing key; older ones retire later
+ *   {"signing_keys": "retired"}    a new signing key; every older one retired at once
  */
 import { natsNames, type Logger, type NatsConnection } from '@reelbase/lib-platform';
 import type { RevocationNotifier } from '../domain/api-key.service.js';
+import type { SigningKeyRing } from '../domain/signing-key.ring.js';
+import type { RotationNotifier } from '../domain/signing-key.rotation.js';
 
 const FLUSH_TIMEOUT_MS = 1000;
 
-export class NatsRevocationPublisher implements RevocationNotifier {
+export class NatsRevocationPublisher implements RevocationNotifier, RotationNotifier {
   private readonly subject: string;
 
   constructor(
@@ -19,7 +28,19 @@ export class NatsRevocationPublisher implements RevocationNotifier {
     this.subject = natsNames(prefix).authRevocations;
   }
 
-  async apiKeyRevoked(event: { api_key_id: string; user_id: string }): Promise<void> {
+  apiKeyRevoked(event: { api_key_id: string; user_id: string }): Promise<void> {
+    return this.publish(event, 'could not announce API key revocation; gateway caches expire on their own');
+  }
+
+  userRevoked(event: { user_id: string }): Promise<void> {
+    return this.publish(event, "could not announce the revocation of a user's sessions; gateway caches expire on their own");
+  }
+
+  signingKeysRotated(retiredAtOnce: boolean): Promise<void> {
+    return this.publish({ signing_keys: retiredAtOnce ? 'retired' : 'rotated' }, 'could not announce a signing key rotation; replicas reload on their own');
+  }
+
+  private async publish(event: Record<string, string>, failure: string): Promise<void> {
     try {
       this.nc.publish(this.subject, JSON.stringify(event));
       // Wait (briefly) for the server to have it, so the revocation is out when we answer.
@@ -31,7 +52,25 @@ export class NatsRevocationPublisher implements RevocationNotifier {
         }),
       ]).finally(() => clearTimeout(timer));
     } catch (err) {
-      this.logger.warn({ err, ...event }, 'could not announce API key revocation; gateway caches expire on their own');
+      this.logger.warn({ err, ...event }, failure);
     }
   }
+}
+
+/** Reloads `ring` whenever any replica announces a rotation; returns the unsubscribe function. */
+export function followRotations(nc: NatsConnection, prefix: string, ring: SigningKeyRing, logger: Logger): () => void {
+  const sub = nc.subscribe(natsNames(prefix).authRevocations, {
+    callback: (err, msg) => {
+      if (err) return logger.warn({ err }, 'revocations subscription error');
+      let o: unknown;
+      try {
+        o = msg.json();
+      } catch {
+        return;
+      }
+      if (!o || typeof o !== 'object' || !('signing_keys' in o)) return;
+      ring.refresh().catch((e: unknown) => logger.warn({ err: e }, 'could not reload signing keys after a rotation'));
+    },
+  });
+  return () => sub.unsubscribe();
 }

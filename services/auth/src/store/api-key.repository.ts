@@ -40,6 +40,16 @@ export class ApiKeyRepository {
     });
   }
 
+  /** Revokes every active key of `userId`; returns their ids. */
+  revokeAllOf(userId: string): Promise<string[]> {
+    return guarded(async () => {
+      const rows = await this.orm.em
+        .getConnection()
+        .execute<{ id: string }[]>('update "auth"."api_key" set "revoked_at" = now() where "user_id" = ? and "revoked_at" is null returning "id"', [userId]);
+      return rows.map((r) => r.id);
+    });
+  }
+
   /** Records a use; the condition keeps this to at most one write a minute per key. */
   touch(id: string): Promise<void> {
     return guarded(async () => {

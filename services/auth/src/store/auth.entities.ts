@@ -27,11 +27,16 @@ export interface ApiKeyRow {
   createdAt: Date;
   lastUsedAt?: Date | null;
   revokedAt?: Date | null;
+  /** When the key stops working; null: until revoked. */
+  expiresAt?: Date | null;
 }
 
 export interface SigningKeyRow {
   kid: string;
-  privateJwk: Record<string, unknown>;
+  /** The private key sealed with SECRETS_KEY (signing-key.repository.ts). */
+  privateKeySealed: string | null;
+  /** Only in rows from before keys were sealed, until the first start seals them. */
+  privateJwk: Record<string, unknown> | null;
   publicJwk: Record<string, unknown>;
   createdAt: Date;
   retiredAt?: Date | null;
@@ -68,6 +73,7 @@ export const ApiKeyEntity = new EntitySchema<ApiKeyRow>({
     createdAt: { type: 'Date', columnType: 'timestamptz' },
     lastUsedAt: { type: 'Date', columnType: 'timestamptz', nullable: true },
     revokedAt: { type: 'Date', columnType: 'timestamptz', nullable: true },
+    expiresAt: { type: 'Date', columnType: 'timestamptz', nullable: true },
   },
 });
 
@@ -76,7 +82,8 @@ export const SigningKeyEntity = new EntitySchema<SigningKeyRow>({
   tableName: 'signing_key',
   properties: {
     kid: { type: 'text', primary: true },
-    privateJwk: { type: 'json', columnType: 'jsonb' },
+    privateKeySealed: { type: 'text', nullable: true },
+    privateJwk: { type: 'json', columnType: 'jsonb', nullable: true },
     publicJwk: { type: 'json', columnType: 'jsonb' },
     createdAt: { type: 'Date', columnType: 'timestamptz' },
     retiredAt: { type: 'Date', columnType: 'timestamptz', nullable: true },

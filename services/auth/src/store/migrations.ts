@@ -7,10 +7,12 @@ import type { MigrationObject } from '@mikro-orm/postgresql';
 import { AuthInitialMigration } from './initial.migration.js';
 import { EmailClaimMigration } from './email-claim.migration.js';
 import { LoginAttemptPendingMigration } from './login-attempt-pending.migration.js';
+import { CredentialLifetimesMigration } from './credential-lifetimes.migration.js';
 
 /** Every migration of schema `auth`, oldest first. */
 export const AUTH_MIGRATIONS: MigrationObject[] = [
   { name: 'auth-0001-initial', class: AuthInitialMigration },
   { name: 'auth-0002-login-attempt-pending', class: LoginAttemptPendingMigration },
   { name: 'auth-0003-email-claim', class: EmailClaimMigration },
+  { name: 'auth-0004-credential-lifetimes', class: CredentialLifetimesMigration },
 ];

@@ -1,40 +1,133 @@
 /**
- * JWT signing keys. The newest unretired key signs; every unretired key verifies.
+ * JWT signing keys. The newest key signs; every key whose `retired_at` is unset or still ahead
+ * verifies. Private keys are stored sealed (`private_key_sealed`, lib-platform's SecretCipher
+ * under SECRETS_KEY, bound to the row's kid); `private_jwk` is only ever read to seal rows
+ * written before keys were sealed, and is emptied then.
  */
-import type { MikroORM } from '@mikro-orm/postgresql';
-import { guarded } from '@reelbase/lib-platform';
-import { SigningKeyEntity, type SigningKeyRow } from './auth.entities.js';
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import { guarded, SECRETS_KEY_REMEDY, SecretCipherError, type SecretCipher } from '@reelbase/lib-platform';
+import type { StoredSigningKey } from '../domain/signing-key.ring.js';
 
-export type NewSigningKey = Pick<SigningKeyRow, 'kid' | 'privateJwk' | 'publicJwk'>;
+export type NewSigningKey = Pick<StoredSigningKey, 'kid' | 'privateJwk' | 'publicJwk'>;
+
+interface Row {
+  kid: string;
+  private_key_sealed: string | null;
+  private_jwk: Record<string, unknown> | null;
+  public_jwk: Record<string, unknown>;
+  retires_in_ms: string | number | null;
+}
+
+/** The additional data a private key is sealed with: the row it belongs to. */
+const contextOf = (kid: string) => `auth.signing_key:${kid}`;
 
 export class SigningKeyRepository {
-  constructor(private readonly orm: MikroORM) {}
+  constructor(
+    private readonly orm: MikroORM,
+    private readonly cipher: SecretCipher,
+  ) {}
 
-  /** Unretired keys, newest first. */
-  listUsable(): Promise<SigningKeyRow[]> {
-    return guarded(() => this.orm.em.fork().find(SigningKeyEntity, { retiredAt: null }, { orderBy: { createdAt: 'desc', kid: 'desc' } }));
-  }
-
-  insert(key: NewSigningKey): Promise<void> {
+  /** Keys not yet retired, newest first, each with the time left until its retirement (database clock). */
+  listUsable(): Promise<StoredSigningKey[]> {
     return guarded(async () => {
-      const em = this.orm.em.fork();
-      em.create(SigningKeyEntity, { ...key, createdAt: new Date(), retiredAt: null });
-      await em.flush();
+      const rows = await this.orm.em.getConnection().execute<Row[]>(
+        `select "kid", "private_key_sealed", "private_jwk", "public_jwk",
+                floor(extract(epoch from ("retired_at" - clock_timestamp())) * 1000) as "retires_in_ms"
+           from "auth"."signing_key"
+          where "retired_at" is null or "retired_at" > clock_timestamp()
+          order by "created_at" desc, "kid" desc`,
+      );
+      return rows.map((r) => ({
+        kid: r.kid,
+        privateJwk: this.privateOf(r),
+        publicJwk: r.public_jwk,
+        retiresInMs: r.retires_in_ms === null ? null : Number(r.retires_in_ms),
+      }));
     });
   }
 
+  /** Inserts `key` and retires every older key `retireAfterMs` from now (never later than already due). */
+  rotate(key: NewSigningKey, retireAfterMs: number): Promise<number> {
+    return guarded(() =>
+      this.orm.em.fork().transactional(async (em) => {
+        await em.execute(`select pg_advisory_xact_lock(hashtext('auth:signing-key'))`);
+        const retired = await em.execute<{ kid: string }[]>(
+          `update "auth"."signing_key"
+              set "retired_at" = least(coalesce("retired_at", 'infinity'), now() + (? * interval '1 millisecond'))
+            where "retired_at" is null or "retired_at" > now()
+          returning "kid"`,
+          [retireAfterMs],
+        );
+        await this.insertWith(em, key);
+        return retired.length;
+      }),
+    );
+  }
+
   /**
-   * Inserts a key made by `generate` unless an unretired key exists. Replicas starting
+   * Inserts a key made by `generate` unless a usable key exists. Replicas starting
    * together serialise on an advisory lock, so the first start creates exactly one key.
    */
   ensureOne(generate: () => Promise<NewSigningKey>): Promise<void> {
     return guarded(async () => {
       await this.orm.em.fork().transactional(async (em) => {
         await em.execute(`select pg_advisory_xact_lock(hashtext('auth:signing-key'))`);
-        const found = await em.execute('select 1 from "auth"."signing_key" where "retired_at" is null limit 1');
+        const found = await em.execute('select 1 from "auth"."signing_key" where "retired_at" is null or "retired_at" > now() limit 1');
         if (found.length > 0) return;
-        em.create(SigningKeyEntity, { ...(await generate()), createdAt: new Date(), retiredAt: null });
+        await this.insertWith(em, await generate());
       });
     });
+  }
+
+  /**
+   * Seals every private key still stored in clear (rows from before keys were sealed) or sealed
+   * with a key other than the current SECRETS_KEY (after a key rotation), and erases the private
+   * key of every retired key (it never signs or verifies again; the public key stays). Run at
+   * start-up; replicas starting together serialise on the signing-key lock. Returns how many rows
+   * it sealed.
+   */
+  sealStored(): Promise<number> {
+    return guarded(() =>
+      this.orm.em.fork().transactional(async (em) => {
+        await em.execute(`select pg_advisory_xact_lock(hashtext('auth:signing-key'))`);
+        await em.execute(
+          `update "auth"."signing_key" set "private_key_sealed" = null, "private_jwk" = null
+            where "retired_at" <= now() and ("private_key_sealed" is not null or "private_jwk" is not null)`,
+        );
+        const rows = await em.execute<Row[]>(
+          `select "kid", "private_key_sealed", "private_jwk", "public_jwk", null as "retires_in_ms" from "auth"."signing_key"
+            where "private_key_sealed" is not null or "private_jwk" is not null`,
+        );
+        let sealed = 0;
+        for (const r of rows) {
+          if (r.private_key_sealed && this.cipher.isCurrent(r.private_key_sealed) && r.private_jwk === null) continue;
+          const value = this.cipher.seal(JSON.stringify(this.privateOf(r)), contextOf(r.kid));
+          await em.execute('update "auth"."signing_key" set "private_key_sealed" = ?, "private_jwk" = null where "kid" = ?', [value, r.kid]);
+          sealed++;
+        }
+        return sealed;
+      }),
+    );
+  }
+
+  private privateOf(r: Row): Record<string, unknown> {
+    if (r.private_key_sealed) {
+      try {
+        return JSON.parse(this.cipher.open(r.private_key_sealed, contextOf(r.kid))) as Record<string, unknown>;
+      } catch (err) {
+        if (!(err instanceof SecretCipherError)) throw err;
+        throw new Error(`the private key of signing key ${r.kid} cannot be decrypted (${err.message}): ${SECRETS_KEY_REMEDY}`, { cause: err });
+      }
+    }
+    if (r.private_jwk) return r.private_jwk;
+    throw new Error(`signing key ${r.kid} has no private key`);
+  }
+
+  private async insertWith(em: EntityManager, key: NewSigningKey): Promise<void> {
+    await em.execute(
+      `insert into "auth"."signing_key" ("kid", "private_key_sealed", "private_jwk", "public_jwk", "created_at", "retired_at")
+       values (?, ?, null, ?::jsonb, now(), null)`,
+      [key.kid, this.cipher.seal(JSON.stringify(key.privateJwk), contextOf(key.kid)), JSON.stringify(key.publicJwk)],
+    );
   }
 }

@@ -25,7 +25,7 @@ export interface AuthEntry {
   readonly expiresAt: number;
   /** From when a hit also asks auth again beside the answer (ms since the epoch); never when the entry ends with the token. */
   readonly renewAt?: number;
-  /** When the credential itself stops being valid (ms since the epoch); undefined for an API key. */
+  /** When the credential itself stops being valid (ms since the epoch): a login token's `exp`, an API key's `expires_at`; undefined for a key that never expires. */
   readonly tokenExpiresAt?: number;
   /** The rate-limit key: the API key's id, else the user's id (never the token's spelling). */
   readonly rateKey: string;
@@ -222,6 +222,11 @@ export class AuthCache {
     this.drop((e) => e.principal.userId === userId);
   }
 
+  /** Forgets every login token (signing keys retired); API keys stay. */
+  dropAllTokens(): void {
+    this.drop((e) => e.principal.authKind === 'token');
+  }
+
   /** Forgets the API key `apiKeyId` (revoked). */
   dropApiKey(apiKeyId: string): void {
     this.drop((e) => e.principal.apiKeyId === apiKeyId);
@@ -245,6 +250,7 @@ export class AuthCache {
     const offRevocation = bus.subscribe('revocation', (r) => {
       if (r.api_key_id) this.dropApiKey(r.api_key_id);
       if (r.user_id) this.dropUser(r.user_id);
+      if (r.all_tokens) this.dropAllTokens();
     });
     const offEvent = bus.subscribe('event', (item) => {
       if (item.row.entity_type === 'User') this.dropUser(item.row.entity_id);

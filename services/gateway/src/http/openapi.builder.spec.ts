@@ -40,6 +40,7 @@ describe('OpenAPI document', () => {
       'delete /auth/api-keys/{id}',
       'get /me',
       'post /auth/signing-keys/rotate',
+      'post /auth/users/{id}/revoke-sessions',
       'post /auth/password',
       'put /auth/users/{id}/password',
       'post /entities/{entity_type}',

@@ -10,10 +10,12 @@ export interface LiveItem {
   text: string;
 }
 
-/** A revoked API key and/or a user whose tokens must be re-checked. */
+/** A revoked API key and/or a user whose tokens must be re-checked; or every login token (signing keys retired). */
 export interface Revocation {
   api_key_id?: string | null;
   user_id?: string | null;
+  /** Every signing key but the newest was retired at once: every login token must be re-checked. */
+  all_tokens?: boolean;
 }
 
 export type GatewayTopics = {

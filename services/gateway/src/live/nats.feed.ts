@@ -1,6 +1,7 @@
 /**
  * Core NATS → gateway bus: appended log rows (`live.events`) and auth revocations
- * (`auth.revocations`). Malformed messages are logged and skipped.
+ * (`auth.revocations`: an API key, a user, or every login token after an emergency signing-key
+ * rotation). Malformed messages are logged and skipped.
  */
 import { encodeContractEvent, parseContractEvent, type Logger, type NatsConnection, type NatsNames } from '@reelbase/lib-platform';
 import type { GatewayBus, Revocation } from './gateway.bus.js';
@@ -26,7 +27,9 @@ export function startNatsFeed(nc: NatsConnection, names: NatsNames, bus: Gateway
       if (err) return logger.warn({ err }, 'revocations subscription error');
       try {
         const o = msg.json<Record<string, unknown>>();
-        const r: Revocation = { api_key_id: str(o.api_key_id), user_id: str(o.user_id) };
+        // `{"signing_keys": "rotated"}` needs nothing here (older keys retire after their tokens expired).
+        if (o.signing_keys === 'rotated') return;
+        const r: Revocation = { api_key_id: str(o.api_key_id), user_id: str(o.user_id), all_tokens: o.signing_keys === 'retired' };
         bus.emit('revocation', r);
       } catch (e) {
         logger.warn({ err: e }, 'skipped a malformed revocation');

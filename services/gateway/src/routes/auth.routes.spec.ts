@@ -130,3 +130,56 @@ describe('PUT /auth/users/{id}/password', () => {
     expect(doc.paths['/auth/users/{id}/password'].put.responses).toHaveProperty('403');
   });
 });
+
+describe('credentials that end', () => {
+  it('POST /auth/api-keys passes expires_at on; a malformed one is 422 before auth is asked', async () => {
+    const at = new Date(Date.now() + 3600_000).toISOString();
+    const r = await call('POST', '/auth/api-keys', { token: 'artist-token', body: { name: 'ci', expires_at: at } });
+    expect(r.status).toBe(200);
+    expect(r.json.expires_at).toBe(at);
+    expect((gw.state.calls.find((c) => c.method === 'issueApiKey')!.req as { expiresAt?: string }).expiresAt).toBe(at);
+    gw.state.calls.length = 0;
+    const bad = await call('POST', '/auth/api-keys', { token: 'artist-token', body: { name: 'ci', expires_at: 'next week' } });
+    expect(bad.status).toBe(422);
+    expect(bad.json.detail[0].loc).toEqual(['body', 'expires_at']);
+    expect(methods()).toEqual([]);
+  });
+
+  it('GET /auth/api-keys?user_id= asks auth for that user; a malformed id is 422', async () => {
+    const r = await call('GET', `/auth/api-keys?user_id=${USERS.artist.id}`, { token: 'admin-token' });
+    expect(r.status).toBe(200);
+    expect(r.json.items[0].user_id).toBe(USERS.artist.id);
+    expect(gw.state.calls.find((c) => c.method === 'listApiKeys')!.req).toEqual({ userId: USERS.artist.id });
+    expect((await call('GET', '/auth/api-keys?user_id=nope', { token: 'admin-token' })).status).toBe(422);
+  });
+
+  it('POST /auth/signing-keys/rotate takes an optional {"retire_previous": true}', async () => {
+    const seen: unknown[] = [];
+    const off = gw.bus.subscribe('revocation', (r) => seen.push(r));
+    const plain = await call('POST', '/auth/signing-keys/rotate', { token: 'admin-token' });
+    expect(plain.json).toEqual({ kid: 'k', retired: 1 });
+    expect(seen).toEqual([]);
+    const emergency = await call('POST', '/auth/signing-keys/rotate', { token: 'admin-token', body: { retire_previous: true } });
+    off();
+    expect(emergency.json).toEqual({ kid: 'k', retired: 2 });
+    // This gateway forgets every login token before it answers.
+    expect(seen).toEqual([{ all_tokens: true }]);
+    const reqs = gw.state.calls.filter((c) => c.method === 'rotateSigningKey').map((c) => c.req);
+    expect(reqs).toEqual([{ retirePrevious: false }, { retirePrevious: true }]);
+    expect((await call('POST', '/auth/signing-keys/rotate', { token: 'admin-token', body: { retire_previous: 'yes' } })).status).toBe(422);
+    expect((await call('POST', '/auth/signing-keys/rotate', { token: 'supervisor-token', body: { retire_previous: true } })).status).toBe(403);
+  });
+
+  it('POST /auth/users/{id}/revoke-sessions: Admin only, and this gateway forgets the user at once', async () => {
+    expect((await call('POST', `/auth/users/${USERS.artist.id}/revoke-sessions`, { token: 'supervisor-token' })).status).toBe(403);
+    expect(methods()).toEqual([]);
+    const seen: unknown[] = [];
+    const off = gw.bus.subscribe('revocation', (r) => seen.push(r));
+    const r = await call('POST', `/auth/users/${USERS.artist.id}/revoke-sessions`, { token: 'admin-token' });
+    off();
+    expect(r.status).toBe(200);
+    expect(r.json).toEqual({ user_id: USERS.artist.id, api_keys_revoked: 1, tokens_revoked_before: expect.any(String) });
+    expect(seen).toContainEqual({ user_id: USERS.artist.id });
+    expect((await call('POST', `/auth/users/${MISSING}/revoke-sessions`, { token: 'admin-token' })).status).toBe(404);
+  });
+});

@@ -11,12 +11,15 @@ import {
   ApiKeyCreate,
   ApiKeyIssued,
   ApiKeyList,
+  ApiKeyListQuery,
   ApiKeyPath,
   ApiKeyRevoked,
   LoginBody,
   PasswordChange,
   PasswordChanged,
   PasswordSet,
+  SessionsRevoked,
+  SigningKeyRotate,
   SigningKeyRotated,
   LoginOut,
   RegisterBody,
@@ -27,7 +30,7 @@ import { ErrorBody } from '../schemas/common.schema.js';
 import { MeOut, etagHeader } from '../schemas/record.schema.js';
 import type { RouteDeps } from './route.deps.js';
 
-export function authRoutes({ peers, loginLimiter, addressOf }: RouteDeps): AnyRoute[] {
+export function authRoutes({ peers, loginLimiter, addressOf, userChanged, signingKeysRetired }: RouteDeps): AnyRoute[] {
   const bootstrap = new BootstrapState((ctx) => peers.auth.getBootstrap({}, ctx));
   return [
     defineRoute({
@@ -102,29 +105,42 @@ export function authRoutes({ peers, loginLimiter, addressOf }: RouteDeps): AnyRo
       path: '/auth/api-keys',
       operationId: 'createApiKey',
       summary: 'Issue an API key for the caller (shown once).',
+      description:
+        'With `expires_at` the key answers 401 from that moment on (every gateway caches it no longer than that); a time ' +
+        'not in the future is 422. Without it the key works until revoked.',
       tags: ['auth'],
       auth: 'bearer',
       body: ApiKeyCreate,
       responses: { 200: { description: 'The new key; `token` is never shown again.', schema: ApiKeyIssued } },
       errors: [503],
       handler: async ({ body, ctx }) => {
-        const res = await peers.auth.issueApiKey({ name: body.name }, ctx);
-        return { id: res.key?.id, name: res.key?.name ?? body.name, token: res.token, created_at: res.key?.createdAt };
+        const res = await peers.auth.issueApiKey({ name: body.name, expiresAt: body.expires_at }, ctx);
+        return { id: res.key?.id, name: res.key?.name ?? body.name, token: res.token, created_at: res.key?.createdAt, expires_at: res.key?.expiresAt ?? null };
       },
     }),
     defineRoute({
       method: 'get',
       path: '/auth/api-keys',
       operationId: 'listApiKeys',
-      summary: "The caller's API keys (never the keys themselves).",
+      summary: "The caller's API keys, or (Admin, `user_id`) another user's; never the keys themselves.",
+      description: 'Keys not revoked, expired ones included (they answer 401). `user_id` of someone else: Admin only, 403 otherwise.',
       tags: ['auth'],
       auth: 'bearer',
+      query: ApiKeyListQuery,
       responses: { 200: { description: 'Keys, oldest first.', schema: ApiKeyList } },
-      errors: [503],
-      handler: async ({ ctx }) => {
-        const res = await peers.auth.listApiKeys({}, ctx);
+      errors: [403, 503],
+      handler: async ({ query, ctx }) => {
+        const res = await peers.auth.listApiKeys({ userId: query.user_id }, ctx);
         return {
-          items: res.items.map((k) => ({ id: k.id, name: k.name, prefix: k.prefix, created_at: k.createdAt, last_used_at: k.lastUsedAt ?? null })),
+          items: res.items.map((k) => ({
+            id: k.id,
+            user_id: k.userId,
+            name: k.name,
+            prefix: k.prefix,
+            created_at: k.createdAt,
+            last_used_at: k.lastUsedAt ?? null,
+            expires_at: k.expiresAt ?? null,
+          })),
         };
       },
     }),
@@ -133,6 +149,7 @@ export function authRoutes({ peers, loginLimiter, addressOf }: RouteDeps): AnyRo
       path: '/auth/api-keys/{id}',
       operationId: 'revokeApiKey',
       summary: 'Revoke an API key; every gateway stops accepting it within seconds.',
+      description: "The caller's own key, or any user's key for an Admin. Someone else's key is 404 for everyone else (ids do not leak).",
       tags: ['auth'],
       auth: 'bearer',
       params: ApiKeyPath,
@@ -148,17 +165,48 @@ export function authRoutes({ peers, loginLimiter, addressOf }: RouteDeps): AnyRo
       path: '/auth/signing-keys/rotate',
       operationId: 'rotateSigningKey',
       summary: 'Start signing login tokens with a new key (Admin).',
-      description: 'Tokens signed by older keys stay valid until they expire, so a rotation logs nobody out.',
+      description:
+        'Tokens signed by older keys stay valid until they expire: each older key retires once the longest token it can ' +
+        'have signed has expired (the rotation time + the token lifetime, `JWT_TTL_SECONDS`), so a rotation logs nobody ' +
+        'out. With `{"retire_previous": true}` (an emergency, e.g. a leaked key) every older key retires at once: every ' +
+        'login token answers 401 on every gateway within seconds and everybody logs in again; API keys keep working. ' +
+        'The body may be omitted (a normal rotation).',
       tags: ['auth'],
       auth: 'bearer',
+      body: SigningKeyRotate,
       authorize: (principal) => {
         if (principal.role !== 'Admin') throw new AppError('forbidden', 'only an Admin may rotate signing keys');
       },
       responses: { 200: { description: 'The new key id.', schema: SigningKeyRotated } },
       errors: [403, 503],
-      handler: async ({ ctx }) => {
-        const res = await peers.auth.rotateSigningKey({}, ctx);
-        return { kid: res.kid };
+      handler: async ({ body, ctx }) => {
+        const res = await peers.auth.rotateSigningKey({ retirePrevious: body.retire_previous }, ctx);
+        if (body.retire_previous) signingKeysRetired();
+        return { kid: res.kid, retired: res.retired };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/auth/users/{id}/revoke-sessions',
+      operationId: 'revokeUserSessions',
+      summary: 'Revoke every login token and API key of a user (Admin).',
+      description:
+        'Every API key of the user is revoked and every login token issued to them until now (to the second) answers ' +
+        '401; their open WebSockets are closed with 1008. Takes effect on every gateway within seconds. The user may log ' +
+        'in again afterwards (disable the login with `data.login_enabled: false` to keep them out). Unknown or retired user: 404.',
+      tags: ['auth'],
+      auth: 'bearer',
+      params: UserPath,
+      authorize: (principal) => {
+        if (principal.role !== 'Admin') throw new AppError('forbidden', "only an Admin may revoke another user's sessions");
+      },
+      responses: { 200: { description: 'Revoked.', schema: SessionsRevoked } },
+      errors: [403, 404, 503],
+      handler: async ({ params, ctx }) => {
+        const res = await peers.auth.revokeUserSessions({ userId: params.id }, ctx);
+        // Auth announces it to every gateway too; this one acts before answering.
+        await userChanged(params.id);
+        return { user_id: params.id, api_keys_revoked: res.apiKeysRevoked, tokens_revoked_before: res.tokensRevokedBefore };
       },
     }),
     defineRoute({

@@ -21,6 +21,11 @@ export interface RouteDeps {
    * principals here and tells every other gateway, before the write is answered.
    */
   userChanged: (userId: string) => Promise<void>;
+  /**
+   * An emergency rotation retired every older signing key: this gateway forgets every cached login
+   * token and re-checks its sockets before answering (auth tells every other gateway).
+   */
+  signingKeysRetired: () => void;
   /** Login attempts per client address (LOGIN_RATE_PER_MINUTE); unset: not limited. */
   loginLimiter?: RateLimiter;
   /** Per-link limits of the guest routes and a logger for them (docs/review.md). */

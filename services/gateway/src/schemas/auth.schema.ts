@@ -35,25 +35,72 @@ export const RegisterOut = z
   })
   .meta({ id: 'RegisterResponse' });
 
-export const ApiKeyCreate = z.strictObject({ name: z.string().min(1).max(255) }).meta({ id: 'ApiKeyCreate' });
+const ExpiresAt = z.iso
+  .datetime({ offset: true })
+  .describe('When the key stops working (RFC 3339 with a time zone); must be in the future (422 otherwise). Absent: until revoked.');
+
+export const ApiKeyCreate = z.strictObject({ name: z.string().min(1).max(255), expires_at: ExpiresAt.optional() }).meta({ id: 'ApiKeyCreate' });
 
 export const ApiKeyIssued = z
-  .object({ id: Uuid, name: z.string(), token: z.string().describe('svc_…; shown once, stored only as a hash.'), created_at: z.string() })
+  .object({
+    id: Uuid,
+    name: z.string(),
+    token: z.string().describe('svc_…; shown once, stored only as a hash.'),
+    created_at: z.string(),
+    expires_at: z.string().nullable().describe('When the key stops working; null: until revoked.'),
+  })
   .meta({ id: 'ApiKeyIssued' });
 
 export const ApiKeyOut = z
-  .object({ id: Uuid, name: z.string(), prefix: z.string(), created_at: z.string(), last_used_at: z.string().nullable() })
+  .object({
+    id: Uuid,
+    user_id: Uuid.describe('Whose key it is.'),
+    name: z.string(),
+    prefix: z.string(),
+    created_at: z.string(),
+    last_used_at: z.string().nullable(),
+    expires_at: z.string().nullable().describe('When the key stops working (an expired key answers 401 and stays listed until revoked); null: until revoked.'),
+  })
   .meta({ id: 'ApiKey' });
 
 export const ApiKeyList = z.object({ items: z.array(ApiKeyOut) }).meta({ id: 'ApiKeyList' });
+
+export const ApiKeyListQuery = z.strictObject({
+  user_id: Uuid.optional().describe("Whose keys: the caller's by default; another user's for Admins only (403 otherwise)."),
+});
 
 export const ApiKeyPath = z.strictObject({ id: Uuid });
 
 export const ApiKeyRevoked = z.object({ id: Uuid, revoked: z.literal(true) }).meta({ id: 'ApiKeyRevoked' });
 
+export const SigningKeyRotate = z
+  .strictObject({
+    retire_previous: z
+      .boolean()
+      .default(false)
+      .describe(
+        'Emergency rotation: every older key stops verifying at once, so every login token is refused (401) and everybody logs in again. API keys are unaffected.',
+      ),
+  })
+  .meta({ id: 'SigningKeyRotate' });
+
 export const SigningKeyRotated = z
-  .object({ kid: z.string().meta({ description: 'Key id of the new signing key; older keys keep verifying.' }) })
+  .object({
+    kid: z.string().meta({ description: 'Key id of the new signing key.' }),
+    retired: z
+      .number()
+      .int()
+      .describe('Older keys retired: at once with `retire_previous`, otherwise scheduled for when the longest token they signed has expired.'),
+  })
   .meta({ id: 'SigningKeyRotated' });
+
+export const SessionsRevoked = z
+  .object({
+    user_id: Uuid,
+    api_keys_revoked: z.number().int().describe('API keys of the user revoked now.'),
+    tokens_revoked_before: z.string().describe('Login tokens of the user issued at or before this time are refused (401) from now on.'),
+  })
+  .meta({ id: 'SessionsRevoked' });
 
 const Password = z.string().min(8).max(1024);
 

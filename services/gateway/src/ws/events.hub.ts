@@ -2,14 +2,16 @@
  * The WebSocket endpoint `/events/ws` (docs/api-notes.md, Events): a subscriber of the gateway bus. Every
  * handshake completes; a bad token is then closed with 1008 before any message. Each socket
  * gets an {@link EventCursor} so it sees every event once, in order, from `since` or from the
- * log's end at connect time. Revocations re-check the socket's token within seconds.
+ * log's end at connect time. Revocations re-check the socket's token within seconds, and every
+ * socket's token is re-checked with auth every `principalRecheckMs` anyway (one call per distinct
+ * token), so a lost revocation message cannot keep a revoked credential on the feed.
  */
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { contractEventFromProto, isAppError, redactUrl, type CallContext, type Logger, type PromiseClient } from '@reelbase/lib-platform';
 import type { eventsv1 } from '@reelbase/proto';
 import { WebSocket, WebSocketServer } from 'ws';
-import type { AuthCache } from '../domain/auth.cache.js';
+import type { AuthCache, AuthEntry } from '../domain/auth.cache.js';
 import type { AuthedPrincipal } from '../http/locals.js';
 import { requestIdFrom } from '../http/request.context.js';
 import type { GatewayBus, LiveItem, Revocation } from '../live/gateway.bus.js';
@@ -22,6 +24,8 @@ export interface HubOptions {
   bus: GatewayBus;
   logger: Logger;
   pingMs: number;
+  /** How often every socket's credential is re-checked with auth, past the cache (default 60000). */
+  principalRecheckMs?: number;
   /** Bytes queued in a socket beyond which the client counts as too slow. */
   maxBufferedBytes?: number;
 }
@@ -63,6 +67,7 @@ export class EventsHub {
   /** Every socket, registered or still authenticating (closed on stop). */
   private readonly sockets = new Set<WebSocket>();
   private readonly timer: NodeJS.Timeout;
+  private readonly recheckTimer: NodeJS.Timeout;
   private readonly unsubscribe: Array<() => void>;
   private readonly maxBuffered: number;
   private closing = false;
@@ -74,6 +79,8 @@ export class EventsHub {
     this.unsubscribe = [opts.bus.subscribe('event', (item) => this.onEvent(item)), opts.bus.subscribe('revocation', (r) => this.onRevocation(r))];
     this.timer = setInterval(() => this.heartbeat(), opts.pingMs);
     this.timer.unref();
+    this.recheckTimer = setInterval(() => this.recheckAll(), opts.principalRecheckMs ?? 60_000);
+    this.recheckTimer.unref();
   }
 
   /** Registered sockets. */
@@ -232,7 +239,12 @@ export class EventsHub {
   }
 
   private onRevocation(r: Revocation): void {
-    this.recheck((c) => (!!r.api_key_id && c.principal.apiKeyId === r.api_key_id) || (!!r.user_id && c.principal.userId === r.user_id));
+    this.recheck(
+      (c) =>
+        (!!r.api_key_id && c.principal.apiKeyId === r.api_key_id) ||
+        (!!r.user_id && c.principal.userId === r.user_id) ||
+        (!!r.all_tokens && c.principal.authKind === 'token'),
+    );
   }
 
   /** Re-authenticates matching sockets past the cache; closes those no longer valid with 1008. */
@@ -248,21 +260,33 @@ export class EventsHub {
     }
   }
 
-  private async runRecheck(conn: Conn): Promise<void> {
+  /** The periodic re-check: every socket, one call to auth per distinct token. */
+  private recheckAll(): void {
+    const batch = new Map<string, Promise<AuthEntry>>();
+    for (const conn of this.conns) if (!conn.rechecking) void this.runRecheck(conn, batch);
+  }
+
+  private async runRecheck(conn: Conn, batch?: Map<string, Promise<AuthEntry>>): Promise<void> {
     conn.rechecking = true;
     try {
       do {
         conn.recheckAgain = false;
-        await this.recheckOne(conn);
+        await this.recheckOne(conn, 0, batch);
+        batch = undefined;
       } while (conn.recheckAgain && conn.ws.readyState === WebSocket.OPEN);
     } finally {
       conn.rechecking = false;
     }
   }
 
-  private async recheckOne(conn: Conn, attempt = 0): Promise<void> {
+  private async recheckOne(conn: Conn, attempt = 0, batch?: Map<string, Promise<AuthEntry>>): Promise<void> {
     try {
-      const entry = await this.opts.auth.authenticate(conn.token, { requestId: requestIdFrom(undefined) }, true);
+      let asked = batch?.get(conn.token);
+      if (!asked) {
+        asked = this.opts.auth.authenticate(conn.token, { requestId: requestIdFrom(undefined) }, true);
+        batch?.set(conn.token, asked);
+      }
+      const entry = await asked;
       conn.principal = entry.principal;
     } catch (err) {
       if (isAppError(err) && err.kind === 'unauthenticated') {
@@ -298,6 +322,7 @@ export class EventsHub {
   async close(code = 1001, reason = 'server shutting down'): Promise<void> {
     this.closing = true;
     clearInterval(this.timer);
+    clearInterval(this.recheckTimer);
     for (const off of this.unsubscribe) off();
     const closing = [...this.sockets].map(
       (ws) =>

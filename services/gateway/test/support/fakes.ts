@@ -127,18 +127,29 @@ export function fakePeers(state: FakeState): Peers {
     },
     issueApiKey: async (req: authv1.IssueApiKeyRequest, ctx: CallContext) => {
       track('auth', 'issueApiKey', req, ctx);
-      return { key: { id: API_KEY_ID, name: req.name, prefix: 'svc_abcd', createdAt: now() }, token: 'svc_new' };
+      return {
+        key: { id: API_KEY_ID, userId: ctx.principal!.userId, name: req.name, prefix: 'svc_abcd', createdAt: now(), expiresAt: req.expiresAt },
+        token: 'svc_new',
+      };
     },
     listApiKeys: async (req: authv1.ListApiKeysRequest, ctx: CallContext) => {
       track('auth', 'listApiKeys', req, ctx);
-      return { items: [{ id: API_KEY_ID, name: 'farm', prefix: 'svc_abcd', createdAt: now() }] };
+      return { items: [{ id: API_KEY_ID, userId: req.userId ?? ctx.principal!.userId, name: 'farm', prefix: 'svc_abcd', createdAt: now() }] };
     },
     revokeApiKey: async (req: authv1.RevokeApiKeyRequest, ctx: CallContext) => {
       track('auth', 'revokeApiKey', req, ctx);
       if (req.id !== API_KEY_ID) throw AppError.notFound('no such key');
       return {};
     },
-    rotateSigningKey: async () => ({ kid: 'k' }),
+    rotateSigningKey: async (req: authv1.RotateSigningKeyRequest, ctx: CallContext) => {
+      track('auth', 'rotateSigningKey', req, ctx);
+      return { kid: 'k', retired: req.retirePrevious ? 2 : 1 };
+    },
+    revokeUserSessions: async (req: authv1.RevokeUserSessionsRequest, ctx: CallContext) => {
+      track('auth', 'revokeUserSessions', req, ctx);
+      knownUser(req.userId);
+      return { apiKeysRevoked: 1, tokensRevokedBefore: now() };
+    },
     // User writes that carry a login address: auth writes the record (here: the fake records below).
     createUser: async (req: authv1.CreateUserRequest, ctx: CallContext) => {
       track('auth', 'createUser', req, ctx);

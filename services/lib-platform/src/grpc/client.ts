@@ -2,7 +2,8 @@
  * gRPC clients wrapped once: each unary method becomes `(request, ctx) => Promise<response>`
  * (streaming methods: `clientStream` and `serverStream`, bounded by idle time rather than a total deadline)
  * with a deadline on every call, the caller's context in metadata signed with the internal
- * secret (internal.auth.ts), client-side metrics, and errors turned back into {@link AppError}s. A peer that is down fails fast with
+ * secret together with a digest of the request (internal.auth.ts; the request is serialised
+ * once, here, and its bytes handed to grpc-js as they are), client-side metrics, and errors turned back into {@link AppError}s. A peer that is down fails fast with
  * `unavailable` (no wait-for-ready), which the gateway answers with 503.
  */
 import {
@@ -19,7 +20,7 @@ import {
 } from '@grpc/grpc-js';
 import { toMetadata, type CallContext } from '../context.js';
 import { AppError } from '../errors.js';
-import { INTERNAL_AUTH_REFUSED, InternalAuth } from './internal.auth.js';
+import { INTERNAL_AUTH_REFUSED, InternalAuth, STREAM_BODY } from './internal.auth.js';
 import type { Metrics } from '../metrics.js';
 import { fromServiceError, statusName } from './status.js';
 
@@ -88,6 +89,9 @@ export interface ClientOptions {
   metrics?: Metrics;
 }
 
+/** The request is serialised before it is signed; grpc-js sends those bytes as they are. */
+const asIs = (bytes: Buffer): Buffer => bytes;
+
 type ClientCtor<C> = new (address: string, creds: ReturnType<typeof credentials.createInsecure>, options?: object) => C;
 
 /** A connected client: `call.<method>(req, ctx)` and `close()`. */
@@ -131,7 +135,6 @@ export function createGrpcClient<C extends Client>(Ctor: ClientCtor<C>, definiti
   const call: Record<string, unknown> = {};
   for (const [method, def] of Object.entries(definition)) {
     if (def.requestStream || def.responseStream) continue;
-    const fn = (raw as unknown as Record<string, UnaryMethod<unknown, unknown>>)[method]!.bind(raw);
     const label = `${opts.name}/${def.originalName ?? method}`;
     const path = def.path;
     call[method] = (request: unknown, ctx: CallContext, callOpts: CallOpts = {}) =>
@@ -145,8 +148,9 @@ export function createGrpcClient<C extends Client>(Ctor: ClientCtor<C>, definiti
         Error.stackTraceLimit = 0;
         try {
           const md = toMetadata(ctx);
-          auth.sign(md, path);
-          fn(request, md, { deadline }, (err, res) => {
+          const bytes = def.requestSerialize(request);
+          auth.sign(md, path, bytes);
+          raw.makeUnaryRequest(path, asIs, def.responseDeserialize, bytes, md, { deadline }, (err: ServiceError | null, res?: unknown) => {
             opts.metrics?.rpcClientDuration.observe(
               { method: label, code: err ? statusName(err.code) : 'OK' },
               Number(process.hrtime.bigint() - started) / 1e9,
@@ -179,7 +183,7 @@ export function createGrpcClient<C extends Client>(Ctor: ClientCtor<C>, definiti
     const idleMs = sOpts.idleMs ?? streamIdle;
     const started = process.hrtime.bigint();
     const md = toMetadata(ctx);
-    auth.sign(md, def.path);
+    auth.sign(md, def.path, STREAM_BODY);
     let failure: AppError | undefined;
     let settled = false;
     let resolveRes!: (v: unknown) => void;
@@ -259,10 +263,10 @@ export function createGrpcClient<C extends Client>(Ctor: ClientCtor<C>, definiti
     const { def, label } = pathOf(method);
     const idleMs = sOpts.idleMs ?? streamIdle;
     const md = toMetadata(ctx);
-    auth.sign(md, def.path);
-    const fn = (raw as unknown as Record<string, ServerStreamMethod<unknown, unknown>>)[method]!.bind(raw);
+    const bytes = def.requestSerialize(request);
+    auth.sign(md, def.path, bytes);
     const started = process.hrtime.bigint();
-    const stream = fn(request, md, {});
+    const stream = raw.makeServerStreamRequest(def.path, asIs, def.responseDeserialize, bytes, md, {});
     let code = 'OK';
     stream.on('status', (s: { code: status }) => {
       code = statusName(s.code);

@@ -264,24 +264,26 @@ describe('GrpcServer + createGrpcClient over loopback', () => {
   describe('internal calls prove who sends them', () => {
     const admin: CallContext = { requestId: 'req-forged', principal: { userId: 'u-1', role: 'Admin', authKind: 'token' } };
     const path = `/${SERVICE}/CreateRecord`;
-    /** Calls createRecord with exactly `md`, bypassing the signing client. */
-    const rawCall = (md: Metadata) =>
-      new Promise<ServiceError | null>((resolve) => client.raw.createRecord({ entityType: 'Note', dataJson: '{}' }, md, {}, (err) => resolve(err)));
+    const NOTE: recordsv1.CreateRecordRequest = { entityType: 'Note', dataJson: '{}' };
+    const bytesOf = (req: recordsv1.CreateRecordRequest) => recordsv1.CreateRecordRequest.encode(req).finish();
+    /** Calls createRecord with exactly `md` (and `req`), bypassing the signing client. */
+    const rawCall = (md: Metadata, req: recordsv1.CreateRecordRequest = NOTE) =>
+      new Promise<ServiceError | null>((resolve) => client.raw.createRecord(req, md, {}, (err) => resolve(err)));
 
     it('refuses a principal without an assertion, with a wrong key, altered or expired, before the handler runs', async () => {
       seen.length = 0;
       const unsigned = toMetadata(admin);
       const otherKey = toMetadata(admin);
-      new InternalAuth('another-deployment-secret-0123456789abcdef').sign(otherKey, path);
+      new InternalAuth('another-deployment-secret-0123456789abcdef').sign(otherKey, path, bytesOf(NOTE));
       const altered = toMetadata({ ...admin, principal: { ...admin.principal!, role: 'Viewer' } });
-      new InternalAuth(SECRET).sign(altered, path);
+      new InternalAuth(SECRET).sign(altered, path, bytesOf(NOTE));
       altered.set('x-principal-role', 'Admin');
       const otherMethod = toMetadata(admin);
-      new InternalAuth(SECRET).sign(otherMethod, `/${SERVICE}/RetireRecord`);
+      new InternalAuth(SECRET).sign(otherMethod, `/${SERVICE}/RetireRecord`, bytesOf(NOTE));
       const expired = toMetadata(admin);
-      new InternalAuth(SECRET, () => Date.now() - 61_000).sign(expired, path);
+      new InternalAuth(SECRET, () => Date.now() - 61_000).sign(expired, path, bytesOf(NOTE));
       const garbage = toMetadata(admin);
-      garbage.set(INTERNAL_AUTH_KEY, 'v1.9999999999999.AAAA');
+      garbage.set(INTERNAL_AUTH_KEY, 'v2.9999999999999.n.AAAA');
       for (const [md, reason] of [
         [unsigned, 'missing'],
         [otherKey, 'bad signature'],
@@ -302,9 +304,29 @@ describe('GrpcServer + createGrpcClient over loopback', () => {
       expect((await rawCall(new Metadata()))?.code).toBe(status.UNAUTHENTICATED);
       seen.length = 0;
       const signed = toMetadata(admin);
-      new InternalAuth(SECRET).sign(signed, path);
+      new InternalAuth(SECRET).sign(signed, path, bytesOf(NOTE));
       expect(await rawCall(signed)).toBeNull();
       expect(seen).toEqual([admin]);
+    });
+
+    it('refuses a captured call replayed with another body, or replayed as it was; a fresh call is taken', async () => {
+      seen.length = 0;
+      const asked: recordsv1.CreateRecordRequest = { entityType: 'Note', dataJson: '{"text":"fine"}' };
+      const md = toMetadata(admin);
+      new InternalAuth(SECRET).sign(md, path, bytesOf(asked));
+      // Another body under the captured assertion (before the original is even sent).
+      const swapped = await rawCall(md, { entityType: 'Project', dataJson: '{"name":"Mine"}' });
+      expect([swapped?.code, swapped?.details]).toEqual([status.UNAUTHENTICATED, `internal call refused: bad signature ${INTERNAL_AUTH_KEY} assertion`]);
+      expect(await rawCall(md, asked)).toBeNull();
+      // The very same call again.
+      const replayed = await rawCall(md, asked);
+      expect([replayed?.code, replayed?.details]).toEqual([status.UNAUTHENTICATED, `internal call refused: replayed ${INTERNAL_AUTH_KEY} assertion`]);
+      expect(seen).toEqual([admin]);
+      expect(logLines.some((l) => l.msg === 'rpc refused: no valid internal assertion' && l.reason === 'replayed')).toBe(true);
+      // The client signs every call afresh: the same request twice is two calls.
+      await client.call.createRecord(asked, admin);
+      await client.call.createRecord(asked, admin);
+      expect(seen).toHaveLength(3);
     });
 
     it('answers a client signing with another key with unavailable (a deployment fault), never unauthenticated', async () => {

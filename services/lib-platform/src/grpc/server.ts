@@ -1,7 +1,8 @@
 /**
  * gRPC server helpers: handlers are plain `async (request, ctx) => response` functions
  * (streaming methods: see {@link ClientStreamHandler} and {@link ServerStreamHandler});
- * the wrapper refuses calls without a valid internal assertion (internal.auth.ts) with
+ * the wrapper refuses calls without a valid internal assertion (internal.auth.ts: the caller, the
+ * method, a digest of the request message as it arrived, a nonce this process has not seen) with
  * UNAUTHENTICATED, decodes the call context, records RED metrics, logs failures and maps
  * errors to statuses in one place (status.ts). Only grpc.health.v1 answers unsigned calls.
  */
@@ -24,7 +25,7 @@ import { AppError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import { HealthService } from './health.js';
-import { INTERNAL_AUTH_KEY, INTERNAL_AUTH_REFUSED, InternalAuth } from './internal.auth.js';
+import { INTERNAL_AUTH_KEY, INTERNAL_AUTH_REFUSED, InternalAuth, requestDigest, STREAM_BODY } from './internal.auth.js';
 import { KIND_TO_STATUS, statusName, toServiceError } from './status.js';
 
 /** The promise-returning form of a ts-proto `...Server` interface (unary methods only). */
@@ -90,6 +91,8 @@ export class GrpcServer {
   readonly health = new HealthService();
   private port = 0;
   private readonly auth: InternalAuth;
+  /** Digest of the bytes each decoded request arrived as (a request message, until it is collected). */
+  private readonly digests = new WeakMap<object, string>();
 
   constructor(private readonly opts: GrpcServerOptions) {
     this.auth = new InternalAuth(opts.internalAuthSecret);
@@ -106,7 +109,20 @@ export class GrpcServer {
    */
   add<S>(name: string, definition: ServiceDefinition<any>, handlers: ServiceHandlers<S> | UnaryHandlers<S>): this {
     const impl: UntypedServiceImplementation = {};
+    const served: Record<string, ServiceDefinition<any>[string]> = {};
     for (const [method, def] of Object.entries(definition)) {
+      // The request's digest is taken from the bytes as they arrived, while grpc-js decodes them
+      // (once), for the assertion check in the handler wrapper; a client stream has none.
+      served[method] = def.requestStream
+        ? def
+        : {
+            ...def,
+            requestDeserialize: (bytes: Buffer) => {
+              const message = def.requestDeserialize(bytes) as object;
+              this.digests.set(message, requestDigest(bytes));
+              return message;
+            },
+          };
       const fn = (handlers as Record<string, ((...args: never[]) => Promise<unknown>) | undefined>)[method];
       if (!fn) throw new Error(`${name}: no handler for ${method}`);
       const label = `${name}/${def.originalName ?? method}`;
@@ -115,13 +131,16 @@ export class GrpcServer {
       else if (def.responseStream) impl[method] = this.wrapServerStream(label, def.path, fn.bind(handlers) as ServerStreamHandler<unknown, unknown>);
       else impl[method] = this.wrap(label, def.path, fn.bind(handlers) as (req: unknown, ctx: CallContext) => Promise<unknown>);
     }
-    this.server.addService(definition, impl);
+    this.server.addService(served, impl);
     this.health.set(name, true);
     return this;
   }
 
-  /** Metrics for one call, the assertion check and the failure log, shared by every call shape. */
-  private begin(label: string, path: string, metadata: Metadata, peer: () => string) {
+  /**
+   * Metrics for one call, the assertion check and the failure log, shared by every call shape.
+   * `request` is the decoded request message, or {@link STREAM_BODY} for a client stream.
+   */
+  private begin(label: string, path: string, metadata: Metadata, peer: () => string, request: unknown) {
     const { logger, metrics } = this.opts;
     const started = process.hrtime.bigint();
     const done = (code: status) => {
@@ -130,7 +149,8 @@ export class GrpcServer {
       metrics.rpcRequests.inc(labels);
       metrics.rpcDuration.observe(labels, seconds);
     };
-    const refused = this.auth.verify(metadata, path);
+    const digest = request === STREAM_BODY ? STREAM_BODY : typeof request === 'object' && request !== null ? this.digests.get(request) : undefined;
+    const refused = digest === undefined ? 'malformed' : this.auth.verify(metadata, path, digest);
     if (refused) {
       done(status.UNAUTHENTICATED);
       logger.warn({ rpc: label, reason: refused, peer: peer() }, 'rpc refused: no valid internal assertion');
@@ -153,7 +173,7 @@ export class GrpcServer {
 
   private wrap(label: string, path: string, fn: (req: unknown, ctx: CallContext) => Promise<unknown>): handleUnaryCall<unknown, unknown> {
     return (call, callback) => {
-      const c = this.begin(label, path, call.metadata, () => call.getPeer());
+      const c = this.begin(label, path, call.metadata, () => call.getPeer(), call.request);
       if (c.refused) {
         callback(c.refused as never, null);
         return;
@@ -171,7 +191,7 @@ export class GrpcServer {
   private wrapClientStream(label: string, path: string, fn: ClientStreamHandler<unknown, unknown>): handleClientStreamingCall<unknown, unknown> {
     const idleMs = this.opts.streamIdleMs ?? DEFAULT_STREAM_IDLE_MS;
     return (call, callback) => {
-      const c = this.begin(label, path, call.metadata, () => call.getPeer());
+      const c = this.begin(label, path, call.metadata, () => call.getPeer(), STREAM_BODY);
       if (c.refused) {
         callback(c.refused as never, null);
         call.destroy();
@@ -195,7 +215,7 @@ export class GrpcServer {
 
   private wrapServerStream(label: string, path: string, fn: ServerStreamHandler<unknown, unknown>): handleServerStreamingCall<unknown, unknown> {
     return (call: ServerWritableStream<unknown, unknown>) => {
-      const c = this.begin(label, path, call.metadata, () => call.getPeer());
+      const c = this.begin(label, path, call.metadata, () => call.getPeer(), call.request);
       if (c.refused) {
         call.emit('error', c.refused);
         return;

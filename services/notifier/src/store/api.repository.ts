@@ -6,6 +6,7 @@
 import type { Knex } from '@mikro-orm/postgresql';
 import { sqlIsoMicros } from '@reelbase/lib-platform';
 import type { DeliveryRow } from './ingest.repository.js';
+import type { WebhookSecrets } from './webhook.secrets.js';
 
 type Db = Knex | Knex.Transaction;
 const b = (v: unknown[]) => v as unknown as Knex.RawBinding[];
@@ -152,6 +153,9 @@ export interface WebhookChange {
 }
 
 export class ApiRepository {
+  /** Secrets are written sealed (webhook.secrets.ts) and never read back here. */
+  constructor(private readonly secrets: WebhookSecrets) {}
+
   /** `limit + 1` notifications of `userId` below `before` (newest first). */
   async notifications(db: Db, userId: string, unreadOnly: boolean, limit: number, before: string | null): Promise<NotificationView[]> {
     const res = await db.raw<{ rows: NRow[] }>(
@@ -185,7 +189,7 @@ export class ApiRepository {
     const res = await db.raw<{ rows: WRow[] }>(
       `insert into notifier.webhook (id, url, kind, secret, entity_types, actions, active, created_by)
        values (?, ?, ?, ?, ?::text[], ?::text[], ?, ?) returning ${W_COLS}`,
-      b([w.id, w.url, w.kind, w.secret, w.entityTypes, w.actions, w.active, w.createdBy]),
+      b([w.id, w.url, w.kind, w.secret === null ? null : this.secrets.seal(w.id, w.secret), w.entityTypes, w.actions, w.active, w.createdBy]),
     );
     return toWebhook(res.rows[0]!);
   }
@@ -213,7 +217,7 @@ export class ApiRepository {
     };
     if (c.url !== undefined) set('url = ?', c.url);
     if (c.kind !== undefined) set('kind = ?', c.kind);
-    if (c.secret !== undefined) set('secret = ?', c.secret);
+    if (c.secret !== undefined) set('secret = ?', c.secret === null ? null : this.secrets.seal(id, c.secret));
     if (c.entityTypes !== undefined) set('entity_types = ?::text[]', c.entityTypes);
     if (c.actions !== undefined) set('actions = ?::text[]', c.actions);
     if (c.active !== undefined) {

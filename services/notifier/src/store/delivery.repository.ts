@@ -10,6 +10,7 @@
  * process that dies mid-attempt leaves the lease to run out, and the head is sent again.
  */
 import type { Knex } from '@mikro-orm/postgresql';
+import type { WebhookSecrets } from './webhook.secrets.js';
 
 type Db = Knex | Knex.Transaction;
 
@@ -82,14 +83,14 @@ const raiseLineFrom = (finished: string) => `case when exists (
      where p.webhook_id = w.id and p.status = 'pending' and p.event_id >= w.line_from and p.event_id < ${finished}
   ) then w.line_from else greatest(w.line_from, ${finished}) end`;
 
-const toClaimed = (r: ClaimRow): ClaimedDelivery => ({
+const toClaimed = (r: ClaimRow, secrets: WebhookSecrets): ClaimedDelivery => ({
   id: r.id,
   claim: r.claim,
   webhookId: r.webhook_id,
   eventId: Number(r.event_id),
   url: r.url,
   kind: r.kind,
-  secret: r.secret,
+  secret: r.secret === null ? null : secrets.open(r.webhook_id, r.secret),
   body: r.body,
   chatText: r.chat_text,
   attempts: r.attempts,
@@ -97,6 +98,9 @@ const toClaimed = (r: ClaimRow): ClaimedDelivery => ({
 });
 
 export class DeliveryRepository {
+  /** Opens the sealed webhook secrets of claimed deliveries. */
+  constructor(private readonly secrets: WebhookSecrets) {}
+
   /** Claims up to `limit` due heads, the longest-waiting first, leasing each for `leaseMs`. */
   async claim(db: Db, limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
     const res = await db.raw<{ rows: ClaimRow[] }>(
@@ -112,7 +116,7 @@ export class DeliveryRepository {
        )${leaseAndReturn()}`,
       [limit, leaseMs],
     );
-    return res.rows.map(toClaimed);
+    return res.rows.map((r) => toClaimed(r, this.secrets));
   }
 
   /**
@@ -163,7 +167,7 @@ export class DeliveryRepository {
       ] as unknown as Knex.RawBinding[],
     );
     const recorded = new Set(res.rows.filter((r) => r.tag === 'done').map((r) => r.id));
-    return { recorded, next: res.rows.filter((r) => r.tag === 'next').map(toClaimed) };
+    return { recorded, next: res.rows.filter((r) => r.tag === 'next').map((r) => toClaimed(r, this.secrets)) };
   }
 
   /**

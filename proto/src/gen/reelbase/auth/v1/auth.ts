@@ -91,6 +91,8 @@ export interface GetBootstrapResponse {
 
 export interface IssueApiKeyRequest {
   name: string;
+  /** When the key stops working (RFC 3339); absent: it works until revoked. */
+  expiresAt?: string | undefined;
 }
 
 export interface ApiKey {
@@ -99,7 +101,15 @@ export interface ApiKey {
   /** The first characters of the key, enough to recognise it. */
   prefix: string;
   createdAt: string;
-  lastUsedAt?: string | undefined;
+  lastUsedAt?:
+    | string
+    | undefined;
+  /** When the key stops working; absent when it never expires. */
+  expiresAt?:
+    | string
+    | undefined;
+  /** The user the key belongs to. */
+  userId: string;
 }
 
 export interface IssueApiKeyResponse {
@@ -111,6 +121,8 @@ export interface IssueApiKeyResponse {
 }
 
 export interface ListApiKeysRequest {
+  /** Whose keys (Admin, or the caller's own id); absent: the caller's. */
+  userId?: string | undefined;
 }
 
 export interface ListApiKeysResponse {
@@ -125,10 +137,25 @@ export interface RevokeApiKeyResponse {
 }
 
 export interface RotateSigningKeyRequest {
+  /** Emergency rotation: every older key stops verifying at once (every login token is refused). */
+  retirePrevious?: boolean | undefined;
 }
 
 export interface RotateSigningKeyResponse {
   kid: string;
+  /** Older keys retired at once (retire_previous) or scheduled to retire (a normal rotation). */
+  retired: number;
+}
+
+export interface RevokeUserSessionsRequest {
+  userId: string;
+}
+
+export interface RevokeUserSessionsResponse {
+  /** API keys of the user that were revoked. */
+  apiKeysRevoked: number;
+  /** Login tokens of the user issued at or before this time (RFC 3339) are refused from now on. */
+  tokensRevokedBefore: string;
 }
 
 export interface CreateUserRequest {
@@ -1020,13 +1047,16 @@ export const GetBootstrapResponse: MessageFns<GetBootstrapResponse> = {
 };
 
 function createBaseIssueApiKeyRequest(): IssueApiKeyRequest {
-  return { name: "" };
+  return { name: "", expiresAt: undefined };
 }
 
 export const IssueApiKeyRequest: MessageFns<IssueApiKeyRequest> = {
   encode(message: IssueApiKeyRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.name !== "") {
       writer.uint32(10).string(message.name);
+    }
+    if (message.expiresAt !== undefined) {
+      writer.uint32(18).string(message.expiresAt);
     }
     return writer;
   },
@@ -1052,6 +1082,14 @@ export const IssueApiKeyRequest: MessageFns<IssueApiKeyRequest> = {
             message.name = reader.string();
             continue;
           }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.expiresAt = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1065,13 +1103,23 @@ export const IssueApiKeyRequest: MessageFns<IssueApiKeyRequest> = {
   },
 
   fromJSON(object: any): IssueApiKeyRequest {
-    return { name: isSet(object.name) ? globalThis.String(object.name) : "" };
+    return {
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      expiresAt: isSet(object.expiresAt)
+        ? globalThis.String(object.expiresAt)
+        : isSet(object.expires_at)
+        ? globalThis.String(object.expires_at)
+        : undefined,
+    };
   },
 
   toJSON(message: IssueApiKeyRequest): unknown {
     const obj: any = {};
     if (message.name !== "") {
       obj.name = message.name;
+    }
+    if (message.expiresAt !== undefined) {
+      obj.expiresAt = message.expiresAt;
     }
     return obj;
   },
@@ -1082,12 +1130,13 @@ export const IssueApiKeyRequest: MessageFns<IssueApiKeyRequest> = {
   fromPartial<I extends Exact<DeepPartial<IssueApiKeyRequest>, I>>(object: I): IssueApiKeyRequest {
     const message = createBaseIssueApiKeyRequest();
     message.name = object.name ?? "";
+    message.expiresAt = object.expiresAt ?? undefined;
     return message;
   },
 };
 
 function createBaseApiKey(): ApiKey {
-  return { id: "", name: "", prefix: "", createdAt: "", lastUsedAt: undefined };
+  return { id: "", name: "", prefix: "", createdAt: "", lastUsedAt: undefined, expiresAt: undefined, userId: "" };
 }
 
 export const ApiKey: MessageFns<ApiKey> = {
@@ -1106,6 +1155,12 @@ export const ApiKey: MessageFns<ApiKey> = {
     }
     if (message.lastUsedAt !== undefined) {
       writer.uint32(42).string(message.lastUsedAt);
+    }
+    if (message.expiresAt !== undefined) {
+      writer.uint32(50).string(message.expiresAt);
+    }
+    if (message.userId !== "") {
+      writer.uint32(58).string(message.userId);
     }
     return writer;
   },
@@ -1163,6 +1218,22 @@ export const ApiKey: MessageFns<ApiKey> = {
             message.lastUsedAt = reader.string();
             continue;
           }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.expiresAt = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.userId = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1190,6 +1261,16 @@ export const ApiKey: MessageFns<ApiKey> = {
         : isSet(object.last_used_at)
         ? globalThis.String(object.last_used_at)
         : undefined,
+      expiresAt: isSet(object.expiresAt)
+        ? globalThis.String(object.expiresAt)
+        : isSet(object.expires_at)
+        ? globalThis.String(object.expires_at)
+        : undefined,
+      userId: isSet(object.userId)
+        ? globalThis.String(object.userId)
+        : isSet(object.user_id)
+        ? globalThis.String(object.user_id)
+        : "",
     };
   },
 
@@ -1210,6 +1291,12 @@ export const ApiKey: MessageFns<ApiKey> = {
     if (message.lastUsedAt !== undefined) {
       obj.lastUsedAt = message.lastUsedAt;
     }
+    if (message.expiresAt !== undefined) {
+      obj.expiresAt = message.expiresAt;
+    }
+    if (message.userId !== "") {
+      obj.userId = message.userId;
+    }
     return obj;
   },
 
@@ -1223,6 +1310,8 @@ export const ApiKey: MessageFns<ApiKey> = {
     message.prefix = object.prefix ?? "";
     message.createdAt = object.createdAt ?? "";
     message.lastUsedAt = object.lastUsedAt ?? undefined;
+    message.expiresAt = object.expiresAt ?? undefined;
+    message.userId = object.userId ?? "";
     return message;
   },
 };
@@ -1313,11 +1402,14 @@ export const IssueApiKeyResponse: MessageFns<IssueApiKeyResponse> = {
 };
 
 function createBaseListApiKeysRequest(): ListApiKeysRequest {
-  return {};
+  return { userId: undefined };
 }
 
 export const ListApiKeysRequest: MessageFns<ListApiKeysRequest> = {
-  encode(_: ListApiKeysRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+  encode(message: ListApiKeysRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.userId !== undefined) {
+      writer.uint32(10).string(message.userId);
+    }
     return writer;
   },
 
@@ -1334,6 +1426,14 @@ export const ListApiKeysRequest: MessageFns<ListApiKeysRequest> = {
       while (reader.pos < end) {
         const tag = reader.uint32();
         switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.userId = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1346,20 +1446,30 @@ export const ListApiKeysRequest: MessageFns<ListApiKeysRequest> = {
     }
   },
 
-  fromJSON(_: any): ListApiKeysRequest {
-    return {};
+  fromJSON(object: any): ListApiKeysRequest {
+    return {
+      userId: isSet(object.userId)
+        ? globalThis.String(object.userId)
+        : isSet(object.user_id)
+        ? globalThis.String(object.user_id)
+        : undefined,
+    };
   },
 
-  toJSON(_: ListApiKeysRequest): unknown {
+  toJSON(message: ListApiKeysRequest): unknown {
     const obj: any = {};
+    if (message.userId !== undefined) {
+      obj.userId = message.userId;
+    }
     return obj;
   },
 
   create<I extends Exact<DeepPartial<ListApiKeysRequest>, I>>(base?: I): ListApiKeysRequest {
     return ListApiKeysRequest.fromPartial(base ?? ({} as any));
   },
-  fromPartial<I extends Exact<DeepPartial<ListApiKeysRequest>, I>>(_: I): ListApiKeysRequest {
+  fromPartial<I extends Exact<DeepPartial<ListApiKeysRequest>, I>>(object: I): ListApiKeysRequest {
     const message = createBaseListApiKeysRequest();
+    message.userId = object.userId ?? undefined;
     return message;
   },
 };
@@ -1551,11 +1661,14 @@ export const RevokeApiKeyResponse: MessageFns<RevokeApiKeyResponse> = {
 };
 
 function createBaseRotateSigningKeyRequest(): RotateSigningKeyRequest {
-  return {};
+  return { retirePrevious: undefined };
 }
 
 export const RotateSigningKeyRequest: MessageFns<RotateSigningKeyRequest> = {
-  encode(_: RotateSigningKeyRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+  encode(message: RotateSigningKeyRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.retirePrevious !== undefined) {
+      writer.uint32(8).bool(message.retirePrevious);
+    }
     return writer;
   },
 
@@ -1572,6 +1685,14 @@ export const RotateSigningKeyRequest: MessageFns<RotateSigningKeyRequest> = {
       while (reader.pos < end) {
         const tag = reader.uint32();
         switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.retirePrevious = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1584,32 +1705,45 @@ export const RotateSigningKeyRequest: MessageFns<RotateSigningKeyRequest> = {
     }
   },
 
-  fromJSON(_: any): RotateSigningKeyRequest {
-    return {};
+  fromJSON(object: any): RotateSigningKeyRequest {
+    return {
+      retirePrevious: isSet(object.retirePrevious)
+        ? globalThis.Boolean(object.retirePrevious)
+        : isSet(object.retire_previous)
+        ? globalThis.Boolean(object.retire_previous)
+        : undefined,
+    };
   },
 
-  toJSON(_: RotateSigningKeyRequest): unknown {
+  toJSON(message: RotateSigningKeyRequest): unknown {
     const obj: any = {};
+    if (message.retirePrevious !== undefined) {
+      obj.retirePrevious = message.retirePrevious;
+    }
     return obj;
   },
 
   create<I extends Exact<DeepPartial<RotateSigningKeyRequest>, I>>(base?: I): RotateSigningKeyRequest {
     return RotateSigningKeyRequest.fromPartial(base ?? ({} as any));
   },
-  fromPartial<I extends Exact<DeepPartial<RotateSigningKeyRequest>, I>>(_: I): RotateSigningKeyRequest {
+  fromPartial<I extends Exact<DeepPartial<RotateSigningKeyRequest>, I>>(object: I): RotateSigningKeyRequest {
     const message = createBaseRotateSigningKeyRequest();
+    message.retirePrevious = object.retirePrevious ?? undefined;
     return message;
   },
 };
 
 function createBaseRotateSigningKeyResponse(): RotateSigningKeyResponse {
-  return { kid: "" };
+  return { kid: "", retired: 0 };
 }
 
 export const RotateSigningKeyResponse: MessageFns<RotateSigningKeyResponse> = {
   encode(message: RotateSigningKeyResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.kid !== "") {
       writer.uint32(10).string(message.kid);
+    }
+    if (message.retired !== 0) {
+      writer.uint32(16).int32(message.retired);
     }
     return writer;
   },
@@ -1635,6 +1769,14 @@ export const RotateSigningKeyResponse: MessageFns<RotateSigningKeyResponse> = {
             message.kid = reader.string();
             continue;
           }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.retired = reader.int32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1648,13 +1790,19 @@ export const RotateSigningKeyResponse: MessageFns<RotateSigningKeyResponse> = {
   },
 
   fromJSON(object: any): RotateSigningKeyResponse {
-    return { kid: isSet(object.kid) ? globalThis.String(object.kid) : "" };
+    return {
+      kid: isSet(object.kid) ? globalThis.String(object.kid) : "",
+      retired: isSet(object.retired) ? globalThis.Number(object.retired) : 0,
+    };
   },
 
   toJSON(message: RotateSigningKeyResponse): unknown {
     const obj: any = {};
     if (message.kid !== "") {
       obj.kid = message.kid;
+    }
+    if (message.retired !== 0) {
+      obj.retired = Math.round(message.retired);
     }
     return obj;
   },
@@ -1665,6 +1813,173 @@ export const RotateSigningKeyResponse: MessageFns<RotateSigningKeyResponse> = {
   fromPartial<I extends Exact<DeepPartial<RotateSigningKeyResponse>, I>>(object: I): RotateSigningKeyResponse {
     const message = createBaseRotateSigningKeyResponse();
     message.kid = object.kid ?? "";
+    message.retired = object.retired ?? 0;
+    return message;
+  },
+};
+
+function createBaseRevokeUserSessionsRequest(): RevokeUserSessionsRequest {
+  return { userId: "" };
+}
+
+export const RevokeUserSessionsRequest: MessageFns<RevokeUserSessionsRequest> = {
+  encode(message: RevokeUserSessionsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.userId !== "") {
+      writer.uint32(10).string(message.userId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RevokeUserSessionsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRevokeUserSessionsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.userId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RevokeUserSessionsRequest {
+    return {
+      userId: isSet(object.userId)
+        ? globalThis.String(object.userId)
+        : isSet(object.user_id)
+        ? globalThis.String(object.user_id)
+        : "",
+    };
+  },
+
+  toJSON(message: RevokeUserSessionsRequest): unknown {
+    const obj: any = {};
+    if (message.userId !== "") {
+      obj.userId = message.userId;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<RevokeUserSessionsRequest>, I>>(base?: I): RevokeUserSessionsRequest {
+    return RevokeUserSessionsRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<RevokeUserSessionsRequest>, I>>(object: I): RevokeUserSessionsRequest {
+    const message = createBaseRevokeUserSessionsRequest();
+    message.userId = object.userId ?? "";
+    return message;
+  },
+};
+
+function createBaseRevokeUserSessionsResponse(): RevokeUserSessionsResponse {
+  return { apiKeysRevoked: 0, tokensRevokedBefore: "" };
+}
+
+export const RevokeUserSessionsResponse: MessageFns<RevokeUserSessionsResponse> = {
+  encode(message: RevokeUserSessionsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.apiKeysRevoked !== 0) {
+      writer.uint32(8).int32(message.apiKeysRevoked);
+    }
+    if (message.tokensRevokedBefore !== "") {
+      writer.uint32(18).string(message.tokensRevokedBefore);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RevokeUserSessionsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRevokeUserSessionsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.apiKeysRevoked = reader.int32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.tokensRevokedBefore = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RevokeUserSessionsResponse {
+    return {
+      apiKeysRevoked: isSet(object.apiKeysRevoked)
+        ? globalThis.Number(object.apiKeysRevoked)
+        : isSet(object.api_keys_revoked)
+        ? globalThis.Number(object.api_keys_revoked)
+        : 0,
+      tokensRevokedBefore: isSet(object.tokensRevokedBefore)
+        ? globalThis.String(object.tokensRevokedBefore)
+        : isSet(object.tokens_revoked_before)
+        ? globalThis.String(object.tokens_revoked_before)
+        : "",
+    };
+  },
+
+  toJSON(message: RevokeUserSessionsResponse): unknown {
+    const obj: any = {};
+    if (message.apiKeysRevoked !== 0) {
+      obj.apiKeysRevoked = Math.round(message.apiKeysRevoked);
+    }
+    if (message.tokensRevokedBefore !== "") {
+      obj.tokensRevokedBefore = message.tokensRevokedBefore;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<RevokeUserSessionsResponse>, I>>(base?: I): RevokeUserSessionsResponse {
+    return RevokeUserSessionsResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<RevokeUserSessionsResponse>, I>>(object: I): RevokeUserSessionsResponse {
+    const message = createBaseRevokeUserSessionsResponse();
+    message.apiKeysRevoked = object.apiKeysRevoked ?? 0;
+    message.tokensRevokedBefore = object.tokensRevokedBefore ?? "";
     return message;
   },
 };
@@ -2289,7 +2604,7 @@ export const AuthServiceService = {
     responseSerialize: (value: IssueApiKeyResponse): Buffer => Buffer.from(IssueApiKeyResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): IssueApiKeyResponse => IssueApiKeyResponse.decode(value),
   },
-  /** Lists the calling user's API keys. */
+  /** Lists the calling user's API keys (an Admin may list any user's). */
   listApiKeys: {
     path: "/reelbase.auth.v1.AuthService/ListApiKeys" as const,
     requestStream: false as const,
@@ -2310,7 +2625,10 @@ export const AuthServiceService = {
       Buffer.from(RevokeApiKeyResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): RevokeApiKeyResponse => RevokeApiKeyResponse.decode(value),
   },
-  /** Starts signing with a new key; tokens signed by older keys stay valid until they expire. */
+  /**
+   * Starts signing with a new key (Admin). Older keys keep verifying until the longest token
+   * they signed has expired, or stop at once with retire_previous.
+   */
   rotateSigningKey: {
     path: "/reelbase.auth.v1.AuthService/RotateSigningKey" as const,
     requestStream: false as const,
@@ -2321,6 +2639,18 @@ export const AuthServiceService = {
     responseSerialize: (value: RotateSigningKeyResponse): Buffer =>
       Buffer.from(RotateSigningKeyResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): RotateSigningKeyResponse => RotateSigningKeyResponse.decode(value),
+  },
+  /** Revokes every API key of a user and every login token issued to them until now (Admin). */
+  revokeUserSessions: {
+    path: "/reelbase.auth.v1.AuthService/RevokeUserSessions" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: RevokeUserSessionsRequest): Buffer =>
+      Buffer.from(RevokeUserSessionsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): RevokeUserSessionsRequest => RevokeUserSessionsRequest.decode(value),
+    responseSerialize: (value: RevokeUserSessionsResponse): Buffer =>
+      Buffer.from(RevokeUserSessionsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): RevokeUserSessionsResponse => RevokeUserSessionsResponse.decode(value),
   },
   /**
    * Creates a User record (Admin): its data.email, when set, becomes a login address that
@@ -2383,12 +2713,17 @@ export interface AuthServiceServer extends UntypedServiceImplementation {
   getBootstrap: handleUnaryCall<GetBootstrapRequest, GetBootstrapResponse>;
   /** Issues an API key for the calling user. */
   issueApiKey: handleUnaryCall<IssueApiKeyRequest, IssueApiKeyResponse>;
-  /** Lists the calling user's API keys. */
+  /** Lists the calling user's API keys (an Admin may list any user's). */
   listApiKeys: handleUnaryCall<ListApiKeysRequest, ListApiKeysResponse>;
   /** Revokes one of the calling user's API keys (an Admin may revoke any). */
   revokeApiKey: handleUnaryCall<RevokeApiKeyRequest, RevokeApiKeyResponse>;
-  /** Starts signing with a new key; tokens signed by older keys stay valid until they expire. */
+  /**
+   * Starts signing with a new key (Admin). Older keys keep verifying until the longest token
+   * they signed has expired, or stop at once with retire_previous.
+   */
   rotateSigningKey: handleUnaryCall<RotateSigningKeyRequest, RotateSigningKeyResponse>;
+  /** Revokes every API key of a user and every login token issued to them until now (Admin). */
+  revokeUserSessions: handleUnaryCall<RevokeUserSessionsRequest, RevokeUserSessionsResponse>;
   /**
    * Creates a User record (Admin): its data.email, when set, becomes a login address that
    * cannot log in until a password is set; a taken address is a conflict.
@@ -2486,7 +2821,7 @@ export interface AuthServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: IssueApiKeyResponse) => void,
   ): ClientUnaryCall;
-  /** Lists the calling user's API keys. */
+  /** Lists the calling user's API keys (an Admin may list any user's). */
   listApiKeys(
     request: ListApiKeysRequest,
     callback: (error: ServiceError | null, response: ListApiKeysResponse) => void,
@@ -2518,7 +2853,10 @@ export interface AuthServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: RevokeApiKeyResponse) => void,
   ): ClientUnaryCall;
-  /** Starts signing with a new key; tokens signed by older keys stay valid until they expire. */
+  /**
+   * Starts signing with a new key (Admin). Older keys keep verifying until the longest token
+   * they signed has expired, or stop at once with retire_previous.
+   */
   rotateSigningKey(
     request: RotateSigningKeyRequest,
     callback: (error: ServiceError | null, response: RotateSigningKeyResponse) => void,
@@ -2533,6 +2871,22 @@ export interface AuthServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: RotateSigningKeyResponse) => void,
+  ): ClientUnaryCall;
+  /** Revokes every API key of a user and every login token issued to them until now (Admin). */
+  revokeUserSessions(
+    request: RevokeUserSessionsRequest,
+    callback: (error: ServiceError | null, response: RevokeUserSessionsResponse) => void,
+  ): ClientUnaryCall;
+  revokeUserSessions(
+    request: RevokeUserSessionsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: RevokeUserSessionsResponse) => void,
+  ): ClientUnaryCall;
+  revokeUserSessions(
+    request: RevokeUserSessionsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: RevokeUserSessionsResponse) => void,
   ): ClientUnaryCall;
   /**
    * Creates a User record (Admin): its data.email, when set, becomes a login address that
