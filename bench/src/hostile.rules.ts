@@ -221,5 +221,72 @@ export async function probeRules(ctx: ProbeContext): Promise<Secrets> {
     const a = await call('guest media after revocation', 'GET', `/media/${key}`, null);
     if (a.status === 200) problem('a revoked link still served its media');
   }
-  return { share_password: sharePassword, share_token: shareToken, open_share_token: openToken };
+
+  ctx.log('rules: a guest session, credentials that end, a webhook secret');
+  const locked = parse(await call('share with a password', 'POST', `/playlists/${playlist?.id}/share`, coordinator.token, { password: sharePassword }));
+  const lockedToken: string = locked?.token ?? '';
+  const opened = await call('guest with the password', 'GET', `/shared/${lockedToken}`, null, undefined, { 'x-share-password': sharePassword });
+  expect(opened, [200], 'the right share password');
+  const session = opened.headers.get('x-share-session') ?? '';
+  if (!session) problem('a correct share password answered no x-share-session');
+  expect(
+    await call('guest with the session', 'GET', `/shared/${lockedToken}`, null, undefined, { 'x-share-session': session }),
+    [200],
+    'a guest session instead of the password',
+  );
+  expect(
+    await call('session on another link', 'GET', `/shared/${openToken}`, null, undefined, { 'x-share-session': session }),
+    [404],
+    'a session on a revoked link',
+  );
+  expect(await call('revoke the locked link', 'DELETE', `/share/${lockedToken}`, coordinator.token), [200, 204], 'revoking the password link');
+  expect(
+    await call('session after revocation', 'GET', `/shared/${lockedToken}`, null, undefined, { 'x-share-session': session }),
+    [404],
+    'a guest session after revocation',
+  );
+
+  const soon = parse(
+    await call('an expiring key', 'POST', '/auth/api-keys', artist.token, { name: 'soon', expires_at: new Date(Date.now() + 2_000).toISOString() }),
+  );
+  expect(await call('expiring key before', 'GET', '/me', soon?.token ?? ''), [200], 'an API key before its expiry');
+  await new Promise((r) => setTimeout(r, 2_500));
+  expect(await call('expiring key after', 'GET', '/me', soon?.token ?? ''), [401], 'an API key after its expiry');
+  expect(
+    await call('a key that ended before it began', 'POST', '/auth/api-keys', artist.token, { name: 'past', expires_at: '2001-01-01T00:00:00Z' }),
+    [422],
+    'an API key expiring in the past',
+  );
+  expect(await call("artist lists another's keys", 'GET', `/auth/api-keys?user_id=${viewer.id}`, artist.token), [403], "an Artist listing another user's keys");
+  const viewerKey = parse(await call('viewer key', 'POST', '/auth/api-keys', viewer.token, { name: 'v' }));
+  expect(await call('admin lists viewer keys', 'GET', `/auth/api-keys?user_id=${viewer.id}`, admin), [200], "an Admin listing another user's keys");
+  expect(
+    await call('artist revokes sessions', 'POST', `/auth/users/${viewer.id}/revoke-sessions`, artist.token),
+    [403],
+    "an Artist revoking another user's sessions",
+  );
+  expect(
+    await call('admin revokes sessions', 'POST', `/auth/users/${viewer.id}/revoke-sessions`, admin),
+    [200, 204],
+    'an Admin revoking every session and key of a user',
+  );
+  await new Promise((r) => setTimeout(r, 1_500));
+  expect(await call('viewer token after revoke-sessions', 'GET', '/me', viewer.token), [401], 'a login token after revoke-sessions');
+  expect(await call('viewer key after revoke-sessions', 'GET', '/me', viewerKey?.token ?? ''), [401], 'an API key after revoke-sessions');
+
+  const webhookSecret = `whsec-${Date.now()}-hostile`;
+  await call('webhook with a secret', 'POST', '/webhooks', admin, { url: 'https://hooks.example.com/reelbase', kind: 'webhook', secret: webhookSecret });
+  const hooks = await call('webhooks listed', 'GET', '/webhooks', admin);
+  if (hooks.body.includes(webhookSecret)) problem('GET /webhooks answered a webhook secret');
+
+  return {
+    share_password: sharePassword,
+    share_token: shareToken,
+    open_share_token: openToken,
+    locked_share_token: lockedToken,
+    share_session: session,
+    webhook_secret: webhookSecret,
+    expiring_api_key: soon?.token ?? '',
+    revoked_api_key: viewerKey?.token ?? '',
+  };
 }

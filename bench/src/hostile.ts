@@ -189,6 +189,17 @@ async function run(stack: Stack, logDir: string, dir: string): Promise<number> {
   const key = (await (await fetch(new URL('/auth/api-keys', base), json(token, '{"name":"h"}'))).json()) as { token: string };
   const project = (await (await fetch(new URL('/entities/Project', base), json(token, '{"data":{"name":"H","code":"H"}}'))).json()) as { id: string };
 
+  // The rules first: the bodies and the fuzz below spend this address's login budget.
+  const made = await probeRules({
+    base,
+    adminToken: token,
+    projectId: project.id,
+    dir,
+    send: (label, path, init) => send(base, label, path, init),
+    problem: (what) => tally.raceProblems.push(what),
+    log,
+  });
+
   log('hostile bodies on every write route');
   for (const [name, body] of Object.entries(hostileBodies(project.id))) {
     for (const path of ['/entities/Shot', '/auth/login', '/auth/register', '/auth/api-keys', '/entities/Shot/query']) {
@@ -272,19 +283,16 @@ async function run(stack: Stack, logDir: string, dir: string): Promise<number> {
   );
   if (boots.some((b) => b.status === 200)) tally.raceProblems.push('a second bootstrap registration succeeded');
 
-  const made = await probeRules({
-    base,
-    adminToken: token,
-    projectId: project.id,
-    dir,
-    send: (label, path, init) => send(base, label, path, init),
-    problem: (what) => tally.raceProblems.push(what),
-    log,
-  });
-
   log('scanning service logs for secrets');
   const [, , sig] = token.split('.');
-  const secrets = await scanLogs(logDir, { password, login_token_signature: sig!, api_key: key.token, api_key_body: key.token.slice(4), ...made });
+  const secrets = await scanLogs(logDir, {
+    password,
+    login_token_signature: sig!,
+    api_key: key.token,
+    api_key_body: key.token.slice(4),
+    secrets_key: stack.secretsKey,
+    ...made,
+  });
 
   const statuses = [...tally.byStatus.entries()]
     .sort((a, b) => a[0] - b[0])
