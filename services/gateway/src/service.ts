@@ -33,7 +33,7 @@ import { guardBody } from './http/body.deadline.js';
 import { clientErrorOf, writeRawError, type RawError } from './http/raw.response.js';
 import { isUploadRequest } from './routes/media.routes.js';
 import { requestIdFrom } from './http/request.context.js';
-import { createGatewayBus, type GatewayBus } from './live/gateway.bus.js';
+import { authChangesOf, createGatewayBus, type GatewayBus } from './live/gateway.bus.js';
 import { startNatsFeed } from './live/nats.feed.js';
 import { EventsHub } from './ws/events.hub.js';
 import { handshakeProblem } from './ws/handshake.js';
@@ -133,7 +133,7 @@ async function openGateway(config: GatewayConfig, logger: Logger, adapters: Part
     seconds: config.AUTH_NEGATIVE_CACHE_SECONDS,
     max: config.AUTH_NEGATIVE_CACHE_MAX,
   });
-  resources.defer('auth cache', auth.subscribeTo(bus));
+  resources.defer('auth cache', auth.subscribeTo(authChangesOf(bus)));
   const limiter = new RateLimiter(config.RATE_LIMIT_RPS, config.RATE_LIMIT_BURST);
   const authFailures = new RateLimiter(config.AUTH_FAILURE_RPS, config.AUTH_FAILURE_BURST);
   const loginLimiter = new RateLimiter(config.LOGIN_RATE_PER_MINUTE / 60, config.LOGIN_RATE_PER_MINUTE);

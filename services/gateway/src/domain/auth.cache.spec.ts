@@ -1,6 +1,6 @@
 import { AppError } from '@reelbase/lib-platform';
 import { describe, expect, it } from 'vitest';
-import { createGatewayBus } from '../live/gateway.bus.js';
+import { authChangesOf, createGatewayBus } from '../live/gateway.bus.js';
 import { createLogger } from '@reelbase/lib-platform';
 import { AuthCache, tokenHash, type AuthAnswerPrincipal } from './auth.cache.js';
 
@@ -137,7 +137,7 @@ describe('AuthCache', () => {
     const table = { a: principal({ authKind: 'api_key', apiKeyId: 'k1' }), b: principal(), c: principal({ userId: 'u2' }) };
     const { cache, calls } = setup(table);
     const bus = createGatewayBus(createLogger('t', 'silent'));
-    cache.subscribeTo(bus);
+    cache.subscribeTo(authChangesOf(bus));
     await Promise.all(['a', 'b', 'c'].map((t) => cache.authenticate(t, ctx)));
     expect(cache.size).toBe(3);
     bus.emit('revocation', { api_key_id: 'k1' });

@@ -16,7 +16,7 @@
 import { createHash } from 'node:crypto';
 import { AppError, isAppError, ROLES, type CallContext, type Role } from '@reelbase/lib-platform';
 import type { AuthedPrincipal } from './authed.principal.js';
-import type { GatewayBus } from '../live/gateway.bus.js';
+import type { AuthChanges } from './ports.js';
 
 /** One resolved token. Shared by every request that presents it: treat as read-only. */
 export interface AuthEntry {
@@ -245,19 +245,15 @@ export class AuthCache {
     return this.entries.size;
   }
 
-  /** Drops entries on auth revocations and User events; returns the unsubscribe function. */
-  subscribeTo(bus: GatewayBus): () => void {
-    const offRevocation = bus.subscribe('revocation', (r) => {
-      if (r.api_key_id) this.dropApiKey(r.api_key_id);
-      if (r.user_id) this.dropUser(r.user_id);
-      if (r.all_tokens) this.dropAllTokens();
+  /** Drops entries on auth revocations and User changes; returns the unsubscribe function. */
+  subscribeTo(changes: AuthChanges): () => void {
+    return changes.subscribe({
+      revocation: (r) => {
+        if (r.api_key_id) this.dropApiKey(r.api_key_id);
+        if (r.user_id) this.dropUser(r.user_id);
+        if (r.all_tokens) this.dropAllTokens();
+      },
+      userChanged: (userId) => this.dropUser(userId),
     });
-    const offEvent = bus.subscribe('event', (item) => {
-      if (item.row.entity_type === 'User') this.dropUser(item.row.entity_id);
-    });
-    return () => {
-      offRevocation();
-      offEvent();
-    };
   }
 }
