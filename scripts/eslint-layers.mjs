@@ -40,7 +40,6 @@ const DOMAIN_FORBIDDEN_PACKAGES = [
  */
 export const TEMPORARY_LAYER_EXCEPTIONS = new Set([
   'services/events/src/grpc/events.handler.ts -> ../store/event-log.repository.js',
-  'services/media-transcode/src/grpc/media.handler.ts -> ../store/job.repository.js',
   'services/notifier/src/grpc/notifier.handler.ts -> @mikro-orm/postgresql',
   'services/notifier/src/grpc/notifier.handler.ts -> ../store/api.repository.js',
   'services/records/src/grpc/records.handler.ts -> ../store/record.repository.js',

@@ -21,6 +21,7 @@ import {
   type RunningService,
 } from '@reelbase/lib-platform';
 import type { MediaApiConfig } from './config.js';
+import { Reviewables } from './domain/reviewables.js';
 import { MEDIA_SERVICE_NAME, mediaHandlers } from './grpc/media.handler.js';
 import { createApiMetrics } from './media.metrics.js';
 import { ObjectStore } from './objects/object.store.js';
@@ -94,7 +95,7 @@ export function startMediaApi(config: MediaApiConfig, logger: Logger = createLog
       grpc.add<mediav1.MediaServiceServer>(
         MEDIA_SERVICE_NAME,
         mediaServiceDefinition,
-        mediaHandlers({ uploads, jobs, records, store, readChunkBytes: config.MEDIA_READ_CHUNK_BYTES }),
+        mediaHandlers({ uploads, reviewables: new Reviewables({ jobs, objects: store, records }), readChunkBytes: config.MEDIA_READ_CHUNK_BYTES }),
       );
       const grpcPort = await grpc.listen(config.GRPC_PORT, config.BIND_HOST);
       resources.defer('grpc', () => grpc.close());

@@ -11,6 +11,7 @@ import { pipeline } from 'node:stream/promises';
 import type { Readable } from 'node:stream';
 import { Client } from 'minio';
 import { AppError } from '@reelbase/lib-platform';
+import type { MediaObjects, ObjectInfo } from '../domain/ports.js';
 
 export interface ObjectStoreSettings {
   S3_ENDPOINT: string;
@@ -20,14 +21,6 @@ export interface ObjectStoreSettings {
   S3_REGION: string;
   S3_PART_BYTES: number;
   S3_TIMEOUT_MS: number;
-}
-
-/** What is known about a stored object. */
-export interface ObjectInfo {
-  size: number;
-  /** Quoted, as sent in an ETag header. */
-  etag: string;
-  contentType: string;
 }
 
 const NOT_FOUND_CODES = new Set(['NoSuchKey', 'NotFound', 'NoSuchObject']);
@@ -47,7 +40,7 @@ export function storeError(err: unknown, what: string): AppError {
   return AppError.unavailable(`the object store is unavailable (${what}: ${(err as Error)?.message ?? String(err)})`, err);
 }
 
-export class ObjectStore {
+export class ObjectStore implements MediaObjects {
   readonly client: Client;
   readonly bucket: string;
   private readonly timeoutMs: number;

@@ -4,61 +4,7 @@
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { guarded } from '@reelbase/lib-platform';
-
-/** A job as the api and the worker use it. */
-export interface Job {
-  id: string;
-  representationId: string;
-  versionId: string;
-  projectId: string | null;
-  originalKey: string;
-  originalSize: number;
-  contentType: string;
-  fileName: string;
-  /** `creating` until the Representation exists (representationId is '' then). */
-  state: 'creating' | 'queued' | 'processing' | 'done' | 'failed';
-  publishedAt: string | null;
-  createdAt: string;
-}
-
-/** A job row written before its Representation exists (state `creating`). */
-export interface Reservation {
-  id: string;
-  versionId: string;
-  originalKey: string;
-}
-
-export interface NewJob {
-  id: string;
-  versionId: string;
-  projectId: string | null;
-  originalKey: string;
-  originalSize: number;
-  contentType: string;
-  fileName: string;
-}
-
-/** What a finished job produced: the keys guests may be given (docs/review.md). */
-export interface JobOutputs {
-  reviewKind: 'video' | 'image';
-  proxyKey: string;
-  thumbnailKey: string;
-}
-
-/** The newest `done` job of a version and its outputs (null for a job finished before they were kept). */
-export interface FinishedJob {
-  id: string;
-  versionId: string;
-  originalKey: string;
-  outputs: JobOutputs | null;
-}
-
-/** The attempts of a job so far. */
-export interface AttemptSummary {
-  count: number;
-  /** The error the most recent finished attempt ended with. */
-  lastError: string | null;
-}
+import type { AttemptSummary, FinishedJob, Job, JobOutputs, JobStore, NewJob, Reservation } from '../domain/ports.js';
 
 interface JobDbRow {
   id: string;
@@ -88,7 +34,8 @@ const toJob = (r: JobDbRow): Job => ({
   createdAt: new Date(r.created_at).toISOString(),
 });
 
-export class JobRepository {
+/** The jobs table through the ORM's connection (the database handle, given once). */
+export class JobRepository implements JobStore {
   constructor(private readonly orm: MikroORM) {}
 
   private exec<T>(sql: string, params: unknown[] = []): Promise<T[]> {

@@ -7,12 +7,12 @@
  */
 import type { JetStreamClient } from '@nats-io/jetstream';
 import type { Logger, NatsNames } from '@reelbase/lib-platform';
-import type { JobRepository } from '../store/job.repository.js';
+import type { JobStore } from '../domain/ports.js';
 
 export interface JobPublisherOptions {
   js: JetStreamClient;
   names: NatsNames;
-  jobs: JobRepository;
+  jobs: JobStore;
   logger: Logger;
   sweepIntervalMs: number;
   graceMs: number;

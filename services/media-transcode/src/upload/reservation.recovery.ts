@@ -6,14 +6,13 @@
  * removed and the reservation dropped: nothing is left behind).
  */
 import { systemContext, type Logger } from '@reelbase/lib-platform';
-import type { ObjectStore } from '../objects/object.store.js';
 import type { MediaRecords } from '../records/records.client.js';
-import type { JobRepository } from '../store/job.repository.js';
+import type { JobStore, MediaObjects } from '../domain/ports.js';
 
 export interface ReservationRecoveryOptions {
-  jobs: JobRepository;
+  jobs: JobStore;
   records: MediaRecords;
-  store: ObjectStore;
+  store: MediaObjects;
   logger: Logger;
   /** Reservations younger than this belong to uploads still running (at least the records deadline). */
   ageMs: number;

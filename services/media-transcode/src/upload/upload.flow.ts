@@ -23,15 +23,14 @@ import {
 } from '@reelbase/lib-platform';
 import type { mediav1 } from '@reelbase/proto';
 import { storedContentType } from '../domain/reviewable.rules.js';
-import type { ObjectStore } from '../objects/object.store.js';
 import type { MediaRecords } from '../records/records.client.js';
-import type { JobRepository } from '../store/job.repository.js';
+import type { JobStore, MediaObjects } from '../domain/ports.js';
 import type { JobPublisher } from './job.publisher.js';
 
 export interface UploadFlowDeps {
-  store: ObjectStore;
+  store: MediaObjects;
   records: MediaRecords;
-  jobs: JobRepository;
+  jobs: JobStore;
   publisher: JobPublisher;
   logger: Logger;
   maxBytes: number;

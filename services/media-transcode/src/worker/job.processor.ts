@@ -16,16 +16,15 @@ import { decideDelivery } from '../domain/reviewable.rules.js';
 import { TranscodeFailure } from '../domain/transcode.failure.js';
 import { proxyArgs, thumbnailArgs, type PlanLimits } from '../domain/transcode.plan.js';
 import type { WorkerMetrics } from '../media.metrics.js';
-import type { ObjectStore } from '../objects/object.store.js';
+import type { Job, JobStore, MediaObjects } from '../domain/ports.js';
 import type { MediaRecords, RepresentationData } from '../records/records.client.js';
-import type { Job, JobRepository } from '../store/job.repository.js';
 import { probeFile, runTool, ToolFailure } from '../transcode/ffmpeg.runner.js';
 import type { TranscodeMessage } from '../upload/job.publisher.js';
 
 export interface ProcessorOptions {
-  store: ObjectStore;
+  store: MediaObjects;
   records: MediaRecords;
-  jobs: JobRepository;
+  jobs: JobStore;
   logger: Logger;
   metrics: WorkerMetrics;
   workerId: string;

@@ -1,0 +1,138 @@
+/**
+ * What media-transcode's rules and flows need from outside (docs/architecture.md, "Service
+ * template"): the jobs table (implemented by store/job.repository.ts, the owner of a reviewable's
+ * transcode state: docs/media.md, "Who owns the transcode state"), the object store (objects/object.store.ts) and the
+ * Representation's fields in records (records/records.client.ts).
+ */
+import type { Readable } from 'node:stream';
+import type { CallContext } from '@reelbase/lib-platform';
+
+/** A job as the api and the worker use it. */
+export interface Job {
+  id: string;
+  representationId: string;
+  versionId: string;
+  projectId: string | null;
+  originalKey: string;
+  originalSize: number;
+  contentType: string;
+  fileName: string;
+  /** `creating` until the Representation exists (representationId is '' then). */
+  state: 'creating' | 'queued' | 'processing' | 'done' | 'failed';
+  publishedAt: string | null;
+  createdAt: string;
+}
+
+/** A job row written before its Representation exists (state `creating`). */
+export interface Reservation {
+  id: string;
+  versionId: string;
+  originalKey: string;
+}
+
+export interface NewJob {
+  id: string;
+  versionId: string;
+  projectId: string | null;
+  originalKey: string;
+  originalSize: number;
+  contentType: string;
+  fileName: string;
+}
+
+/** What a finished job produced: the keys guests may be given (docs/review.md). */
+export interface JobOutputs {
+  reviewKind: 'video' | 'image';
+  proxyKey: string;
+  thumbnailKey: string;
+}
+
+/** The newest `done` job of a version and its outputs (null for a job finished before they were kept). */
+export interface FinishedJob {
+  id: string;
+  versionId: string;
+  originalKey: string;
+  outputs: JobOutputs | null;
+}
+
+/** The attempts of a job so far. */
+export interface AttemptSummary {
+  count: number;
+  /** The error the most recent finished attempt ended with. */
+  lastError: string | null;
+}
+
+/** The jobs table (schema `media`): reservations, the outbox of the TRANSCODE queue, leases, attempts and outputs. */
+export interface JobStore {
+  /** Reserves the job (state `creating`) before its Representation is created. */
+  reserve(j: NewJob): Promise<void>;
+  /** Gives a reservation its Representation: the job is queued. False when it was no reservation any more. */
+  attach(id: string, representationId: string): Promise<boolean>;
+  /** Drops a reservation whose Representation was never created. */
+  dropReservation(id: string): Promise<void>;
+  /** Reservations older than `ageMs`: uploads whose process stopped while creating the Representation. */
+  staleReservations(ageMs: number, limit?: number): Promise<Reservation[]>;
+  get(id: string): Promise<Job | undefined>;
+  /** The latest upload of a Version. */
+  latestForVersion(versionId: string): Promise<Job | undefined>;
+  markPublished(id: string): Promise<void>;
+  /** Jobs to (re)publish: never published and older than `graceMs`, or unfinished without progress for `staleMs`. */
+  toPublish(graceMs: number, staleMs: number, limit?: number): Promise<{ id: string; published: boolean }[]>;
+  /** Marks a job as published again now (re-queued by the sweeper), so it is not picked again at once. */
+  touch(id: string): Promise<void>;
+  /** Takes the job for `owner` for `leaseMs` unless another worker holds a live lease. */
+  claim(id: string, owner: string, leaseMs: number): Promise<boolean>;
+  /** Extends the lease while the worker is busy. */
+  renew(id: string, owner: string, leaseMs: number): Promise<void>;
+  /** Drops the lease so the next delivery can take the job at once. */
+  release(id: string, owner: string): Promise<void>;
+  finish(id: string, state: 'done' | 'failed'): Promise<void>;
+  /** Attempts started so far and the last recorded error. */
+  attempts(jobId: string): Promise<AttemptSummary>;
+  /** Records the start of an attempt for one delivery of the job's message; returns its number. */
+  startAttempt(jobId: string, delivery: { streamSeq: number; count: number }, worker: string): Promise<number>;
+  endAttempt(jobId: string, attempt: number, outcome: 'done' | 'failed' | 'retry' | 'interrupted', error: string | null): Promise<void>;
+  /** Forgets an attempt that a dependency failure cut short (it does not count). */
+  deleteAttempt(jobId: string, attempt: number): Promise<void>;
+  /** Keeps what the job produced. */
+  recordOutputs(id: string, o: JobOutputs): Promise<void>;
+  /** Per version among `versionIds`, the newest `done` job (versions without one are left out). */
+  newestDone(versionIds: readonly string[]): Promise<FinishedJob[]>;
+  /** True when a later upload of the same Version is already done (its thumbnail must win). */
+  newerDoneExists(job: Job): Promise<boolean>;
+}
+
+/** What is known about a stored object. */
+export interface ObjectInfo {
+  size: number;
+  /** Quoted, as sent in an ETag header. */
+  etag: string;
+  contentType: string;
+}
+
+/** The media objects (originals, thumbnails, proxies). A missing object is `not_found`, a store that does not answer `unavailable`. */
+export interface MediaObjects {
+  putStream(key: string, body: Readable, contentType: string, sizeHint?: number): Promise<void>;
+  putBuffer(key: string, body: Buffer, contentType: string): Promise<void>;
+  /** Stores a local file; returns its size. */
+  putFile(key: string, file: string, contentType: string): Promise<number>;
+  download(key: string, file: string, signal?: AbortSignal): Promise<void>;
+  stat(key: string): Promise<ObjectInfo>;
+  readRange(key: string, start: number, length: number): Promise<Readable>;
+  remove(keys: string[]): Promise<void>;
+}
+
+/** The transcode fields of a Representation as media-transcode reads and writes them (docs/media.md). */
+export interface RepresentationFields {
+  transcode_status?: string;
+  transcode_error?: string | null;
+  review_kind?: string | null;
+  review_media_key?: string | null;
+  thumbnail_media_key?: string | null;
+  attempts?: number;
+}
+
+/** Reads a Representation's fields in records (`not_found` once it is deleted). */
+export interface RepresentationReader {
+  getRepresentation(id: string, ctx: CallContext): Promise<{ data: RepresentationFields }>;
+}
