@@ -1,8 +1,8 @@
 /**
  * What media-transcode's rules and flows need from outside (docs/architecture.md, "Service
- * template"): the jobs table (implemented by store/job.repository.ts, the owner of a reviewable's
- * transcode state: docs/media.md, "Who owns the transcode state"), the object store (objects/object.store.ts) and the
- * Representation's fields in records (records/records.client.ts).
+ * template"): the jobs table (store/job.repository.ts), the owner of a reviewable's transcode
+ * state (docs/media.md, "Who owns the transcode state"); the object store (objects/object.store.ts);
+ * the Representation's fields in records (records/records.client.ts).
  */
 import type { Readable } from 'node:stream';
 import type { CallContext } from '@reelbase/lib-platform';
@@ -21,6 +21,12 @@ export interface Job {
   state: 'creating' | 'queued' | 'processing' | 'done' | 'failed';
   publishedAt: string | null;
   createdAt: string;
+  /** What a `done` job produced (null before it is done, and for jobs finished before outputs were kept). */
+  outputs: JobOutputs | null;
+  /** The Representation's `files` as the `done` job wrote them (null before, and for jobs done before they were kept). */
+  files: Record<string, unknown> | null;
+  /** The reason a `failed` job gives (null otherwise, and for a job failed because its Representation was deleted). */
+  error: string | null;
 }
 
 /** A job row written before its Representation exists (state `creating`). */
@@ -86,7 +92,10 @@ export interface JobStore {
   renew(id: string, owner: string, leaseMs: number): Promise<void>;
   /** Drops the lease so the next delivery can take the job at once. */
   release(id: string, owner: string): Promise<void>;
-  finish(id: string, state: 'done' | 'failed'): Promise<void>;
+  /** Ends the job (lease dropped), `failed` with the reason it gives. */
+  finish(id: string, state: 'done' | 'failed', error?: string | null): Promise<void>;
+  /** Ends the job `done` with its outputs and files, in one statement. */
+  finishDone(id: string, outputs: JobOutputs, files: Record<string, unknown>): Promise<void>;
   /** Attempts started so far and the last recorded error. */
   attempts(jobId: string): Promise<AttemptSummary>;
   /** Records the start of an attempt for one delivery of the job's message; returns its number. */
@@ -130,9 +139,16 @@ export interface RepresentationFields {
   review_media_key?: string | null;
   thumbnail_media_key?: string | null;
   attempts?: number;
+  files?: Record<string, unknown>;
 }
 
 /** Reads a Representation's fields in records (`not_found` once it is deleted). */
 export interface RepresentationReader {
   getRepresentation(id: string, ctx: CallContext): Promise<{ data: RepresentationFields }>;
+}
+
+/** Writes a Representation's transcode fields and its Version's thumbnail (as the media service). */
+export interface RepresentationWriter {
+  updateRepresentation(id: string, patch: RepresentationFields, ctx: CallContext): Promise<unknown>;
+  setVersionThumbnail(versionId: string, representationId: string, ctx: CallContext): Promise<void>;
 }

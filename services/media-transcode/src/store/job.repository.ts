@@ -18,7 +18,17 @@ interface JobDbRow {
   state: Job['state'];
   published_at: Date | null;
   created_at: Date;
+  review_kind: string | null;
+  proxy_key: string | null;
+  thumbnail_key: string | null;
+  files: Record<string, unknown> | null;
+  error: string | null;
 }
+
+const outputsOf = (r: { review_kind: string | null; proxy_key: string | null; thumbnail_key: string | null }): JobOutputs | null =>
+  r.proxy_key && r.thumbnail_key && (r.review_kind === 'video' || r.review_kind === 'image')
+    ? { reviewKind: r.review_kind, proxyKey: r.proxy_key, thumbnailKey: r.thumbnail_key }
+    : null;
 
 const toJob = (r: JobDbRow): Job => ({
   id: r.id,
@@ -32,6 +42,9 @@ const toJob = (r: JobDbRow): Job => ({
   state: r.state,
   publishedAt: r.published_at ? new Date(r.published_at).toISOString() : null,
   createdAt: new Date(r.created_at).toISOString(),
+  outputs: outputsOf(r),
+  files: r.files,
+  error: r.error,
 });
 
 /** The jobs table through the ORM's connection (the database handle, given once). */
@@ -155,12 +168,22 @@ export class JobRepository implements JobStore {
     await guarded(() => this.exec('update "media"."jobs" set "lease_owner" = null, "lease_until" = null where "id" = ? and "lease_owner" = ?', [id, owner]));
   }
 
-  async finish(id: string, state: 'done' | 'failed'): Promise<void> {
+  async finish(id: string, state: 'done' | 'failed', error: string | null = null): Promise<void> {
     await guarded(() =>
-      this.exec('update "media"."jobs" set "state" = ?, "lease_owner" = null, "lease_until" = null, "updated_at" = clock_timestamp() where "id" = ?', [
-        state,
-        id,
-      ]),
+      this.exec(
+        'update "media"."jobs" set "state" = ?, "error" = ?, "lease_owner" = null, "lease_until" = null, "updated_at" = clock_timestamp() where "id" = ?',
+        [state, error, id],
+      ),
+    );
+  }
+
+  async finishDone(id: string, o: JobOutputs, files: Record<string, unknown>): Promise<void> {
+    await guarded(() =>
+      this.exec(
+        `update "media"."jobs" set "state" = 'done', "error" = null, "review_kind" = ?, "proxy_key" = ?, "thumbnail_key" = ?, "files" = ?::jsonb,
+           "lease_owner" = null, "lease_until" = null, "updated_at" = clock_timestamp() where "id" = ?`,
+        [o.reviewKind, o.proxyKey, o.thumbnailKey, JSON.stringify(files), id],
+      ),
     );
   }
 
@@ -215,7 +238,7 @@ export class JobRepository implements JobStore {
     await guarded(() => this.exec('delete from "media"."attempts" where "job_id" = ? and "attempt" = ?', [jobId, attempt]));
   }
 
-  /** Keeps what the job produced; written before the Representation is told it is `done`. */
+  /** Keeps what a job finished before outputs were kept produced (found beside its original). */
   async recordOutputs(id: string, o: JobOutputs): Promise<void> {
     await guarded(() =>
       this.exec('update "media"."jobs" set "review_kind" = ?, "proxy_key" = ?, "thumbnail_key" = ? where "id" = ?', [
@@ -242,18 +265,16 @@ export class JobRepository implements JobStore {
       id: r.id,
       versionId: r.version_id,
       originalKey: r.original_key,
-      outputs:
-        r.proxy_key && r.thumbnail_key && (r.review_kind === 'video' || r.review_kind === 'image')
-          ? { reviewKind: r.review_kind, proxyKey: r.proxy_key, thumbnailKey: r.thumbnail_key }
-          : null,
+      outputs: outputsOf(r),
     }));
   }
 
   /** True when a later upload of the same Version is already done (its thumbnail must win). */
   async newerDoneExists(job: Job): Promise<boolean> {
     const rows = await guarded(() =>
-      this.exec<{ n: string }>(`select count(*) as n from "media"."jobs" where "version_id" = ? and "state" = 'done' and "created_at" > ?`, [
+      this.exec<{ n: string }>(`select count(*) as n from "media"."jobs" where "version_id" = ? and "id" <> ? and "state" = 'done' and "created_at" > ?`, [
         job.versionId,
+        job.id,
         job.createdAt,
       ]),
     );

@@ -23,6 +23,7 @@ import {
 } from '@reelbase/lib-platform';
 import type { mediav1 } from '@reelbase/proto';
 import { storedContentType } from '../domain/reviewable.rules.js';
+import { pendingCopy } from '../domain/transcode.state.js';
 import type { MediaRecords } from '../records/records.client.js';
 import type { JobStore, MediaObjects } from '../domain/ports.js';
 import type { JobPublisher } from './job.publisher.js';
@@ -124,8 +125,7 @@ export class UploadFlow {
           name: fileName,
           version: { type: 'Version', id: version.id },
           files: { original: { key, size, content_type: contentType, file_name: fileName } },
-          transcode_status: 'pending',
-          attempts: 0,
+          ...pendingCopy(),
         },
         ctx,
       );

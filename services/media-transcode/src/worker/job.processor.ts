@@ -16,8 +16,9 @@ import { decideDelivery } from '../domain/reviewable.rules.js';
 import { TranscodeFailure } from '../domain/transcode.failure.js';
 import { proxyArgs, thumbnailArgs, type PlanLimits } from '../domain/transcode.plan.js';
 import type { WorkerMetrics } from '../media.metrics.js';
-import type { Job, JobStore, MediaObjects } from '../domain/ports.js';
-import type { MediaRecords, RepresentationData } from '../records/records.client.js';
+import type { Job, JobOutputs, JobStore, MediaObjects } from '../domain/ports.js';
+import { TranscodeState } from '../domain/transcode.state.js';
+import type { MediaRecords } from '../records/records.client.js';
 import { probeFile, runTool, ToolFailure } from '../transcode/ffmpeg.runner.js';
 import type { TranscodeMessage } from '../upload/job.publisher.js';
 
@@ -56,8 +57,20 @@ const QUICK_STEP_MS = 120_000;
 /** Deliveries of one message after which a job that only ever met dependency failures gives up. */
 const MAX_DEFERRALS = 50;
 
+/** What a conversion produced: the kind, the outputs and the Representation's `files`. */
+interface Converted {
+  kind: string;
+  outputs: JobOutputs;
+  files: Record<string, unknown>;
+}
+
 export class JobProcessor {
-  constructor(private readonly o: ProcessorOptions) {}
+  /** The one writer of the transcode state: the job row first, then the Representation's copy. */
+  private readonly state: TranscodeState;
+
+  constructor(private readonly o: ProcessorOptions) {
+    this.state = new TranscodeState({ jobs: o.jobs, records: o.records });
+  }
 
   /** Handles one message; always acks, naks or terminates it. */
   async handle(msg: JsMsg, stopping: AbortSignal): Promise<void> {
@@ -127,12 +140,13 @@ export class JobProcessor {
   private async decideAndRun(job: Job, msg: JsMsg, stopping: AbortSignal, original: FetchedOriginal): Promise<void> {
     const { jobs, records, logger, metrics } = this.o;
     const ctx = systemContext();
-    let status: string | undefined;
+    /** What the Representation shows (its copy of the state). */
+    let copied: string | undefined;
     // Asked side by side with the record (two round trips in the time of one before the job starts).
     const priorAttempts = jobs.attempts(job.id);
     priorAttempts.catch(() => {});
     try {
-      status = (await records.getRepresentation(job.representationId, ctx)).data.transcode_status;
+      copied = (await records.getRepresentation(job.representationId, ctx)).data.transcode_status;
     } catch (err) {
       if (err instanceof AppError && err.kind === 'not_found') {
         // The Representation was deleted: nothing to show the result on.
@@ -144,9 +158,10 @@ export class JobProcessor {
       throw err;
     }
     const prior = await priorAttempts;
-    const decision = decideDelivery(status, prior.count, this.o.maxAttempts, prior.lastError);
+    // The job row decides (it owns the state); a finished job's copy that was not sent is sent now.
+    const decision = decideDelivery(job.state, prior.count, this.o.maxAttempts, prior.lastError);
     if (decision.action === 'skip') {
-      if (job.state !== status) await jobs.finish(job.id, status === 'done' ? 'done' : 'failed');
+      if (await this.state.resend(job, copied, ctx)) logger.info({ job_id: job.id, state: job.state }, 'transcode state copied to the Representation again');
       metrics.attempts.inc({ outcome: 'skipped' });
       logger.info({ job_id: job.id, why: decision.why }, 'transcode job skipped');
       msg.ack();
@@ -187,20 +202,25 @@ export class JobProcessor {
     stopping.addEventListener('abort', onStop, { once: true });
     const started = process.hrtime.bigint();
     let kind = 'unknown';
+    /** Set once the job row says `done`: what fails after that is only the copy, sent again by the next delivery. */
+    let jobDone = false;
     try {
       // The `processing` update travels while the original downloads and is probed (it is
       // awaited before the thumbnail is shown, so the record's states stay in order).
-      const processing = records.updateRepresentation(job.representationId, { transcode_status: 'processing', attempts: attempt, transcode_error: null }, ctx);
+      const processing = this.state.processing(job, attempt, ctx);
       processing.catch(() => {});
-      kind = await this.transcode(job, original, abort.signal, ctx, (k) => (kind = k), processing);
+      const converted = await this.transcode(job, original, abort.signal, ctx, (k) => (kind = k), processing);
+      await this.state.jobDone(job, converted.outputs, converted.files);
+      jobDone = true;
       await jobs.endAttempt(job.id, attempt, 'done', null);
-      await jobs.finish(job.id, 'done');
+      await this.state.copyDone(job, converted.outputs, converted.files, ctx);
       metrics.attempts.inc({ outcome: 'done' });
       metrics.transcodeSeconds.observe({ step: 'job', kind, outcome: 'ok' }, Number(process.hrtime.bigint() - started) / 1e9);
       msg.ack();
       logger.info({ job_id: job.id, representation_id: job.representationId, attempt, kind }, 'reviewable done');
     } catch (err) {
       metrics.transcodeSeconds.observe({ step: 'job', kind, outcome: 'failed' }, Number(process.hrtime.bigint() - started) / 1e9);
+      if (jobDone) throw err;
       if (err instanceof TranscodeFailure && !abort.signal.aborted) {
         const reason = err.message;
         logger.info(
@@ -232,13 +252,12 @@ export class JobProcessor {
   }
 
   private async fail(job: Job, reason: string, attempts: number, ctx: ReturnType<typeof systemContext>): Promise<void> {
-    // The job first: a record update that fails is retried by the redelivery, which gives up again.
-    await this.o.jobs.finish(job.id, 'failed');
-    await this.o.records.updateRepresentation(job.representationId, { transcode_status: 'failed', transcode_error: reason, attempts }, ctx);
+    // The job first: a copy that is not sent is sent again by the redelivery, from the job row.
+    await this.state.failed(job, reason, attempts, ctx);
     this.o.logger.info({ job_id: job.id, representation_id: job.representationId, reason }, 'reviewable failed');
   }
 
-  /** The conversion itself; returns the kind. Throws TranscodeFailure for the file's faults. */
+  /** The conversion itself. Throws TranscodeFailure for the file's faults. */
   private async transcode(
     job: Job,
     original: FetchedOriginal,
@@ -246,8 +265,8 @@ export class JobProcessor {
     ctx: ReturnType<typeof systemContext>,
     setKind: (k: string) => void,
     processing: Promise<unknown>,
-  ): Promise<string> {
-    const { store, records, metrics } = this.o;
+  ): Promise<Converted> {
+    const { store, metrics } = this.o;
     if (job.originalSize === 0) {
       await processing;
       throw new TranscodeFailure('the file is empty (0 bytes)');
@@ -293,7 +312,7 @@ export class JobProcessor {
       const thumbShown = (async () => {
         await step('thumbnail', source.kind, () => runTool('ffmpeg', this.o.ffmpeg, thumbnailArgs(input, thumbFile, source, limits), run));
         const size = await store.putFile(thumbKey, thumbFile, 'image/jpeg');
-        await records.updateRepresentation(job.representationId, { thumbnail_media_key: thumbKey, review_kind: source.kind }, ctx);
+        await this.state.thumbnailShown(job, source.kind, thumbKey, ctx);
         return size;
       })();
       thumbShown.catch(() => local.abort(new Error('the thumbnail failed')));
@@ -317,20 +336,7 @@ export class JobProcessor {
         proxy: { key: proxyKey, size: proxySize, content_type: proxyType },
         source: { kind: source.kind, width: source.width, height: source.height, duration_s: source.durationS, has_audio: source.hasAudio },
       };
-      const done: RepresentationData = {
-        transcode_status: 'done',
-        review_kind: source.kind,
-        review_media_key: proxyKey,
-        thumbnail_media_key: thumbKey,
-        transcode_error: null,
-        files,
-      };
-      // Kept on the job first: guests are served the outputs of done jobs from here (docs/review.md).
-      await this.o.jobs.recordOutputs(job.id, { reviewKind: source.kind, proxyKey, thumbnailKey: thumbKey });
-      await records.updateRepresentation(job.representationId, done, ctx);
-      // The latest done reviewable of a Version gives it its thumbnail (thumbnail_id = the Representation's id).
-      if (!(await this.o.jobs.newerDoneExists(job))) await records.setVersionThumbnail(job.versionId, job.representationId, ctx);
-      return source.kind;
+      return { kind: source.kind, outputs: { reviewKind: source.kind, proxyKey, thumbnailKey: thumbKey }, files };
     } finally {
       local.abort(new Error('the attempt ended'));
       signal.removeEventListener('abort', onAbort);
