@@ -24,6 +24,8 @@ export interface FakeRecords {
   put(record: recordsv1.Record): void;
   /** While set, GetRecord answers only once it resolves (a records that is slow to read). */
   readGate?: Promise<void>;
+  /** While set, an UpdateRecord whose patch it returns true for is answered `unavailable` (records down for it). */
+  refuseUpdate?: (patch: Record<string, unknown>) => boolean;
   /** Adds a Version of a project; returns its id. */
   addVersion(projectId?: string): string;
   data(id: string): Record<string, unknown>;
@@ -105,6 +107,7 @@ export async function startFakeRecords(): Promise<FakeRecords> {
       const r = get(req.entityType, req.id);
       checkFields(req.entityType, req.dataJson, ctx);
       const patch = req.dataJson ? (JSON.parse(req.dataJson) as Record<string, unknown>) : {};
+      if (fake.refuseUpdate?.(patch)) throw AppError.unavailable('records is unavailable (the test refused this update)');
       const merged = { ...(JSON.parse(r.dataJson) as Record<string, unknown>) };
       for (const [k, v] of Object.entries(patch)) {
         if (v === null) delete merged[k];

@@ -71,6 +71,32 @@ describe('media-transcode: recovery', () => {
     expect(statuses).toEqual(['processing', 'processing', 'done']);
   }, 180_000);
 
+  it('a job done whose Representation copy could not be sent gets the copy again from the job row, not a second transcode', async () => {
+    // The job row owns the state (docs/media.md, "Who owns the transcode state"): records refusing the
+    // `done` copy once leaves the row done; the redelivery sends the copy from it.
+    let refused = 0;
+    w.records.refuseUpdate = (patch) => patch.transcode_status === 'done' && refused++ === 0;
+    try {
+      const versionId = w.records.addVersion();
+      const res = await upload(w, versionId, clips(w.ff, w.dir).still(), { contentType: 'image/png' });
+      const repId = res.representation!.id;
+      const done = await waitFinished(w, versionId, 60_000);
+      expect(done.status).toBe('done');
+      expect(done.attempts).toBe(1);
+      expect(refused).toBe(2);
+      const job = await w.api.jobs.latestForVersion(versionId);
+      expect(job!.state).toBe('done');
+      expect(job!.outputs).toEqual({ reviewKind: 'image', proxyKey: done.reviewMediaKey, thumbnailKey: done.thumbnailMediaKey });
+      expect((w.records.data(repId).files as { proxy: { key: string } }).proxy.key).toBe(done.reviewMediaKey);
+      expect(w.records.records.get(versionId)!.thumbnailId).toBe(repId);
+      // One conversion: the redelivery only copied the row.
+      const statuses = w.records.updates.filter((u) => u.id === repId && u.data.transcode_status).map((u) => u.data.transcode_status);
+      expect(statuses).toEqual(['processing', 'done']);
+    } finally {
+      w.records.refuseUpdate = undefined;
+    }
+  }, 120_000);
+
   it('publishes later a job whose publish failed, so it does not stay pending', async () => {
     const nc = await connect({ servers: 'nats://127.0.0.1:4222' });
     const jsm = await jetstreamManager(nc);
