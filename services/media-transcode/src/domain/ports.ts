@@ -7,17 +7,21 @@
 import type { Readable } from 'node:stream';
 import type { CallContext } from '@reelbase/lib-platform';
 
-/** A job as the api and the worker use it. */
-export interface Job {
+/** What an upload reserves: the job before its Representation exists. */
+export interface NewJob {
   id: string;
-  representationId: string;
   versionId: string;
   projectId: string | null;
   originalKey: string;
   originalSize: number;
   contentType: string;
   fileName: string;
-  /** `creating` until the Representation exists (representationId is '' then). */
+}
+
+/** A job as the api and the worker use it. */
+export interface Job extends NewJob {
+  /** '' until the Representation exists (state `creating`). */
+  representationId: string;
   state: 'creating' | 'queued' | 'processing' | 'done' | 'failed';
   publishedAt: string | null;
   createdAt: string;
@@ -34,16 +38,6 @@ export interface Reservation {
   id: string;
   versionId: string;
   originalKey: string;
-}
-
-export interface NewJob {
-  id: string;
-  versionId: string;
-  projectId: string | null;
-  originalKey: string;
-  originalSize: number;
-  contentType: string;
-  fileName: string;
 }
 
 /** What a finished job produced: the keys guests may be given (docs/review.md). */
