@@ -3,7 +3,7 @@
  * worker before the Representation becomes `done`. Guests are served the keys of the newest
  * `done` job of a version from here, never from the Representation record (docs/review.md).
  * Jobs finished before this migration have none; their outputs are found under the original's
- * prefix the first time they are asked for (grpc/media.handler.ts).
+ * prefix the first time they are asked for (domain/reviewables.ts).
  */
 import { Migration } from '@mikro-orm/migrations';
 
