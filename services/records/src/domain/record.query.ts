@@ -9,7 +9,8 @@
  * each record that existed when paging began is returned exactly once.
  */
 import { AppError, clipEcho, isAppError, type CallContext, type Problem } from '@reelbase/lib-platform';
-import { compileFilter, QUERY_COLUMNS, type LinkHopOptions, type QueryColumn } from './filter.compiler.js';
+import { compileFilter, type LinkHopOptions } from './filter.compiler.js';
+import { QUERY_COLUMNS, type QueryColumn } from './filter.grammar.js';
 import { SchemaCache, type CompiledSchema } from './schema.snapshot.js';
 import { entityTypeOf } from './schema.validator.js';
 import { checkEntityType } from './record.rules.js';
