@@ -2,7 +2,7 @@
  * What a filter path ends on (a record column or a data field) as a value kind, the operators each
  * kind accepts, and the checks a condition's values pass for their kind before they are bound.
  */
-import { isUuid } from '@reelbase/lib-platform';
+import { isUuid, type FieldType } from '@reelbase/lib-platform';
 import { DATE, DATETIME, isPlainObject, isRealDate, refuse, TYPE_CODE, type Loc, type Operator, type QueryColumn } from './filter.grammar.js';
 
 /** What a path ends on: a column or a data field, with the type that decides its operators. */
@@ -45,7 +45,8 @@ export const COLUMN_KIND: Record<QueryColumn, ValueKind> = {
   updated_at: 'timestamp',
 };
 
-export const FIELD_KIND: Record<string, ValueKind> = {
+/** The kind of each field type (every type of lib-platform's one list). */
+export const FIELD_KIND: Record<FieldType, ValueKind> = {
   text: 'text',
   url: 'text',
   color: 'text',
