@@ -106,16 +106,13 @@ export function scalar(t: Target, value: unknown, loc: Loc): unknown {
       return value;
     case 'integer':
     case 'float':
-      if (typeof value !== 'number' || !Number.isFinite(value)) return refuse(loc, 'Input should be a valid number', 'float_type');
-      return value;
+      return number(value, loc);
     case 'duration':
       if (!(typeof value === 'number' && Number.isFinite(value)) && typeof value !== 'string')
         return refuse(loc, 'Input should be whole minutes or an ISO 8601 duration', 'duration_parsing');
       return value;
     case 'date':
-      if (typeof value !== 'string' || !DATE.test(value) || !isRealDate(value))
-        return refuse(loc, 'Input should be a valid date in the format YYYY-MM-DD', 'date_parsing');
-      return value;
+      return date(value, loc);
     case 'timestamp':
     case 'datetime':
       return datetime(value, loc);
@@ -133,7 +130,18 @@ export function scalar(t: Target, value: unknown, loc: Loc): unknown {
   }
 }
 
-export function datetime(value: unknown, loc: Loc): string {
+function number(value: unknown, loc: Loc): number {
+  if (typeof value !== 'number' || !Number.isFinite(value)) return refuse(loc, 'Input should be a valid number', 'float_type');
+  return value;
+}
+
+function date(value: unknown, loc: Loc): string {
+  if (typeof value !== 'string' || !DATE.test(value) || !isRealDate(value))
+    return refuse(loc, 'Input should be a valid date in the format YYYY-MM-DD', 'date_parsing');
+  return value;
+}
+
+function datetime(value: unknown, loc: Loc): string {
   if (typeof value !== 'string' || !DATETIME.test(value) || !isRealDate(value))
     return refuse(loc, 'Input should be a valid ISO 8601 datetime with a time zone (Z or ±HH:MM)', 'datetime_parsing');
   return value;
@@ -145,12 +153,9 @@ export function orderedValue(t: Target, value: unknown, loc: Loc): unknown {
     case 'integer':
     case 'float':
     case 'duration':
-      if (typeof value !== 'number' || !Number.isFinite(value)) return refuse(loc, 'Input should be a valid number', 'float_type');
-      return value;
+      return number(value, loc);
     case 'date':
-      if (typeof value !== 'string' || !DATE.test(value) || !isRealDate(value))
-        return refuse(loc, 'Input should be a valid date in the format YYYY-MM-DD', 'date_parsing');
-      return value;
+      return date(value, loc);
     case 'timestamp':
     case 'datetime':
       return datetime(value, loc);
