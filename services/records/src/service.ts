@@ -81,13 +81,13 @@ export function startRecords(config: RecordsConfig, logger?: Logger): Promise<Ru
       grpc.add<recordsv1.RecordsServiceServer>(
         RECORDS_SERVICE_NAME,
         recordsv1.RecordsServiceService,
-        recordsHandlers(
-          service,
-          new SchemaAdmin(store),
-          new RecordViews(store),
-          new RecordQueries(store),
-          new ShareLinks(store, service, new SharePasswords(config.SHARE_PASSWORD_SCRYPT_COST)),
-        ),
+        recordsHandlers({
+          records: service,
+          admin: new SchemaAdmin(store),
+          views: new RecordViews(store),
+          queries: new RecordQueries(store),
+          shares: new ShareLinks(store, service, new SharePasswords(config.SHARE_PASSWORD_SCRYPT_COST)),
+        }),
       );
       const readiness = new Readiness().add('postgres', () => pingDb(orm)).add('nats', () => nc.rtt());
       const ops = await startOpsServer({ port: config.HTTP_PORT, host: config.BIND_HOST, metrics, readiness, logger: log });

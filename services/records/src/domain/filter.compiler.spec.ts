@@ -5,7 +5,9 @@
  */
 import { AppError, type Problem } from '@reelbase/lib-platform';
 import { describe, expect, it } from 'vitest';
-import { compileFilter, LIKE_MAX_CHARS, linkIdExpr, textFieldExpr } from './filter.compiler.js';
+import { compileFilter } from './filter.compiler.js';
+import { LIKE_MAX_CHARS } from './filter.operators.js';
+import { linkIdExpr, textFieldExpr } from './filter.sql.js';
 import { compileSchema, NO_SCHEMA, type SchemaSnapshot } from './schema.snapshot.js';
 
 const ID = '0190a000-0000-7000-8000-0000000000b1';

@@ -17,176 +17,29 @@
  * - With no schema yet (version 0) only the record columns can be filtered.
  * Problems are located at `["filters", ...]`; the gateway adds the `body` head.
  */
-import { AppError, isUuid, type Problem } from '@reelbase/lib-platform';
+import { AppError, type Problem } from '@reelbase/lib-platform';
+import {
+  isPlainObject,
+  MAX_CONDITIONS,
+  MAX_FILTER_DEPTH,
+  MAX_HOPS,
+  NEGATIVE,
+  nulAt,
+  OPERATORS,
+  pinnedProject,
+  QUERY_COLUMNS,
+  Refusal,
+  refuse,
+  FIELD_CODE,
+  TYPE_CODE,
+  type Loc,
+  type Operator,
+  type QueryColumn,
+} from './filter.grammar.js';
+import { COLUMN_KIND, FIELD_KIND, type Target } from './filter.kinds.js';
+import { predicate, type Binder } from './filter.operators.js';
+import { linkIdExpr, linkKind, literal, SQL_UUID_RE } from './filter.sql.js';
 import type { CompiledField, CompiledSchema } from './schema.snapshot.js';
-
-export type Loc = (string | number)[];
-
-/** The record columns a path may name. */
-export const QUERY_COLUMNS = ['id', 'project_id', 'status', 'active', 'created_by', 'created_at', 'updated_at', 'thumbnail_id', 'entity_type'] as const;
-export type QueryColumn = (typeof QUERY_COLUMNS)[number];
-
-/** Greatest nesting of filter groups (the top-level filter counts as 1). */
-export const MAX_FILTER_DEPTH = 8;
-/** Greatest number of link hops in one path. */
-export const MAX_HOPS = 4;
-/** Greatest number of values of one `in` / `not_in`. */
-export const MAX_IN_VALUES = 1000;
-/** Greatest `n` of `in_last` / `in_next` (the window stays within the dates PostgreSQL holds). */
-export const MAX_RELATIVE = 10_000;
-/** Greatest number of conditions in one filter. */
-export const MAX_CONDITIONS = 500;
-/**
- * Longest `contains` / `starts_with` / `ends_with` value matched with `ILIKE` (docs/queries.md,
- * "Long text values"). A longer one is matched with `strpos`/`starts_with`/`right` on `lower()`: the
- * trigram index's cost grows with the distinct trigrams of the pattern (15 s for 20,000 random
- * characters on 1,000,000 records) and `ILIKE` lowercases the pattern again for every row, while
- * `lower($n)` of a bound value is folded once when the statement is planned.
- */
-export const LIKE_MAX_CHARS = 2048;
-
-export const OPERATORS = [
-  'is',
-  'is_not',
-  'in',
-  'not_in',
-  'less_than',
-  'greater_than',
-  'less_or_equal',
-  'greater_or_equal',
-  'between',
-  'not_between',
-  'contains',
-  'not_contains',
-  'starts_with',
-  'ends_with',
-  'type_is',
-  'type_is_not',
-  'in_last',
-  'in_next',
-] as const;
-export type Operator = (typeof OPERATORS)[number];
-
-const UNITS: Record<string, string> = { HOUR: 'hour', DAY: 'day', WEEK: 'week', MONTH: 'month' };
-
-const FIELD_CODE = /^[a-z][a-z0-9_]{0,63}$/;
-const TYPE_CODE = /^[A-Z][A-Za-z0-9]{0,63}$/;
-const DATE = /^\d{4}-\d{2}-\d{2}$/;
-const DATETIME = /^\d{4}-\d{2}-\d{2}T([01]\d|2[0-3]):[0-5]\d(:[0-5]\d(\.\d{1,9})?)?(Z|[+-]([01]\d|2[0-3]):?[0-5]\d)$/i;
-/**
- * What the SQL checks before casting a stored string, so a value stored before its field had a type never fails a query.
- * Shared with the link table's trigger (store/link.migration.ts), so its rows hold exactly the ids the hops match.
- */
-export const SQL_UUID_RE = `'^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$'`;
-const SQL_DATE_RE = `'^\\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\\d|3[01])$'`;
-const SQL_DATETIME_RE = `'^\\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\\d|3[01])T([01]\\d|2[0-3]):[0-5]\\d(:[0-5]\\d(\\.\\d{1,9}){0,1}){0,1}(Z|z|[+-]([01]\\d|2[0-3]):{0,1}[0-5]\\d)$'`;
-
-/**
- * The id a link field holds, as a uuid (null when it holds none). Shared with the expression
- * indexes of store/query.migration.ts: the planner uses an index only for the same expression.
- */
-export function linkIdExpr(alias: string, field: string): string {
-  const f = `${alias}.data->${literal(field, FIELD_CODE)}`;
-  return `(case when (${f}->>'id') ~ ${SQL_UUID_RE} then (${f}->>'id')::uuid end)`;
-}
-
-/** A data field as text, only when it holds a string; shared with the trigram index of store/query.migration.ts. */
-export function textFieldExpr(alias: string, field: string): string {
-  const j = `${alias}.data->${literal(field, FIELD_CODE)}`;
-  return `(case when jsonb_typeof(${j}) = 'string' then ${j}#>>'{}' end)`;
-}
-
-/** What a path ends on: a column or a data field, with the type that decides its operators. */
-type ValueKind =
-  | 'uuid'
-  | 'code'
-  | 'boolean'
-  | 'timestamp'
-  | 'text'
-  | 'integer'
-  | 'float'
-  | 'date'
-  | 'datetime'
-  | 'enum'
-  | 'multi_enum'
-  | 'link'
-  | 'multi_link'
-  | 'json'
-  | 'duration';
-
-interface Target {
-  /** Table alias the predicate is written over. */
-  alias: string;
-  kind: ValueKind;
-  /** Column name, or undefined for a data field. */
-  column?: QueryColumn;
-  /** Data field code. */
-  field?: string;
-}
-
-const COLUMN_KIND: Record<QueryColumn, ValueKind> = {
-  id: 'uuid',
-  project_id: 'uuid',
-  created_by: 'uuid',
-  thumbnail_id: 'uuid',
-  status: 'code',
-  entity_type: 'code',
-  active: 'boolean',
-  created_at: 'timestamp',
-  updated_at: 'timestamp',
-};
-
-const FIELD_KIND: Record<string, ValueKind> = {
-  text: 'text',
-  url: 'text',
-  color: 'text',
-  integer: 'integer',
-  float: 'float',
-  boolean: 'boolean',
-  date: 'date',
-  datetime: 'datetime',
-  enum: 'enum',
-  multi_enum: 'multi_enum',
-  link: 'link',
-  multi_link: 'multi_link',
-  json: 'json',
-  duration: 'duration',
-};
-
-const EQUALITY: Operator[] = ['is', 'is_not', 'in', 'not_in'];
-const ORDER: Operator[] = ['less_than', 'greater_than', 'less_or_equal', 'greater_or_equal'];
-const RANGE: Operator[] = ['between', 'not_between'];
-const TEXT: Operator[] = ['contains', 'not_contains', 'starts_with', 'ends_with'];
-const RELATIVE: Operator[] = ['in_last', 'in_next'];
-
-/** The operators each kind accepts. */
-const KIND_OPERATORS: Record<ValueKind, ReadonlySet<Operator>> = {
-  uuid: new Set(EQUALITY),
-  code: new Set([...EQUALITY, ...ORDER, ...TEXT]),
-  boolean: new Set(EQUALITY),
-  timestamp: new Set([...EQUALITY, ...ORDER, ...RANGE, ...RELATIVE]),
-  text: new Set([...EQUALITY, ...ORDER, ...TEXT]),
-  integer: new Set([...EQUALITY, ...ORDER, ...RANGE]),
-  float: new Set([...EQUALITY, ...ORDER, ...RANGE]),
-  duration: new Set([...EQUALITY, ...ORDER, ...RANGE]),
-  date: new Set([...EQUALITY, ...ORDER, ...RANGE, ...RELATIVE]),
-  datetime: new Set([...EQUALITY, ...ORDER, ...RANGE, ...RELATIVE]),
-  enum: new Set(EQUALITY),
-  multi_enum: new Set(EQUALITY),
-  link: new Set([...EQUALITY, 'type_is', 'type_is_not']),
-  multi_link: new Set([...EQUALITY, 'type_is', 'type_is_not']),
-  json: new Set(['is', 'is_not']),
-};
-
-const NEGATIVE: Partial<Record<Operator, Operator>> = {
-  is_not: 'is',
-  not_in: 'in',
-  not_contains: 'contains',
-  not_between: 'between',
-  type_is_not: 'type_is',
-};
-
-const COMPARE: Partial<Record<Operator, string>> = { less_than: '<', greater_than: '>', less_or_equal: '<=', greater_or_equal: '>=' };
 
 /** A filter compiled to a predicate: `sql` refers to the queried row as `r` and to `params` as `$1..$n`. */
 export interface CompiledFilter {
@@ -220,55 +73,6 @@ export interface LinkHopOptions {
   cap: number;
 }
 
-/** Thrown internally for one problem; collected per condition so all problems are reported together. */
-class Refusal extends Error {
-  constructor(readonly problem: Problem) {
-    super(problem.msg);
-  }
-}
-
-const refuse = (loc: Loc, msg: string, type: string): never => {
-  throw new Refusal({ loc, msg, type });
-};
-
-const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-/** `'code'` as a SQL literal, for a code already checked against its pattern. */
-function literal(code: string, pattern: RegExp): string {
-  if (!pattern.test(code)) throw new Error(`refusing to write ${JSON.stringify(code)} into SQL`);
-  return `'${code}'`;
-}
-
-/** The loc of the first string holding a NUL character inside `value` (PostgreSQL text cannot hold one). */
-function nulAt(value: unknown, loc: Loc): Loc | undefined {
-  if (typeof value === 'string') return value.includes('\u0000') ? loc : undefined;
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const found = nulAt(value[i], [...loc, i]);
-      if (found) return found;
-    }
-  } else if (isPlainObject(value)) {
-    for (const [k, v] of Object.entries(value)) {
-      const found = nulAt(v, [...loc, k]) ?? (k.includes('\u0000') ? [...loc, k] : undefined);
-      if (found) return found;
-    }
-  }
-  return undefined;
-}
-
-/** True for `YYYY-MM-DD` naming a real calendar day of year 1 or later (PostgreSQL refuses the others). */
-function isRealDate(s: string): boolean {
-  const m = /^(\d{4})-(\d{2})-(\d{2})/.exec(s);
-  if (!m) return false;
-  const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
-  const date = new Date(Date.UTC(2000, mo - 1, d));
-  date.setUTCFullYear(y);
-  return y >= 1 && date.getUTCFullYear() === y && date.getUTCMonth() === mo - 1 && date.getUTCDate() === d;
-}
-
-/** Escapes LIKE wildcards so a value matches only itself. */
-const likeEscape = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
-
 /**
  * Compiles a query filter for records of `entityType`; parameters are numbered after
  * `params` (which it extends). Throws `invalid` with every problem found.
@@ -281,34 +85,7 @@ export function compileFilter(schema: CompiledSchema, entityType: string, filter
   return { sql, params, ctes: c.ctes, overCap: `(${c.overCap.join(' or ')})`, driver: c.driver };
 }
 
-/** The `link` of records.record_link rows for field `field` of `type` (`[]` for the elements of a multi_link). */
-export function linkKind(type: string, field: string, multi: boolean): string {
-  return `${literal(type, TYPE_CODE).slice(1, -1)}.${literal(field, FIELD_CODE).slice(1, -1)}${multi ? '[]' : ''}`;
-}
-
-/**
- * The project a filter pins at its top level (`["project_id", "is", <uuid>]` in the root list or an
- * `all` group within it), lowercased; undefined when none.
- */
-function pinnedProject(filters: unknown): string | undefined {
-  const items = Array.isArray(filters)
-    ? filters
-    : isPlainObject(filters) && filters.filter_operator === 'all' && Array.isArray(filters.filters)
-      ? filters.filters
-      : undefined;
-  if (!items) return undefined;
-  for (const item of items) {
-    if (Array.isArray(item)) {
-      if (item.length === 3 && item[0] === 'project_id' && item[1] === 'is' && typeof item[2] === 'string' && isUuid(item[2])) return item[2].toLowerCase();
-    } else {
-      const nested = pinnedProject(item);
-      if (nested) return nested;
-    }
-  }
-  return undefined;
-}
-
-class FilterCompiler {
+class FilterCompiler implements Binder {
   readonly problems: Problem[] = [];
   /** The id-set CTEs of link hops (with `linkHops`), and the over-cap test of each. */
   readonly ctes: string[] = [];
@@ -327,7 +104,7 @@ class FilterCompiler {
     private readonly linkHops?: LinkHopOptions,
   ) {}
 
-  private bind(value: unknown, cast: string): string {
+  bind(value: unknown, cast: string): string {
     this.params.push(value);
     return `$${this.params.length}::${cast}`;
   }
@@ -466,7 +243,7 @@ class FilterCompiler {
       type = segments[i + 1]!;
     }
     const inner = `h${++this.aliases}`;
-    const rest = this.predicate(this.target(type, segments[segments.length - 1]!, loc, inner), operator, cond, loc);
+    const rest = predicate(this, this.target(type, segments[segments.length - 1]!, loc, inner), operator, cond, loc);
     const cap = this.linkHops!.cap;
     const chain = ++this.chains;
     const set = (i: number) => `lh${chain}_${i}`;
@@ -499,7 +276,7 @@ class FilterCompiler {
   private walk(entityType: string, segments: string[], operator: Operator, cond: unknown[], loc: Loc, alias: string): string {
     const [name, nextType] = segments as [string, string | undefined];
     if (nextType === undefined) {
-      return this.predicate(this.target(entityType, name, loc, alias), operator, cond, loc);
+      return predicate(this, this.target(entityType, name, loc, alias), operator, cond, loc);
     }
     const field = this.hop(entityType, name, nextType, loc);
     const positive = NEGATIVE[operator] ?? operator;
@@ -537,237 +314,5 @@ class FilterCompiler {
     const kind = FIELD_KIND[field.type];
     if (!kind) refuse([...loc, 0], `${entityType}.${name} has a field type (${field.type}) that cannot be filtered`, 'operator_type');
     return { alias, kind: kind!, field: name };
-  }
-
-  /** The predicate of one condition on its target; negative operators negate the positive one. */
-  private predicate(t: Target, operator: Operator, cond: unknown[], loc: Loc): string {
-    if (!KIND_OPERATORS[t.kind].has(operator)) {
-      const name = t.column ?? t.field!;
-      refuse(
-        [...loc, 1],
-        `'${operator}' does not apply to ${name} (${t.kind === 'code' || t.kind === 'uuid' || t.kind === 'timestamp' ? 'column' : t.kind})`,
-        'operator_type',
-      );
-    }
-    const positive = NEGATIVE[operator];
-    // Null (an absent field) must count as "no match" before it is negated. A positive predicate
-    // stays bare: in a WHERE, AND/OR and EXISTS treat null as false already, and only a bare
-    // `column = $n` or `data @> $n` matches an index (docs/queries.md, "Query indexes").
-    if (positive) return `not coalesce(${this.positive(t, positive, cond, loc)}, false)`;
-    return this.positive(t, operator, cond, loc);
-  }
-
-  private positive(t: Target, op: Operator, cond: unknown[], loc: Loc): string {
-    const value = cond[2];
-    const vloc: Loc = [...loc, 2];
-    switch (op) {
-      case 'is':
-        return value === null ? this.empty(t) : this.equals(t, [this.scalar(t, value, vloc)], vloc);
-      case 'in': {
-        if (!Array.isArray(value)) return refuse(vloc, 'Input should be a valid list', 'list_type');
-        if (value.length > MAX_IN_VALUES) return refuse(vloc, `At most ${MAX_IN_VALUES} values`, 'too_long');
-        if (value.length === 0) return 'false';
-        const values = value.map((v, i) => this.scalar(t, v, [...vloc, i]));
-        const withNull = values.some((v) => v === null);
-        const present = values.filter((v) => v !== null);
-        const parts: string[] = [];
-        if (present.length > 0) parts.push(this.equals(t, present, vloc));
-        if (withNull) parts.push(this.empty(t));
-        return parts.length === 1 ? parts[0]! : `(${parts.join(' or ')})`;
-      }
-      case 'less_than':
-      case 'greater_than':
-      case 'less_or_equal':
-      case 'greater_or_equal': {
-        const [expr, cast] = this.ordered(t);
-        return `${expr} ${COMPARE[op]} ${this.bind(this.orderedValue(t, value, vloc), cast)}`;
-      }
-      case 'between': {
-        const [expr, cast] = this.ordered(t);
-        const low = this.bind(this.orderedValue(t, value, vloc), cast);
-        const high = this.bind(this.orderedValue(t, cond[3], [...loc, 3]), cast);
-        return `(${expr} between ${low} and ${high})`;
-      }
-      case 'contains':
-      case 'starts_with':
-      case 'ends_with': {
-        if (typeof value !== 'string') return refuse(vloc, 'Input should be a valid string', 'string_type');
-        if (value.length > LIKE_MAX_CHARS) {
-          const field = `lower(${this.textExpr(t)})`;
-          const v = `lower(${this.bind(value, 'text')})`;
-          if (op === 'contains') return `strpos(${field}, ${v}) > 0`;
-          if (op === 'starts_with') return `starts_with(${field}, ${v})`;
-          return `right(${field}, char_length(${v})) = ${v}`;
-        }
-        const e = likeEscape(value);
-        const pattern = op === 'contains' ? `%${e}%` : op === 'starts_with' ? `${e}%` : `%${e}`;
-        return `${this.textExpr(t)} ilike ${this.bind(pattern, 'text')}`;
-      }
-      case 'type_is': {
-        if (typeof value !== 'string' || !TYPE_CODE.test(value)) return refuse(vloc, 'Input should be an entity type code', 'entity_type');
-        const key = literal(t.field!, FIELD_CODE);
-        const probe = t.kind === 'link' ? { [key.slice(1, -1)]: { type: value } } : { [key.slice(1, -1)]: [{ type: value }] };
-        return `${t.alias}.data @> ${this.bind(JSON.stringify(probe), 'jsonb')}`;
-      }
-      case 'in_last':
-      case 'in_next': {
-        const amount = value;
-        const unit = cond[3];
-        if (typeof amount !== 'number' || !Number.isSafeInteger(amount) || amount < 0 || amount > MAX_RELATIVE)
-          return refuse(vloc, `Input should be a whole number from 0 to ${MAX_RELATIVE}`, 'int_type');
-        if (typeof unit !== 'string' || !UNITS[unit]) return refuse([...loc, 3], "Input should be 'HOUR', 'DAY', 'WEEK' or 'MONTH'", 'literal_error');
-        const span = `(${this.bind(amount, 'int')} * interval '1 ${UNITS[unit]}')`;
-        if (t.kind === 'date') {
-          const expr = this.ordered(t)[0];
-          // Dates are whole days: the window runs from the day `span` ago (or today) to today (or the day `span` ahead).
-          return op === 'in_last'
-            ? `(${expr} between (current_date - ${span})::date and current_date)`
-            : `(${expr} between current_date and (current_date + ${span})::date)`;
-        }
-        const expr = this.ordered(t)[0];
-        return op === 'in_last' ? `(${expr} between now() - ${span} and now())` : `(${expr} between now() and now() + ${span})`;
-      }
-      default:
-        return refuse([...loc, 1], `'${op}' cannot be used here`, 'operator');
-    }
-  }
-
-  /** The SQL expression of a data field as jsonb. */
-  private json(t: Target): string {
-    return `${t.alias}.data->${literal(t.field!, FIELD_CODE)}`;
-  }
-
-  /** True when the target holds nothing: a null column, an absent or null field, an empty list. */
-  private empty(t: Target): string {
-    if (t.column) return `${t.alias}.${t.column} is null`;
-    const j = this.json(t);
-    if (t.kind === 'multi_enum' || t.kind === 'multi_link') return `(${j} is null or ${j} in ('null'::jsonb, '[]'::jsonb))`;
-    return `(${j} is null or ${j} = 'null'::jsonb)`;
-  }
-
-  /** True when the target equals any of `values` (already checked; none null). */
-  private equals(t: Target, values: unknown[], loc: Loc): string {
-    if (t.column) {
-      const cast = { uuid: 'uuid[]', code: 'text[]', boolean: 'boolean[]', timestamp: 'timestamptz[]' }[t.kind as 'uuid'];
-      return values.length === 1
-        ? `${t.alias}.${t.column} = ${this.bind(values[0], cast.slice(0, -2))}`
-        : `${t.alias}.${t.column} = any(${this.bind(values, cast)})`;
-    }
-    if (t.kind === 'datetime') {
-      const expr = this.ordered(t)[0];
-      return values.length === 1 ? `${expr} = ${this.bind(values[0], 'timestamptz')}` : `${expr} = any(${this.bind(values, 'timestamptz[]')})`;
-    }
-    if (t.kind === 'json') {
-      const j = this.json(t);
-      return values.length === 1
-        ? `${j} = ${this.bind(JSON.stringify(values[0]), 'jsonb')}`
-        : `${j} = any(${this.bind(
-            values.map((v) => JSON.stringify(v)),
-            'jsonb[]',
-          )})`;
-    }
-    // Containment on `data`: one shape for every stored type, and the shape a GIN index on data serves.
-    const code = t.field!;
-    literal(code, FIELD_CODE);
-    const probes = values.map((v) => JSON.stringify({ [code]: t.kind === 'multi_enum' || t.kind === 'multi_link' ? [v] : v }));
-    if (probes.length === 1) return `${t.alias}.data @> ${this.bind(probes[0], 'jsonb')}`;
-    void loc;
-    return `${t.alias}.data @> any(${this.bind(probes, 'jsonb[]')})`;
-  }
-
-  /** A value for is / in, checked against the target's kind; null stays null ("is empty"). */
-  private scalar(t: Target, value: unknown, loc: Loc): unknown {
-    if (value === null) return null;
-    switch (t.kind) {
-      case 'uuid':
-        if (typeof value !== 'string' || !isUuid(value)) return refuse(loc, 'Input should be a valid UUID', 'uuid_parsing');
-        return value.toLowerCase();
-      case 'code':
-      case 'text':
-      case 'enum':
-      case 'multi_enum':
-        if (typeof value !== 'string') return refuse(loc, 'Input should be a valid string', 'string_type');
-        return value;
-      case 'boolean':
-        if (typeof value !== 'boolean') return refuse(loc, 'Input should be a valid boolean', 'bool_type');
-        return value;
-      case 'integer':
-      case 'float':
-        if (typeof value !== 'number' || !Number.isFinite(value)) return refuse(loc, 'Input should be a valid number', 'float_type');
-        return value;
-      case 'duration':
-        if (!(typeof value === 'number' && Number.isFinite(value)) && typeof value !== 'string')
-          return refuse(loc, 'Input should be whole minutes or an ISO 8601 duration', 'duration_parsing');
-        return value;
-      case 'date':
-        if (typeof value !== 'string' || !DATE.test(value) || !isRealDate(value))
-          return refuse(loc, 'Input should be a valid date in the format YYYY-MM-DD', 'date_parsing');
-        return value;
-      case 'timestamp':
-      case 'datetime':
-        return this.datetime(value, loc);
-      case 'link':
-      case 'multi_link': {
-        if (!isPlainObject(value) || typeof value.type !== 'string' || !TYPE_CODE.test(value.type) || typeof value.id !== 'string' || !isUuid(value.id)) {
-          return refuse(loc, 'Input should be a link {"type", "id"}', 'link_type');
-        }
-        const extra = Object.keys(value).filter((k) => k !== 'type' && k !== 'id');
-        if (extra.length > 0) return refuse([...loc, extra[0]!], 'Extra inputs are not permitted', 'extra_forbidden');
-        return { type: value.type, id: value.id.toLowerCase() };
-      }
-      case 'json':
-        return value;
-    }
-  }
-
-  private datetime(value: unknown, loc: Loc): string {
-    if (typeof value !== 'string' || !DATETIME.test(value) || !isRealDate(value))
-      return refuse(loc, 'Input should be a valid ISO 8601 datetime with a time zone (Z or ±HH:MM)', 'datetime_parsing');
-    return value;
-  }
-
-  /** The target as an ordered SQL value and the cast of values compared with it. */
-  private ordered(t: Target): [string, string] {
-    if (t.column) return [`${t.alias}.${t.column}`, t.kind === 'timestamp' ? 'timestamptz' : 'text'];
-    const j = this.json(t);
-    switch (t.kind) {
-      case 'integer':
-      case 'float':
-      case 'duration':
-        return [`(case when jsonb_typeof(${j}) = 'number' then (${j})::numeric end)`, 'numeric'];
-      case 'date':
-        return [`(case when (${j}#>>'{}') ~ ${SQL_DATE_RE} then (${j}#>>'{}')::date end)`, 'date'];
-      case 'datetime':
-        return [`(case when (${j}#>>'{}') ~ ${SQL_DATETIME_RE} then (${j}#>>'{}')::timestamptz end)`, 'timestamptz'];
-      default:
-        return [this.textExpr(t), 'text'];
-    }
-  }
-
-  /** The target as text (only strings: a number stored in a text field is not text). */
-  private textExpr(t: Target): string {
-    if (t.column) return `${t.alias}.${t.column}`;
-    return textFieldExpr(t.alias, t.field!);
-  }
-
-  /** A value for comparisons and between. */
-  private orderedValue(t: Target, value: unknown, loc: Loc): unknown {
-    switch (t.kind) {
-      case 'integer':
-      case 'float':
-      case 'duration':
-        if (typeof value !== 'number' || !Number.isFinite(value)) return refuse(loc, 'Input should be a valid number', 'float_type');
-        return value;
-      case 'date':
-        if (typeof value !== 'string' || !DATE.test(value) || !isRealDate(value))
-          return refuse(loc, 'Input should be a valid date in the format YYYY-MM-DD', 'date_parsing');
-        return value;
-      case 'timestamp':
-      case 'datetime':
-        return this.datetime(value, loc);
-      default:
-        if (typeof value !== 'string') return refuse(loc, 'Input should be a valid string', 'string_type');
-        return value;
-    }
   }
 }

@@ -5,7 +5,8 @@
  */
 import { AppError, type CallContext } from '@reelbase/lib-platform';
 import { describe, expect, it } from 'vitest';
-import { encodeCursor, planQuery, RecordQueries, type QueryPlan, type RecordQueryStore } from './record.query.js';
+import type { RecordQueryStore } from './ports.js';
+import { encodeCursor, planQuery, RecordQueries, type QueryPlan } from './record.query.js';
 import { compileSchema, type SchemaSnapshot } from './schema.snapshot.js';
 
 const SNAPSHOT: SchemaSnapshot = {

@@ -9,7 +9,9 @@
  * each record that existed when paging began is returned exactly once.
  */
 import { AppError, clipEcho, isAppError, type CallContext, type Problem } from '@reelbase/lib-platform';
-import { compileFilter, QUERY_COLUMNS, type LinkHopOptions, type QueryColumn } from './filter.compiler.js';
+import { compileFilter, type LinkHopOptions } from './filter.compiler.js';
+import { QUERY_COLUMNS, type QueryColumn } from './filter.grammar.js';
+import type { RecordQueryStore } from './ports.js';
 import { SchemaCache, type CompiledSchema } from './schema.snapshot.js';
 import { entityTypeOf } from './schema.validator.js';
 import { checkEntityType } from './record.rules.js';
@@ -84,17 +86,6 @@ export interface QueryPlan {
 export interface QueryRow {
   json: string;
   keys: (string | null)[];
-}
-
-export interface RecordQueryStore {
-  /**
-   * Runs the plan: at most `limit` rows, the stored schema version the statement saw, and the
-   * count of every match when asked.
-   */
-  query(plan: QueryPlan): Promise<{ rows: QueryRow[]; schemaVersion: number; total?: number }>;
-  loadSchema(): ReturnType<ConstructorParameters<typeof SchemaCache>[0]>;
-  /** The stored schema version (0 before the first snapshot). */
-  schemaVersion(): Promise<number>;
 }
 
 /** Columns that are never null: they need no null flag in the order. */

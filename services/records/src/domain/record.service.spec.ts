@@ -6,17 +6,7 @@
 import { AppError, encodeStreamEvent, InProcessBus, isoMicros, parseStreamEvent, type CallContext, type Principal } from '@reelbase/lib-platform';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { RecordService, type RecordsBusTopics } from './record.service.js';
-import type {
-  InsertResult,
-  NewRecord,
-  OutboxEvent,
-  RecordStore,
-  RecordTransaction,
-  RecordValues,
-  StoredRecord,
-  StoredSchema,
-  WriteGuard,
-} from './record.store.js';
+import type { InsertResult, NewRecord, OutboxEvent, RecordStore, RecordTransaction, RecordValues, StoredRecord, StoredSchema, WriteGuard } from './ports.js';
 import type { SchemaSnapshot } from './schema.snapshot.js';
 import type { LinkRef } from './schema.validator.js';
 

@@ -26,7 +26,7 @@ import {
 import { createChanges, dropNulls, mergeData, parseData, updateChanges } from './record.changes.js';
 import { actorOf, buildEventPayload } from './record.event.js';
 import { checkEntityType, projectMissing, projectNotFound, requiresProject, uuidProblems } from './record.rules.js';
-import { toView, type OutboxEvent, type RecordStore, type RecordTransaction, type RecordValues, type StoredRecord } from './record.store.js';
+import { toView, type OutboxEvent, type RecordStore, type RecordTransaction, type RecordValues, type StoredRecord } from './ports.js';
 import { checkTimeLogChange, checkTimeLogCreate } from './timelog.rules.js';
 import { checkFieldWrite, checkNoteChange, foreignVersion, playlistVersionLinks, versionsChanged, withAuthor } from './review.rules.js';
 import { SchemaCache } from './schema.snapshot.js';

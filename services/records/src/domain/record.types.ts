@@ -20,6 +20,23 @@ export interface RecordView {
   data: DataObject;
 }
 
+/**
+ * One record in its client form (docs/api-notes.md, Records): the JSON text a query answers with
+ * (QueryResult.items), the columns under their API names.
+ */
+export interface ClientRecord {
+  id: string;
+  entity_type: string;
+  project_id: string | null;
+  status: string | null;
+  active: boolean;
+  thumbnail_id: string | null;
+  created_by: string | null;
+  created_at: string;
+  updated_at: string;
+  data: DataObject;
+}
+
 /** What CreateRecord asks for. `dataJson` is parsed and checked by the domain. */
 export interface CreateInput {
   entityType: string;

@@ -1,7 +1,7 @@
 import { AppError, type CallContext } from '@reelbase/lib-platform';
 import { describe, expect, it } from 'vitest';
-import type { StoredRecord } from './record.store.js';
-import { RecordViews, totalMinutes, type RecordViewStore } from './record.views.js';
+import type { RecordViewStore, StoredRecord } from './ports.js';
+import { RecordViews, totalMinutes } from './record.views.js';
 
 const USER = '0190a0b0-0000-7000-8000-000000000003';
 const SHOT = '0190a0b0-0000-7000-8000-0000000000c1';

@@ -4,20 +4,8 @@
  * (docs/architecture.md, "Work view indexes"); nothing here writes.
  */
 import { AppError, isUuid, mayReadUserViews, timesheetRangeProblems, USER_VIEWS_NOT_YOURS, type CallContext } from '@reelbase/lib-platform';
-import { toView, type StoredRecord } from './record.store.js';
+import { toView, type RecordViewStore, type StoredRecord } from './ports.js';
 import type { RecordView } from './record.types.js';
-
-/** The reads the views need; the PostgreSQL implementation is store/views.repository.ts via KnexRecordStore. */
-export interface RecordViewStore {
-  /** The row with `id`, retired or not. */
-  find(id: string): Promise<StoredRecord | undefined>;
-  /** Live Notes whose `data.links` contain `{type, id}`, oldest first. */
-  notesLinking(type: string, id: string): Promise<StoredRecord[]>;
-  /** Live Tasks whose `data.assignees` contain the User `userId`, oldest first. */
-  tasksAssignedTo(userId: string): Promise<StoredRecord[]>;
-  /** Live TimeLogs whose `data.user` is `userId` and `data.date` lies in [from, to], by date then creation. */
-  timeLogsOf(userId: string, from: string, to: string): Promise<StoredRecord[]>;
-}
 
 export interface Timesheet {
   timeLogs: RecordView[];

@@ -4,7 +4,7 @@
  * each code. Only services call these (the gateway exposes none of them).
  */
 import { AppError, type CallContext, type Problem } from '@reelbase/lib-platform';
-import type { RecordStore } from './record.store.js';
+import type { SchemaAdminStore } from './ports.js';
 import type { SchemaSnapshot } from './schema.snapshot.js';
 import { refuseInUse, removals } from './schema.removals.js';
 import { RENAME_KINDS, type CodeRename, type RenameKind } from './schema.rename.js';
@@ -16,12 +16,6 @@ export interface SchemaUsage {
   statuses: Record<string, number>;
   steps: Record<string, number>;
   priorities: Record<string, number>;
-}
-
-export interface SchemaAdminStore extends Pick<RecordStore, 'applySchema'> {
-  /** Applies `rename` once per journal id; later calls answer the first call's count. */
-  applyRename(rename: CodeRename): Promise<number>;
-  countUsage(): Promise<SchemaUsage>;
 }
 
 function service(ctx: CallContext): void {

@@ -3,25 +3,7 @@
  * schema service sends with ApplySchema after every committed definition change, and its
  * compiled form (maps by code) that the validator reads on every write.
  */
-
-/** The field types of the data model (docs/api-notes.md, Records). */
-export const FIELD_TYPES = [
-  'text',
-  'integer',
-  'float',
-  'boolean',
-  'date',
-  'datetime',
-  'enum',
-  'multi_enum',
-  'link',
-  'multi_link',
-  'json',
-  'url',
-  'color',
-  'duration',
-] as const;
-export type FieldType = (typeof FIELD_TYPES)[number];
+import type { FieldType } from '@reelbase/lib-platform';
 
 export interface SnapshotField {
   code: string;

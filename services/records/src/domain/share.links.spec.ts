@@ -5,9 +5,9 @@
 import { AppError, type CallContext, type Principal } from '@reelbase/lib-platform';
 import { describe, expect, it } from 'vitest';
 import type { RecordService } from './record.service.js';
-import type { StoredRecord } from './record.store.js';
+import type { ShareLinkStore, StoredRecord } from './ports.js';
 import type { CreateInput, RecordView } from './record.types.js';
-import { MAX_VERIFYING_PER_LINK, ShareLinks, type NewShareLink, type ShareLinkRow, type ShareLinkStore } from './share.links.js';
+import { MAX_VERIFYING_PER_LINK, ShareLinks, type NewShareLink, type ShareLinkRow } from './share.links.js';
 import { isShareToken, newShareToken, sameDigest, SharePasswords, tokenDigest } from './share.secrets.js';
 
 const PLAYLIST = '0190a0b0-0000-7000-8000-000000000101';

@@ -5,7 +5,7 @@
  */
 import { AppError, canonicalUuid, isUuid, newId, type CallContext, type Principal, type Problem } from '@reelbase/lib-platform';
 import type { RecordService } from './record.service.js';
-import { toView, type StoredRecord } from './record.store.js';
+import { toView, type ShareLinkStore, type StoredRecord } from './ports.js';
 import type { RecordView } from './record.types.js';
 import { isShareToken, newShareToken, sameDigest, tokenDigest, type SharePasswords } from './share.secrets.js';
 
@@ -34,22 +34,6 @@ export interface NewShareLink {
   expiresAt: string | null;
   canComment: boolean;
   createdBy: string | null;
-}
-
-/** What share links need from storage; store/share.repository.ts via KnexRecordStore. */
-export interface ShareLinkStore {
-  find(id: string): Promise<StoredRecord | undefined>;
-  /** Live records among `ids` (any order). */
-  findLive(ids: readonly string[]): Promise<StoredRecord[]>;
-  /** Live Notes whose `links` name any of the records `type`/`ids`, oldest first. */
-  notesLinkingAny(type: string, ids: readonly string[]): Promise<StoredRecord[]>;
-  insertShareLink(link: NewShareLink): Promise<ShareLinkRow>;
-  /** Links of a playlist, newest first. */
-  shareLinksOf(playlistId: string): Promise<ShareLinkRow[]>;
-  shareLinkByDigest(digest: Buffer): Promise<ShareLinkRow | undefined>;
-  shareLinkById(id: string): Promise<ShareLinkRow | undefined>;
-  /** Sets `revoked_at` once (a second revoke keeps the first time). */
-  revokeShareLink(id: string): Promise<ShareLinkRow | undefined>;
 }
 
 export const VERDICTS = ['approve', 'needs-changes'] as const;

@@ -8,9 +8,8 @@ import type { RecordViews } from '../domain/record.views.js';
 import type { RecordQueries } from '../domain/record.query.js';
 import type { SchemaAdmin } from '../domain/schema.admin.js';
 import type { RenameKind } from '../domain/schema.rename.js';
-import type { RecordView } from '../domain/record.types.js';
+import type { ClientRecord, RecordView } from '../domain/record.types.js';
 import type { ShareLinkRow, ShareLinks } from '../domain/share.links.js';
-import type { Row } from '../store/record.repository.js';
 
 /** The full proto name, used for registration and health checks. */
 export const RECORDS_SERVICE_NAME = 'reelbase.records.v1.RecordsService';
@@ -33,8 +32,7 @@ export function toProtoRecord(r: RecordView): recordsv1.Record {
 
 /** A record in its client form (JSON text of the query statement) as a proto message. */
 function fromClientJson(text: string): recordsv1.Record {
-  // The statement writes the columns under the names a row has, without `retired` (the client form has none).
-  const r = JSON.parse(text) as Omit<Row, 'retired'>;
+  const r = JSON.parse(text) as ClientRecord;
   const { entity_type: entityType, project_id: projectId, thumbnail_id: thumbnailId, created_by: createdBy, created_at: createdAt, updated_at: updatedAt } = r;
   return toProtoRecord({ id: r.id, entityType, projectId, status: r.status, active: r.active, thumbnailId, createdBy, createdAt, updatedAt, data: r.data });
 }
@@ -60,17 +58,20 @@ function nullable(v: recordsv1.NullableString | undefined): string | null | unde
   return v.value ?? null;
 }
 
+/** The domain services the handlers call (and nothing else). */
+export interface RecordsHandlerDeps {
+  records: RecordService;
+  admin: SchemaAdmin;
+  views: RecordViews;
+  queries: RecordQueries;
+  shares: ShareLinks;
+}
+
 /** Builds the handlers registered with GrpcServer under {@link RECORDS_SERVICE_NAME}. */
-export function recordsHandlers(
-  service: RecordService,
-  admin: SchemaAdmin,
-  views: RecordViews,
-  queries: RecordQueries,
-  shares: ShareLinks,
-): UnaryHandlers<recordsv1.RecordsServiceServer> {
+export function recordsHandlers({ records, admin, views, queries, shares }: RecordsHandlerDeps): UnaryHandlers<recordsv1.RecordsServiceServer> {
   return {
     async createRecord(req: recordsv1.CreateRecordRequest, ctx: CallContext) {
-      const record = await service.create(
+      const record = await records.create(
         {
           entityType: req.entityType,
           id: req.id,
@@ -87,11 +88,11 @@ export function recordsHandlers(
     },
 
     async getRecord(req: recordsv1.GetRecordRequest) {
-      return { record: toProtoRecord(await service.get(req.entityType, req.id)) };
+      return { record: toProtoRecord(await records.get(req.entityType, req.id)) };
     },
 
     async updateRecord(req: recordsv1.UpdateRecordRequest, ctx: CallContext) {
-      const record = await service.update(
+      const record = await records.update(
         {
           entityType: req.entityType,
           id: req.id,
@@ -108,11 +109,11 @@ export function recordsHandlers(
     },
 
     async retireRecord(req: recordsv1.RetireRecordRequest, ctx: CallContext) {
-      return { record: toProtoRecord(await service.retire(req.entityType, req.id, req.ifMatch, ctx)) };
+      return { record: toProtoRecord(await records.retire(req.entityType, req.id, req.ifMatch, ctx)) };
     },
 
     async reviveRecord(req: recordsv1.ReviveRecordRequest, ctx: CallContext) {
-      return { record: toProtoRecord(await service.revive(req.entityType, req.id, ctx)) };
+      return { record: toProtoRecord(await records.revive(req.entityType, req.id, ctx)) };
     },
 
     async applySchema(req: recordsv1.ApplySchemaRequest, ctx: CallContext) {

@@ -1,7 +1,8 @@
 /**
- * The record store on PostgreSQL (domain/record.store.ts): Knex transactions around the
- * statements of record.repository.ts and outbox.repository.ts. It names the subject each
- * outbox row is published on and maps every database failure once.
+ * The records adapter on PostgreSQL: implements the ports of domain/ports.ts with Knex
+ * transactions around the statements of the repositories beside it, each bound to the pool or to
+ * one transaction when it is built. Every public method runs inside `guarded` (every database
+ * failure mapped once); it names the subject each outbox row is published on.
  */
 import type { Knex } from '@mikro-orm/postgresql';
 import { AppError, guarded, type NatsNames, type SqlStateErrors } from '@reelbase/lib-platform';
@@ -9,14 +10,17 @@ import type {
   InsertResult,
   NewRecord,
   OutboxEvent,
+  RecordQueryStore,
   RecordStore,
   RecordTransaction,
+  RecordViewStore,
+  SchemaAdminStore,
   SchemaGuard,
+  ShareLinkStore,
   StoredRecord,
   StoredSchema,
   WriteGuard,
-} from '../domain/record.store.js';
-import type { RecordViewStore } from '../domain/record.views.js';
+} from '../domain/ports.js';
 import { OutboxRepository } from './outbox.repository.js';
 import { RecordRepository } from './record.repository.js';
 import { SchemaRepository } from './schema.repository.js';
@@ -24,11 +28,10 @@ import { RenameRepository } from './rename.repository.js';
 import { UsageRepository, type RecordsUsage } from './usage.repository.js';
 import { ViewsRepository } from './views.repository.js';
 import { ShareRepository } from './share.repository.js';
-import type { NewShareLink, ShareLinkRow, ShareLinkStore } from '../domain/share.links.js';
+import type { NewShareLink, ShareLinkRow } from '../domain/share.links.js';
 import { QueryRepository } from './query.repository.js';
 import type { QueryPool } from './query.pool.js';
-import type { QueryPlan, RecordQueryStore, QueryRow } from '../domain/record.query.js';
-import type { SchemaAdminStore } from '../domain/schema.admin.js';
+import type { QueryPlan, QueryRow } from '../domain/record.query.js';
 import type { CodeRename } from '../domain/schema.rename.js';
 import type { LinkRef } from '../domain/schema.validator.js';
 
@@ -38,44 +41,50 @@ const WRITE_ERRORS: SqlStateErrors = {
 };
 
 export class KnexRecordStore implements RecordStore, SchemaAdminStore, RecordViewStore, RecordQueryStore, ShareLinkStore {
-  private readonly records = new RecordRepository();
+  private readonly records: RecordRepository;
   private readonly outbox = new OutboxRepository();
-  private readonly schema = new SchemaRepository();
-  private readonly renames = new RenameRepository();
-  private readonly usage = new UsageRepository();
-  private readonly views = new ViewsRepository();
-  private readonly shares = new ShareRepository();
-  private readonly queries = new QueryRepository();
+  private readonly schema: SchemaRepository;
+  private readonly usage: UsageRepository;
+  private readonly views: ViewsRepository;
+  private readonly shares: ShareRepository;
+  private readonly queries: QueryRepository;
 
   constructor(
     private readonly db: Knex,
     private readonly names: NatsNames,
     /** The pool queries run on and the statement_timeout its connections carry (store/query.pool.ts). */
     private readonly queryPool: { db: QueryPool; timeoutMs: number },
-  ) {}
+  ) {
+    this.records = new RecordRepository(db);
+    this.schema = new SchemaRepository(db);
+    this.usage = new UsageRepository(db);
+    this.views = new ViewsRepository(db);
+    this.shares = new ShareRepository(db);
+    this.queries = new QueryRepository(queryPool.db);
+  }
 
   find(id: string): Promise<StoredRecord | undefined> {
-    return guarded(() => this.records.find(this.db, id));
+    return guarded(() => this.records.find(id));
   }
 
   insertWithEvent(record: NewRecord, event: OutboxEvent, guard: WriteGuard): Promise<InsertResult> {
     return guarded(async () => {
-      const row = await this.records.insertWithEvent(this.db, record, this.outboxRow(event), guard);
+      const row = await this.records.insertWithEvent(record, this.outboxRow(event), guard);
       if (row) return { row };
-      return { row: undefined, ...(await this.records.whyNotInserted(this.db, record.projectId, guard.links)) };
+      return { row: undefined, ...(await this.records.whyNotInserted(record.projectId, guard.links)) };
     }, WRITE_ERRORS);
   }
 
   schemaVersion(): Promise<number> {
-    return guarded(() => this.schema.version(this.db));
+    return guarded(() => this.schema.version());
   }
 
   deadLinks(links: readonly LinkRef[]): Promise<LinkRef[]> {
-    return guarded(() => this.records.deadLinks(this.db, links));
+    return guarded(() => this.records.deadLinks(links));
   }
 
   linksOutsideProject(links: readonly LinkRef[], projectId: string | null): Promise<LinkRef[]> {
-    return guarded(() => this.records.linksOutsideProject(this.db, links, projectId));
+    return guarded(() => this.records.linksOutsideProject(links, projectId));
   }
 
   transaction<T>(fn: (tx: RecordTransaction) => Promise<T>): Promise<T> {
@@ -83,28 +92,28 @@ export class KnexRecordStore implements RecordStore, SchemaAdminStore, RecordVie
   }
 
   loadSchema(): Promise<StoredSchema | undefined> {
-    return guarded(() => this.schema.load(this.db));
+    return guarded(() => this.schema.load());
   }
 
   applySchema(version: number, snapshotJson: string, refuse?: SchemaGuard): Promise<boolean> {
     return guarded(() =>
       this.db.transaction((trx) =>
-        this.schema.apply(trx, version, snapshotJson, refuse && ((held) => refuse(held, (removed) => this.usage.countRemoved(trx, removed)))),
+        new SchemaRepository(trx).apply(version, snapshotJson, refuse && ((held) => refuse(held, (removed) => new UsageRepository(trx).countRemoved(removed)))),
       ),
     );
   }
 
   applyRename(rename: CodeRename): Promise<number> {
-    return guarded(() => this.db.transaction((trx) => this.renames.apply(trx, rename)));
+    return guarded(() => this.db.transaction((trx) => new RenameRepository(trx).apply(rename)));
   }
 
   countUsage(): Promise<RecordsUsage> {
-    return guarded(() => this.usage.count(this.db));
+    return guarded(() => this.usage.count());
   }
 
   query(plan: QueryPlan): Promise<{ rows: QueryRow[]; schemaVersion: number; total?: number }> {
-    const { db, timeoutMs } = this.queryPool;
-    return guarded(() => this.queries.query(db, plan), {
+    const { timeoutMs } = this.queryPool;
+    return guarded(() => this.queries.query(plan), {
       '57014': (err) =>
         new AppError('unavailable', `the query ran longer than ${timeoutMs} ms and was cancelled: narrow its filter or page with a smaller limit`, {
           code: 'query_timeout',
@@ -114,23 +123,23 @@ export class KnexRecordStore implements RecordStore, SchemaAdminStore, RecordVie
   }
 
   notesLinking(type: string, id: string): Promise<StoredRecord[]> {
-    return guarded(() => this.views.notesLinking(this.db, type, id));
+    return guarded(() => this.views.notesLinking(type, id));
   }
 
   tasksAssignedTo(userId: string): Promise<StoredRecord[]> {
-    return guarded(() => this.views.tasksAssignedTo(this.db, userId));
+    return guarded(() => this.views.tasksAssignedTo(userId));
   }
 
   timeLogsOf(userId: string, from: string, to: string): Promise<StoredRecord[]> {
-    return guarded(() => this.views.timeLogsOf(this.db, userId, from, to));
+    return guarded(() => this.views.timeLogsOf(userId, from, to));
   }
 
   findLive(ids: readonly string[]): Promise<StoredRecord[]> {
-    return guarded(() => this.shares.findLive(this.db, ids));
+    return guarded(() => this.shares.findLive(ids));
   }
 
   notesLinkingAny(type: string, ids: readonly string[]): Promise<StoredRecord[]> {
-    return guarded(() => this.shares.notesLinkingAny(this.db, type, ids));
+    return guarded(() => this.shares.notesLinkingAny(type, ids));
   }
 
   /**
@@ -142,40 +151,44 @@ export class KnexRecordStore implements RecordStore, SchemaAdminStore, RecordVie
     return guarded(() =>
       this.db.transaction(async (trx) => {
         await trx.raw('select 1 from records.record where id = ? for key share', [link.playlistId]);
-        return this.shares.insert(trx, link);
+        return new ShareRepository(trx).insert(link);
       }),
     );
   }
 
   shareLinksOf(playlistId: string): Promise<ShareLinkRow[]> {
-    return guarded(() => this.shares.ofPlaylist(this.db, playlistId));
+    return guarded(() => this.shares.ofPlaylist(playlistId));
   }
 
   shareLinkByDigest(digest: Buffer): Promise<ShareLinkRow | undefined> {
-    return guarded(() => this.shares.byDigest(this.db, digest));
+    return guarded(() => this.shares.byDigest(digest));
   }
 
   shareLinkById(id: string): Promise<ShareLinkRow | undefined> {
-    return guarded(() => this.shares.byId(this.db, id));
+    return guarded(() => this.shares.byId(id));
   }
 
   revokeShareLink(id: string): Promise<ShareLinkRow | undefined> {
-    return guarded(() => this.shares.revoke(this.db, id));
+    return guarded(() => this.shares.revoke(id));
   }
 
+  /** The statements of one transaction: repositories bound to `trx` (a unit of work). */
   private statements(trx: Knex.Transaction): RecordTransaction {
+    const records = new RecordRepository(trx);
+    const schema = new SchemaRepository(trx);
+    const shares = new ShareRepository(trx);
     return {
-      findForUpdate: (id) => this.records.find(trx, id, true),
-      lockForWrite: (id) => this.records.lockWithSchemaVersion(trx, id),
-      schemaVersion: () => this.schema.lockedVersion(trx),
-      loadSchema: () => this.schema.load(trx),
-      deadLinks: (links) => this.records.deadLinks(trx, links),
-      insertWithEvent: (record, event) => this.records.insertWithEvent(trx, record, this.outboxRow(event)),
-      update: (id, values) => this.records.update(trx, id, values),
-      setRetired: (id, retired) => this.records.setRetired(trx, id, retired),
-      isLiveProject: (id) => this.records.isLiveProject(trx, id),
-      linksOutsideProject: (links, projectId) => this.records.linksOutsideProject(trx, links, projectId),
-      hasLiveShareLink: (playlistId) => this.shares.hasLive(trx, playlistId),
+      findForUpdate: (id) => records.find(id, true),
+      lockForWrite: (id) => records.lockWithSchemaVersion(id),
+      schemaVersion: () => schema.lockedVersion(),
+      loadSchema: () => schema.load(),
+      deadLinks: (links) => records.deadLinks(links),
+      insertWithEvent: (record, event) => records.insertWithEvent(record, this.outboxRow(event)),
+      update: (id, values) => records.update(id, values),
+      setRetired: (id, retired) => records.setRetired(id, retired),
+      isLiveProject: (id) => records.isLiveProject(id),
+      linksOutsideProject: (links, projectId) => records.linksOutsideProject(links, projectId),
+      hasLiveShareLink: (playlistId) => shares.hasLive(playlistId),
       appendEvent: async (event) => {
         const row = this.outboxRow(event);
         await this.outbox.append(trx, row.subject, row.eventId, row.json);

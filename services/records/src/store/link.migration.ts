@@ -18,7 +18,7 @@
  * kinds its schema makes link fields. Retired records have no rows; a revive puts them back.
  */
 import { Migration } from '@mikro-orm/migrations';
-import { SQL_UUID_RE } from '../domain/filter.compiler.js';
+import { SQL_UUID_RE } from '../domain/filter.sql.js';
 
 /**
  * The lookup indexes. The trigger's deletes use `record_link_from_idx` (from_id): a plain index, not a

@@ -1,11 +1,11 @@
 /**
  * Indexes for the common shapes of `POST /entities/{Type}/query` (docs/queries.md, "Query
  * indexes"). Every one is partial on live rows (`retired_at is null`, which every query has
- * unless an Admin asks for retired records). Expressions come from domain/filter.compiler.ts,
+ * unless an Admin asks for retired records). Expressions come from domain/filter.sql.ts,
  * so the compiled filters and these indexes are the same expressions by construction.
  */
 import { Migration } from '@mikro-orm/migrations';
-import { linkIdExpr, textFieldExpr } from '../domain/filter.compiler.js';
+import { linkIdExpr, textFieldExpr } from '../domain/filter.sql.js';
 
 /** The link fields traversed most: a hop back from the linked record finds its referrers by index. */
 export const INDEXED_LINKS: readonly { type: string; field: string }[] = [

@@ -123,11 +123,13 @@ export async function runQueryPlan(db: Queryable, plan: QueryPlan, trace?: State
 
 /** Statements of queries. */
 export class QueryRepository {
+  constructor(private readonly pool: QueryPool) {}
+
   /**
    * Runs the page, then the count when asked (on the query pool: store/query.pool.ts). The schema
    * version is the one the page statement saw, or read on its own when the page is empty.
    */
-  query(pool: QueryPool, plan: QueryPlan): Promise<QueryOutcome> {
-    return runQueryPlan(pool, plan);
+  query(plan: QueryPlan): Promise<QueryOutcome> {
+    return runQueryPlan(this.pool, plan);
   }
 }

@@ -1,12 +1,13 @@
 /**
- * SQL for the `record` table. Every statement takes the connection or transaction to run
- * on, so the domain decides what shares a transaction. Timestamps leave PostgreSQL already
+ * SQL for the `record` table. A repository is bound to the connection or the transaction it runs
+ * on when it is built (knex.record.store.ts builds one per transaction), so the domain decides what
+ * shares a transaction. Timestamps leave PostgreSQL already
  * formatted with microseconds: a JS Date would cut them to milliseconds and break ETags.
  */
 import type { Knex } from '@mikro-orm/postgresql';
 import { sqlIsoMicros } from '@reelbase/lib-platform';
-import type { NewRecord, RecordValues, StoredRecord, WriteGuard } from '../domain/record.store.js';
-import type { DataObject } from '../domain/record.types.js';
+import type { NewRecord, RecordValues, StoredRecord, WriteGuard } from '../domain/ports.js';
+import type { ClientRecord } from '../domain/record.types.js';
 import type { LinkRef } from '../domain/schema.validator.js';
 import { SCHEMA_SHARED_LOCK_SQL, SCHEMA_VERSION_SQL } from './schema.repository.js';
 
@@ -21,19 +22,9 @@ export const COLUMNS = `id, entity_type, project_id, status, active, thumbnail_i
 // still give two different ETags.
 const NEXT_UPDATED_AT = `greatest(clock_timestamp(), updated_at + interval '1 microsecond')`;
 
-/** A row as selected with {@link COLUMNS}. */
-export interface Row {
-  id: string;
-  entity_type: string;
-  project_id: string | null;
-  status: string | null;
-  active: boolean;
-  thumbnail_id: string | null;
-  created_by: string | null;
-  created_at: string;
-  updated_at: string;
+/** A row as selected with {@link COLUMNS}: the record's client form and whether it is retired. */
+export interface Row extends ClientRecord {
   retired: boolean;
-  data: DataObject;
 }
 
 export const toStored = (r: Row): StoredRecord => ({
@@ -61,17 +52,19 @@ const LIVE_LINK_TARGET = `exists (select 1 from records.record x where x.id = l.
 
 /** Statements on `records.record`. */
 export class RecordRepository {
+  constructor(private readonly db: Db) {}
+
   /** The row with `id`, retired or not; `lock` takes a row lock for the rest of the transaction. */
-  find(db: Db, id: string, lock = false): Promise<StoredRecord | undefined> {
-    return one(db, `select ${COLUMNS} from records.record where id = ?${lock ? ' for update' : ''}`, [id]);
+  find(id: string, lock = false): Promise<StoredRecord | undefined> {
+    return one(this.db, `select ${COLUMNS} from records.record where id = ?${lock ? ' for update' : ''}`, [id]);
   }
 
   /**
    * The row with `id` locked, and in the same statement the stored schema version, so an update
    * validates against the schema as it was when its statement began (-1 when there is no row).
    */
-  async lockWithSchemaVersion(db: Db, id: string): Promise<{ record: StoredRecord | undefined; schemaVersion: number }> {
-    const res = await db.raw<{ rows: (Row & { schema_version: string })[] }>(
+  async lockWithSchemaVersion(id: string): Promise<{ record: StoredRecord | undefined; schemaVersion: number }> {
+    const res = await this.db.raw<{ rows: (Row & { schema_version: string })[] }>(
       `select ${COLUMNS}, ${SCHEMA_VERSION_SQL} as schema_version from records.record where id = ? and ${SCHEMA_SHARED_LOCK_SQL} for update`,
       [id],
     );
@@ -80,9 +73,9 @@ export class RecordRepository {
   }
 
   /** The links that name no live record of their type, in one statement. */
-  async deadLinks(db: Db, links: readonly LinkRef[]): Promise<LinkRef[]> {
+  async deadLinks(links: readonly LinkRef[]): Promise<LinkRef[]> {
     if (links.length === 0) return [];
-    const res = await db.raw<{ rows: { i: string }[] }>(
+    const res = await this.db.raw<{ rows: { i: string }[] }>(
       `select l.i from unnest(?::uuid[], ?::text[]) with ordinality l(id, t, i) where not ${LIVE_LINK_TARGET}`,
       [links.map((l) => l.id), links.map((l) => l.type)] as unknown as Knex.RawBinding[],
     );
@@ -93,9 +86,9 @@ export class RecordRepository {
    * The links whose target is live and belongs to another project than `projectId` (a missing
    * or retired target is deadLinks' to report).
    */
-  async linksOutsideProject(db: Db, links: readonly LinkRef[], projectId: string | null): Promise<LinkRef[]> {
+  async linksOutsideProject(links: readonly LinkRef[], projectId: string | null): Promise<LinkRef[]> {
     if (links.length === 0) return [];
-    const res = await db.raw<{ rows: { i: string }[] }>(
+    const res = await this.db.raw<{ rows: { i: string }[] }>(
       `select l.i from unnest(?::uuid[]) with ordinality l(id, i)
          join records.record r on r.id = l.id
         where r.retired_at is null and r.project_id is distinct from ?::uuid`,
@@ -108,12 +101,8 @@ export class RecordRepository {
    * Why a guarded insert wrote nothing: the stored schema version, whether the project is live
    * and which links are dead, in one statement.
    */
-  async whyNotInserted(
-    db: Db,
-    projectId: string | null,
-    links: readonly LinkRef[],
-  ): Promise<{ schemaVersion: number; projectLive: boolean; deadLinks: LinkRef[] }> {
-    const res = await db.raw<{ rows: { v: string; project_live: boolean; dead: string[] | null }[] }>(
+  async whyNotInserted(projectId: string | null, links: readonly LinkRef[]): Promise<{ schemaVersion: number; projectLive: boolean; deadLinks: LinkRef[] }> {
+    const res = await this.db.raw<{ rows: { v: string; project_live: boolean; dead: string[] | null }[] }>(
       `select ${SCHEMA_VERSION_SQL} as v,
               (?::uuid is null or exists (select 1 from records.record p
                                            where p.id = ?::uuid and p.entity_type = 'Project' and p.retired_at is null)) as project_live,
@@ -141,12 +130,7 @@ export class RecordRepository {
    * row serialise on MultiXact bookkeeping, and a Shot created while its project is being
    * retired is no different from one created a moment before (retirement is reversible).
    */
-  async insertWithEvent(
-    db: Db,
-    v: NewRecord,
-    event: { subject: string; eventId: string; json: string },
-    guard?: WriteGuard,
-  ): Promise<StoredRecord | undefined> {
+  async insertWithEvent(v: NewRecord, event: { subject: string; eventId: string; json: string }, guard?: WriteGuard): Promise<StoredRecord | undefined> {
     const guardSql =
       guard === undefined
         ? ''
@@ -159,7 +143,7 @@ export class RecordRepository {
           ? [guard.schemaVersion, guard.links.map((l) => l.id), guard.links.map((l) => l.type)]
           : [guard.schemaVersion];
     return one(
-      db,
+      this.db,
       `with c as (select clock_timestamp() as ts),
        r as (
          insert into records.record
@@ -196,9 +180,9 @@ export class RecordRepository {
   }
 
   /** Overwrites the writable columns of a row and moves its updated_at. */
-  async update(db: Db, id: string, v: RecordValues): Promise<StoredRecord> {
+  async update(id: string, v: RecordValues): Promise<StoredRecord> {
     const row = await one(
-      db,
+      this.db,
       `update records.record
           set project_id = ?, status = ?, active = ?, thumbnail_id = ?, data = ?::jsonb, updated_at = ${NEXT_UPDATED_AT}
         where id = ?
@@ -209,9 +193,9 @@ export class RecordRepository {
   }
 
   /** Retires (soft-deletes) or revives a row; either moves updated_at. */
-  async setRetired(db: Db, id: string, retired: boolean): Promise<StoredRecord> {
+  async setRetired(id: string, retired: boolean): Promise<StoredRecord> {
     const row = await one(
-      db,
+      this.db,
       `update records.record
           set retired_at = ${retired ? 'clock_timestamp()' : 'null'}, updated_at = ${NEXT_UPDATED_AT}
         where id = ?
@@ -225,10 +209,11 @@ export class RecordRepository {
    * True when `id` is a live Project. `for share` keeps a concurrent transaction from retiring
    * the project until this one commits (`for key share` would not: retiring changes no key).
    */
-  async isLiveProject(db: Db, id: string): Promise<boolean> {
-    const res = await db.raw<{ rows: unknown[] }>(`select 1 from records.record where id = ? and entity_type = 'Project' and retired_at is null for share`, [
-      id,
-    ]);
+  async isLiveProject(id: string): Promise<boolean> {
+    const res = await this.db.raw<{ rows: unknown[] }>(
+      `select 1 from records.record where id = ? and entity_type = 'Project' and retired_at is null for share`,
+      [id],
+    );
     return res.rows.length > 0;
   }
 }

@@ -50,23 +50,25 @@ const BULK: Record<CodeRename['kind'], string> = {
 };
 
 export class RenameRepository {
+  constructor(private readonly trx: Knex.Transaction) {}
+
   /** Applies `r` in `trx` unless its journal id was applied before; the number of records rewritten. */
-  async apply(trx: Knex.Transaction, r: CodeRename): Promise<number> {
+  async apply(r: CodeRename): Promise<number> {
     // Every write validated against an older definition commits first, so the statements below see it.
-    await lockSchemaExclusive(trx);
+    await lockSchemaExclusive(this.trx);
     // Two calls with one journal id: the second waits here for the first to commit, then sees it.
-    const claimed = await trx.raw<{ rows: unknown[] }>(
+    const claimed = await this.trx.raw<{ rows: unknown[] }>(
       `insert into records.applied_rename (journal_id, kind, from_code, to_code, rewritten) values (?, ?, ?, ?, 0)
        on conflict (journal_id) do nothing returning 1`,
       [r.journalId, r.kind, r.from, r.to],
     );
     if (claimed.rows.length === 0) {
-      const done = await trx.raw<{ rows: { rewritten: string }[] }>('select rewritten from records.applied_rename where journal_id = ?', [r.journalId]);
+      const done = await this.trx.raw<{ rows: { rewritten: string }[] }>('select rewritten from records.applied_rename where journal_id = ?', [r.journalId]);
       return Number(done.rows[0]?.rewritten ?? 0);
     }
     // Presets and Projects whose data mentions the code as a JSON string: few, rewritten one by one.
     const needle = JSON.stringify(r.from);
-    const small = await trx.raw<{ rows: { id: string; entity_type: string; data: DataObject }[] }>(
+    const small = await this.trx.raw<{ rows: { id: string; entity_type: string; data: DataObject }[] }>(
       `select id, entity_type, data from records.record
         where entity_type in ('Preset', 'Project') and strpos(data::text, ?) > 0
         for update`,
@@ -76,17 +78,17 @@ export class RenameRepository {
     for (const row of small.rows) {
       const next = rewriteSmallRecord(row.entity_type, row.data, r);
       if (!next) continue;
-      await trx.raw(`update records.record set data = ?::jsonb, updated_at = ${NEXT_UPDATED_AT} where id = ?`, [JSON.stringify(next), row.id]);
+      await this.trx.raw(`update records.record set data = ?::jsonb, updated_at = ${NEXT_UPDATED_AT} where id = ?`, [JSON.stringify(next), row.id]);
       smallIds.push(row.id);
     }
     // The bulk: counted in the database (no ids shipped back), without the rows counted above.
     const params = { from: r.from, to: r.to, field: r.field, type: r.entityType, small: smallIds };
-    const bulk = await trx.raw<{ rows: { n: string }[] }>(
+    const bulk = await this.trx.raw<{ rows: { n: string }[] }>(
       `with u as (${BULK[r.kind]}) select count(*) filter (where not (u.id = any(:small::uuid[]))) as n from u`,
       params,
     );
     const rewritten = { size: smallIds.length + Number(bulk.rows[0]!.n) };
-    await trx.raw('update records.applied_rename set rewritten = ? where journal_id = ?', [rewritten.size, r.journalId]);
+    await this.trx.raw('update records.applied_rename set rewritten = ? where journal_id = ?', [rewritten.size, r.journalId]);
     return rewritten.size;
   }
 }

@@ -3,7 +3,7 @@
  * against (docs/architecture.md, "Records obey the schema").
  */
 import type { Knex } from '@mikro-orm/postgresql';
-import type { StoredSchema } from '../domain/record.store.js';
+import type { StoredSchema } from '../domain/ports.js';
 import type { SchemaSnapshot } from '../domain/schema.snapshot.js';
 import type { Db } from './record.repository.js';
 
@@ -25,20 +25,22 @@ export async function lockSchemaExclusive(db: Db): Promise<void> {
 }
 
 export class SchemaRepository {
-  async load(db: Db): Promise<StoredSchema | undefined> {
-    const res = await db.raw<{ rows: { version: string; snapshot: SchemaSnapshot }[] }>('select version, snapshot from records.schema_state where id = 1');
+  constructor(private readonly db: Db) {}
+
+  async load(): Promise<StoredSchema | undefined> {
+    const res = await this.db.raw<{ rows: { version: string; snapshot: SchemaSnapshot }[] }>('select version, snapshot from records.schema_state where id = 1');
     const row = res.rows[0];
     return row ? { version: Number(row.version), snapshot: row.snapshot } : undefined;
   }
 
-  async version(db: Db): Promise<number> {
-    const res = await db.raw<{ rows: { v: string }[] }>(`select ${SCHEMA_VERSION_SQL} as v`);
+  async version(): Promise<number> {
+    const res = await this.db.raw<{ rows: { v: string }[] }>(`select ${SCHEMA_VERSION_SQL} as v`);
     return Number(res.rows[0]!.v);
   }
 
   /** In a transaction: takes the schema lock in shared mode, and reads the version. */
-  async lockedVersion(db: Db): Promise<number> {
-    const res = await db.raw<{ rows: { v: string }[] }>(`select ${SCHEMA_VERSION_SQL} as v where ${SCHEMA_SHARED_LOCK_SQL}`);
+  async lockedVersion(): Promise<number> {
+    const res = await this.db.raw<{ rows: { v: string }[] }>(`select ${SCHEMA_VERSION_SQL} as v where ${SCHEMA_SHARED_LOCK_SQL}`);
     return Number(res.rows[0]!.v);
   }
 
@@ -48,14 +50,14 @@ export class SchemaRepository {
    * `beforeWrite` runs once the lock is held, with the stored snapshot, and may refuse by throwing
    * (nothing is written then): no write validates or commits between it and the upsert.
    */
-  async apply(db: Db, version: number, snapshotJson: string, beforeWrite?: (held: StoredSchema | undefined) => Promise<void>): Promise<boolean> {
-    await lockSchemaExclusive(db);
+  async apply(version: number, snapshotJson: string, beforeWrite?: (held: StoredSchema | undefined) => Promise<void>): Promise<boolean> {
+    await lockSchemaExclusive(this.db);
     if (beforeWrite) {
-      const held = await this.load(db);
+      const held = await this.load();
       if (held && held.version >= version) return false;
       await beforeWrite(held);
     }
-    const res = await db.raw<{ rows: unknown[] }>(
+    const res = await this.db.raw<{ rows: unknown[] }>(
       `insert into records.schema_state (id, version, snapshot) values (1, ?, ?::jsonb)
        on conflict (id) do update set version = excluded.version, snapshot = excluded.snapshot, applied_at = now()
         where records.schema_state.version < excluded.version

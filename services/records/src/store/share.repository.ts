@@ -4,7 +4,7 @@
  */
 import type { Knex } from '@mikro-orm/postgresql';
 import { sqlIsoMicros } from '@reelbase/lib-platform';
-import type { StoredRecord } from '../domain/record.store.js';
+import type { StoredRecord } from '../domain/ports.js';
 import type { NewShareLink, ShareLinkRow } from '../domain/share.links.js';
 import { COLUMNS, toStored, type Db, type Row } from './record.repository.js';
 
@@ -48,9 +48,11 @@ async function links(db: Db, sql: string, params: readonly unknown[]): Promise<S
 }
 
 export class ShareRepository {
-  async insert(db: Db, l: NewShareLink): Promise<ShareLinkRow> {
+  constructor(private readonly db: Db) {}
+
+  async insert(l: NewShareLink): Promise<ShareLinkRow> {
     const rows = await links(
-      db,
+      this.db,
       `insert into records.share_link (id, playlist_id, token_digest, token_prefix, password_hash, expires_at, can_comment, created_by)
         values (?, ?, ?, ?, ?, ?, ?, ?) returning ${LINK_COLUMNS}`,
       [l.id, l.playlistId, l.tokenDigest, l.tokenPrefix, l.passwordHash, l.expiresAt, l.canComment, l.createdBy],
@@ -58,21 +60,21 @@ export class ShareRepository {
     return rows[0]!;
   }
 
-  ofPlaylist(db: Db, playlistId: string): Promise<ShareLinkRow[]> {
-    return links(db, `select ${LINK_COLUMNS} from records.share_link where playlist_id = ? order by created_at desc, id desc`, [playlistId]);
+  ofPlaylist(playlistId: string): Promise<ShareLinkRow[]> {
+    return links(this.db, `select ${LINK_COLUMNS} from records.share_link where playlist_id = ? order by created_at desc, id desc`, [playlistId]);
   }
 
-  async byDigest(db: Db, digest: Buffer): Promise<ShareLinkRow | undefined> {
-    return (await links(db, `select ${LINK_COLUMNS} from records.share_link where token_digest = ?`, [digest]))[0];
+  async byDigest(digest: Buffer): Promise<ShareLinkRow | undefined> {
+    return (await links(this.db, `select ${LINK_COLUMNS} from records.share_link where token_digest = ?`, [digest]))[0];
   }
 
-  async byId(db: Db, id: string): Promise<ShareLinkRow | undefined> {
-    return (await links(db, `select ${LINK_COLUMNS} from records.share_link where id = ?`, [id]))[0];
+  async byId(id: string): Promise<ShareLinkRow | undefined> {
+    return (await links(this.db, `select ${LINK_COLUMNS} from records.share_link where id = ?`, [id]))[0];
   }
 
   /** True when the playlist has a link neither revoked nor expired (on the database's clock). */
-  async hasLive(db: Db, playlistId: string): Promise<boolean> {
-    const res = await db.raw<{ rows: unknown[] }>(
+  async hasLive(playlistId: string): Promise<boolean> {
+    const res = await this.db.raw<{ rows: unknown[] }>(
       `select 1 from records.share_link
         where playlist_id = ? and revoked_at is null and (expires_at is null or expires_at > clock_timestamp()) limit 1`,
       [playlistId],
@@ -80,22 +82,22 @@ export class ShareRepository {
     return res.rows.length > 0;
   }
 
-  async revoke(db: Db, id: string): Promise<ShareLinkRow | undefined> {
+  async revoke(id: string): Promise<ShareLinkRow | undefined> {
     const sql = `update records.share_link set revoked_at = coalesce(revoked_at, clock_timestamp()) where id = ? returning ${LINK_COLUMNS}`;
-    return (await links(db, sql, [id]))[0];
+    return (await links(this.db, sql, [id]))[0];
   }
 
-  async findLive(db: Db, ids: readonly string[]): Promise<StoredRecord[]> {
+  async findLive(ids: readonly string[]): Promise<StoredRecord[]> {
     if (ids.length === 0) return [];
-    const res = await db.raw<{ rows: Row[] }>(`select ${COLUMNS} from records.record where id = any(?::uuid[]) and retired_at is null`, [ids as string[]]);
+    const res = await this.db.raw<{ rows: Row[] }>(`select ${COLUMNS} from records.record where id = any(?::uuid[]) and retired_at is null`, [ids as string[]]);
     return res.rows.map(toStored);
   }
 
   /** Notes linking any of the records (record_note_links_idx, one containment per id). */
-  async notesLinkingAny(db: Db, type: string, ids: readonly string[]): Promise<StoredRecord[]> {
+  async notesLinkingAny(type: string, ids: readonly string[]): Promise<StoredRecord[]> {
     if (ids.length === 0) return [];
     const wanted = ids.map((id) => JSON.stringify([{ type, id }]));
-    const res = await db.raw<{ rows: Row[] }>(
+    const res = await this.db.raw<{ rows: Row[] }>(
       `select ${COLUMNS} from records.record
         where entity_type = 'Note' and retired_at is null and data->'links' @> any(?::jsonb[])
         order by record.created_at, id`,

@@ -70,12 +70,14 @@ function removedCountSql(r: Removal): [string, unknown[]] {
 }
 
 export class UsageRepository {
+  constructor(private readonly db: Knex) {}
+
   /** The usage of each removed code only (every other key absent), in one statement. */
-  async countRemoved(db: Knex, removed: readonly Removal[]): Promise<RecordsUsage> {
+  async countRemoved(removed: readonly Removal[]): Promise<RecordsUsage> {
     const usage: RecordsUsage = { entity_types: {}, fields: {}, statuses: {}, steps: {}, priorities: {}, options: {}, status_types: {} };
     if (removed.length === 0) return usage;
     const parts = removed.map(removedCountSql);
-    const res = await db.raw<{ rows: { kind: keyof RecordsUsage; code: string; n: string }[] }>(
+    const res = await this.db.raw<{ rows: { kind: keyof RecordsUsage; code: string; n: string }[] }>(
       parts.map(([sql]) => `(${sql})`).join(' union all '),
       parts.flatMap(([, bindings]) => bindings) as Knex.RawBinding[],
     );
@@ -83,11 +85,11 @@ export class UsageRepository {
     return usage;
   }
 
-  async count(db: Knex): Promise<RecordsUsage> {
+  async count(): Promise<RecordsUsage> {
     const usage: RecordsUsage = { entity_types: {}, fields: {}, statuses: {}, steps: {}, priorities: {}, options: {}, status_types: {} };
     // The set-returning functions make the planner's estimate large enough to JIT-compile the
     // query, which costs most of a second and gains nothing at this size: JIT off for this one.
-    const res = await db.transaction(async (trx) => {
+    const res = await this.db.transaction(async (trx) => {
       await trx.raw('set local jit = off');
       return trx.raw<{ rows: { kind: keyof RecordsUsage; code: string; n: string }[] }>(USAGE_SQL);
     });

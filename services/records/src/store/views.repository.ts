@@ -4,7 +4,7 @@
  * "Work view indexes"). Every value is bound.
  */
 import type { Knex } from '@mikro-orm/postgresql';
-import type { StoredRecord } from '../domain/record.store.js';
+import type { StoredRecord } from '../domain/ports.js';
 import { COLUMNS, toStored, type Db, type Row } from './record.repository.js';
 
 async function many(db: Db, sql: string, params: readonly unknown[]): Promise<StoredRecord[]> {
@@ -33,21 +33,23 @@ export const TIMELOGS_SQL = `select ${COLUMNS} from records.record
 
 /** Statements of the work views. */
 export class ViewsRepository {
+  constructor(private readonly db: Db) {}
+
   /** Live Notes whose `data.links` contain the record, oldest first (record_note_links_idx). */
-  notesLinking(db: Db, type: string, id: string): Promise<StoredRecord[]> {
-    return many(db, NOTES_SQL, [linkArray(type, id)]);
+  notesLinking(type: string, id: string): Promise<StoredRecord[]> {
+    return many(this.db, NOTES_SQL, [linkArray(type, id)]);
   }
 
   /** Live Tasks whose `data.assignees` contain the User, oldest first (record_task_assignees_idx). */
-  tasksAssignedTo(db: Db, userId: string): Promise<StoredRecord[]> {
-    return many(db, TASKS_SQL, [linkArray('User', userId)]);
+  tasksAssignedTo(userId: string): Promise<StoredRecord[]> {
+    return many(this.db, TASKS_SQL, [linkArray('User', userId)]);
   }
 
   /**
    * Live TimeLogs of the User dated within [from, to] (record_timelog_user_date_idx). Dates are
    * stored as `YYYY-MM-DD` text, so text order is date order.
    */
-  timeLogsOf(db: Db, userId: string, from: string, to: string): Promise<StoredRecord[]> {
-    return many(db, TIMELOGS_SQL, [userId, from, to]);
+  timeLogsOf(userId: string, from: string, to: string): Promise<StoredRecord[]> {
+    return many(this.db, TIMELOGS_SQL, [userId, from, to]);
   }
 }

@@ -1,15 +1,20 @@
 /**
- * The port through which the record service reaches its storage. The service decides what
- * must happen atomically; the store owns transactions, SQL, locking, the outbox table (and
- * so the NATS subject each event is published on) and the mapping of database failures to
- * AppErrors (a reused id → 409 `duplicate_id`, a lost database → `unavailable`). The
- * PostgreSQL implementation is store/knex.record.store.ts.
+ * What the records domain needs from outside, as ports: the record store (writes and their
+ * transactions), the schema it validates against, the work views, queries and share links. The
+ * domain decides what must happen atomically; the store owns transactions, SQL, locking, the outbox
+ * table (and so the NATS subject each event is published on) and the mapping of database failures
+ * to AppErrors (a reused id → 409 `duplicate_id`, a lost database → `unavailable`). The PostgreSQL
+ * adapter is store/knex.record.store.ts.
  */
 import type { StreamEvent } from '@reelbase/lib-platform';
+import type { QueryPlan, QueryRow } from './record.query.js';
 import type { DataObject, RecordView } from './record.types.js';
+import type { SchemaUsage } from './schema.admin.js';
 import type { CodeUsage, Removal } from './schema.removals.js';
+import type { CodeRename } from './schema.rename.js';
 import type { SchemaSnapshot } from './schema.snapshot.js';
 import type { LinkRef } from './schema.validator.js';
+import type { NewShareLink, ShareLinkRow } from './share.links.js';
 
 /** The schema records holds in its own table: version 0 and no snapshot until one is applied. */
 export interface StoredSchema {
@@ -128,6 +133,54 @@ export interface RecordStore {
  * counts the usage of the given codes only.
  */
 export type SchemaGuard = (held: StoredSchema | undefined, countRemoved: (removed: readonly Removal[]) => Promise<CodeUsage>) => Promise<void>;
+
+/** The reads the views need; the PostgreSQL implementation is store/views.repository.ts via KnexRecordStore. */
+export interface RecordViewStore {
+  /** The row with `id`, retired or not. */
+  find(id: string): Promise<StoredRecord | undefined>;
+  /** Live Notes whose `data.links` contain `{type, id}`, oldest first. */
+  notesLinking(type: string, id: string): Promise<StoredRecord[]>;
+  /** Live Tasks whose `data.assignees` contain the User `userId`, oldest first. */
+  tasksAssignedTo(userId: string): Promise<StoredRecord[]>;
+  /** Live TimeLogs whose `data.user` is `userId` and `data.date` lies in [from, to], by date then creation. */
+  timeLogsOf(userId: string, from: string, to: string): Promise<StoredRecord[]>;
+}
+
+/** What queries need from storage: the plan run on the query pool, and the schema. */
+export interface RecordQueryStore {
+  /**
+   * Runs the plan: at most `limit` rows, the stored schema version the statement saw, and the
+   * count of every match when asked.
+   */
+  query(plan: QueryPlan): Promise<{ rows: QueryRow[]; schemaVersion: number; total?: number }>;
+  /** The stored schema snapshot, undefined before the first ApplySchema. */
+  loadSchema(): Promise<StoredSchema | undefined>;
+  /** The stored schema version (0 before the first snapshot). */
+  schemaVersion(): Promise<number>;
+}
+
+/** What the schema service's calls need from storage. */
+export interface SchemaAdminStore extends Pick<RecordStore, 'applySchema'> {
+  /** Applies `rename` once per journal id; later calls answer the first call's count. */
+  applyRename(rename: CodeRename): Promise<number>;
+  countUsage(): Promise<SchemaUsage>;
+}
+
+/** What share links need from storage; store/share.repository.ts via KnexRecordStore. */
+export interface ShareLinkStore {
+  find(id: string): Promise<StoredRecord | undefined>;
+  /** Live records among `ids` (any order). */
+  findLive(ids: readonly string[]): Promise<StoredRecord[]>;
+  /** Live Notes whose `links` name any of the records `type`/`ids`, oldest first. */
+  notesLinkingAny(type: string, ids: readonly string[]): Promise<StoredRecord[]>;
+  insertShareLink(link: NewShareLink): Promise<ShareLinkRow>;
+  /** Links of a playlist, newest first. */
+  shareLinksOf(playlistId: string): Promise<ShareLinkRow[]>;
+  shareLinkByDigest(digest: Buffer): Promise<ShareLinkRow | undefined>;
+  shareLinkById(id: string): Promise<ShareLinkRow | undefined>;
+  /** Sets `revoked_at` once (a second revoke keeps the first time). */
+  revokeShareLink(id: string): Promise<ShareLinkRow | undefined>;
+}
 
 /** Strips the retired flag for callers. */
 export function toView(r: StoredRecord): RecordView {
