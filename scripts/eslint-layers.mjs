@@ -42,7 +42,6 @@ export const TEMPORARY_LAYER_EXCEPTIONS = new Set([
   'services/events/src/grpc/events.handler.ts -> ../store/event-log.repository.js',
   'services/notifier/src/grpc/notifier.handler.ts -> @mikro-orm/postgresql',
   'services/notifier/src/grpc/notifier.handler.ts -> ../store/api.repository.js',
-  'services/records/src/grpc/records.handler.ts -> ../store/record.repository.js',
 ]);
 
 /** Where a file sits: `{ pkg, inSrc, layer }` for files under services/<pkg>/, else null. */
