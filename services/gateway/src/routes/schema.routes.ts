@@ -121,18 +121,56 @@ const CODE_RENAME = {
 };
 const DELETE_IN_USE = { params: CodePath, conflicts: `${BUILTIN}; ${IN_USE}`, errors: [404, 503] };
 
+/** A create: 409 when the code exists. */
+const created = (summary: string, body: z.ZodType, answer: RouteResponse): SchemaRouteDoc => ({
+  summary,
+  body,
+  ok: answer,
+  conflicts: DUPLICATE,
+  errors: [503],
+});
+/** An update of the definition `{code}`. */
+const updated = (summary: string, body: z.ZodType, answer: RouteResponse): SchemaRouteDoc => ({
+  summary,
+  params: CodePath,
+  body,
+  ok: answer,
+  errors: [404, 503],
+});
+/** A change with nothing in its path and no conflict. */
+const replaced = (summary: string, body: z.ZodType, answer: RouteResponse): SchemaRouteDoc => ({ summary, body, ok: answer, errors: [503] });
+
+const APPLICATIONS =
+  "Without project_id: the whole studio catalog. With project_id: the applications the project's `data.overrides.applications` " +
+  'names (a project without one inherits the whole catalog); with step too, `overrides.applicationsByStep[step]` wins ' +
+  'over the project-wide list when present. An unknown project is 404.';
+const ACTIVE_TOOLS =
+  "The variants the project's `data.overrides.tools` selectors (`<tool>/<version>`) name. With step, an explicit " +
+  '`overrides.toolsByStep[step]` list (even an empty one) keeps only the selectors it names; an absent key keeps all. ' +
+  'Selectors naming a tool or version not in the catalog are skipped. An unknown project is 404.';
+
+/** A read with no input. */
+const read = (summary: string, answer: RouteResponse): SchemaRouteDoc => ({ summary, ok: answer, errors: [503] });
+/** A catalog read by project (404 for an unknown one). */
+const catalogRead = (summary: string, description: string, query: z.ZodObject, answer: RouteResponse): SchemaRouteDoc => ({
+  summary,
+  description,
+  query,
+  ok: answer,
+  errors: [404, 503],
+});
+
 /** The routes' OpenAPI text and schemas, one per operation of SCHEMA_OPERATIONS. */
 const DOCS: Record<SchemaOperationName, SchemaRouteDoc> = {
   // --- the whole schema ------------------------------------------------------------------
-  getSchema: {
-    summary: 'The whole run-time data model: entity types with their fields, statuses, steps (in order), priorities, workflows, transitions, task templates.',
-    ok: { description: 'The schema.', schema: SchemaOut },
-    errors: [503],
-  },
+  getSchema: read(
+    'The whole run-time data model: entity types with their fields, statuses, steps (in order), priorities, workflows, transitions, task templates.',
+    ok('The schema.', SchemaOut),
+  ),
   getUsage: {
     operationId: 'getSchemaUsage',
     summary: 'How many records use each entity type, field, status, step and priority (retired records included).',
-    ok: { description: 'The usage report.', schema: UsageOut },
+    ok: ok('The usage report.', UsageOut),
     errors: [503],
   },
 
@@ -198,13 +236,7 @@ const DOCS: Record<SchemaOperationName, SchemaRouteDoc> = {
   },
 
   // --- statuses ------------------------------------------------------------------------------
-  createStatus: {
-    summary: 'Create a status (Admin).',
-    body: StatusBody,
-    ok: ok('The status as stored.', StatusOut),
-    conflicts: DUPLICATE,
-    errors: [503],
-  },
+  createStatus: created('Create a status (Admin).', StatusBody, ok('The status as stored.', StatusOut)),
   updateStatus: {
     summary: 'Update a status (Admin).',
     params: CodePath,
@@ -223,13 +255,7 @@ const DOCS: Record<SchemaOperationName, SchemaRouteDoc> = {
   renameStatus: { summary: 'Change a status code (Admin).', ...CODE_RENAME, errors: [404, 503] },
 
   // --- steps ---------------------------------------------------------------------------------
-  createStep: {
-    summary: 'Create a step; it comes last (Admin).',
-    body: StepBody,
-    ok: ok('The step as stored.', StepOut),
-    conflicts: DUPLICATE,
-    errors: [503],
-  },
+  createStep: created('Create a step; it comes last (Admin).', StepBody, ok('The step as stored.', StepOut)),
   reorderSteps: {
     summary: 'Put the steps in a new order (Admin).',
     description: '`codes` must name every step exactly once (422 otherwise).',
@@ -237,110 +263,39 @@ const DOCS: Record<SchemaOperationName, SchemaRouteDoc> = {
     ok: ok('The steps in their new order.', StepsOut),
     errors: [503],
   },
-  updateStep: {
-    summary: 'Update a step (Admin).',
-    params: CodePath,
-    body: StepPatch,
-    ok: ok('The step as stored.', StepOut),
-    errors: [404, 503],
-  },
+  updateStep: updated('Update a step (Admin).', StepPatch, ok('The step as stored.', StepOut)),
   deleteStep: { summary: 'Delete a step (Admin).', ...DELETE_IN_USE, ok: ok('The deleted step.', DeletedOut) },
   renameStep: { summary: 'Change a step code (Admin).', ...CODE_RENAME, errors: [404, 503] },
 
   // --- workflows, transitions, task templates --------------------------------------------
-  createWorkflow: {
-    summary: 'Create a workflow and its workflow schemas (Admin).',
-    body: WorkflowBody,
-    ok: ok('The workflow as stored.', WorkflowOut),
-    conflicts: DUPLICATE,
-    errors: [503],
-  },
+  createWorkflow: created('Create a workflow and its workflow schemas (Admin).', WorkflowBody, ok('The workflow as stored.', WorkflowOut)),
   deleteWorkflow: {
     summary: 'Delete a workflow; the body needs only `code` (Admin).',
     body: WorkflowBody,
     ok: ok('The deleted workflow.', DeletedOut),
     errors: [404, 503],
   },
-  setTransitions: {
-    summary: "Set an object type's studio-default transitions (Admin).",
-    body: ObjectTransitionsBody,
-    ok: ok("The type's transitions as stored.", TransitionsOut),
-    errors: [503],
-  },
-  setTaskTemplates: {
-    summary: 'Replace the studio-wide task templates (Admin).',
-    body: TaskTemplatesBody,
-    ok: ok('The task templates as stored.', TaskTemplatesOut),
-    errors: [503],
-  },
+  setTransitions: replaced(
+    "Set an object type's studio-default transitions (Admin).",
+    ObjectTransitionsBody,
+    ok("The type's transitions as stored.", TransitionsOut),
+  ),
+  setTaskTemplates: replaced('Replace the studio-wide task templates (Admin).', TaskTemplatesBody, ok('The task templates as stored.', TaskTemplatesOut)),
 
   // --- priorities ------------------------------------------------------------------------
-  createPriority: {
-    summary: 'Create a priority (Admin).',
-    body: PriorityBody,
-    ok: ok('The priority as stored.', PriorityOut),
-    conflicts: DUPLICATE,
-    errors: [503],
-  },
-  updatePriority: {
-    summary: 'Update a priority (Admin).',
-    params: CodePath,
-    body: PriorityPatch,
-    ok: ok('The priority as stored.', PriorityOut),
-    errors: [404, 503],
-  },
+  createPriority: created('Create a priority (Admin).', PriorityBody, ok('The priority as stored.', PriorityOut)),
+  updatePriority: updated('Update a priority (Admin).', PriorityPatch, ok('The priority as stored.', PriorityOut)),
   deletePriority: { summary: 'Delete a priority (Admin).', ...DELETE_IN_USE, ok: ok('The deleted priority.', DeletedOut) },
   renamePriority: { summary: 'Change a priority code (Admin).', ...CODE_RENAME, errors: [404, 503] },
 
   // --- branding and catalogs -------------------------------------------------------------
-  getBranding: {
-    summary: 'The studio branding.',
-    ok: { description: 'The branding (unset keys are null).', schema: BrandingOut },
-    errors: [503],
-  },
-  setBranding: {
-    summary: 'Set the studio branding (Admin).',
-    body: BrandingBody,
-    ok: { description: 'The branding as stored.', schema: BrandingOut },
-    errors: [503],
-  },
-  getApplications: {
-    summary: "The launcher catalog, or a project's applications.",
-    description:
-      "Without project_id: the whole studio catalog. With project_id: the applications the project's `data.overrides.applications` " +
-      'names (a project without one inherits the whole catalog); with step too, `overrides.applicationsByStep[step]` wins ' +
-      'over the project-wide list when present. An unknown project is 404.',
-    query: ApplicationsQuery,
-    ok: { description: 'The applications.', schema: ApplicationsOut },
-    errors: [404, 503],
-  },
-  setApplications: {
-    summary: 'Replace the studio launcher catalog (Admin).',
-    body: ApplicationsBody,
-    ok: { description: 'The catalog as stored.', schema: ApplicationsOut },
-    errors: [503],
-  },
-  getTools: {
-    summary: 'The tools catalog (built-in defaults when never set).',
-    ok: { description: 'The tools catalog.', schema: ToolsOut },
-    errors: [503],
-  },
-  setTools: {
-    summary: 'Replace the tools catalog (Admin).',
-    body: ToolsBody,
-    ok: { description: 'The catalog as stored.', schema: ToolsOut },
-    errors: [503],
-  },
-  getActiveTools: {
-    summary: 'The tool variants attached to a project, flattened.',
-    description:
-      "The variants the project's `data.overrides.tools` selectors (`<tool>/<version>`) name. With step, an explicit " +
-      '`overrides.toolsByStep[step]` list (even an empty one) keeps only the selectors it names; an absent key keeps all. ' +
-      'Selectors naming a tool or version not in the catalog are skipped. An unknown project is 404.',
-    query: ActiveToolsQuery,
-    ok: { description: 'The active tools.', schema: ActiveToolsOut },
-    errors: [404, 503],
-  },
+  getBranding: read('The studio branding.', ok('The branding (unset keys are null).', BrandingOut)),
+  setBranding: replaced('Set the studio branding (Admin).', BrandingBody, ok('The branding as stored.', BrandingOut)),
+  getApplications: catalogRead("The launcher catalog, or a project's applications.", APPLICATIONS, ApplicationsQuery, ok('The applications.', ApplicationsOut)),
+  setApplications: replaced('Replace the studio launcher catalog (Admin).', ApplicationsBody, ok('The catalog as stored.', ApplicationsOut)),
+  getTools: read('The tools catalog (built-in defaults when never set).', ok('The tools catalog.', ToolsOut)),
+  setTools: replaced('Replace the tools catalog (Admin).', ToolsBody, ok('The catalog as stored.', ToolsOut)),
+  getActiveTools: catalogRead('The tool variants attached to a project, flattened.', ACTIVE_TOOLS, ActiveToolsQuery, ok('The active tools.', ActiveToolsOut)),
 };
 
 /** The validated input a path code is read from. */

@@ -58,9 +58,18 @@ const code = (r: SchemaRequest) => requireCode(r.code, 'code');
 /** `{entity_code}` and `{field_code}` of a field route. */
 const field = (r: SchemaRequest) => ({ type: requireCode(r.entityCode, 'entity_code'), field: requireCode(r.fieldCode || r.code, 'field_code') });
 
+/** A change of the whole body (no path codes). */
+const whole = <Body>(body: z.ZodType<Body>, edit: (doc: SchemaDoc, body: Body) => Edit<unknown>) => change({ body, edit: (doc, b) => edit(doc, b) });
+/** A change of the definition `{code}` with a body. */
+const ofCode = <Body>(body: z.ZodType<Body>, edit: (doc: SchemaDoc, code: string, body: Body) => Edit<unknown>) =>
+  change({ body, codes: code, edit: (doc, b, c) => edit(doc, c, b) });
+/** A delete of the definition `{code}`: refused while records use it. */
+const removal = (edit: (doc: SchemaDoc, code: string, usage: SchemaUsage) => Edit<unknown>) =>
+  change({ codes: code, usage: true, removes: true, edit: (doc, _, c, usage) => edit(doc, c, usage) });
+
 /** Every change of SCHEMA_OPERATIONS. */
 export const SCHEMA_CHANGES: Record<SchemaChangeName, AnyChangeOperation> = {
-  createEntityType: change({ body: B.EntityTypeBody, edit: (doc, body) => E.createEntityType(doc, body) }),
+  createEntityType: whole(B.EntityTypeBody, E.createEntityType),
   renameEntityType: change({ body: B.RenameBody, codes: entityType, edit: (doc, body, c) => E.renameEntityType(doc, c, body) }),
   deleteEntityType: change({ codes: entityType, usage: true, removes: true, edit: (doc, _, c, usage) => E.deleteEntityType(doc, c, usage) }),
   renameEntityTypeCode: change({
@@ -83,33 +92,33 @@ export const SCHEMA_CHANGES: Record<SchemaChangeName, AnyChangeOperation> = {
   deleteField: change({ codes: field, usage: true, removes: true, edit: (doc, _, c, usage) => E.deleteField(doc, c.type, c.field, usage) }),
   renameOption: change({ body: B.OptionRenameBody, codes: field, edit: (doc, body, c) => E.renameOption(doc, c.type, c.field, body) }),
 
-  createStatus: change({ body: B.StatusBody, edit: (doc, body) => E.createStatus(doc, body) }),
-  updateStatus: change({ body: B.StatusPatch, codes: code, edit: (doc, body, c) => E.updateStatus(doc, c, body) }),
+  createStatus: whole(B.StatusBody, E.createStatus),
+  updateStatus: ofCode(B.StatusPatch, E.updateStatus),
   deleteStatus: change({
     codes: (r) => ({ code: code(r), entityType: r.entityCode || undefined }),
     usage: true,
     removes: true,
     edit: (doc, _, c, usage) => E.deleteStatus(doc, c.code, c.entityType, usage),
   }),
-  renameStatus: change({ body: B.CodeRenameBody, codes: code, edit: (doc, body, c) => E.renameStatus(doc, c, body) }),
+  renameStatus: ofCode(B.CodeRenameBody, E.renameStatus),
 
-  createStep: change({ body: B.StepBody, edit: (doc, body) => E.createStep(doc, body) }),
-  reorderSteps: change({ body: B.StepReorder, edit: (doc, body) => E.reorderSteps(doc, body) }),
-  updateStep: change({ body: B.StepPatch, codes: code, edit: (doc, body, c) => E.updateStep(doc, c, body) }),
-  deleteStep: change({ codes: code, usage: true, removes: true, edit: (doc, _, c, usage) => E.deleteStep(doc, c, usage) }),
-  renameStep: change({ body: B.CodeRenameBody, codes: code, edit: (doc, body, c) => E.renameStep(doc, c, body) }),
+  createStep: whole(B.StepBody, E.createStep),
+  reorderSteps: whole(B.StepReorder, E.reorderSteps),
+  updateStep: ofCode(B.StepPatch, E.updateStep),
+  deleteStep: removal(E.deleteStep),
+  renameStep: ofCode(B.CodeRenameBody, E.renameStep),
 
-  createWorkflow: change({ body: B.WorkflowBody, edit: (doc, body) => E.createWorkflow(doc, body) }),
+  createWorkflow: whole(B.WorkflowBody, E.createWorkflow),
   deleteWorkflow: change({ body: B.WorkflowBody.partial().required({ code: true }), edit: (doc, body) => E.deleteWorkflow(doc, body.code) }),
-  setTransitions: change({ body: B.TransitionsBody, edit: (doc, body) => E.setTransitions(doc, body) }),
-  setTaskTemplates: change({ body: B.TaskTemplatesBody, edit: (doc, body) => E.setTaskTemplates(doc, body) }),
+  setTransitions: whole(B.TransitionsBody, E.setTransitions),
+  setTaskTemplates: whole(B.TaskTemplatesBody, E.setTaskTemplates),
 
-  createPriority: change({ body: B.PriorityBody, edit: (doc, body) => E.createPriority(doc, body) }),
-  updatePriority: change({ body: B.PriorityPatch, codes: code, edit: (doc, body, c) => E.updatePriority(doc, c, body) }),
-  deletePriority: change({ codes: code, usage: true, removes: true, edit: (doc, _, c, usage) => E.deletePriority(doc, c, usage) }),
-  renamePriority: change({ body: B.CodeRenameBody, codes: code, edit: (doc, body, c) => E.renamePriority(doc, c, body) }),
+  createPriority: whole(B.PriorityBody, E.createPriority),
+  updatePriority: ofCode(B.PriorityPatch, E.updatePriority),
+  deletePriority: removal(E.deletePriority),
+  renamePriority: ofCode(B.CodeRenameBody, E.renamePriority),
 
-  setBranding: change({ body: B.BrandingBody, edit: (doc, body) => E.setBranding(doc, body) }),
-  setApplications: change({ body: B.ApplicationsBody, edit: (doc, body) => E.setApplications(doc, body) }),
-  setTools: change({ body: B.ToolsBody, edit: (doc, body) => E.setTools(doc, body) }),
+  setBranding: whole(B.BrandingBody, E.setBranding),
+  setApplications: whole(B.ApplicationsBody, E.setApplications),
+  setTools: whole(B.ToolsBody, E.setTools),
 };
