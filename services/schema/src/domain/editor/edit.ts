@@ -3,8 +3,8 @@
  * plan and answer, lookups that 404, and the checks several kinds of definition make.
  */
 import type { z } from 'zod';
-import { notFound, type Problems } from '../schema.errors.js';
-import type { EntityTypeDef, FieldDef, SchemaDoc } from '../schema.types.js';
+import { duplicate, inUse, notFound, Problems } from '../schema.errors.js';
+import { CODE, type EntityTypeDef, type FieldDef, type SchemaDoc } from '../schema.types.js';
 
 /** The event kinds of schema changes (`entity_type` of the event). */
 export type SchemaEventKind =
@@ -149,4 +149,38 @@ export function renameEventKind(kind: RenameKind): SchemaEventKind {
     case 'option':
       return 'Schema.Field';
   }
+}
+
+/** The edit of a delete: one `delete` event of `kind` and `{code, deleted: true}`. */
+export function deleted(doc: SchemaDoc, kind: SchemaEventKind, code: string): Edit<{ code: string; deleted: true }> {
+  return { doc, changes: [{ kind, key: code, action: 'delete', changes: { code } }], result: { code, deleted: true } };
+}
+
+/** The definitions kept as a list of codes. */
+type Listed = 'statuses' | 'steps' | 'priorities';
+
+const listOf = (doc: SchemaDoc, list: Listed): { code: string }[] => doc[list];
+
+/** The next document without the `list` definition `code`: 404 when there is none, 409 `code_in_use` while `used` records hold it. */
+export function withoutListed(doc: SchemaDoc, list: Listed, what: string, code: string, used: number): SchemaDoc {
+  if (!listOf(doc, list).some((s) => s.code === code)) throw notFound(what, code);
+  if (used > 0) throw inUse(what, code, used);
+  const next = clone(doc);
+  (next as Record<Listed, { code: string }[]>)[list] = listOf(next, list).filter((s) => s.code !== code);
+  return next;
+}
+
+/**
+ * The next document with the `list` definition `code` renamed to `to`: 404 when there is none, 422
+ * for a malformed code, 409 `duplicate_code` when `to` exists. The caller renames the references.
+ */
+export function renameListed(doc: SchemaDoc, list: Listed, what: string, code: string, to: string): SchemaDoc {
+  if (!listOf(doc, list).some((s) => s.code === code)) throw notFound(what, code);
+  const p = new Problems();
+  newCode(p, to, CODE);
+  p.throwIfAny();
+  if (listOf(doc, list).some((s) => s.code === to)) throw duplicate(what, to);
+  const next = clone(doc);
+  listOf(next, list).find((x) => x.code === code)!.code = to;
+  return next;
 }

@@ -2,7 +2,7 @@
 import type * as B from '../bodies.js';
 import { builtin, duplicate, inUse, Problems } from '../schema.errors.js';
 import { ENTITY_CODE, type EntityTypeDef, type SchemaDoc, type SchemaUsage } from '../schema.types.js';
-import { asChanges, clone, entity, newCode, renamed, type Body, type Edit, type RenameAnswer } from './edit.js';
+import { asChanges, clone, deleted, entity, newCode, renamed, type Body, type Edit, type RenameAnswer } from './edit.js';
 
 export function createEntityType(doc: SchemaDoc, body: Body<typeof B.EntityTypeBody>): Edit<EntityTypeDef> {
   if (doc.entity_types.some((e) => e.code === body.code)) throw duplicate('entity type', body.code);
@@ -45,7 +45,7 @@ export function deleteEntityType(doc: SchemaDoc, code: string, usage: SchemaUsag
   const next = clone(doc);
   next.entity_types = next.entity_types.filter((e) => e.code !== code);
   forgetType(next, code);
-  return { doc: next, changes: [{ kind: 'Schema.EntityType', key: code, action: 'delete', changes: { code } }], result: { code, deleted: true } };
+  return deleted(next, 'Schema.EntityType', code);
 }
 
 export function renameEntityTypeCode(doc: SchemaDoc, code: string, body: Body<typeof B.CodeRenameBody>): Edit<RenameAnswer> {

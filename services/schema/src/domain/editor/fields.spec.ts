@@ -4,19 +4,11 @@ import { createField, deleteField, renameOption, updateField } from './fields.js
 import { createStep } from './steps.js';
 import { createWorkflow } from './workflows.js';
 
-const lens = {
-  code: 'lens',
-  name: 'Lens',
-  type: 'enum',
-  options: [
-    { code: 'a', label: 'A' },
-    { code: 'b', label: 'B' },
-  ],
-  default: 'a',
-} as const;
+/** Options `codes`, each labelled by its code in capitals. */
+const opts = (...codes: string[]) => codes.map((code) => ({ code, label: code.toUpperCase() }));
 
 function withLens() {
-  let doc = createField(seeded(), 'Shot', { ...lens, options: [...lens.options] }).doc;
+  let doc = createField(seeded(), 'Shot', { code: 'lens', name: 'Lens', type: 'enum', options: opts('a', 'b'), default: 'a' }).doc;
   doc = createStep(doc, { code: 'comp', name: 'Comp' }).doc;
   return createWorkflow(doc, {
     code: 'wf',
@@ -69,18 +61,7 @@ describe('fields', () => {
   });
 
   it('create: options listed twice and a default that is not an option are 422', () => {
-    const found = problems(() =>
-      createField(seeded(), 'Shot', {
-        code: 'x',
-        name: 'x',
-        type: 'enum',
-        options: [
-          { code: 'a', label: 'A' },
-          { code: 'a', label: 'A' },
-        ],
-        default: 'z',
-      }),
-    );
+    const found = problems(() => createField(seeded(), 'Shot', { code: 'x', name: 'x', type: 'enum', options: opts('a', 'a'), default: 'z' }));
     expect(found).toEqual([
       { loc: ['body', 'options', 1, 'code'], msg: 'a is listed twice' },
       { loc: ['body', 'default'], msg: 'not a valid default for a enum field' },

@@ -1,8 +1,8 @@
 /** Priorities (kept in rank order): create, update, delete, rename. */
 import type * as B from '../bodies.js';
-import { duplicate, inUse, notFound, Problems } from '../schema.errors.js';
-import { CODE, type SchemaDoc, type SchemaUsage } from '../schema.types.js';
-import { asChanges, clone, newCode, renamed, type Body, type Edit, type RenameAnswer } from './edit.js';
+import { duplicate, notFound } from '../schema.errors.js';
+import type { SchemaDoc, SchemaUsage } from '../schema.types.js';
+import { asChanges, clone, deleted, renamed, renameListed, withoutListed, type Body, type Edit, type RenameAnswer } from './edit.js';
 
 const byRank = (doc: SchemaDoc) => doc.priorities.sort((a, b) => a.rank - b.rank || a.code.localeCompare(b.code));
 
@@ -27,22 +27,10 @@ export function updatePriority(doc: SchemaDoc, code: string, body: Body<typeof B
 }
 
 export function deletePriority(doc: SchemaDoc, code: string, usage: SchemaUsage): Edit {
-  if (!doc.priorities.some((s) => s.code === code)) throw notFound('priority', code);
-  const n = usage.priorities[code] ?? 0;
-  if (n > 0) throw inUse('priority', code, n);
-  const next = clone(doc);
-  next.priorities = next.priorities.filter((s) => s.code !== code);
-  return { doc: next, changes: [{ kind: 'Schema.Priority', key: code, action: 'delete', changes: { code } }], result: { code, deleted: true } };
+  return deleted(withoutListed(doc, 'priorities', 'priority', code, usage.priorities[code] ?? 0), 'Schema.Priority', code);
 }
 
 export function renamePriority(doc: SchemaDoc, code: string, body: Body<typeof B.CodeRenameBody>): Edit<RenameAnswer> {
-  if (!doc.priorities.some((s) => s.code === code)) throw notFound('priority', code);
-  const p = new Problems();
-  newCode(p, body.new_code, CODE);
-  p.throwIfAny();
-  const to = body.new_code;
-  if (doc.priorities.some((s) => s.code === to)) throw duplicate('priority', to);
-  const next = clone(doc);
-  next.priorities.find((x) => x.code === code)!.code = to;
-  return renamed(next, { kind: 'priority', entityType: '', field: '', from: code, to });
+  const next = renameListed(doc, 'priorities', 'priority', code, body.new_code);
+  return renamed(next, { kind: 'priority', entityType: '', field: '', from: code, to: body.new_code });
 }

@@ -1,8 +1,8 @@
 /** Statuses: create, update, delete (or narrow their scope), rename. */
 import type * as B from '../bodies.js';
 import { duplicate, inUse, notFound, Problems } from '../schema.errors.js';
-import { CODE, type SchemaDoc, type SchemaUsage, type StatusDef } from '../schema.types.js';
-import { asChanges, clone, entity, newCode, renamed, typesExist, type Body, type Edit, type RenameAnswer } from './edit.js';
+import type { SchemaDoc, SchemaUsage, StatusDef } from '../schema.types.js';
+import { asChanges, clone, deleted, entity, renamed, renameListed, typesExist, withoutListed, type Body, type Edit, type RenameAnswer } from './edit.js';
 
 export function createStatus(doc: SchemaDoc, body: Body<typeof B.StatusBody>): Edit<StatusDef> {
   const p = new Problems();
@@ -73,23 +73,14 @@ export function deleteStatus(
       return { doc: next, changes: [{ kind: 'Schema.Status', key: code, action: 'update', changes: asChanges(ns) }], result: ns };
     }
   }
-  const n = usage.statuses[code] ?? 0;
-  if (n > 0) throw inUse('status', code, n);
-  const next = clone(doc);
-  next.statuses = next.statuses.filter((x) => x.code !== code);
+  const next = withoutListed(doc, 'statuses', 'status', code, usage.statuses[code] ?? 0);
   dropStatusTransitions(next, code);
-  return { doc: next, changes: [{ kind: 'Schema.Status', key: code, action: 'delete', changes: { code } }], result: { code, deleted: true } };
+  return deleted(next, 'Schema.Status', code);
 }
 
 export function renameStatus(doc: SchemaDoc, code: string, body: Body<typeof B.CodeRenameBody>): Edit<RenameAnswer> {
-  if (!doc.statuses.some((s) => s.code === code)) throw notFound('status', code);
-  const p = new Problems();
-  newCode(p, body.new_code, CODE);
-  p.throwIfAny();
   const to = body.new_code;
-  if (doc.statuses.some((s) => s.code === to)) throw duplicate('status', to);
-  const next = clone(doc);
-  next.statuses.find((x) => x.code === code)!.code = to;
+  const next = renameListed(doc, 'statuses', 'status', code, to);
   const swap = (x: string) => (x === code ? to : x);
   for (const list of Object.values(next.transitions))
     for (const t of list) {

@@ -1,8 +1,8 @@
 /** Steps: create, reorder, update, delete, rename. */
 import type * as B from '../bodies.js';
-import { duplicate, inUse, notFound, Problems } from '../schema.errors.js';
-import { CODE, type SchemaDoc, type SchemaUsage } from '../schema.types.js';
-import { asChanges, clone, newCode, renamed, typesExist, type Body, type Edit, type RenameAnswer } from './edit.js';
+import { duplicate, notFound, Problems } from '../schema.errors.js';
+import type { SchemaDoc, SchemaUsage } from '../schema.types.js';
+import { asChanges, clone, deleted, renamed, renameListed, typesExist, withoutListed, type Body, type Edit, type RenameAnswer } from './edit.js';
 
 export function createStep(doc: SchemaDoc, body: Body<typeof B.StepBody>): Edit {
   const p = new Problems();
@@ -42,25 +42,15 @@ export function updateStep(doc: SchemaDoc, code: string, body: Body<typeof B.Ste
 }
 
 export function deleteStep(doc: SchemaDoc, code: string, usage: SchemaUsage): Edit {
-  if (!doc.steps.some((s) => s.code === code)) throw notFound('step', code);
-  const n = usage.steps[code] ?? 0;
-  if (n > 0) throw inUse('step', code, n);
-  const next = clone(doc);
-  next.steps = next.steps.filter((s) => s.code !== code);
+  const next = withoutListed(doc, 'steps', 'step', code, usage.steps[code] ?? 0);
   for (const w of next.workflows) for (const s of w.schemas) s.steps = s.steps.filter((x) => x !== code);
   for (const t of next.task_templates) t.tasks = t.tasks.filter((x) => x.step !== code);
-  return { doc: next, changes: [{ kind: 'Schema.Step', key: code, action: 'delete', changes: { code } }], result: { code, deleted: true } };
+  return deleted(next, 'Schema.Step', code);
 }
 
 export function renameStep(doc: SchemaDoc, code: string, body: Body<typeof B.CodeRenameBody>): Edit<RenameAnswer> {
-  if (!doc.steps.some((s) => s.code === code)) throw notFound('step', code);
-  const p = new Problems();
-  newCode(p, body.new_code, CODE);
-  p.throwIfAny();
   const to = body.new_code;
-  if (doc.steps.some((s) => s.code === to)) throw duplicate('step', to);
-  const next = clone(doc);
-  next.steps.find((x) => x.code === code)!.code = to;
+  const next = renameListed(doc, 'steps', 'step', code, to);
   const swap = (x: string) => (x === code ? to : x);
   for (const w of next.workflows) for (const s of w.schemas) s.steps = s.steps.map(swap);
   for (const t of next.task_templates) for (const task of t.tasks) task.step = swap(task.step);

@@ -2,7 +2,7 @@
 import type * as B from '../bodies.js';
 import { duplicate, notFound, Problems } from '../schema.errors.js';
 import { OPTION_TYPES, type FieldDef, type SchemaDoc } from '../schema.types.js';
-import { asChanges, clone, stepsExist, uniqueCodes, type Body, type Edit } from './edit.js';
+import { asChanges, clone, deleted, stepsExist, uniqueCodes, type Body, type Edit } from './edit.js';
 
 export function createWorkflow(doc: SchemaDoc, body: Body<typeof B.WorkflowBody>): Edit {
   const p = new Problems();
@@ -37,7 +37,7 @@ export function deleteWorkflow(doc: SchemaDoc, code: string): Edit {
   if (!doc.workflows.some((w) => w.code === code)) throw notFound('workflow', code);
   const next = clone(doc);
   next.workflows = next.workflows.filter((w) => w.code !== code);
-  return { doc: next, changes: [{ kind: 'Schema.Workflow', key: code, action: 'delete', changes: { code } }], result: { code, deleted: true } };
+  return deleted(next, 'Schema.Workflow', code);
 }
 
 /** Statuses that apply to `type` (scoped to it or to every type). */
