@@ -6,10 +6,10 @@
  * (a journal entry committed with the renamed definitions, completed at start-up if a crash
  * cut it short) and publishes one event with the old code, the new code and the count.
  */
-import { AppError, isUuid, newId, type CallContext, type Logger, type StreamEvent } from '@reelbase/lib-platform';
+import { AppError, isUuid, newId, type CallContext, type Logger, type SchemaChangeName, type StreamEvent } from '@reelbase/lib-platform';
 import { v5 as uuidv5 } from 'uuid';
-import * as B from './bodies.js';
 import { parseBody } from './bodies.js';
+import { SCHEMA_CHANGES, type SchemaRequest } from './operations.js';
 import { DEFAULT_TOOLS, resolveActiveTools, resolveApplications } from './catalog.js';
 import type { Commit, JournalEntry, RecordsPort, SchemaFaults, SchemaStore } from './ports.js';
 import * as E from './schema.editor.js';
@@ -25,16 +25,7 @@ export function definitionId(kind: string, key: string): string {
   return uuidv5(`${kind}:${key}`, DEFINITION_NAMESPACE);
 }
 
-/** What a route addresses: the path codes and the body. */
-export interface SchemaRequest {
-  body: string;
-  /** `{code}` of the path. */
-  code: string;
-  /** `{field_code}` of the field routes. */
-  fieldCode: string;
-  /** `{entity_code}` of the path, or the `entity_code` query parameter of a status delete. */
-  entityCode: string;
-}
+export type { SchemaRequest } from './operations.js';
 
 export interface SchemaServiceDeps {
   store: SchemaStore;
@@ -50,11 +41,6 @@ function actorOf(ctx: CallContext | null): string | null {
 
 function requireAdmin(ctx: CallContext): void {
   if (ctx.principal?.role !== 'Admin') throw new AppError('forbidden', 'changing the schema is for Admins');
-}
-
-function requireCode(value: string, name: string): string {
-  if (!value) throw AppError.invalid([{ loc: ['path', name], msg: 'Field required', type: 'missing' }]);
-  return value;
 }
 
 export class SchemaService {
@@ -250,192 +236,18 @@ export class SchemaService {
 
   // ─── changes ───────────────────────────────────────────────────────────────────────────
 
-  async createEntityType(ctx: CallContext, r: SchemaRequest) {
+  /**
+   * One change of the operations table (operations.ts): Admins only, then its body, its path
+   * codes and, when it needs them, records' usage counts are checked before it is made.
+   */
+  async change(name: SchemaChangeName, ctx: CallContext, r: SchemaRequest): Promise<unknown> {
     requireAdmin(ctx);
-    const body = parseBody(B.EntityTypeBody, r.body);
-    return this.mutate(ctx, (doc) => E.createEntityType(doc, body));
-  }
-
-  async renameEntityType(ctx: CallContext, r: SchemaRequest) {
-    requireAdmin(ctx);
-    const body = parseBody(B.RenameBody, r.body);
-    const code = requireCode(r.entityCode || r.code, 'entity_code');
-    return this.mutate(ctx, (doc) => E.renameEntityType(doc, code, body));
-  }
-
-  async deleteEntityType(ctx: CallContext, r: SchemaRequest) {
-    requireAdmin(ctx);
-    const code = requireCode(r.entityCode || r.code, 'entity_code');
-    const usage = await this.usage();
-    return this.mutate(ctx, (doc) => E.deleteEntityType(doc, code, usage), { removes: true });
-  }
-
-  async renameEntityTypeCode(ctx: CallContext, r: SchemaRequest) {
-    requireAdmin(ctx);
-    const body = parseBody(B.CodeRenameBody, r.body);
-    const code = requireCode(r.code || r.entityCode, 'code');
-    return this.mutate(ctx, (doc) => E.renameEntityTypeCode(doc, code, body));
-  }
-
-  async createField(ctx: CallContext, r: SchemaRequest) {
-    requireAdmin(ctx);
-    const body = parseBody(B.FieldBody, r.body);
-    const type = requireCode(r.entityCode, 'entity_code');
-    return this.mutate(ctx, (doc) => E.createField(doc, type, body));
-  }
-
-  async updateField(ctx: CallContext, r: SchemaRequest) {
-    requireAdmin(ctx);
-    const body = parseBody(B.FieldPatch, r.body);
-    const type = requireCode(r.entityCode, 'entity_code');
-    const field = requireCode(r.fieldCode || r.code, 'field_code');
-    const usage = body.options === undefined ? emptyUsage() : await this.usage();
-    return this.mutate(ctx, (doc) => E.updateField(doc, type, field, body, usage), { removes: true });
-  }
-
-  async deleteField(ctx: CallContext, r: SchemaRequest) {
-    requireAdmin(ctx);
-    const type = requireCode(r.entityCode, 'entity_code');
-    const field = requireCode(r.fieldCode || r.code, 'field_code');
-    const usage = await this.usage();
-    return this.mutate(ctx, (doc) => E.deleteField(doc, type, field, usage), { removes: true });
-  }
-
-  async renameOption(ctx: CallContext, r: SchemaRequest) {
-    requireAdmin(ctx);
-    const body = parseBody(B.OptionRenameBody, r.body);
-    const type = requireCode(r.entityCode, 'entity_code');
-    const field = requireCode(r.fieldCode || r.code, 'field_code');
-    return this.mutate(ctx, (doc) => E.renameOption(doc, type, field, body));
-  }
-
-  async createStatus(ctx: CallContext, r: SchemaRequest) {
-    requireAdmin(ctx);
-    const body = parseBody(B.StatusBody, r.body);
-    return this.mutate(ctx, (doc) => E.createStatus(doc, body));
-  }
-
-  async updateStatus(ctx: CallContext, r: SchemaRequest) {
-    requireAdmin(ctx);
-    const body = parseBody(B.StatusPatch, r.body);
-    const code = requireCode(r.code, 'code');
-    return this.mutate(ctx, (doc) => E.updateStatus(doc, code, body));
-  }
-
-  async deleteStatus(ctx: CallContext, r: SchemaRequest) {
-    requireAdmin(ctx);
-    const code = requireCode(r.code, 'code');
-    const usage = await this.usage();
-    return this.mutate(ctx, (doc) => E.deleteStatus(doc, code, r.entityCode || undefined, usage), { removes: true });
-  }
-
-  async renameStatus(ctx: CallContext, r: SchemaRequest) {
-    requireAdmin(ctx);
-    const body = parseBody(B.CodeRenameBody, r.body);
-    const code = requireCode(r.code, 'code');
-    return this.mutate(ctx, (doc) => E.renameStatus(doc, code, body));
-  }
-
-  async createStep(ctx: CallContext, r: SchemaRequest) {
-    requireAdmin(ctx);
-    const body = parseBody(B.StepBody, r.body);
-    return this.mutate(ctx, (doc) => E.createStep(doc, body));
-  }
-
-  async reorderSteps(ctx: CallContext, r: SchemaRequest) {
-    requireAdmin(ctx);
-    const body = parseBody(B.StepReorder, r.body);
-    return this.mutate(ctx, (doc) => E.reorderSteps(doc, body));
-  }
-
-  async updateStep(ctx: CallContext, r: SchemaRequest) {
-    requireAdmin(ctx);
-    const body = parseBody(B.StepPatch, r.body);
-    const code = requireCode(r.code, 'code');
-    return this.mutate(ctx, (doc) => E.updateStep(doc, code, body));
-  }
-
-  async deleteStep(ctx: CallContext, r: SchemaRequest) {
-    requireAdmin(ctx);
-    const code = requireCode(r.code, 'code');
-    const usage = await this.usage();
-    return this.mutate(ctx, (doc) => E.deleteStep(doc, code, usage), { removes: true });
-  }
-
-  async renameStep(ctx: CallContext, r: SchemaRequest) {
-    requireAdmin(ctx);
-    const body = parseBody(B.CodeRenameBody, r.body);
-    const code = requireCode(r.code, 'code');
-    return this.mutate(ctx, (doc) => E.renameStep(doc, code, body));
-  }
-
-  async createPriority(ctx: CallContext, r: SchemaRequest) {
-    requireAdmin(ctx);
-    const body = parseBody(B.PriorityBody, r.body);
-    return this.mutate(ctx, (doc) => E.createPriority(doc, body));
-  }
-
-  async updatePriority(ctx: CallContext, r: SchemaRequest) {
-    requireAdmin(ctx);
-    const body = parseBody(B.PriorityPatch, r.body);
-    const code = requireCode(r.code, 'code');
-    return this.mutate(ctx, (doc) => E.updatePriority(doc, code, body));
-  }
-
-  async deletePriority(ctx: CallContext, r: SchemaRequest) {
-    requireAdmin(ctx);
-    const code = requireCode(r.code, 'code');
-    const usage = await this.usage();
-    return this.mutate(ctx, (doc) => E.deletePriority(doc, code, usage), { removes: true });
-  }
-
-  async renamePriority(ctx: CallContext, r: SchemaRequest) {
-    requireAdmin(ctx);
-    const body = parseBody(B.CodeRenameBody, r.body);
-    const code = requireCode(r.code, 'code');
-    return this.mutate(ctx, (doc) => E.renamePriority(doc, code, body));
-  }
-
-  async createWorkflow(ctx: CallContext, r: SchemaRequest) {
-    requireAdmin(ctx);
-    const body = parseBody(B.WorkflowBody, r.body);
-    return this.mutate(ctx, (doc) => E.createWorkflow(doc, body));
-  }
-
-  async deleteWorkflow(ctx: CallContext, r: SchemaRequest) {
-    requireAdmin(ctx);
-    const body = parseBody(B.WorkflowBody.partial().required({ code: true }), r.body);
-    return this.mutate(ctx, (doc) => E.deleteWorkflow(doc, body.code));
-  }
-
-  async setTransitions(ctx: CallContext, r: SchemaRequest) {
-    requireAdmin(ctx);
-    const body = parseBody(B.TransitionsBody, r.body);
-    return this.mutate(ctx, (doc) => E.setTransitions(doc, body));
-  }
-
-  async setTaskTemplates(ctx: CallContext, r: SchemaRequest) {
-    requireAdmin(ctx);
-    const body = parseBody(B.TaskTemplatesBody, r.body);
-    return this.mutate(ctx, (doc) => E.setTaskTemplates(doc, body));
-  }
-
-  async setBranding(ctx: CallContext, r: SchemaRequest) {
-    requireAdmin(ctx);
-    const body = parseBody(B.BrandingBody, r.body);
-    return this.mutate(ctx, (doc) => E.setBranding(doc, body));
-  }
-
-  async setApplications(ctx: CallContext, r: SchemaRequest) {
-    requireAdmin(ctx);
-    const body = parseBody(B.ApplicationsBody, r.body);
-    return this.mutate(ctx, (doc) => E.setApplications(doc, body));
-  }
-
-  async setTools(ctx: CallContext, r: SchemaRequest) {
-    requireAdmin(ctx);
-    const body = parseBody(B.ToolsBody, r.body);
-    return this.mutate(ctx, (doc) => E.setTools(doc, body));
+    const op = SCHEMA_CHANGES[name];
+    const body = (op.body ? parseBody(op.body, r.body) : undefined) as never;
+    const codes = op.codes?.(r) as never;
+    const counted = op.usage === true || (op.usage !== undefined && op.usage(body));
+    const usage = counted ? await this.usage() : emptyUsage();
+    return this.mutate(ctx, (doc) => op.edit(doc, body, codes, usage), op.removes ? { removes: true } : {});
   }
 }
 

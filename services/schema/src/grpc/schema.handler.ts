@@ -1,8 +1,16 @@
 /**
- * reelbase.schema.v1.SchemaService: proto messages ↔ domain calls, nothing more. Every
- * answer is the JSON object the gateway returns as the response body.
+ * reelbase.schema.v1.SchemaService: proto messages ↔ domain calls, nothing more, built from the
+ * operations table (SCHEMA_OPERATIONS): every change goes to SchemaService.change, every read to
+ * its method. Every answer is the JSON object the gateway returns as the response body.
  */
-import type { CallContext, UnaryHandlers } from '@reelbase/lib-platform';
+import {
+  SCHEMA_OPERATION_NAMES,
+  isSchemaChange,
+  type CallContext,
+  type SchemaOperationName,
+  type SchemaReadName,
+  type UnaryHandlers,
+} from '@reelbase/lib-platform';
 import { schemav1 } from '@reelbase/proto';
 import type { SchemaRequest, SchemaService } from '../domain/schema.service.js';
 
@@ -12,73 +20,25 @@ export const SCHEMA_SERVICE_NAME = 'reelbase.schema.v1.SchemaService';
 const request = (b: schemav1.JsonBody): SchemaRequest => ({ body: b.bodyJson, code: b.code, fieldCode: b.subCode, entityCode: b.entityCode });
 const json = (v: unknown): schemav1.JsonResult => ({ json: JSON.stringify(v) });
 
-type Change =
-  | 'createEntityType'
-  | 'renameEntityType'
-  | 'deleteEntityType'
-  | 'renameEntityTypeCode'
-  | 'createField'
-  | 'updateField'
-  | 'deleteField'
-  | 'renameOption'
-  | 'createStatus'
-  | 'updateStatus'
-  | 'deleteStatus'
-  | 'renameStatus'
-  | 'createStep'
-  | 'reorderSteps'
-  | 'updateStep'
-  | 'deleteStep'
-  | 'renameStep'
-  | 'createWorkflow'
-  | 'deleteWorkflow'
-  | 'setTransitions'
-  | 'setTaskTemplates'
-  | 'createPriority'
-  | 'updatePriority'
-  | 'deletePriority'
-  | 'renamePriority'
-  | 'setBranding'
-  | 'setApplications'
-  | 'setTools';
+/** The table and the proto service name the same RPCs (the build fails otherwise). */
+type Rpc = keyof schemav1.SchemaServiceService;
+export const TABLE_MATCHES_PROTO: [Exclude<Rpc, SchemaOperationName>, Exclude<SchemaOperationName, Rpc>] extends [never, never] ? true : false = true;
+
+type Handler = (req: schemav1.JsonBody & schemav1.CatalogQuery, ctx: CallContext) => Promise<schemav1.JsonResult>;
 
 /** Builds the handlers registered with GrpcServer under {@link SCHEMA_SERVICE_NAME}. */
 export function schemaHandlers(service: SchemaService): UnaryHandlers<schemav1.SchemaServiceServer> {
-  const change = (name: Change) => async (b: schemav1.JsonBody, ctx: CallContext) => json(await service[name](ctx, request(b)));
-  return {
+  const reads: Record<SchemaReadName, Handler> = {
     getSchema: async () => json(await service.getSchema()),
     getUsage: async () => json(await service.getUsage()),
     getBranding: async () => json(await service.getBranding()),
     getTools: async () => json(await service.getTools()),
-    getApplications: async (q: schemav1.CatalogQuery) => json(await service.getApplications(q.projectId, q.step)),
-    getActiveTools: async (q: schemav1.CatalogQuery) => json(await service.getActiveTools(q.projectId, q.step)),
-    createEntityType: change('createEntityType'),
-    renameEntityType: change('renameEntityType'),
-    deleteEntityType: change('deleteEntityType'),
-    renameEntityTypeCode: change('renameEntityTypeCode'),
-    createField: change('createField'),
-    updateField: change('updateField'),
-    deleteField: change('deleteField'),
-    renameOption: change('renameOption'),
-    createStatus: change('createStatus'),
-    updateStatus: change('updateStatus'),
-    deleteStatus: change('deleteStatus'),
-    renameStatus: change('renameStatus'),
-    createStep: change('createStep'),
-    reorderSteps: change('reorderSteps'),
-    updateStep: change('updateStep'),
-    deleteStep: change('deleteStep'),
-    renameStep: change('renameStep'),
-    createWorkflow: change('createWorkflow'),
-    deleteWorkflow: change('deleteWorkflow'),
-    setTransitions: change('setTransitions'),
-    setTaskTemplates: change('setTaskTemplates'),
-    createPriority: change('createPriority'),
-    updatePriority: change('updatePriority'),
-    deletePriority: change('deletePriority'),
-    renamePriority: change('renamePriority'),
-    setBranding: change('setBranding'),
-    setApplications: change('setApplications'),
-    setTools: change('setTools'),
+    getApplications: async (q) => json(await service.getApplications(q.projectId, q.step)),
+    getActiveTools: async (q) => json(await service.getActiveTools(q.projectId, q.step)),
   };
+  const handlers = SCHEMA_OPERATION_NAMES.map((name): [string, Handler] => [
+    name,
+    isSchemaChange(name) ? async (b, ctx) => json(await service.change(name, ctx, request(b))) : reads[name],
+  ]);
+  return Object.fromEntries(handlers) as unknown as UnaryHandlers<schemav1.SchemaServiceServer>;
 }
