@@ -24,6 +24,7 @@ export * from './grpc/client.js';
 export * from './grpc/internal.auth.js';
 export * from './nats/subjects.js';
 export * from './nats/connection.js';
+export * from './outbox/index.js';
 export * from './memory/stream.gc.js';
 export * from './security/scrypt.hasher.js';
 export * from './security/secret.cipher.js';
