@@ -10,6 +10,7 @@ import {
   Metrics,
   openOrm,
   pingDb,
+  pingNats,
   Readiness,
   SecretCipher,
   startOpsServer,
@@ -112,7 +113,7 @@ export function startAuth(config: AuthConfig, logger: Logger = createLogger('aut
 
       const readiness = new Readiness()
         .add('postgres', () => pingDb(orm))
-        .add('nats', () => nc.flush())
+        .add('nats', () => pingNats(nc))
         .add('records', async () => {
           const res = await recordsHealth.call.check({ service: '' }, { requestId: 'readyz' });
           if (res.status !== healthv1.HealthCheckResponse_ServingStatus.SERVING) throw new Error('records is not serving');

@@ -14,6 +14,7 @@ import {
   natsNames,
   openOrm,
   pingDb,
+  pingNats,
   startOpsServer,
   withResources,
   type Logger,
@@ -97,7 +98,7 @@ export function startRecords(config: RecordsConfig, logger?: Logger): Promise<Ru
           new ShareLinks(store, service, new SharePasswords(config.SHARE_PASSWORD_SCRYPT_COST)),
         ),
       );
-      const readiness = new Readiness().add('postgres', () => pingDb(orm)).add('nats', () => nc.rtt());
+      const readiness = new Readiness().add('postgres', () => pingDb(orm)).add('nats', () => pingNats(nc));
       const ops = await startOpsServer({ port: config.HTTP_PORT, host: config.BIND_HOST, metrics, readiness, logger: log });
       resources.defer('ops', () => ops.close());
       relay.start();

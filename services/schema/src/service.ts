@@ -16,6 +16,7 @@ import {
   natsNames,
   openOrm,
   pingDb,
+  pingNats,
   startOpsServer,
   withResources,
   type Logger,
@@ -104,7 +105,7 @@ export function startSchema(config: SchemaConfig, logger?: Logger): Promise<Runn
       grpc.add<schemav1.SchemaServiceServer>(SCHEMA_SERVICE_NAME, schemav1.SchemaServiceService, schemaHandlers(service));
       const readiness = new Readiness()
         .add('postgres', () => pingDb(orm))
-        .add('nats', () => nc.rtt())
+        .add('nats', () => pingNats(nc))
         .add('records', async () => {
           if (!service.synced) throw new Error('records does not hold the schema yet');
         });

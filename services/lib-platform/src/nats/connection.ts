@@ -92,9 +92,3 @@ export async function ensureTranscodeStream(nc: NatsConnection, names: NatsNames
   }
   return jsm;
 }
-
-/** The readiness check of a NATS connection: open, and the server answers a flush. */
-export async function pingNats(nc: NatsConnection): Promise<void> {
-  if (nc.isClosed()) throw new Error('NATS connection closed');
-  await nc.flush();
-}
