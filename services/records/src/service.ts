@@ -101,8 +101,7 @@ export function startRecords(config: RecordsConfig, logger?: Logger): Promise<Ru
       const readiness = new Readiness().add('postgres', () => pingDb(orm)).add('nats', () => pingNats(nc));
       const ops = await startOpsServer({ port: config.HTTP_PORT, host: config.BIND_HOST, metrics, readiness, logger: log });
       resources.defer('ops', () => ops.close());
-      relay.start();
-      resources.defer('outbox relay', () => relay.stop());
+      resources.startLoop('outbox relay', relay);
       const grpcPort = await grpc.listen(config.GRPC_PORT, config.BIND_HOST);
       resources.defer('grpc', () => grpc.close());
 

@@ -111,8 +111,7 @@ export function startSchema(config: SchemaConfig, logger?: Logger): Promise<Runn
         });
       const ops = await startOpsServer({ port: config.HTTP_PORT, host: config.BIND_HOST, metrics, readiness, logger: log });
       resources.defer('ops', () => ops.close());
-      relay.start();
-      resources.defer('outbox relay', () => relay.stop());
+      resources.startLoop('outbox relay', relay);
 
       // Seeding, the snapshot for records and unfinished renames: retried until records answers
       // (it may start later), then re-checked every SCHEMA_SYNC_MS.

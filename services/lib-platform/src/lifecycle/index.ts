@@ -1,3 +1,4 @@
+export * from './background.js';
 export * from './resource.stack.js';
 export * from './shutdown.js';
 export * from './run.service.js';
