@@ -7,9 +7,11 @@ import {
   createGrpcClient,
   createLogger,
   GrpcServer,
+  IntervalLoop,
   Metrics,
   openOrm,
   pingDb,
+  pingNats,
   Readiness,
   SecretCipher,
   startOpsServer,
@@ -80,11 +82,14 @@ export function startAuth(config: AuthConfig, logger: Logger = createLogger('aut
       const ring = new SigningKeyRing(signingKeys, Date.now, config.JWT_TTL_SECONDS);
       await ring.init();
       resources.defer('signing key follower', followRotations(nc, config.NATS_PREFIX, ring, logger));
-      const refresher = setInterval(() => {
-        ring.refresh().catch((err: unknown) => logger.warn({ err }, 'signing key reload failed'));
-      }, SIGNING_KEY_REFRESH_MS);
-      refresher.unref();
-      resources.defer('signing key reload', () => clearInterval(refresher));
+      resources.startLoop(
+        'signing key reload',
+        new IntervalLoop(
+          SIGNING_KEY_REFRESH_MS,
+          () => ring.refresh(),
+          (err) => logger.warn({ err }, 'signing key reload failed'),
+        ),
+      );
       const tokens = new LoginTokenIssuer(ring, config.JWT_ISSUER, config.JWT_TTL_SECONDS);
       const credentials = new CredentialRepository(orm);
       const apiKeyStore = new ApiKeyRepository(orm);
@@ -112,7 +117,7 @@ export function startAuth(config: AuthConfig, logger: Logger = createLogger('aut
 
       const readiness = new Readiness()
         .add('postgres', () => pingDb(orm))
-        .add('nats', () => nc.flush())
+        .add('nats', () => pingNats(nc))
         .add('records', async () => {
           const res = await recordsHealth.call.check({ service: '' }, { requestId: 'readyz' });
           if (res.status !== healthv1.HealthCheckResponse_ServingStatus.SERVING) throw new Error('records is not serving');
@@ -121,20 +126,27 @@ export function startAuth(config: AuthConfig, logger: Logger = createLogger('aut
       resources.defer('ops', () => ops.close());
 
       // Failures older than the window never count again; sweep them so the table stays small.
-      const sweeper = setInterval(() => {
-        failures.sweep(new Date(Date.now() - THROTTLE_WINDOW_MS)).catch((err: unknown) => logger.warn({ err }, 'login failure sweep failed'));
-      }, THROTTLE_WINDOW_MS);
-      sweeper.unref();
-      resources.defer('login failure sweeper', () => clearInterval(sweeper));
+      resources.startLoop(
+        'login failure sweeper',
+        new IntervalLoop(
+          THROTTLE_WINDOW_MS,
+          () => failures.sweep(new Date(Date.now() - THROTTLE_WINDOW_MS)),
+          (err) => logger.warn({ err }, 'login failure sweep failed'),
+        ),
+      );
 
       // Login address claims left by a write that died half-way are finished from what the record says.
-      const resolveClaims = () => {
-        accounts.resolveStale().catch((err: unknown) => logger.warn({ err }, 'login address claim sweep failed'));
-      };
-      resolveClaims();
-      const claimSweeper = setInterval(resolveClaims, CLAIM_SETTLE_AFTER_MS / 2);
-      claimSweeper.unref();
-      resources.defer('login address claim sweeper', () => clearInterval(claimSweeper));
+      resources.startLoop(
+        'login address claim sweeper',
+        new IntervalLoop(
+          CLAIM_SETTLE_AFTER_MS / 2,
+          () => accounts.resolveStale(),
+          (err) => logger.warn({ err }, 'login address claim sweep failed'),
+          {
+            immediate: true,
+          },
+        ),
+      );
 
       return { grpcPort, httpPort: ops.port, stop: () => resources.closeAll() };
     },

@@ -80,8 +80,7 @@ export function startEvents(config: EventsConfig, logger: Logger = createLogger(
       const ops = await startOpsServer({ port: config.HTTP_PORT, host: config.BIND_HOST, metrics, readiness, logger });
       resources.defer('ops', () => ops.close());
 
-      writer.start();
-      resources.defer('log writer', () => writer.stop());
+      resources.startLoop('log writer', writer);
 
       // Closed in reverse: the writer first, so its last batch commits while NATS and the pool are up.
       return { grpcPort, httpPort: ops.port, writer, stop: () => resources.closeAll() };

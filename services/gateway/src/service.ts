@@ -8,6 +8,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import {
+  announce,
   connectNats,
   createLogger,
   Metrics,
@@ -53,8 +54,6 @@ export interface RunningGateway extends RunningService {
   bus: GatewayBus;
 }
 
-const ANNOUNCE_FLUSH_MS = 1000;
-
 /**
  * Publishes `{"user_id"}` on the revocations subject that every gateway follows, and waits
  * (briefly) for the server to have it. A lost message only delays the effect elsewhere until
@@ -62,20 +61,7 @@ const ANNOUNCE_FLUSH_MS = 1000;
  */
 function userChangeAnnouncer(nc: NatsConnection, subject: string, logger: Logger): (userId: string) => Promise<void> {
   return async (userId: string) => {
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      nc.publish(subject, JSON.stringify({ user_id: userId }));
-      await Promise.race([
-        nc.flush(),
-        new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new Error('NATS flush timed out')), ANNOUNCE_FLUSH_MS);
-        }),
-      ]);
-    } catch (err) {
-      logger.warn({ err, user_id: userId }, 'could not announce a User change to other gateways');
-    } finally {
-      clearTimeout(timer);
-    }
+    await announce(nc, subject, { user_id: userId }, { logger, failure: 'could not announce a User change to other gateways' });
   };
 }
 

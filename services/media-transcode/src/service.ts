@@ -107,8 +107,7 @@ export function startMediaApi(config: MediaApiConfig, logger: Logger = createLog
       const ops = await startOpsServer({ port: config.HTTP_PORT, host: config.BIND_HOST, metrics, readiness, logger });
       resources.defer('ops', () => ops.close());
 
-      publisher.start();
-      resources.defer('sweeper', () => publisher.stop());
+      resources.startLoop('sweeper', publisher);
 
       return { grpcPort, httpPort: ops.port, jobs, publisher, recovery, stop: () => resources.closeAll() };
     },

@@ -8,6 +8,7 @@ import {
   connectNats,
   createLogger,
   ensureTranscodeStream,
+  IntervalLoop,
   Metrics,
   natsNames,
   openOrm,
@@ -68,13 +69,11 @@ export function startMediaWorker(config: MediaWorkerConfig, logger: Logger = cre
       const ops = await startOpsServer({ port: config.HTTP_PORT, host: config.BIND_HOST, metrics, readiness, logger });
       resources.defer('ops', () => ops.close());
 
-      const refreshLag = () =>
-        void transcodeBacklog(jsm, names).then((n) => {
-          if (n !== null) workerMetrics.queueLag.set(n);
-        });
-      refreshLag();
-      const lagTimer = setInterval(refreshLag, config.TRANSCODE_LAG_REFRESH_MS);
-      resources.defer('lag gauge', () => clearInterval(lagTimer));
+      const refreshLag = async () => {
+        const n = await transcodeBacklog(jsm, names);
+        if (n !== null) workerMetrics.queueLag.set(n);
+      };
+      resources.startLoop('lag gauge', new IntervalLoop(config.TRANSCODE_LAG_REFRESH_MS, refreshLag, () => {}, { immediate: true }));
 
       const processor = new JobProcessor({
         store,
@@ -94,9 +93,7 @@ export function startMediaWorker(config: MediaWorkerConfig, logger: Logger = cre
         tmpDir: config.TRANSCODE_TMP_DIR,
         slowProxy: config.TRANSCODE_FAULT === 'slow_proxy',
       });
-      const loop = new WorkerLoop(consumer, processor, logger);
-      loop.start();
-      resources.defer('worker loop', () => loop.stop());
+      resources.startLoop('worker loop', new WorkerLoop(consumer, processor, logger));
 
       return { httpPort: ops.port, workerId, stop: () => resources.closeAll() };
     },

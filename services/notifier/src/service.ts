@@ -154,8 +154,7 @@ export function startNotifier(config: NotifierConfig, logger: Logger = createLog
       const sub = nc.subscribe(names.liveEvents, { callback: () => follower.nudge() });
       resources.defer('live.events subscription', () => sub.unsubscribe());
 
-      engine.start();
-      resources.defer('delivery engine', () => engine.stop());
+      resources.startLoop('delivery engine', engine);
       const retention = new DeliveryRetention({
         orm,
         repo: new RetentionRepository(),
@@ -164,10 +163,8 @@ export function startNotifier(config: NotifierConfig, logger: Logger = createLog
         batch: 5000,
         logger,
       });
-      retention.start();
-      resources.defer('delivery log retention', () => retention.stop());
-      follower.start();
-      resources.defer('log follower', () => follower.stop());
+      resources.startLoop('delivery log retention', retention);
+      resources.startLoop('log follower', follower);
 
       return { grpcPort, httpPort: ops.port, follower, engine, stop: () => resources.closeAll() };
     },

@@ -6,6 +6,7 @@ import {
   GrpcServer,
   InProcessBus,
   Metrics,
+  OutboxRelay,
   Readiness,
   connectNats,
   createLogger,
@@ -13,6 +14,7 @@ import {
   natsNames,
   openOrm,
   pingDb,
+  pingNats,
   startOpsServer,
   withResources,
   type Logger,
@@ -28,10 +30,9 @@ import { ShareLinks } from './domain/share.links.js';
 import { SharePasswords } from './domain/share.secrets.js';
 import { RECORDS_SERVICE_NAME, recordsHandlers } from './grpc/records.handler.js';
 import { FaultSwitch } from './outbox/fault.switch.js';
-import { OutboxRelay } from './outbox/outbox.relay.js';
 import { RECORDS_MIGRATIONS } from './store/migrations.js';
 import { OutboxEntitySchema } from './store/outbox.entity.js';
-import { OutboxRepository } from './store/outbox.repository.js';
+import { RECORDS_OUTBOX } from './store/outbox.repository.js';
 import { RecordEntitySchema } from './store/record.entity.js';
 import { KnexRecordStore } from './store/knex.record.store.js';
 import { openQueryPool } from './store/query.pool.js';
@@ -63,12 +64,20 @@ export function startRecords(config: RecordsConfig, logger?: Logger): Promise<Ru
       await ensureEventsStream(nc, names);
 
       const db = orm.em.getConnection().getKnex();
-      const outbox = new OutboxRepository();
       const bus = new InProcessBus<RecordsBusTopics>((err, topic) => log.error({ err, topic }, 'bus subscriber failed'));
       // Subscription order matters: the fault switch must act before the relay can publish.
       bus.subscribe('committed', () => fault.afterCommit());
-      const relay = new OutboxRelay({ db, outbox, nc, names, logger: log, metrics, fault, pollMs: config.OUTBOX_POLL_MS });
-      bus.subscribe('committed', () => relay.nudge());
+      const relay = new OutboxRelay({
+        ...RECORDS_OUTBOX,
+        db,
+        nc,
+        names,
+        logger: log,
+        metrics,
+        pollMs: config.OUTBOX_POLL_MS,
+        afterPublish: () => fault.afterPublish(),
+      });
+      relay.wakeOn(bus);
       // Keep events under the server's max_payload with room for headers and the envelope.
       const serverMax = nc.info?.max_payload ?? Number.MAX_SAFE_INTEGER;
       const maxEventBytes = Math.min(config.MAX_EVENT_BYTES, serverMax - 16 * 1024);
@@ -89,11 +98,10 @@ export function startRecords(config: RecordsConfig, logger?: Logger): Promise<Ru
           shares: new ShareLinks(store, service, new SharePasswords(config.SHARE_PASSWORD_SCRYPT_COST)),
         }),
       );
-      const readiness = new Readiness().add('postgres', () => pingDb(orm)).add('nats', () => nc.rtt());
+      const readiness = new Readiness().add('postgres', () => pingDb(orm)).add('nats', () => pingNats(nc));
       const ops = await startOpsServer({ port: config.HTTP_PORT, host: config.BIND_HOST, metrics, readiness, logger: log });
       resources.defer('ops', () => ops.close());
-      relay.start();
-      resources.defer('outbox relay', () => relay.stop());
+      resources.startLoop('outbox relay', relay);
       const grpcPort = await grpc.listen(config.GRPC_PORT, config.BIND_HOST);
       resources.defer('grpc', () => grpc.close());
 

@@ -6,7 +6,9 @@
  */
 import {
   GrpcServer,
+  InProcessBus,
   Metrics,
+  OutboxRelay,
   Readiness,
   connectNats,
   createLogger,
@@ -14,9 +16,11 @@ import {
   natsNames,
   openOrm,
   pingDb,
+  pingNats,
   startOpsServer,
   withResources,
   type Logger,
+  type OutboxTopics,
   type RunningService,
 } from '@reelbase/lib-platform';
 import { schemav1 } from '@reelbase/proto';
@@ -25,9 +29,8 @@ import type { SchemaStore } from './domain/ports.js';
 import { SchemaService } from './domain/schema.service.js';
 import { SCHEMA_SERVICE_NAME, schemaHandlers } from './grpc/schema.handler.js';
 import { FaultSwitch } from './outbox/fault.switch.js';
-import { SchemaOutboxRelay } from './outbox/outbox.relay.js';
 import { RecordsClient } from './records/records.client.js';
-import { DefinitionRepository } from './store/definition.repository.js';
+import { DefinitionRepository, SCHEMA_OUTBOX } from './store/definition.repository.js';
 import { SCHEMA_MIGRATIONS, SCHEMA_SCHEMA } from './store/migrations.js';
 
 /** A running schema service. */
@@ -50,12 +53,23 @@ export function startSchema(config: SchemaConfig, logger?: Logger): Promise<Runn
       await ensureEventsStream(nc, names);
       const db = orm.em.getConnection().getKnex();
 
-      const relay = new SchemaOutboxRelay({ db, nc, names, logger: log, metrics, pollMs: config.OUTBOX_POLL_MS });
+      const bus = new InProcessBus<OutboxTopics>((err, topic) => log.error({ err, topic }, 'bus subscriber failed'));
+      const relay = new OutboxRelay({
+        ...SCHEMA_OUTBOX,
+        db,
+        nc,
+        names,
+        logger: log,
+        metrics,
+        metricNames: { published: 'schema_outbox_published_total', backlog: 'schema_outbox_backlog' },
+        pollMs: config.OUTBOX_POLL_MS,
+      });
+      relay.wakeOn(bus);
       const repository = new DefinitionRepository(db, names);
       const versionGauge = metrics.gauge('schema_version', 'Schema version last committed or read by this replica');
       const renames = metrics.counter('schema_renames_total', 'Rename cascades completed by this replica', ['kind']);
       const rewrittenTotal = metrics.counter('schema_rename_records_total', 'Records rewritten by rename cascades of this replica');
-      // Every commit wakes the relay.
+      // Every committed event wakes the relay.
       const store: SchemaStore = {
         load: async () => {
           const doc = await repository.load();
@@ -67,7 +81,7 @@ export function startSchema(config: SchemaConfig, logger?: Logger): Promise<Runn
         commit: async (change, beforeCommit) => {
           const out = await repository.commit(change, beforeCommit);
           if (out) {
-            relay.nudge();
+            for (const e of out.events) bus.emit('committed', e);
             versionGauge.set(out.doc.version);
           }
           return out;
@@ -75,7 +89,7 @@ export function startSchema(config: SchemaConfig, logger?: Logger): Promise<Runn
         finishRename: async (id, rewritten, event) => {
           const done = await repository.finishRename(id, rewritten, event);
           if (done) {
-            relay.nudge();
+            bus.emit('committed', event);
             const kind = (event.changes.rename as { kind?: string } | undefined)?.kind ?? 'unknown';
             renames.inc({ kind });
             rewrittenTotal.inc(rewritten);
@@ -91,14 +105,13 @@ export function startSchema(config: SchemaConfig, logger?: Logger): Promise<Runn
       grpc.add<schemav1.SchemaServiceServer>(SCHEMA_SERVICE_NAME, schemav1.SchemaServiceService, schemaHandlers(service));
       const readiness = new Readiness()
         .add('postgres', () => pingDb(orm))
-        .add('nats', () => nc.rtt())
+        .add('nats', () => pingNats(nc))
         .add('records', async () => {
           if (!service.synced) throw new Error('records does not hold the schema yet');
         });
       const ops = await startOpsServer({ port: config.HTTP_PORT, host: config.BIND_HOST, metrics, readiness, logger: log });
       resources.defer('ops', () => ops.close());
-      relay.start();
-      resources.defer('outbox relay', () => relay.stop());
+      resources.startLoop('outbox relay', relay);
 
       // Seeding, the snapshot for records and unfinished renames: retried until records answers
       // (it may start later), then re-checked every SCHEMA_SYNC_MS.

@@ -10,12 +10,10 @@
  *   {"signing_keys": "rotated"}    a new signing key; older ones retire later
  *   {"signing_keys": "retired"}    a new signing key; every older one retired at once
  */
-import { natsNames, type Logger, type NatsConnection } from '@reelbase/lib-platform';
+import { announce, natsNames, type Logger, type NatsConnection } from '@reelbase/lib-platform';
 import type { RevocationNotifier } from '../domain/api-key.service.js';
 import type { SigningKeyRing } from '../domain/signing-key.ring.js';
 import type { RotationNotifier } from '../domain/signing-key.rotation.js';
-
-const FLUSH_TIMEOUT_MS = 1000;
 
 export class NatsRevocationPublisher implements RevocationNotifier, RotationNotifier {
   private readonly subject: string;
@@ -40,20 +38,9 @@ export class NatsRevocationPublisher implements RevocationNotifier, RotationNoti
     return this.publish({ signing_keys: retiredAtOnce ? 'retired' : 'rotated' }, 'could not announce a signing key rotation; replicas reload on their own');
   }
 
+  /** Waits (briefly) for the server to have it, so the revocation is out when we answer. */
   private async publish(event: Record<string, string>, failure: string): Promise<void> {
-    try {
-      this.nc.publish(this.subject, JSON.stringify(event));
-      // Wait (briefly) for the server to have it, so the revocation is out when we answer.
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([
-        this.nc.flush(),
-        new Promise((_, reject) => {
-          timer = setTimeout(() => reject(new Error('NATS flush timed out')), FLUSH_TIMEOUT_MS);
-        }),
-      ]).finally(() => clearTimeout(timer));
-    } catch (err) {
-      this.logger.warn({ err, ...event }, failure);
-    }
+    await announce(this.nc, this.subject, event, { logger: this.logger, failure });
   }
 }
 

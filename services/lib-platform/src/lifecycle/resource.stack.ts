@@ -4,6 +4,7 @@
  * running service's stop is the same `closeAll`.
  */
 import type { Logger } from '../logger.js';
+import type { BackgroundLoop } from './background.js';
 
 /** Closes one resource; may be async. */
 export type Closer = () => unknown;
@@ -41,6 +42,15 @@ export class ResourceStack {
     if (this.closing) void this.closing.then(() => this.runStep(step));
     else this.steps.push(step);
     return this;
+  }
+
+  /**
+   * Starts a background loop now and registers its stop under `name`: the one way every service
+   * starts its relays, consumers, sweepers and followers (see background.ts).
+   */
+  startLoop(name: string, loop: BackgroundLoop): this {
+    loop.start();
+    return this.defer(name, () => loop.stop());
   }
 
   /** True once `closeAll` was called. */

@@ -3,7 +3,7 @@
  * connect is bounded so a service with NATS down fails its start-up quickly and visibly.
  */
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { jetstreamManager, RetentionPolicy, StorageType, type JetStreamManager } from '@nats-io/jetstream';
+import { jetstreamManager, RetentionPolicy, StorageType, type JetStreamManager, type StreamConfig } from '@nats-io/jetstream';
 import { nanos } from '@nats-io/nats-core';
 import type { Logger } from '../logger.js';
 import type { NatsNames } from './subjects.js';
@@ -36,9 +36,8 @@ export async function connectNats(url: string, name: string, logger: Logger, tim
 }
 
 /** Creates or updates the EVENTS stream. Idempotent; safe from every service at start-up. */
-export async function ensureEventsStream(nc: NatsConnection, names: NatsNames): Promise<JetStreamManager> {
-  const jsm = await jetstreamManager(nc);
-  const config = {
+export function ensureEventsStream(nc: NatsConnection, names: NatsNames): Promise<JetStreamManager> {
+  return ensureStream(nc, {
     name: names.eventsStream,
     subjects: [names.eventsSubjects],
     retention: RetentionPolicy.Limits,
@@ -47,10 +46,32 @@ export async function ensureEventsStream(nc: NatsConnection, names: NatsNames): 
     max_age: nanos(7 * 24 * 3600 * 1000),
     // Re-publishes of the same outbox row within this window are dropped (Nats-Msg-Id).
     duplicate_window: nanos(10 * 60 * 1000),
-  };
+  });
+}
+
+/**
+ * Creates or updates the TRANSCODE work-queue stream (each job is delivered to one worker and
+ * removed once acknowledged). Idempotent; the media api and every worker call it at start-up.
+ */
+export function ensureTranscodeStream(nc: NatsConnection, names: NatsNames): Promise<JetStreamManager> {
+  return ensureStream(nc, {
+    name: names.transcodeStream,
+    subjects: [names.transcodeSubject],
+    retention: RetentionPolicy.Workqueue,
+    storage: StorageType.File,
+    // A job nobody picked up in a week is stale; the media api's sweeper re-publishes what is unfinished.
+    max_age: nanos(7 * 24 * 3600 * 1000),
+    // A job published twice (the sweeper racing the upload) is stored once (Nats-Msg-Id = job id).
+    duplicate_window: nanos(10 * 60 * 1000),
+  });
+}
+
+/** Creates the stream `config.name`, or brings it to `config` when it exists; safe when services race. */
+async function ensureStream(nc: NatsConnection, config: Partial<StreamConfig> & { name: string }): Promise<JetStreamManager> {
+  const jsm = await jetstreamManager(nc);
   try {
-    await jsm.streams.info(names.eventsStream);
-    await jsm.streams.update(names.eventsStream, config);
+    await jsm.streams.info(config.name);
+    await jsm.streams.update(config.name, config);
   } catch (err) {
     if (!/stream not found/i.test(String((err as Error).message))) throw err;
     try {
@@ -61,40 +82,4 @@ export async function ensureEventsStream(nc: NatsConnection, names: NatsNames): 
     }
   }
   return jsm;
-}
-
-/**
- * Creates or updates the TRANSCODE work-queue stream (each job is delivered to one worker and
- * removed once acknowledged). Idempotent; the media api and every worker call it at start-up.
- */
-export async function ensureTranscodeStream(nc: NatsConnection, names: NatsNames): Promise<JetStreamManager> {
-  const jsm = await jetstreamManager(nc);
-  const config = {
-    name: names.transcodeStream,
-    subjects: [names.transcodeSubject],
-    retention: RetentionPolicy.Workqueue,
-    storage: StorageType.File,
-    // A job nobody picked up in a week is stale; the media api's sweeper re-publishes what is unfinished.
-    max_age: nanos(7 * 24 * 3600 * 1000),
-    // A job published twice (the sweeper racing the upload) is stored once (Nats-Msg-Id = job id).
-    duplicate_window: nanos(10 * 60 * 1000),
-  };
-  try {
-    await jsm.streams.info(names.transcodeStream);
-    await jsm.streams.update(names.transcodeStream, config);
-  } catch (err) {
-    if (!/stream not found/i.test(String((err as Error).message))) throw err;
-    try {
-      await jsm.streams.add(config);
-    } catch (addErr) {
-      if (!/already in use|exists/i.test(String((addErr as Error).message))) throw addErr;
-    }
-  }
-  return jsm;
-}
-
-/** The readiness check of a NATS connection: open, and the server answers a flush. */
-export async function pingNats(nc: NatsConnection): Promise<void> {
-  if (nc.isClosed()) throw new Error('NATS connection closed');
-  await nc.flush();
 }

@@ -2,24 +2,18 @@
  * The test-only fault switch (SCHEMA_FAULT): kills the process with SIGKILL at a chosen point
  * of a rename, so tests can prove an unfinished rename is completed at the next start.
  */
-import type { Logger } from '@reelbase/lib-platform';
+import { ProcessFault, type Logger } from '@reelbase/lib-platform';
 import type { SchemaFault } from '../config.js';
 import type { SchemaFaults } from '../domain/ports.js';
 
 export class FaultSwitch implements SchemaFaults {
-  constructor(
-    private readonly mode: SchemaFault | undefined,
-    private readonly logger: Logger,
-  ) {
-    if (mode) {
-      logger.warn({ SCHEMA_FAULT: mode }, `SCHEMA_FAULT=${mode} is set: this process will kill itself on purpose. Never set it outside tests.`);
-    }
+  private readonly fault: ProcessFault<SchemaFault>;
+
+  constructor(mode: SchemaFault | undefined, logger: Logger) {
+    this.fault = new ProcessFault('SCHEMA_FAULT', mode, logger);
   }
 
   afterJournal(): void {
-    if (this.mode !== 'crash_after_journal') return;
-    this.logger.warn({ SCHEMA_FAULT: this.mode }, 'fault switch: killing the process after the rename journal entry');
-    this.logger.flush?.();
-    process.kill(process.pid, 'SIGKILL');
+    this.fault.crashIf('crash_after_journal', 'after the rename journal entry');
   }
 }

@@ -5,12 +5,16 @@
  * a time; the rename journal and the outbox are written in the same transaction.
  */
 import type { Knex } from '@mikro-orm/postgresql';
-import { guarded, type NatsNames, type StreamEvent } from '@reelbase/lib-platform';
+import { OutboxTable, guarded, type NatsNames, type StreamEvent } from '@reelbase/lib-platform';
 import type { Commit, JournalEntry, SchemaStore } from '../domain/ports.js';
 import type { RenameKind } from '../domain/schema.editor.js';
 import { emptyDoc, type EntityTypeDef, type SchemaDoc } from '../domain/schema.types.js';
 
 type Db = Knex | Knex.Transaction;
+
+/** The schema outbox table and the lock its relay holds (lib-platform's outbox relay, configured in service.ts). */
+export const SCHEMA_OUTBOX = { table: 'schema.outbox', lockKey: 'schema:outbox-relay' } as const;
+const outbox = new OutboxTable(SCHEMA_OUTBOX.table);
 
 interface Row {
   kind: string;
@@ -189,7 +193,7 @@ export class DefinitionRepository implements SchemaStore {
     // A dot would split the subject token: `Schema.Status` travels as `Schema_Status` in the
     // subject only; the payload keeps the entity type as it is.
     const subject = this.names.eventSubject(e.entity_type.replace(/\./g, '_'), e.action);
-    await trx.raw('insert into schema.outbox (event_id, subject, payload) values (?, ?, ?::jsonb)', [e.event_id, subject, JSON.stringify(e)]);
+    await outbox.append(trx, subject, e.event_id, JSON.stringify(e));
   }
 
   pendingRenames(): Promise<JournalEntry[]> {

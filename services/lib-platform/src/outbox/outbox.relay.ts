@@ -1,33 +1,52 @@
 /**
- * Moves committed events from the outbox to JetStream (docs/architecture.md, step 3).
- * Woken right after each commit and polling for anything a crash left behind; one relay
- * drains at a time across replicas (a session advisory lock held on one connection, see
- * relay.session.ts). Rows are published in `seq` order with `Nats-Msg-Id = event_id` and
- * deleted only after their PubAcks, so a crash anywhere re-publishes rather than loses, and
- * JetStream drops the re-publish as a duplicate.
+ * The one outbox relay (docs/architecture.md, "The write path and its events"): moves
+ * committed events from a service's outbox table to JetStream. Woken by the service's
+ * in-process bus right after each commit (topic `committed`, see {@link OutboxRelay.wakeOn})
+ * and polling for anything a crash left behind; one relay drains at a time across replicas
+ * (a session advisory lock held on one connection, see relay.session.ts). Rows are published
+ * in `seq` order with `Nats-Msg-Id = event_id` and deleted only after their PubAcks, so a
+ * crash anywhere re-publishes rather than loses, and JetStream drops the re-publish as a
+ * duplicate. A service configures it with its table, lock key and metric names; the subject
+ * of each event is the one its write stored in the row.
  */
 import type { Knex } from '@mikro-orm/postgresql';
 import { jetstream, type JetStreamClient } from '@nats-io/jetstream';
-import { encodeStreamEvent, ensureEventsStream, type Logger, type Metrics, type NatsConnection, type NatsNames } from '@reelbase/lib-platform';
-import type { OutboxRepository, OutboxRow } from '../store/outbox.repository.js';
-import type { FaultSwitch } from './fault.switch.js';
+import type { InProcessBus } from '../bus.js';
+import { guarded } from '../db.js';
+import type { Logger } from '../logger.js';
+import type { Metrics } from '../metrics.js';
+import { ensureEventsStream, type NatsConnection } from '../nats/connection.js';
+import type { NatsNames } from '../nats/subjects.js';
+import { encodeStreamEvent, type StreamEvent } from '../stream-event.js';
+import { OutboxTable, type OutboxRow } from './outbox.table.js';
 import { RelaySession } from './relay.session.js';
+
+/** The bus topic that wakes a relay: a write and its outbox row have committed. */
+export type OutboxTopics = {
+  committed: StreamEvent;
+};
 
 export interface OutboxRelayOptions {
   db: Knex;
-  outbox: OutboxRepository;
+  /** The outbox table, `schema.table` (e.g. `records.outbox`). */
+  table: string;
+  /** The advisory lock one replica holds while it drains (e.g. `records:outbox-relay`). */
+  lockKey: string;
   nc: NatsConnection;
   names: NatsNames;
   logger: Logger;
   metrics: Metrics;
-  fault: FaultSwitch;
+  /** Names of the relay's metrics; default `outbox_published_total` and `outbox_backlog`. */
+  metricNames?: { published?: string; backlog?: string };
   pollMs: number;
-  /** Rows per transaction. */
+  /** Rows per drain step. */
   batchSize?: number;
   /** Milliseconds to wait for each PubAck. */
   publishTimeoutMs?: number;
   /** Longest pause between attempts while NATS or PostgreSQL fails. */
   maxBackoffMs?: number;
+  /** Called right after JetStream acknowledged a batch, before its rows are deleted (the test-only fault switch). */
+  afterPublish?: () => void;
 }
 
 /** Outcome of one locked pass over the outbox. */
@@ -35,6 +54,7 @@ type Pass = { published: number; more: boolean; error?: unknown } | 'locked';
 
 export class OutboxRelay {
   private readonly js: JetStreamClient;
+  private readonly table: OutboxTable;
   private readonly backlog;
   private readonly published;
   private timer: NodeJS.Timeout | undefined;
@@ -49,9 +69,19 @@ export class OutboxRelay {
 
   constructor(private readonly opts: OutboxRelayOptions) {
     this.js = jetstream(opts.nc);
-    this.session = new RelaySession(opts.db);
-    this.backlog = opts.metrics.gauge('outbox_backlog', 'Outbox rows waiting to be published');
-    this.published = opts.metrics.counter('outbox_published_total', 'Events published to JetStream by the relay', ['duplicate']);
+    this.table = new OutboxTable(opts.table);
+    this.session = new RelaySession(opts.db, opts.lockKey);
+    this.backlog = opts.metrics.gauge(opts.metricNames?.backlog ?? 'outbox_backlog', `Rows of ${opts.table} waiting to be published`);
+    this.published = opts.metrics.counter(
+      opts.metricNames?.published ?? 'outbox_published_total',
+      `Events of ${opts.table} published to JetStream by the relay`,
+      ['duplicate'],
+    );
+  }
+
+  /** Subscribes the relay to `committed` on the service's bus: every commit asks for a drain. */
+  wakeOn(bus: InProcessBus<OutboxTopics>): () => void {
+    return bus.subscribe('committed', () => this.nudge());
   }
 
   /** Starts polling and drains whatever is already waiting. */
@@ -126,20 +156,19 @@ export class OutboxRelay {
       this.failures++;
       const wait = Math.min(this.opts.pollMs * 2 ** Math.min(this.failures, 10), this.opts.maxBackoffMs ?? 10_000);
       this.retryAt = Date.now() + wait;
-      this.opts.logger.warn({ err, failures: this.failures, retryInMs: wait }, 'outbox relay could not publish; rows kept for retry');
+      this.opts.logger.warn({ err, failures: this.failures, retryInMs: wait, table: this.opts.table }, 'outbox relay could not publish; rows kept for retry');
       if (/jetstream is not enabled|stream not found|no responders/i.test(String((err as Error)?.message))) {
         // The stream vanished (or was never made on this server): recreate it before the retry.
         await ensureEventsStream(this.opts.nc, this.opts.names).catch(() => {});
       }
     }
-    await this.opts.outbox
-      .count(this.opts.db)
+    await guarded(() => this.table.count(this.opts.db))
       .then((n) => this.backlog.set(n))
       .catch(() => {});
   }
 
   /**
-   * The message body of a row. Writes refuse events above MAX_EVENT_BYTES, but a row written
+   * The message body of a row. Writes refuse events above their size limit, but a row written
    * under a larger limit (or a server whose max_payload shrank) must not block the outbox for
    * ever: it is published with its changes left out and `changes_truncated: true`, loudly.
    */
@@ -158,14 +187,16 @@ export class OutboxRelay {
    * One drain step: (as the lock holder) delete what the last step published and read the
    * next batch in one statement, publish it in order, await the acks. The acknowledged rows
    * are deleted by the next step, so a crash in between re-publishes them and JetStream
-   * drops the copies (Nats-Msg-Id); the event log drops them by event id after that.
+   * drops the copies (Nats-Msg-Id); consumers drop them by event id after that.
    */
   private async pass(): Promise<Pass> {
-    const { outbox, fault } = this.opts;
     const batchSize = this.opts.batchSize ?? 200;
     const timeout = this.opts.publishTimeoutMs ?? 5000;
-    if (!(await this.session.acquire())) return 'locked';
-    const rows = await outbox.nextBatch(this.session, this.publishedSeqs, batchSize);
+    const rows = await guarded(async () => {
+      if (!(await this.session.acquire())) return 'locked' as const;
+      return this.table.nextBatch(this.session, this.publishedSeqs, batchSize);
+    });
+    if (rows === 'locked') return 'locked';
     this.publishedSeqs = [];
     if (rows.length === 0) return { published: 0, more: false };
     // Publishes are issued back to back on one connection, so the stream stores them in
@@ -177,7 +208,7 @@ export class OutboxRelay {
     for (const s of settled.slice(0, done)) {
       if (s.status === 'fulfilled') this.published.inc({ duplicate: String(s.value.duplicate) });
     }
-    if (done > 0) fault.afterPublish();
+    if (done > 0) this.opts.afterPublish?.();
     // Only the acknowledged prefix is deleted: the rest is retried in order (a later row
     // that did get through is dropped by JetStream as a duplicate on retry).
     this.publishedSeqs = rows.slice(0, done).map((r) => r.seq);

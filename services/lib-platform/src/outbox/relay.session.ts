@@ -1,18 +1,20 @@
 /**
- * The relay's hold on the outbox: one pooled connection kept for as long as this replica is
+ * The relay's hold on an outbox: one pooled connection kept for as long as this replica is
  * the relay, holding a session-level advisory lock. Only the holder drains, so rows leave in
  * order; when the connection dies the lock goes with it and another replica takes over.
  * Keeping one connection also lets a whole drain step be one statement (no BEGIN/COMMIT).
  */
 import type { Knex } from '@mikro-orm/postgresql';
-import { LockedConnection } from '@reelbase/lib-platform';
+import { LockedConnection } from '../db.js';
+import type { OutboxSession } from './outbox.table.js';
 
-const LOCK_KEY = 'records:outbox-relay';
-
-export class RelaySession {
+export class RelaySession implements OutboxSession {
   private conn: LockedConnection | null = null;
 
-  constructor(private readonly db: Knex) {}
+  constructor(
+    private readonly db: Knex,
+    private readonly lockKey: string,
+  ) {}
 
   /** True while this replica holds the relay lock. */
   get held(): boolean {
@@ -22,7 +24,7 @@ export class RelaySession {
   /** Takes the relay lock if free; false when another replica holds it. */
   async acquire(): Promise<boolean> {
     if (this.conn) return true;
-    this.conn = await LockedConnection.tryAcquire(this.db, LOCK_KEY);
+    this.conn = await LockedConnection.tryAcquire(this.db, this.lockKey);
     return this.conn !== null;
   }
 

@@ -1,0 +1,57 @@
+/**
+ * The SQL of one service's outbox table (`<schema>.outbox`: `seq bigserial`, `event_id`,
+ * `subject`, `payload jsonb`): appended to by writes inside their transaction, drained in
+ * `seq` order by the {@link OutboxRelay}.
+ */
+import type { Knex } from '@mikro-orm/postgresql';
+import type { StreamEvent } from '../stream-event.js';
+
+/** One row waiting to be published. */
+export interface OutboxRow {
+  seq: string;
+  eventId: string;
+  subject: string;
+  payload: StreamEvent;
+}
+
+/** Runs one statement on the connection that holds the relay lock. */
+export interface OutboxSession {
+  query<R>(sql: string, params: unknown[]): Promise<R[]>;
+}
+
+const QUALIFIED_NAME = /^[a-z_][a-z0-9_]*\.[a-z_][a-z0-9_]*$/;
+
+/** Statements on one outbox table, named `schema.table`. */
+export class OutboxTable {
+  constructor(readonly name: string) {
+    if (!QUALIFIED_NAME.test(name)) throw new Error(`outbox table must be named schema.table in lower case, got "${name}"`);
+  }
+
+  /** Appends an event (`json` is its payload serialised); call inside the write's transaction. */
+  async append(db: Knex, subject: string, eventId: string, json: string): Promise<void> {
+    await db.raw(`insert into ${this.name} (event_id, subject, payload) values (?, ?, ?::jsonb)`, [eventId, subject, json]);
+  }
+
+  /**
+   * One drain step in one statement: deletes the rows published by the previous step and
+   * reads the next batch in publication order. The read sees the snapshot from before the
+   * delete, so the deleted rows are excluded explicitly.
+   */
+  async nextBatch(session: OutboxSession, published: readonly string[], limit: number): Promise<OutboxRow[]> {
+    const rows = await session.query<{ seq: string; event_id: string; subject: string; payload: StreamEvent }>(
+      `with d as (delete from ${this.name} where seq = any($1::bigint[]))
+       select seq, event_id, subject, payload from ${this.name}
+        where seq <> all($1::bigint[])
+        order by seq
+        limit $2`,
+      [`{${published.join(',')}}`, limit],
+    );
+    return rows.map((r) => ({ seq: String(r.seq), eventId: r.event_id, subject: r.subject, payload: r.payload }));
+  }
+
+  /** Rows still waiting (the backlog gauge). */
+  async count(db: Knex): Promise<number> {
+    const res = await db.raw<{ rows: { n: string }[] }>(`select count(*) as n from ${this.name}`);
+    return Number(res.rows[0]?.n ?? 0);
+  }
+}
