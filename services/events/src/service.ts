@@ -71,7 +71,7 @@ export function startEvents(config: EventsConfig, logger: Logger = createLogger(
       grpc.add<eventsv1.EventsServiceServer>(
         EVENTS_SERVICE_NAME,
         eventsv1.EventsServiceService,
-        eventsHandlers(new EventLogRepository(orm, { pageMaxBytes: config.EVENTS_PAGE_MAX_BYTES })),
+        eventsHandlers({ log: new EventLogRepository(orm, { pageMaxBytes: config.EVENTS_PAGE_MAX_BYTES }) }),
       );
       const grpcPort = await grpc.listen(config.GRPC_PORT, config.BIND_HOST);
       resources.defer('grpc', () => grpc.close());

@@ -4,13 +4,17 @@
 import type { eventsv1 } from '@reelbase/proto';
 import type { CallContext, UnaryHandlers } from '@reelbase/lib-platform';
 import { parseListQuery } from '../domain/list.query.js';
-import type { EventLogRepository } from '../store/event-log.repository.js';
+import type { EventLogReader } from '../domain/ports.js';
 
 /** Full proto name, used for registration and health. */
 export const EVENTS_SERVICE_NAME = 'reelbase.events.v1.EventsService';
 
+export interface EventsHandlerDeps {
+  log: EventLogReader;
+}
+
 /** Builds the handlers registered with GrpcServer under {@link EVENTS_SERVICE_NAME}. */
-export function eventsHandlers(repo: EventLogRepository): UnaryHandlers<eventsv1.EventsServiceServer> {
+export function eventsHandlers(deps: EventsHandlerDeps): UnaryHandlers<eventsv1.EventsServiceServer> {
   return {
     /**
      * Newest first without `after` (below `before` when given); with it, the events after that
@@ -24,7 +28,7 @@ export function eventsHandlers(repo: EventLogRepository): UnaryHandlers<eventsv1
         ...(req.entityType !== undefined ? { entityType: req.entityType } : {}),
         ...(req.projectId !== undefined ? { projectId: req.projectId } : {}),
       });
-      const page = await repo.list(query);
+      const page = await deps.log.list(query);
       return {
         lastId: page.lastId,
         truncated: page.truncated,
