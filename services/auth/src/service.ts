@@ -11,6 +11,7 @@ import {
   openOrm,
   pingDb,
   Readiness,
+  RecordsClient,
   SecretCipher,
   startOpsServer,
   withResources,
@@ -61,8 +62,9 @@ export function startAuth(config: AuthConfig, logger: Logger = createLogger('aut
       resources.defer('postgres', () => orm.close());
       const nc = await connectNats(config.NATS_URL, 'auth', logger);
       resources.defer('nats', () => nc.drain());
-      const users = new RecordsUserDirectory(config.RECORDS_ADDR, config.INTERNAL_AUTH_SECRET, metrics);
-      resources.defer('records client', () => users.close());
+      const records = new RecordsClient({ address: config.RECORDS_ADDR, internalAuthSecret: config.INTERNAL_AUTH_SECRET, metrics });
+      resources.defer('records client', () => records.close());
+      const users = new RecordsUserDirectory(records);
       const recordsHealth = createGrpcClient(healthv1.HealthClient, healthv1.HealthService, {
         name: 'records',
         address: config.RECORDS_ADDR,

@@ -8,6 +8,7 @@ import {
   GrpcServer,
   Metrics,
   Readiness,
+  RecordsClient,
   connectNats,
   createLogger,
   ensureEventsStream,
@@ -26,7 +27,7 @@ import { SchemaService } from './domain/schema.service.js';
 import { SCHEMA_SERVICE_NAME, schemaHandlers } from './grpc/schema.handler.js';
 import { FaultSwitch } from './outbox/fault.switch.js';
 import { SchemaOutboxRelay } from './outbox/outbox.relay.js';
-import { RecordsClient } from './records/records.client.js';
+import { SchemaRecords } from './records/records.client.js';
 import { DefinitionRepository } from './store/definition.repository.js';
 import { SCHEMA_MIGRATIONS, SCHEMA_SCHEMA } from './store/migrations.js';
 
@@ -83,8 +84,9 @@ export function startSchema(config: SchemaConfig, logger?: Logger): Promise<Runn
           return done;
         },
       };
-      const records = new RecordsClient(config.RECORDS_ADDR, config.INTERNAL_AUTH_SECRET, metrics);
-      resources.defer('records client', () => records.close());
+      const recordsClient = new RecordsClient({ address: config.RECORDS_ADDR, internalAuthSecret: config.INTERNAL_AUTH_SECRET, deadlineMs: 10_000, metrics });
+      resources.defer('records client', () => recordsClient.close());
+      const records = new SchemaRecords(recordsClient);
       const service = new SchemaService({ store, records, faults: new FaultSwitch(config.SCHEMA_FAULT, log), logger: log });
 
       const grpc = new GrpcServer({ logger: log, metrics, internalAuthSecret: config.INTERNAL_AUTH_SECRET });
