@@ -9,7 +9,7 @@ import type { LoginService } from '../domain/login.service.js';
 import type { RegistrationService } from '../domain/registration.service.js';
 import type { SigningKeyRotation } from '../domain/signing-key.rotation.js';
 import type { UserAccountService } from '../domain/user-account.service.js';
-import type { CreatedUser } from '../domain/user.directory.js';
+import type { CreatedUser } from '../domain/ports.js';
 
 export interface AuthHandlerDeps {
   registration: RegistrationService;

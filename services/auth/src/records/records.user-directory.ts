@@ -3,7 +3,7 @@
  */
 import { ROLES, systemContext, type CallContext, type RecordsClient, type Role } from '@reelbase/lib-platform';
 import { recordsv1 } from '@reelbase/proto';
-import type { CreatedUser, NewUser, UserDirectory, UserRecordCreate, UserRecordPatch, UserView } from '../domain/user.directory.js';
+import type { CreatedUser, NewUser, UserDirectory, UserRecordCreate, UserRecordPatch, UserView } from '../domain/ports.js';
 
 const USER = 'User';
 
