@@ -28,6 +28,7 @@ import { DeliveryEngine, USER_AGENT } from './delivery/delivery.engine.js';
 import { HttpSender } from './delivery/http.sender.js';
 import { DeliveryRetention } from './delivery/retention.js';
 import type { HostResolver } from './domain/target.policy.js';
+import { NotifierApi } from './domain/notifier.api.js';
 import { NOTIFIER_SERVICE_NAME, notifierHandlers } from './grpc/notifier.handler.js';
 import { LogFollower, type EventSource } from './ingest/log.follower.js';
 import { createNotifierMetrics } from './metrics.js';
@@ -136,11 +137,12 @@ export function startNotifier(config: NotifierConfig, logger: Logger = createLog
         NOTIFIER_SERVICE_NAME,
         notifierv1.NotifierServiceService,
         notifierHandlers({
-          orm,
-          repo: new ApiRepository(secrets),
-          resolve: systemResolver,
-          allowPrivateTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS,
-          nudgeDeliveries: () => engine.nudge(),
+          api: new NotifierApi({
+            store: new ApiRepository(orm, secrets),
+            resolve: systemResolver,
+            allowPrivateTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS,
+            nudgeDeliveries: () => engine.nudge(),
+          }),
         }),
       );
       const grpcPort = await grpc.listen(config.GRPC_PORT, config.BIND_HOST);

@@ -11,7 +11,8 @@ import { guarded, newId, type ContractEvent, type Logger } from '@reelbase/lib-p
 import { chatText, matches, webhookBody } from '../domain/delivery.policy.js';
 import { noteAfter, noteLinkIds, noteWriter, notificationsFor, replyToId, taskAfter, type NoteState, type TaskState } from '../domain/rules.js';
 import type { NotifierMetrics } from '../metrics.js';
-import type { DeliveryRow, EventBodyRow, IngestRepository, NotificationRow, UserState } from '../store/ingest.repository.js';
+import type { DeliveryRow } from '../domain/ports.js';
+import type { EventBodyRow, IngestRepository, NotificationRow, UserState } from '../store/ingest.repository.js';
 
 /** The event log as the follower reads it. */
 export interface EventSource {

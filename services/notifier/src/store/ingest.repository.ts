@@ -4,6 +4,7 @@
  * Every method runs on the transaction it is given; bulk writes are one `unnest` statement each.
  */
 import type { Knex } from '@mikro-orm/postgresql';
+import type { DeliveryRow } from '../domain/ports.js';
 import type { NoteState, TaskState } from '../domain/rules.js';
 
 type Db = Knex | Knex.Transaction;
@@ -45,15 +46,6 @@ export interface EventBodyRow {
   body: string;
   chatText: string | null;
   eventAt: string;
-}
-
-export interface DeliveryRow {
-  id: string;
-  webhookId: string;
-  eventId: number;
-  entityType: string;
-  entityId: string;
-  action: string;
 }
 
 export class IngestRepository {
