@@ -114,7 +114,7 @@ export class NotifierApi {
     return n;
   }
 
-  markAllRead(ctx: CallContext): Promise<number> {
+  async markAllRead(ctx: CallContext): Promise<number> {
     return this.deps.store.markAllRead(userOf(ctx));
   }
 
@@ -133,7 +133,7 @@ export class NotifierApi {
     });
   }
 
-  listWebhooks(ctx: CallContext): Promise<WebhookView[]> {
+  async listWebhooks(ctx: CallContext): Promise<WebhookView[]> {
     adminOf(ctx);
     return this.deps.store.webhooks();
   }
