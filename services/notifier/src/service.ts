@@ -107,11 +107,9 @@ export function startNotifier(config: NotifierConfig, logger: Logger = createLog
 
       const sender = new HttpSender({ allowPrivate: config.WEBHOOK_ALLOW_PRIVATE_TARGETS, timeoutMs: config.WEBHOOK_TIMEOUT_MS, userAgent: USER_AGENT });
       resources.defer('http agents', () => sender.close());
-      const ingest = new IngestRepository();
+      const ingest = new IngestRepository(orm);
       const engine = new DeliveryEngine({
-        orm,
-        repo: new DeliveryRepository(secrets),
-        ingest,
+        repo: new DeliveryRepository(orm, secrets),
         sender,
         schedule: { baseMs: config.WEBHOOK_BACKOFF_BASE_MS, maxMs: config.WEBHOOK_BACKOFF_MAX_MS, windowMs: config.WEBHOOK_RETRY_WINDOW_MS },
         concurrency: config.WEBHOOK_CONCURRENCY,
@@ -121,7 +119,6 @@ export function startNotifier(config: NotifierConfig, logger: Logger = createLog
         metrics: nm,
       });
       const follower = new LogFollower({
-        orm,
         repo: ingest,
         source,
         logger,
@@ -159,8 +156,7 @@ export function startNotifier(config: NotifierConfig, logger: Logger = createLog
       engine.start();
       resources.defer('delivery engine', () => engine.stop());
       const retention = new DeliveryRetention({
-        orm,
-        repo: new RetentionRepository(),
+        repo: new RetentionRepository(orm),
         retentionDays: config.WEBHOOK_DELIVERY_RETENTION_DAYS,
         intervalMs: config.WEBHOOK_PRUNE_INTERVAL_MS,
         batch: 5000,

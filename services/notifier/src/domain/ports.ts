@@ -1,7 +1,10 @@
 /**
- * What the notifier's API needs from outside, as ports: a user's notifications, webhooks and
- * their deliveries (PostgreSQL, store/).
+ * What the notifier needs from outside, as ports, all kept in PostgreSQL (store/): what the API
+ * reads and changes (a user's notifications, webhooks and their deliveries), what the log
+ * follower remembers and writes per page, what the delivery engine claims and records, and the
+ * retention of the delivery log.
  */
+import type { NoteState, TaskState } from './rules.js';
 
 export interface NotificationView {
   id: string;
@@ -103,4 +106,133 @@ export interface NotifierApiStore {
    * back); one an Admin switched off stays off, and the delivery waits for it.
    */
   retry(webhookId: string, deliveryId: string): Promise<RetryOutcome>;
+}
+
+export interface FollowState {
+  lastEventId: number;
+  liveFrom: number;
+}
+
+/** A remembered user. */
+export interface UserState {
+  userId: string;
+  name: string | null;
+  role: string | null;
+  retired: boolean;
+}
+
+/** A webhook as the follower matches events against it. */
+export interface ActiveWebhook {
+  id: string;
+  kind: string;
+  entityTypes: string[];
+  actions: string[];
+}
+
+export interface NotificationRow {
+  id: string;
+  userId: string;
+  kind: string;
+  recordType: string;
+  recordId: string;
+  eventId: number | null;
+  actor: string | null;
+}
+
+export interface EventBodyRow {
+  id: number;
+  body: string;
+  chatText: string | null;
+  eventAt: string;
+}
+
+/** A claimed delivery with what its attempt needs. */
+export interface ClaimedDelivery {
+  id: string;
+  claim: string;
+  webhookId: string;
+  eventId: number;
+  url: string;
+  kind: string;
+  secret: string | null;
+  body: string;
+  chatText: string | null;
+  attempts: number;
+  /** Milliseconds since the event committed. */
+  sinceEventMs: number;
+}
+
+/** What an attempt gave. */
+export interface AttemptResult {
+  delivered: boolean;
+  statusCode: number | null;
+  latencyMs: number;
+  response: string | null;
+  error: string | null;
+}
+
+/** The log follower's statements, all on the transaction of one page. */
+export interface IngestTx {
+  /** The follow position, locked for this transaction (one follower applies a batch at a time). */
+  lockFollowState(): Promise<FollowState | null>;
+  /** Creates the follow position at the first start (no-op when another replica did). */
+  initFollowState(liveFrom: number): Promise<void>;
+  setLastEventId(id: number): Promise<void>;
+  /** Tasks whose id is in `ids` or whose entity is in `entityIds`. */
+  tasks(ids: string[], entityIds: string[]): Promise<TaskState[]>;
+  upsertTasks(tasks: TaskState[]): Promise<void>;
+  /** What is remembered of the notes in `ids` (a note never seen is absent). */
+  notes(ids: string[]): Promise<Map<string, NoteState>>;
+  upsertNotes(notes: Map<string, NoteState>): Promise<void>;
+  users(ids: string[]): Promise<UserState[]>;
+  upsertUsers(users: UserState[]): Promise<void>;
+  /** The ids of the live Admins. */
+  admins(): Promise<string[]>;
+  labels(ids: string[]): Promise<Map<string, string>>;
+  upsertLabels(labels: Map<string, string>): Promise<void>;
+  activeWebhooks(): Promise<ActiveWebhook[]>;
+  /** Writes the notifications (a repeated one is skipped); how many were written. */
+  insertNotifications(rows: NotificationRow[]): Promise<number>;
+  /** Writes the event bodies and the deliveries (repeated ones skipped); how many deliveries were written. */
+  insertDeliveries(bodies: EventBodyRow[], rows: DeliveryRow[]): Promise<number>;
+}
+
+/** What the log follower remembers and writes. */
+export interface IngestStore {
+  /** Runs `fn` in one transaction: committed when it resolves, rolled back when it throws. */
+  transaction<T>(fn: (tx: IngestTx) => Promise<T>): Promise<T>;
+}
+
+/** What the delivery engine claims and records. */
+export interface DeliveryStore {
+  /** Claims up to `limit` due heads, the longest-waiting first, leasing each for `leaseMs`. */
+  claim(limit: number, leaseMs: number): Promise<ClaimedDelivery[]>;
+  /**
+   * Records delivered attempts (each only while its claim still holds) and, for each marked
+   * `chain`, claims its webhook's next due head; the deliveries recorded and the heads claimed.
+   */
+  deliveredMany(
+    items: { d: ClaimedDelivery; r: AttemptResult; chain: boolean }[],
+    leaseMs: number,
+  ): Promise<{ recorded: Set<string>; next: ClaimedDelivery[] }>;
+  /** Records a failed attempt: its new status, or null when the claim was lost. */
+  failed(d: ClaimedDelivery, r: AttemptResult, delayMs: number, windowMs: number): Promise<'pending' | 'dead' | null>;
+  /**
+   * In one transaction: switches the webhook off when it has been failing for `windowMs`, marks
+   * dead its deliveries whose window is over, and writes `notify(admins)` (the live Admins' ids).
+   * Null when it was not switched off by this call.
+   */
+  disableIfFailing(webhookId: string, windowMs: number, notify: (admins: string[]) => NotificationRow[]): Promise<{ admins: number; dead: number } | null>;
+  /** Pending deliveries per active webhook, and the number of dead deliveries. */
+  backlog(): Promise<{ perWebhook: Map<string, number>; dead: number }>;
+  /** Milliseconds until the earliest head of an active webhook is due (null when none waits). */
+  nextDueInMs(): Promise<number | null>;
+}
+
+/** The retention of the delivery log. */
+export interface RetentionStore {
+  /** Deletes up to `batch` delivered deliveries created and delivered before `cutoff`; how many. */
+  pruneDelivered(cutoff: Date, batch: number): Promise<number>;
+  /** Deletes up to `batch` event bodies no delivery refers to, older than `cutoff`; how many. */
+  pruneBodies(cutoff: Date, batch: number): Promise<number>;
 }
