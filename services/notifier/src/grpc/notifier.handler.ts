@@ -3,7 +3,7 @@
  * and deliveries (domain/notifier.api.ts checks roles and input).
  */
 import type { notifierv1 } from '@reelbase/proto';
-import type { UnaryHandlers } from '@reelbase/lib-platform';
+import type { CallContext, UnaryHandlers } from '@reelbase/lib-platform';
 import type { NotifierApi } from '../domain/notifier.api.js';
 import type { DeliveryView, NotificationView, WebhookView } from '../domain/ports.js';
 
@@ -65,68 +65,67 @@ function deliveryOut(d: DeliveryView): notifierv1.Delivery {
   };
 }
 
-/** Builds the handlers registered with GrpcServer under {@link NOTIFIER_SERVICE_NAME}. */
-export function notifierHandlers(deps: NotifierHandlerDeps): UnaryHandlers<notifierv1.NotifierServiceServer> {
-  const { api } = deps;
-  return {
-    async listNotifications(req, ctx) {
-      const page = await api.listNotifications({ unreadOnly: req.unreadOnly, limit: req.limit, cursor: req.cursor }, ctx);
-      return { items: page.items.map(notificationOut), ...(page.nextCursor !== undefined ? { nextCursor: page.nextCursor } : {}) };
-    },
+/** The handlers registered with GrpcServer under {@link NOTIFIER_SERVICE_NAME}. */
+export class NotifierHandler implements UnaryHandlers<notifierv1.NotifierServiceServer> {
+  constructor(private readonly deps: NotifierHandlerDeps) {}
 
-    async markNotificationRead(req, ctx) {
-      return { notification: notificationOut(await api.markRead(req.id, ctx)) };
-    },
+  async listNotifications(req: notifierv1.ListNotificationsRequest, ctx: CallContext): Promise<notifierv1.ListNotificationsResponse> {
+    const page = await this.deps.api.listNotifications({ unreadOnly: req.unreadOnly, limit: req.limit, cursor: req.cursor }, ctx);
+    return { items: page.items.map(notificationOut), ...(page.nextCursor !== undefined ? { nextCursor: page.nextCursor } : {}) };
+  }
 
-    async markAllNotificationsRead(_req, ctx) {
-      return { count: await api.markAllRead(ctx) };
-    },
+  async markNotificationRead(req: notifierv1.MarkNotificationReadRequest, ctx: CallContext): Promise<notifierv1.MarkNotificationReadResponse> {
+    return { notification: notificationOut(await this.deps.api.markRead(req.id, ctx)) };
+  }
 
-    async createWebhook(req, ctx) {
-      const w = await api.createWebhook(
-        { url: req.url, kind: req.kind, secret: req.secret, entityTypes: req.entityTypes, actions: req.actions, active: req.active },
-        ctx,
-      );
-      return { webhook: webhookOut(w) };
-    },
+  async markAllNotificationsRead(_req: notifierv1.MarkAllNotificationsReadRequest, ctx: CallContext): Promise<notifierv1.MarkAllNotificationsReadResponse> {
+    return { count: await this.deps.api.markAllRead(ctx) };
+  }
 
-    async listWebhooks(_req, ctx) {
-      return { items: (await api.listWebhooks(ctx)).map(webhookOut) };
-    },
+  async createWebhook(req: notifierv1.CreateWebhookRequest, ctx: CallContext): Promise<notifierv1.CreateWebhookResponse> {
+    const w = await this.deps.api.createWebhook(
+      { url: req.url, kind: req.kind, secret: req.secret, entityTypes: req.entityTypes, actions: req.actions, active: req.active },
+      ctx,
+    );
+    return { webhook: webhookOut(w) };
+  }
 
-    async getWebhook(req, ctx) {
-      return { webhook: webhookOut(await api.getWebhook(req.id, ctx)) };
-    },
+  async listWebhooks(_req: notifierv1.ListWebhooksRequest, ctx: CallContext): Promise<notifierv1.ListWebhooksResponse> {
+    return { items: (await this.deps.api.listWebhooks(ctx)).map(webhookOut) };
+  }
 
-    async updateWebhook(req, ctx) {
-      const w = await api.updateWebhook(
-        {
-          id: req.id,
-          url: req.url,
-          kind: req.kind,
-          secret: req.secret,
-          clearSecret: req.clearSecret,
-          entityTypes: req.entityTypes?.values,
-          actions: req.actions?.values,
-          active: req.active,
-        },
-        ctx,
-      );
-      return { webhook: webhookOut(w) };
-    },
+  async getWebhook(req: notifierv1.GetWebhookRequest, ctx: CallContext): Promise<notifierv1.GetWebhookResponse> {
+    return { webhook: webhookOut(await this.deps.api.getWebhook(req.id, ctx)) };
+  }
 
-    async deleteWebhook(req, ctx) {
-      await api.deleteWebhook(req.id, ctx);
-      return {};
-    },
+  async updateWebhook(req: notifierv1.UpdateWebhookRequest, ctx: CallContext): Promise<notifierv1.UpdateWebhookResponse> {
+    const w = await this.deps.api.updateWebhook(
+      {
+        id: req.id,
+        url: req.url,
+        kind: req.kind,
+        secret: req.secret,
+        clearSecret: req.clearSecret,
+        entityTypes: req.entityTypes?.values,
+        actions: req.actions?.values,
+        active: req.active,
+      },
+      ctx,
+    );
+    return { webhook: webhookOut(w) };
+  }
 
-    async listDeliveries(req, ctx) {
-      const page = await api.listDeliveries({ webhookId: req.webhookId, status: req.status, limit: req.limit, cursor: req.cursor }, ctx);
-      return { items: page.items.map(deliveryOut), ...(page.nextCursor !== undefined ? { nextCursor: page.nextCursor } : {}) };
-    },
+  async deleteWebhook(req: notifierv1.DeleteWebhookRequest, ctx: CallContext): Promise<notifierv1.DeleteWebhookResponse> {
+    await this.deps.api.deleteWebhook(req.id, ctx);
+    return {};
+  }
 
-    async retryDelivery(req, ctx) {
-      return { delivery: deliveryOut(await api.retryDelivery(req.webhookId, req.deliveryId, ctx)) };
-    },
-  };
+  async listDeliveries(req: notifierv1.ListDeliveriesRequest, ctx: CallContext): Promise<notifierv1.ListDeliveriesResponse> {
+    const page = await this.deps.api.listDeliveries({ webhookId: req.webhookId, status: req.status, limit: req.limit, cursor: req.cursor }, ctx);
+    return { items: page.items.map(deliveryOut), ...(page.nextCursor !== undefined ? { nextCursor: page.nextCursor } : {}) };
+  }
+
+  async retryDelivery(req: notifierv1.RetryDeliveryRequest, ctx: CallContext): Promise<notifierv1.RetryDeliveryResponse> {
+    return { delivery: deliveryOut(await this.deps.api.retryDelivery(req.webhookId, req.deliveryId, ctx)) };
+  }
 }
