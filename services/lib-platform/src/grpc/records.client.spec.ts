@@ -11,7 +11,7 @@ import { createLogger } from '../logger.js';
 import { Metrics } from '../metrics.js';
 import { MEDIA_SERVICE } from '../policy/index.js';
 import { RecordsClient } from './records.client.js';
-import { GrpcServer } from './server.js';
+import { GrpcServer, type UnaryHandlers } from './server.js';
 
 const SECRET = 'records-client-test-internal-auth-secret-0123456789';
 const record = (id: string, entityType = 'Shot'): recordsv1.Record => ({
@@ -38,7 +38,8 @@ describe('RecordsClient', () => {
 
   beforeAll(async () => {
     server = new GrpcServer({ logger: createLogger('test', 'silent'), metrics: new Metrics('records_client_test'), internalAuthSecret: SECRET });
-    server.add<recordsv1.RecordsServiceServer>('reelbase.records.v1.RecordsService', recordsv1.RecordsServiceService, {
+    // The methods these tests call; any other answers an empty message.
+    const called: Partial<UnaryHandlers<recordsv1.RecordsServiceServer>> = {
       async createRecord(req, ctx) {
         note('create', ctx);
         return { record: record('new', req.entityType) };
@@ -54,9 +55,6 @@ describe('RecordsClient', () => {
       },
       async retireRecord(_req, ctx) {
         note('retire', ctx);
-        return {};
-      },
-      async reviveRecord() {
         return {};
       },
       async applySchema(_req, ctx) {
@@ -75,16 +73,13 @@ describe('RecordsClient', () => {
         note('query', ctx);
         return { items: [record('a')] };
       },
-      listNotes: async () => ({ notes: [] }),
-      listUserTasks: async () => ({ tasks: [] }),
-      getTimesheet: async () => ({ timeLogs: [], totalMinutes: 0 }),
-      createShareLink: async () => ({ token: '' }),
-      listShareLinks: async () => ({ links: [] }),
-      revokeShareLink: async () => ({}),
-      openShare: async () => ({ linkId: '', hasPassword: false, playlistId: '', playlistName: '', versions: [], canComment: false }),
-      createGuestNote: async () => ({}),
-      checkShareLink: async () => ({ playlistId: '' }),
-    });
+    };
+    const handlers = new Proxy(called, { get: (t, k: string) => t[k as keyof typeof t] ?? (async () => ({})) });
+    server.add<recordsv1.RecordsServiceServer>(
+      'reelbase.records.v1.RecordsService',
+      recordsv1.RecordsServiceService,
+      handlers as UnaryHandlers<recordsv1.RecordsServiceServer>,
+    );
     address = `127.0.0.1:${await server.listen(0, '127.0.0.1')}`;
   });
 
