@@ -33,16 +33,8 @@ const created = (record: recordsv1.Record): CreatedUser => ({ id: record.id, rec
 export class RecordsUserDirectory implements UserDirectory {
   constructor(private readonly records: RecordsClient) {}
 
-  async create(user: NewUser, ctx: CallContext): Promise<CreatedUser> {
-    const record = await this.records.create(
-      {
-        entityType: USER,
-        id: user.id,
-        dataJson: JSON.stringify({ name: user.name, email: user.email, role: user.role, login_enabled: true }),
-      },
-      ctx,
-    );
-    return created(record);
+  create(user: NewUser, ctx: CallContext): Promise<CreatedUser> {
+    return this.createRecord({ id: user.id, data: { name: user.name, email: user.email, role: user.role, login_enabled: true } }, ctx);
   }
 
   async createRecord(create: UserRecordCreate, ctx: CallContext): Promise<CreatedUser> {
