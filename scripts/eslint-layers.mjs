@@ -33,17 +33,6 @@ const DOMAIN_FORBIDDEN_PACKAGES = [
   /^busboy(\/|$)/,
 ];
 
-/**
- * TEMPORARY: imports that break the rules above and are being removed in other parts of the same
- * change (records, schema, auth, events, notifier). One line each, `<file> -> <specifier>`; the list
- * is cleared once those land. Nothing may be added to it.
- */
-export const TEMPORARY_LAYER_EXCEPTIONS = new Set([
-  'services/events/src/grpc/events.handler.ts -> ../store/event-log.repository.js',
-  'services/notifier/src/grpc/notifier.handler.ts -> @mikro-orm/postgresql',
-  'services/notifier/src/grpc/notifier.handler.ts -> ../store/api.repository.js',
-]);
-
 /** Where a file sits: `{ pkg, inSrc, layer }` for files under services/<pkg>/, else null. */
 function locate(root, file) {
   const rel = relative(root, file).split(sep);
@@ -97,12 +86,8 @@ export const layersRule = {
     const isSpec = /\.spec\.[cm]?[jt]s$/.test(file);
     const inDomain = here.layer === 'domain' && !isSpec;
     const inHandler = here.layer === 'grpc' && !isLib(here.pkg) && !isSpec;
-    const relFile = relative(root, file).split(sep).join('/');
 
-    function report(node, messageId, data, spec) {
-      if (TEMPORARY_LAYER_EXCEPTIONS.has(`${relFile} -> ${spec}`)) return;
-      context.report({ node, messageId, data });
-    }
+    const report = (node, messageId, data) => context.report({ node, messageId, data });
 
     function check(node, spec) {
       if (typeof spec !== 'string') return;
@@ -114,25 +99,25 @@ export const layersRule = {
         const pkg = workspacePackage(spec, servicePackages);
         if (pkg) target = { pkg, inSrc: false, layer: null };
         else if (inDomain) {
-          if (DOMAIN_FORBIDDEN_PACKAGES.some((re) => re.test(spec))) report(node, 'domainImportsPackage', { to: spec }, spec);
+          if (DOMAIN_FORBIDDEN_PACKAGES.some((re) => re.test(spec))) report(node, 'domainImportsPackage', { to: spec });
           return;
         } else if (inHandler) {
-          if (STORAGE_PACKAGES.some((re) => re.test(spec))) report(node, 'handlerImportsStore', { to: spec }, spec);
+          if (STORAGE_PACKAGES.some((re) => re.test(spec))) report(node, 'handlerImportsStore', { to: spec });
           return;
         }
       }
       if (!target || !servicePackages.has(target.pkg)) return;
       if (target.pkg !== here.pkg && !isLib(target.pkg)) {
         const messageId = isLib(here.pkg) ? 'libImportsService' : 'serviceImportsService';
-        report(node, messageId, { from: here.pkg, to: target.pkg }, spec);
+        report(node, messageId, { from: here.pkg, to: target.pkg });
         return;
       }
       if (target.pkg !== here.pkg) return;
       if (inDomain && target.layer !== 'domain') {
-        if (target.inSrc && ADAPTER_DIRS.includes(target.layer)) report(node, 'domainImportsAdapter', { to: target.layer }, spec);
-        else report(node, 'domainImportsOutside', { to: spec }, spec);
+        if (target.inSrc && ADAPTER_DIRS.includes(target.layer)) report(node, 'domainImportsAdapter', { to: target.layer });
+        else report(node, 'domainImportsOutside', { to: spec });
       }
-      if (inHandler && target.inSrc && target.layer === 'store') report(node, 'handlerImportsStore', { to: spec }, spec);
+      if (inHandler && target.inSrc && target.layer === 'store') report(node, 'handlerImportsStore', { to: spec });
     }
 
     const literal = (n) => (n && n.type === 'Literal' && typeof n.value === 'string' ? n.value : null);

@@ -13,6 +13,7 @@ import {
   pingDb,
   pingNats,
   Readiness,
+  RecordsClient,
   SecretCipher,
   startOpsServer,
   withResources,
@@ -31,7 +32,7 @@ import { RegistrationService } from './domain/registration.service.js';
 import { SIGNING_KEY_REFRESH_MS, SigningKeyRing } from './domain/signing-key.ring.js';
 import { SigningKeyRotation } from './domain/signing-key.rotation.js';
 import { CLAIM_SETTLE_AFTER_MS, UserAccountService } from './domain/user-account.service.js';
-import { AUTH_SERVICE_NAME, authHandlers } from './grpc/auth.handler.js';
+import { AUTH_SERVICE_NAME, AuthHandler } from './grpc/auth.handler.js';
 import { followRotations, NatsRevocationPublisher } from './nats/revocation.publisher.js';
 import { RecordsUserDirectory } from './records/records.user-directory.js';
 import { ApiKeyRepository } from './store/api-key.repository.js';
@@ -63,8 +64,9 @@ export function startAuth(config: AuthConfig, logger: Logger = createLogger('aut
       resources.defer('postgres', () => orm.close());
       const nc = await connectNats(config.NATS_URL, 'auth', logger);
       resources.defer('nats', () => nc.drain());
-      const users = new RecordsUserDirectory(config.RECORDS_ADDR, config.INTERNAL_AUTH_SECRET, metrics);
-      resources.defer('records client', () => users.close());
+      const records = new RecordsClient({ address: config.RECORDS_ADDR, internalAuthSecret: config.INTERNAL_AUTH_SECRET, metrics });
+      resources.defer('records client', () => records.close());
+      const users = new RecordsUserDirectory(records);
       const recordsHealth = createGrpcClient(healthv1.HealthClient, healthv1.HealthService, {
         name: 'records',
         address: config.RECORDS_ADDR,
@@ -99,7 +101,7 @@ export function startAuth(config: AuthConfig, logger: Logger = createLogger('aut
       const accounts = new UserAccountService({ store: credentials, users, hasher, throttle, logger });
       const sessions = new SessionRevocationRepository(orm);
       const revocations = new NatsRevocationPublisher(nc, config.NATS_PREFIX, logger);
-      const handlers = authHandlers({
+      const handlers = new AuthHandler({
         registration: new RegistrationService({ credentials, users, hasher, tokens, logger }),
         login: new LoginService({ credentials, users, hasher, tokens, throttle, logger }),
         authenticator: new Authenticator({ apiKeys: apiKeyStore, sessions, tokens, users, cacheSeconds: config.PRINCIPAL_CACHE_SECONDS, logger }),

@@ -2,48 +2,16 @@
  * A start that fails half-way (NATS unreachable, after the pool opened and migrations ran)
  * rejects and leaves nothing open: the shared lifecycle closes what it had opened.
  */
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createLogger, openOrm } from '@reelbase/lib-platform';
-import { createTestDatabase, freePort, TEST_INTERNAL_AUTH_SECRET, type TestDatabase } from '@reelbase/lib-testkit';
+import { expect, it } from 'vitest';
+import { startWithNatsUnreachable } from '@reelbase/lib-testkit';
 import { parseEventsConfig } from '../src/config.js';
 import { startEvents } from '../src/service.js';
 
-let db: TestDatabase;
-
-beforeAll(async () => {
-  db = await createTestDatabase();
-});
-
-afterAll(async () => {
-  await db?.drop();
-});
-
 it('closes its pool when NATS is unreachable at start', async () => {
-  const logger = createLogger('events', 'silent');
-  const closed = await freePort('127.0.0.1');
-  const config = parseEventsConfig({
-    INTERNAL_AUTH_SECRET: TEST_INTERNAL_AUTH_SECRET,
-    DATABASE_URL: db.url,
-    NATS_URL: `nats://127.0.0.1:${closed}`,
-    GRPC_PORT: '0',
-    HTTP_PORT: '0',
-    LOG_LEVEL: 'silent',
-  });
-  await expect(startEvents(config, logger)).rejects.toThrow();
-
+  const seen = await startWithNatsUnreachable('events', (env, logger) => startEvents(parseEventsConfig(env), logger));
+  expect(seen.error).toBeInstanceOf(Error);
   // Another pool on the same database sees no connection left by the service (named after its schema).
-  const probe = await openOrm({ clientUrl: db.url, schema: 'probe', entities: [], migrations: [], logger });
-  try {
-    const rows = await probe.em
-      .getConnection()
-      .execute<{ n: number }[]>('select count(*)::int as n from pg_stat_activity where datname = current_database() and application_name = ?', ['events']);
-    expect(rows[0]!.n).toBe(0);
-    // It did get as far as the database: the migrations ran.
-    const tables = await probe.em
-      .getConnection()
-      .execute<{ n: number }[]>("select count(*)::int as n from information_schema.tables where table_schema = 'events'");
-    expect(tables[0]!.n).toBeGreaterThan(0);
-  } finally {
-    await probe.close(true);
-  }
+  expect(seen.connections).toBe(0);
+  // It did get as far as the database: the migrations ran.
+  expect(seen.tables).toBeGreaterThan(0);
 });

@@ -22,6 +22,7 @@ export * from './grpc/status.js';
 export * from './grpc/health.js';
 export * from './grpc/server.js';
 export * from './grpc/client.js';
+export * from './grpc/records.client.js';
 export * from './grpc/internal.auth.js';
 export * from './nats/subjects.js';
 export * from './nats/connection.js';

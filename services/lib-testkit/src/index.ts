@@ -16,3 +16,4 @@ export * from './errors.js';
 export * from './secrets.js';
 export * from './ffmpeg.js';
 export * from './webhook.receiver.js';
+export * from './start.check.js';

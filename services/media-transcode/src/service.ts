@@ -25,7 +25,7 @@ import { Reviewables } from './domain/reviewables.js';
 import { MEDIA_SERVICE_NAME, mediaHandlers } from './grpc/media.handler.js';
 import { createApiMetrics } from './media.metrics.js';
 import { ObjectStore } from './objects/object.store.js';
-import { MediaRecords } from './records/records.client.js';
+import { MediaRecords, mediaRecordsClient } from './records/records.client.js';
 import { JobSchema } from './store/job.entity.js';
 import { JobRepository } from './store/job.repository.js';
 import { MEDIA_MIGRATIONS } from './store/migrations.js';
@@ -57,13 +57,14 @@ export function startMediaApi(config: MediaApiConfig, logger: Logger = createLog
       await ensureTranscodeStream(nc, names);
       const store = new ObjectStore(config);
       await store.ensureBucket();
-      const records = new MediaRecords({
+      const recordsClient = mediaRecordsClient({
         address: config.RECORDS_ADDR,
         internalAuthSecret: config.INTERNAL_AUTH_SECRET,
         deadlineMs: config.RPC_DEADLINE_MS,
         metrics,
       });
-      resources.defer('records client', () => records.close());
+      resources.defer('records client', () => recordsClient.close());
+      const records = new MediaRecords(recordsClient);
 
       const jobs = new JobRepository(orm);
       // A reservation is surely abandoned once it is older than the records call that follows it could take.

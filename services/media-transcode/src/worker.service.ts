@@ -23,7 +23,7 @@ import {
 import type { MediaWorkerConfig } from './config.js';
 import { createWorkerMetrics } from './media.metrics.js';
 import { ObjectStore } from './objects/object.store.js';
-import { MediaRecords } from './records/records.client.js';
+import { MediaRecords, mediaRecordsClient } from './records/records.client.js';
 import { JobSchema } from './store/job.entity.js';
 import { JobRepository } from './store/job.repository.js';
 import { MEDIA_MIGRATIONS } from './store/migrations.js';
@@ -54,13 +54,14 @@ export function startMediaWorker(config: MediaWorkerConfig, logger: Logger = cre
       const consumer = await jetstream(nc).consumers.get(names.transcodeStream, names.transcodeConsumer);
       const store = new ObjectStore(config);
       await store.ensureBucket();
-      const records = new MediaRecords({
+      const recordsClient = mediaRecordsClient({
         address: config.RECORDS_ADDR,
         internalAuthSecret: config.INTERNAL_AUTH_SECRET,
         deadlineMs: config.RPC_DEADLINE_MS,
         metrics,
       });
-      resources.defer('records client', () => records.close());
+      resources.defer('records client', () => recordsClient.close());
+      const records = new MediaRecords(recordsClient);
 
       const readiness = new Readiness()
         .add('postgres', () => pingDb(orm))

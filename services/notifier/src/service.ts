@@ -28,7 +28,8 @@ import { DeliveryEngine, USER_AGENT } from './delivery/delivery.engine.js';
 import { HttpSender } from './delivery/http.sender.js';
 import { DeliveryRetention } from './delivery/retention.js';
 import type { HostResolver } from './domain/target.policy.js';
-import { NOTIFIER_SERVICE_NAME, notifierHandlers } from './grpc/notifier.handler.js';
+import { NotifierApi } from './domain/notifier.api.js';
+import { NOTIFIER_SERVICE_NAME, NotifierHandler } from './grpc/notifier.handler.js';
 import { LogFollower, type EventSource } from './ingest/log.follower.js';
 import { createNotifierMetrics } from './metrics.js';
 import { ApiRepository } from './store/api.repository.js';
@@ -106,11 +107,9 @@ export function startNotifier(config: NotifierConfig, logger: Logger = createLog
 
       const sender = new HttpSender({ allowPrivate: config.WEBHOOK_ALLOW_PRIVATE_TARGETS, timeoutMs: config.WEBHOOK_TIMEOUT_MS, userAgent: USER_AGENT });
       resources.defer('http agents', () => sender.close());
-      const ingest = new IngestRepository();
+      const ingest = new IngestRepository(orm);
       const engine = new DeliveryEngine({
-        orm,
-        repo: new DeliveryRepository(secrets),
-        ingest,
+        repo: new DeliveryRepository(orm, secrets),
         sender,
         schedule: { baseMs: config.WEBHOOK_BACKOFF_BASE_MS, maxMs: config.WEBHOOK_BACKOFF_MAX_MS, windowMs: config.WEBHOOK_RETRY_WINDOW_MS },
         concurrency: config.WEBHOOK_CONCURRENCY,
@@ -120,7 +119,6 @@ export function startNotifier(config: NotifierConfig, logger: Logger = createLog
         metrics: nm,
       });
       const follower = new LogFollower({
-        orm,
         repo: ingest,
         source,
         logger,
@@ -135,12 +133,13 @@ export function startNotifier(config: NotifierConfig, logger: Logger = createLog
       grpc.add<notifierv1.NotifierServiceServer>(
         NOTIFIER_SERVICE_NAME,
         notifierv1.NotifierServiceService,
-        notifierHandlers({
-          orm,
-          repo: new ApiRepository(secrets),
-          resolve: systemResolver,
-          allowPrivateTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS,
-          nudgeDeliveries: () => engine.nudge(),
+        new NotifierHandler({
+          api: new NotifierApi({
+            store: new ApiRepository(orm, secrets),
+            resolve: systemResolver,
+            allowPrivateTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS,
+            nudgeDeliveries: () => engine.nudge(),
+          }),
         }),
       );
       const grpcPort = await grpc.listen(config.GRPC_PORT, config.BIND_HOST);
@@ -156,8 +155,7 @@ export function startNotifier(config: NotifierConfig, logger: Logger = createLog
 
       resources.startLoop('delivery engine', engine);
       const retention = new DeliveryRetention({
-        orm,
-        repo: new RetentionRepository(),
+        repo: new RetentionRepository(orm),
         retentionDays: config.WEBHOOK_DELIVERY_RETENTION_DAYS,
         intervalMs: config.WEBHOOK_PRUNE_INTERVAL_MS,
         batch: 5000,

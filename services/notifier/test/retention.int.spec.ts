@@ -53,8 +53,7 @@ describe('delivery log retention', () => {
     expect(await bodies()).toBe(5);
 
     const retention = new DeliveryRetention({
-      orm,
-      repo: new RetentionRepository(),
+      repo: new RetentionRepository(orm),
       retentionDays: 30,
       intervalMs: 60_000,
       batch: 2,

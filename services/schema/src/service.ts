@@ -10,6 +10,7 @@ import {
   Metrics,
   OutboxRelay,
   Readiness,
+  RecordsClient,
   connectNats,
   createLogger,
   ensureEventsStream,
@@ -29,7 +30,7 @@ import type { SchemaStore } from './domain/ports.js';
 import { SchemaService } from './domain/schema.service.js';
 import { SCHEMA_SERVICE_NAME, schemaHandlers } from './grpc/schema.handler.js';
 import { FaultSwitch } from './outbox/fault.switch.js';
-import { RecordsClient } from './records/records.client.js';
+import { SchemaRecords } from './records/records.client.js';
 import { DefinitionRepository, SCHEMA_OUTBOX } from './store/definition.repository.js';
 import { SCHEMA_MIGRATIONS, SCHEMA_SCHEMA } from './store/migrations.js';
 
@@ -97,8 +98,9 @@ export function startSchema(config: SchemaConfig, logger?: Logger): Promise<Runn
           return done;
         },
       };
-      const records = new RecordsClient(config.RECORDS_ADDR, config.INTERNAL_AUTH_SECRET, metrics);
-      resources.defer('records client', () => records.close());
+      const recordsClient = new RecordsClient({ address: config.RECORDS_ADDR, internalAuthSecret: config.INTERNAL_AUTH_SECRET, deadlineMs: 10_000, metrics });
+      resources.defer('records client', () => recordsClient.close());
+      const records = new SchemaRecords(recordsClient);
       const service = new SchemaService({ store, records, faults: new FaultSwitch(config.SCHEMA_FAULT, log), logger: log });
 
       const grpc = new GrpcServer({ logger: log, metrics, internalAuthSecret: config.INTERNAL_AUTH_SECRET });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createLogger, type AppError, type CallContext } from '@reelbase/lib-platform';
-import { ApiKeyService, type ApiKeyStore } from './api-key.service.js';
+import { ApiKeyService } from './api-key.service.js';
+import type { ApiKeyStore } from './ports.js';
 
 const NOW = Date.parse('2026-06-01T12:00:00Z');
 const ADMIN = '0190a0b0-0000-7000-8000-000000000001';

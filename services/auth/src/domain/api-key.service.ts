@@ -6,6 +6,7 @@
 import { AppError, isUuid, newId, type CallContext, type Logger } from '@reelbase/lib-platform';
 import { generateApiKey } from './api-key.token.js';
 import { isAdmin, requireAdmin, requireUser } from './auth.rules.js';
+import type { ApiKeyStore, RevocationNotifier, SessionRevocationStore, StoredKey, UserLookup } from './ports.js';
 
 export interface ApiKeyView {
   id: string;
@@ -15,44 +16,6 @@ export interface ApiKeyView {
   createdAt: string;
   lastUsedAt?: string;
   expiresAt?: string;
-}
-
-interface StoredKey {
-  id: string;
-  userId: string;
-  name: string;
-  prefix: string;
-  createdAt: Date;
-  lastUsedAt?: Date | null;
-  revokedAt?: Date | null;
-  expiresAt?: Date | null;
-}
-
-export interface ApiKeyStore {
-  insert(row: { id: string; userId: string; name: string; prefix: string; keyHash: string; expiresAt: Date | null }): Promise<StoredKey>;
-  findById(id: string): Promise<StoredKey | null>;
-  listActive(userId: string): Promise<StoredKey[]>;
-  revoke(id: string): Promise<boolean>;
-  /** Revokes every key of `userId` still active; returns their ids. */
-  revokeAllOf(userId: string): Promise<string[]>;
-}
-
-/** Where "login tokens of this user issued until now are refused" is kept. */
-export interface SessionRevocationStore {
-  /** Records now (database clock) as the user's revocation time; returns it. */
-  revokeBefore(userId: string): Promise<Date>;
-}
-
-/** Announces revocations to every gateway. */
-export interface RevocationNotifier {
-  apiKeyRevoked(event: { api_key_id: string; user_id: string }): Promise<void>;
-  /** Every token and key of the user must be checked again. */
-  userRevoked(event: { user_id: string }): Promise<void>;
-}
-
-/** Finds live users (a retired or unknown one is null). */
-export interface UserLookup {
-  find(id: string): Promise<unknown>;
 }
 
 export const MAX_KEY_NAME_LENGTH = 200;

@@ -10,7 +10,7 @@ import { decodeJwt } from 'jose';
 import { AppError, type Logger, type Role } from '@reelbase/lib-platform';
 import { hashApiKey, isApiKeyToken, sameHash } from './api-key.token.js';
 import type { LoginTokenIssuer } from './login-token.issuer.js';
-import type { UserDirectory } from './user.directory.js';
+import type { ApiKeyLookup, SessionRevocationLookup, UserDirectory } from './ports.js';
 
 export interface ResolvedPrincipal {
   userId: string;
@@ -25,16 +25,6 @@ export interface ResolvedPrincipal {
    * sockets opened with it then.
    */
   expiresAtUnix: number;
-}
-
-export interface ApiKeyLookup {
-  findByHash(keyHash: string): Promise<{ id: string; userId: string; keyHash: string; revokedAt?: Date | null; expiresAt?: Date | null } | null>;
-  touch(id: string): Promise<void>;
-}
-
-/** When each user's login tokens were last revoked as a whole. */
-export interface SessionRevocationLookup {
-  revokedBefore(userId: string): Promise<Date | null>;
 }
 
 export interface AuthenticatorDeps {

@@ -2,7 +2,8 @@ import { decodeProtectedHeader, SignJWT, generateKeyPair, importJWK, jwtVerify, 
 import { describe, expect, it } from 'vitest';
 import { nonCanonicalReason, P256_N } from './login-token.form.js';
 import { LoginTokenIssuer } from './login-token.issuer.js';
-import { SigningKeyRing, type SigningKeyStore, type StoredSigningKey } from './signing-key.ring.js';
+import { SigningKeyRing } from './signing-key.ring.js';
+import type { SigningKeyStore, StoredSigningKey } from './ports.js';
 
 /** The same signature with S replaced by n - S: valid ECDSA, another spelling. */
 function highSTwin(token: string): string {

@@ -2,9 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { AppError, createLogger } from '@reelbase/lib-platform';
 import type { LoginTokenIssuer } from './login-token.issuer.js';
 import { LoginService } from './login.service.js';
-import { LoginThrottle, type LoginFailureStore, type Reservation } from './login.throttle.js';
+import { LoginThrottle } from './login.throttle.js';
 import { PasswordHasher } from './password.hasher.js';
-import type { UserDirectory, UserView } from './user.directory.js';
+import type { LoginFailureStore, Reservation, UserDirectory, UserView } from './ports.js';
 
 /** Reservations and failures in memory, counted like the repository does. */
 class Attempts implements LoginFailureStore {

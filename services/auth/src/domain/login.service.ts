@@ -8,11 +8,7 @@ import { normalizeEmail } from './auth.rules.js';
 import type { IssuedToken, LoginTokenIssuer } from './login-token.issuer.js';
 import type { LoginThrottle } from './login.throttle.js';
 import type { PasswordHasher } from './password.hasher.js';
-import type { UserDirectory } from './user.directory.js';
-
-export interface CredentialLookup {
-  findByEmail(email: string): Promise<{ userId: string; passwordHash: string | null } | null>;
-}
+import type { CredentialLookup, UserDirectory } from './ports.js';
 
 export interface LoginDeps {
   credentials: CredentialLookup;

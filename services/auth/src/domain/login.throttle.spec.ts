@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { AppError } from '@reelbase/lib-platform';
-import { LoginThrottle, throttleDecision, type LoginFailureStore, type Reservation } from './login.throttle.js';
+import { LoginThrottle, throttleDecision } from './login.throttle.js';
+import type { LoginFailureStore, Reservation } from './ports.js';
 
 describe('throttleDecision', () => {
   const now = 1_000_000;

@@ -8,6 +8,7 @@
  * wrong ones stop at `max` checked.
  */
 import { AppError } from '@reelbase/lib-platform';
+import type { LoginFailureStore } from './ports.js';
 
 export const THROTTLE_WINDOW_MS = 60_000;
 /** Longest an attempt waits for other attempts' checks before it is refused. */
@@ -28,27 +29,6 @@ export function throttleDecision(failures: number[], now: number, max: number, w
   // i.e. when the max-th newest failure expires.
   const expires = inWindow[max - 1]! + windowMs;
   return { allowed: false, retryAfter: Math.max(1, Math.ceil((expires - now) / 1000)) };
-}
-
-/** The answer of {@link LoginFailureStore.reserve}. */
-export type Reservation =
-  | { granted: true; id: string }
-  /** The window is full: the times of its failures and how many reservations are pending. */
-  | { granted: false; failures: number[]; pending: number };
-
-/** Where reservations and failures are kept (shared by every replica). */
-export interface LoginFailureStore {
-  /**
-   * Atomically (per email, across replicas): when fewer than `max` failures and pending
-   * reservations of `email` lie after `since`, records a pending reservation at `at`.
-   */
-  reserve(email: string, at: Date, since: Date, max: number): Promise<Reservation>;
-  /** Turns a reservation into a failure. */
-  fail(id: string): Promise<void>;
-  /** Gives a reservation back (it never counts). */
-  release(id: string): Promise<void>;
-  /** Removes the failures of `email` (not other attempts' pending reservations). */
-  clear(email: string): Promise<void>;
 }
 
 /** One reserved attempt; exactly one of its methods is called once its outcome is known. */

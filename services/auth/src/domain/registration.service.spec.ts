@@ -2,9 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { AppError, createLogger, type CallContext } from '@reelbase/lib-platform';
 import { LoginTokenIssuer } from './login-token.issuer.js';
 import { PasswordHasher } from './password.hasher.js';
-import { RegistrationService, type RegistrationStore, type RegistrationTx } from './registration.service.js';
-import { SigningKeyRing, type StoredSigningKey } from './signing-key.ring.js';
-import type { CreatedUser, NewUser, UserDirectory, UserView } from './user.directory.js';
+import { RegistrationService } from './registration.service.js';
+import { SigningKeyRing } from './signing-key.ring.js';
+import type { CreatedUser, NewUser, RegistrationStore, RegistrationTx, StoredSigningKey, UserDirectory, UserView } from './ports.js';
 
 /** Credentials in memory with transaction semantics: writes land only when the commit succeeds. */
 class MemoryCredentials implements RegistrationStore {

@@ -8,20 +8,7 @@ import { AppError, newId, systemContext, type CallContext, type Logger, type Rol
 import { isAdmin, normalizeEmail, registrationProblems, type RegistrationInput } from './auth.rules.js';
 import type { LoginTokenIssuer } from './login-token.issuer.js';
 import type { PasswordHasher } from './password.hasher.js';
-import type { CreatedUser, UserDirectory } from './user.directory.js';
-
-/** What a registration may do inside its transaction. */
-export interface RegistrationTx {
-  anyExists(): Promise<boolean>;
-  emailTaken(email: string): Promise<boolean>;
-  insert(row: { userId: string; email: string; passwordHash: string }): Promise<void>;
-}
-
-/** The credential operations registration needs. */
-export interface RegistrationStore {
-  anyExists(): Promise<boolean>;
-  register<T>(fn: (tx: RegistrationTx) => Promise<T>): Promise<T>;
-}
+import type { CreatedUser, RegistrationStore, UserDirectory } from './ports.js';
 
 export interface RegistrationResult {
   userId: string;

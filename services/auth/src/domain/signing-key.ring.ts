@@ -12,27 +12,7 @@
  */
 import { exportJWK, generateKeyPair, importJWK, type CryptoKey, type JWK } from 'jose';
 import { newId } from '@reelbase/lib-platform';
-
-export interface StoredSigningKey {
-  kid: string;
-  privateJwk: Record<string, unknown>;
-  publicJwk: Record<string, unknown>;
-  /** Milliseconds until the key retires, measured on the database's clock; null/absent: not scheduled. */
-  retiresInMs?: number | null;
-}
-
-/** Persistence of signing keys. */
-export interface SigningKeyStore {
-  /** Keys not yet retired, newest first. */
-  listUsable(): Promise<StoredSigningKey[]>;
-  /**
-   * Inserts `key` and, atomically, retires every older key `retireAfterMs` from now (database
-   * clock; 0: at once), never later than it was already due. Returns how many keys that touched.
-   */
-  rotate(key: StoredSigningKey, retireAfterMs: number): Promise<number>;
-  /** Inserts the generated key only if no usable key exists. */
-  ensureOne(generate: () => Promise<StoredSigningKey>): Promise<void>;
-}
+import type { SigningKeyStore, StoredSigningKey } from './ports.js';
 
 export const SIGNING_ALG = 'ES256';
 const MIN_RELOAD_INTERVAL_MS = 1000;

@@ -7,11 +7,7 @@
 import type { CallContext, Logger } from '@reelbase/lib-platform';
 import { requireAdmin } from './auth.rules.js';
 import type { SigningKeyRing } from './signing-key.ring.js';
-
-/** Announces a rotation to the other auth replicas and to every gateway. */
-export interface RotationNotifier {
-  signingKeysRotated(retiredAtOnce: boolean): Promise<void>;
-}
+import type { RotationNotifier } from './ports.js';
 
 export class SigningKeyRotation {
   constructor(

@@ -1,9 +1,19 @@
 import { describe, expect, it } from 'vitest';
 import { AppError, createLogger, type CallContext } from '@reelbase/lib-platform';
-import { LoginThrottle, type LoginFailureStore, type Reservation } from './login.throttle.js';
+import { LoginThrottle } from './login.throttle.js';
 import { PasswordHasher } from './password.hasher.js';
-import { CLAIM_SETTLE_AFTER_MS, UserAccountService, type AccountCredential, type AccountStore } from './user-account.service.js';
-import type { CreatedUser, UserDirectory, UserRecordCreate, UserRecordPatch, UserView } from './user.directory.js';
+import { CLAIM_SETTLE_AFTER_MS, UserAccountService } from './user-account.service.js';
+import type {
+  AccountCredential,
+  AccountStore,
+  CreatedUser,
+  LoginFailureStore,
+  Reservation,
+  UserDirectory,
+  UserRecordCreate,
+  UserRecordPatch,
+  UserView,
+} from './ports.js';
 
 const taken = () => AppError.conflict('duplicate_code', 'taken');
 

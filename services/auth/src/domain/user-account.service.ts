@@ -12,38 +12,10 @@ import { AppError, newId, type CallContext, type Logger } from '@reelbase/lib-pl
 import { isLoginEmail, normalizeEmail, passwordProblems, requireAdmin, requireUser } from './auth.rules.js';
 import type { LoginThrottle } from './login.throttle.js';
 import type { PasswordHasher } from './password.hasher.js';
-import type { CreatedUser, UserDirectory, UserRecordCreate, UserRecordPatch } from './user.directory.js';
+import type { AccountStore, CreatedUser, UserDirectory, UserRecordCreate, UserRecordPatch } from './ports.js';
 
 /** A claim older than this is no longer being written by anyone: its record decides it. */
 export const CLAIM_SETTLE_AFTER_MS = 30_000;
-
-export interface AccountCredential {
-  userId: string;
-  email: string;
-  /** Null until a password is set. */
-  passwordHash: string | null;
-}
-
-/** Credentials and claims (shared by every replica). */
-export interface AccountStore {
-  findByUser(userId: string): Promise<AccountCredential | null>;
-  /**
-   * Reserves `email` for `userId` (committed before it returns). Conflict `duplicate_code` when
-   * another user's credential or claim holds it; conflict `email_change_pending` when `userId`
-   * already claims another address. Claiming what the user already claims succeeds.
-   */
-  claim(userId: string, email: string): Promise<void>;
-  /** The claimed address becomes the user's login address and the claim goes, at once. */
-  settle(userId: string, email: string): Promise<void>;
-  /** Drops the claim (no-op when it is gone). */
-  release(userId: string, email: string): Promise<void>;
-  /** Claims made before `before`. */
-  claimsBefore(before: Date): Promise<{ userId: string; email: string }[]>;
-  /** Sets the password of an existing credential; false when the user has none. */
-  setPasswordHash(userId: string, passwordHash: string): Promise<boolean>;
-  /** Creates the credential of a user who has none; conflict `duplicate_code` when the address is taken. */
-  insertCredential(userId: string, email: string, passwordHash: string): Promise<void>;
-}
 
 export interface UserAccountDeps {
   store: AccountStore;

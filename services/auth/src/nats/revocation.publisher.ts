@@ -11,9 +11,8 @@
  *   {"signing_keys": "retired"}    a new signing key; every older one retired at once
  */
 import { announce, natsNames, type Logger, type NatsConnection } from '@reelbase/lib-platform';
-import type { RevocationNotifier } from '../domain/api-key.service.js';
 import type { SigningKeyRing } from '../domain/signing-key.ring.js';
-import type { RotationNotifier } from '../domain/signing-key.rotation.js';
+import type { RevocationNotifier, RotationNotifier } from '../domain/ports.js';
 
 export class NatsRevocationPublisher implements RevocationNotifier, RotationNotifier {
   private readonly subject: string;

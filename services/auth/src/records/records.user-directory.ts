@@ -1,9 +1,9 @@
 /**
- * The {@link UserDirectory} backed by the records service over gRPC.
+ * The {@link UserDirectory} backed by the records service (lib-platform's {@link RecordsClient}).
  */
-import { AppError, createGrpcClient, ROLES, systemContext, type CallContext, type GrpcClient, type Metrics, type Role } from '@reelbase/lib-platform';
+import { ROLES, systemContext, type CallContext, type RecordsClient, type Role } from '@reelbase/lib-platform';
 import { recordsv1 } from '@reelbase/proto';
-import type { CreatedUser, NewUser, UserDirectory, UserRecordCreate, UserRecordPatch, UserView } from '../domain/user.directory.js';
+import type { CreatedUser, NewUser, UserDirectory, UserRecordCreate, UserRecordPatch, UserView } from '../domain/ports.js';
 
 const USER = 'User';
 
@@ -28,39 +28,17 @@ export function toUserView(record: recordsv1.Record): UserView {
 /** Absent → unchanged; null → cleared; a value → set. */
 const nullable = (v: string | null | undefined): recordsv1.NullableString | undefined => (v === undefined ? undefined : v === null ? {} : { value: v });
 
-function written(record: recordsv1.Record | undefined): CreatedUser {
-  if (!record) throw new AppError('internal', 'records returned no record');
-  return { id: record.id, recordJson: JSON.stringify(recordsv1.Record.toJSON(record)) };
-}
+const created = (record: recordsv1.Record): CreatedUser => ({ id: record.id, recordJson: JSON.stringify(recordsv1.Record.toJSON(record)) });
 
 export class RecordsUserDirectory implements UserDirectory {
-  private readonly client: GrpcClient<recordsv1.RecordsServiceClient>;
+  constructor(private readonly records: RecordsClient) {}
 
-  constructor(address: string, internalAuthSecret: string, metrics?: Metrics, deadlineMs = 5000) {
-    this.client = createGrpcClient(recordsv1.RecordsServiceClient, recordsv1.RecordsServiceService, {
-      name: 'records',
-      address,
-      internalAuthSecret,
-      deadlineMs,
-      metrics,
-    });
-  }
-
-  async create(user: NewUser, ctx: CallContext): Promise<CreatedUser> {
-    const res = await this.client.call.createRecord(
-      {
-        entityType: USER,
-        id: user.id,
-        dataJson: JSON.stringify({ name: user.name, email: user.email, role: user.role, login_enabled: true }),
-      },
-      ctx,
-    );
-    if (!res.record) throw new AppError('internal', 'records returned no record');
-    return { id: res.record.id, recordJson: JSON.stringify(recordsv1.Record.toJSON(res.record)) };
+  create(user: NewUser, ctx: CallContext): Promise<CreatedUser> {
+    return this.createRecord({ id: user.id, data: { name: user.name, email: user.email, role: user.role, login_enabled: true } }, ctx);
   }
 
   async createRecord(create: UserRecordCreate, ctx: CallContext): Promise<CreatedUser> {
-    const res = await this.client.call.createRecord(
+    const record = await this.records.create(
       {
         entityType: USER,
         id: create.id,
@@ -72,11 +50,11 @@ export class RecordsUserDirectory implements UserDirectory {
       },
       ctx,
     );
-    return written(res.record);
+    return created(record);
   }
 
   async updateRecord(patch: UserRecordPatch, ctx: CallContext): Promise<CreatedUser> {
-    const res = await this.client.call.updateRecord(
+    const record = await this.records.update(
       {
         entityType: USER,
         id: patch.id,
@@ -89,24 +67,15 @@ export class RecordsUserDirectory implements UserDirectory {
       },
       ctx,
     );
-    return written(res.record);
+    return created(record);
   }
 
   async find(id: string): Promise<UserView | null> {
-    try {
-      const res = await this.client.call.getRecord({ entityType: USER, id }, systemContext());
-      return res.record ? toUserView(res.record) : null;
-    } catch (err) {
-      if (err instanceof AppError && err.kind === 'not_found') return null;
-      throw err;
-    }
+    const record = await this.records.find(USER, id, systemContext());
+    return record ? toUserView(record) : null;
   }
 
   async retire(id: string, ctx: CallContext): Promise<void> {
-    await this.client.call.retireRecord({ entityType: USER, id }, ctx);
-  }
-
-  close(): void {
-    this.client.close();
+    await this.records.retire(USER, id, ctx);
   }
 }

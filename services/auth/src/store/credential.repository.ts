@@ -7,9 +7,8 @@
  */
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { AppError, guarded } from '@reelbase/lib-platform';
-import type { RegistrationTx } from '../domain/registration.service.js';
-import type { AccountCredential, AccountStore } from '../domain/user-account.service.js';
 import { CredentialEntity, type CredentialRow } from './auth.entities.js';
+import type { AccountCredential, AccountStore, RegistrationTx } from '../domain/ports.js';
 
 const UNIQUE_VIOLATION = '23505';
 

@@ -4,7 +4,7 @@
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { guarded } from '@reelbase/lib-platform';
-import type { LoginFailureStore, Reservation } from '../domain/login.throttle.js';
+import type { LoginFailureStore, Reservation } from '../domain/ports.js';
 
 export class LoginFailureRepository implements LoginFailureStore {
   constructor(private readonly orm: MikroORM) {}

@@ -6,7 +6,7 @@
  */
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { guarded, SECRETS_KEY_REMEDY, SecretCipherError, type SecretCipher } from '@reelbase/lib-platform';
-import type { StoredSigningKey } from '../domain/signing-key.ring.js';
+import type { StoredSigningKey } from '../domain/ports.js';
 
 export type NewSigningKey = Pick<StoredSigningKey, 'kid' | 'privateJwk' | 'publicJwk'>;
 

@@ -3,27 +3,9 @@
  * the same snapshot: `last_id` is never below an id in the page.
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { dbError, sqlIsoMicros } from '@reelbase/lib-platform';
+import { guarded, sqlIsoMicros } from '@reelbase/lib-platform';
 import type { ListQuery } from '../domain/list.query.js';
-
-/** A log row as read, with `changes` still as JSON text. */
-export interface StoredEvent {
-  id: number;
-  entityType: string;
-  entityId: string;
-  projectId: string | null;
-  action: string;
-  actor: string | null;
-  changesJson: string;
-  createdAt: string;
-}
-
-export interface EventPage {
-  items: StoredEvent[];
-  lastId: number;
-  /** The byte budget ended the page before `limit` rows: more matching rows follow the last one. */
-  truncated: boolean;
-}
+import type { EventLogReader, EventPage } from '../domain/ports.js';
 
 /**
  * Bytes counted for one event besides its `changes` text: ids, type, action, timestamp and
@@ -52,7 +34,7 @@ export interface EventLogRepositoryOptions {
   pageMaxBytes: number;
 }
 
-export class EventLogRepository {
+export class EventLogRepository implements EventLogReader {
   constructor(
     private readonly orm: MikroORM,
     private readonly opts: EventLogRepositoryOptions,
@@ -63,7 +45,11 @@ export class EventLogRepository {
    * at most `limit` rows and stops early (`truncated`) once the next row would take it past the
    * byte budget; the sizes come from the stored `changes_bytes`, so rows left out are never read.
    */
-  async list(q: ListQuery): Promise<EventPage> {
+  list(q: ListQuery): Promise<EventPage> {
+    return guarded(() => this.page(q));
+  }
+
+  private async page(q: ListQuery): Promise<EventPage> {
     const where: string[] = [];
     const params: unknown[] = [];
     if (q.after !== undefined) {
@@ -107,12 +93,7 @@ export class EventLogRepository {
         where p.rn = 1 or p.running <= ?
         order by l.id ${order}
       ) e on true`;
-    let rows: PageRow[];
-    try {
-      rows = await this.orm.em.getConnection().execute<PageRow[]>(sql, params);
-    } catch (err) {
-      dbError(err);
-    }
+    const rows = await this.orm.em.getConnection().execute<PageRow[]>(sql, params);
     const lastId = Number(rows[0]?.last_id ?? 0);
     const items = rows
       .filter((r) => r.id !== null)

@@ -1,9 +1,7 @@
-import type { MikroORM } from '@mikro-orm/postgresql';
 import { Metrics, createLogger } from '@reelbase/lib-platform';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createNotifierMetrics } from '../metrics.js';
-import type { ClaimedDelivery, DeliveryRepository } from '../store/delivery.repository.js';
-import type { IngestRepository } from '../store/ingest.repository.js';
+import type { ClaimedDelivery, DeliveryStore } from '../domain/ports.js';
 import { DeliveryEngine } from './delivery.engine.js';
 import type { HttpSender, SendOutcome } from './http.sender.js';
 
@@ -21,11 +19,11 @@ const delivery = (webhookId: string, eventId: number): ClaimedDelivery => ({
   sinceEventMs: 0,
 });
 
-/** A repository whose claims hand out the queued heads and count every claim statement. */
+/** A store whose claims hand out the queued heads and count every claim statement. */
 class CountingRepo {
   claims = 0;
   heads: ClaimedDelivery[] = [];
-  async claim(_db: unknown, limit: number): Promise<ClaimedDelivery[]> {
+  async claim(limit: number): Promise<ClaimedDelivery[]> {
     this.claims++;
     return this.heads.splice(0, limit);
   }
@@ -50,11 +48,8 @@ describe('DeliveryEngine.nudge', () => {
     const repo = new CountingRepo();
     // The target hangs: no attempt ever ends while the test runs.
     const sender = { send: () => new Promise<SendOutcome>(() => {}) } as unknown as HttpSender;
-    const orm = { em: { getConnection: () => ({ getKnex: () => ({}) }) } } as unknown as MikroORM;
     engine = new DeliveryEngine({
-      orm,
-      repo: repo as unknown as DeliveryRepository,
-      ingest: {} as IngestRepository,
+      repo: repo as unknown as DeliveryStore,
       sender,
       schedule: { baseMs: 10, maxMs: 100, windowMs: 1000 },
       concurrency: 4,

@@ -6,12 +6,10 @@
  * it is switched off and every Admin gets a `webhook_disabled` notification. The engine never
  * holds a transaction across an attempt; the claim's lease covers it.
  */
-import type { MikroORM } from '@mikro-orm/postgresql';
-import { guarded, newId, type Logger } from '@reelbase/lib-platform';
+import { newId, type Logger } from '@reelbase/lib-platform';
+import type { AttemptResult, ClaimedDelivery, DeliveryStore } from '../domain/ports.js';
 import { backoffMs, chatBody, isDelivered, signature, type RetrySchedule } from '../domain/delivery.policy.js';
 import type { NotifierMetrics } from '../metrics.js';
-import type { AttemptResult, ClaimedDelivery, DeliveryRepository } from '../store/delivery.repository.js';
-import type { IngestRepository } from '../store/ingest.repository.js';
 import type { HttpSender, SendOutcome } from './http.sender.js';
 
 export const USER_AGENT = 'reelbase-notifier/1';
@@ -23,9 +21,7 @@ export const STOP_WAIT_MS = 3000;
 export const CHAIN_MAX = 50;
 
 export interface DeliveryEngineOptions {
-  orm: MikroORM;
-  repo: DeliveryRepository;
-  ingest: IngestRepository;
+  repo: DeliveryStore;
   sender: HttpSender;
   schedule: RetrySchedule;
   concurrency: number;
@@ -143,12 +139,11 @@ export class DeliveryEngine {
     try {
       while (this.running && this.inFlight < this.opts.concurrency) {
         this.pumpAgain = false;
-        const knex = this.opts.orm.em.getConnection().getKnex();
         const want = this.opts.concurrency - this.inFlight;
-        const claimed = await guarded(() => this.opts.repo.claim(knex, want, this.leaseMs));
+        const claimed = await this.opts.repo.claim(want, this.leaseMs);
         for (const d of claimed) this.launch(d);
         if (claimed.length === 0) {
-          const due = await guarded(() => this.opts.repo.nextDueInMs(knex));
+          const due = await this.opts.repo.nextDueInMs();
           if (due !== null) wait = Math.min(wait, Math.max(due, 1));
           break;
         }
@@ -197,7 +192,6 @@ export class DeliveryEngine {
     try {
       while (this.results.length > 0) {
         const batch = this.results.splice(0);
-        const knex = this.opts.orm.em.getConnection().getKnex();
         const delivered = batch.filter((x) => x.outcome.statusCode !== null && isDelivered(x.outcome.statusCode));
         let next = new Map<string, ClaimedDelivery>();
         if (delivered.length > 0) {
@@ -206,12 +200,9 @@ export class DeliveryEngine {
             metrics.attemptSeconds.observe({ outcome: 'delivered' }, x.outcome.latencyMs / 1000);
           }
           try {
-            const res = await guarded(() =>
-              repo.deliveredMany(
-                knex,
-                delivered.map((x) => ({ d: x.d, r: resultOf(x.outcome), chain: this.running && x.n < CHAIN_MAX })),
-                this.leaseMs,
-              ),
+            const res = await repo.deliveredMany(
+              delivered.map((x) => ({ d: x.d, r: resultOf(x.outcome), chain: this.running && x.n < CHAIN_MAX })),
+              this.leaseMs,
             );
             for (const x of delivered) {
               if (res.recorded.has(x.d.id)) metrics.endToEndSeconds.observe((x.d.sinceEventMs + x.outcome.latencyMs) / 1000);
@@ -254,9 +245,8 @@ export class DeliveryEngine {
    */
   private async recordFailure(d: ClaimedDelivery, outcome: SendOutcome): Promise<void> {
     const { metrics, repo, schedule } = this.opts;
-    const knex = this.opts.orm.em.getConnection().getKnex();
     const result = resultOf(outcome);
-    const status = await guarded(() => repo.failed(knex, d, result, backoffMs(schedule, d.attempts + 1), schedule.windowMs));
+    const status = await repo.failed(d, result, backoffMs(schedule, d.attempts + 1), schedule.windowMs);
     const label = status === 'dead' ? 'dead' : outcome.blocked ? 'blocked' : 'failed';
     metrics.attempts.inc({ outcome: label });
     metrics.attemptSeconds.observe({ outcome: label }, outcome.latencyMs / 1000);
@@ -270,21 +260,9 @@ export class DeliveryEngine {
    * window is over, and tells every Admin.
    */
   private async disable(webhookId: string): Promise<void> {
-    const { orm, repo, ingest, schedule, metrics, logger } = this.opts;
-    const done = await guarded(() =>
-      orm.em
-        .getConnection()
-        .getKnex()
-        .transaction(async (trx) => {
-          const off = await repo.disableIfFailing(trx, webhookId, schedule.windowMs);
-          if (!off.disabled) return null;
-          const users = await ingest.admins(trx);
-          await ingest.insertNotifications(
-            trx,
-            users.map((userId) => ({ id: newId(), userId, kind: 'webhook_disabled', recordType: 'Webhook', recordId: webhookId, eventId: null, actor: null })),
-          );
-          return { admins: users.length, dead: off.dead };
-        }),
+    const { repo, schedule, metrics, logger } = this.opts;
+    const done = await repo.disableIfFailing(webhookId, schedule.windowMs, (admins) =>
+      admins.map((userId) => ({ id: newId(), userId, kind: 'webhook_disabled', recordType: 'Webhook', recordId: webhookId, eventId: null, actor: null })),
     );
     if (done) {
       metrics.disabled.inc();
@@ -294,7 +272,7 @@ export class DeliveryEngine {
 
   private async refreshGauges(): Promise<void> {
     try {
-      const { perWebhook, dead } = await guarded(() => this.opts.repo.backlog(this.opts.orm.em.getConnection().getKnex()));
+      const { perWebhook, dead } = await this.opts.repo.backlog();
       this.opts.metrics.backlog.reset();
       for (const [id, n] of perWebhook) this.opts.metrics.backlog.set({ webhook: id }, n);
       this.opts.metrics.dead.set(dead);

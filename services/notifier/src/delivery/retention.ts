@@ -3,15 +3,13 @@
  * than `retentionDays`, then the event bodies nothing refers to any more, in batches, until a batch
  * comes back short. `retentionDays` 0 keeps everything.
  */
-import type { MikroORM } from '@mikro-orm/postgresql';
-import { guarded, type Logger } from '@reelbase/lib-platform';
-import type { RetentionRepository } from '../store/retention.repository.js';
+import type { Logger } from '@reelbase/lib-platform';
+import type { RetentionStore } from '../domain/ports.js';
 
 const DAY_MS = 86_400_000;
 
 export interface RetentionOptions {
-  orm: MikroORM;
-  repo: RetentionRepository;
+  repo: RetentionStore;
   retentionDays: number;
   intervalMs: number;
   batch: number;
@@ -47,18 +45,17 @@ export class DeliveryRetention {
 
   /** One pass; `now` for tests. Returns what it deleted. */
   async pruneOnce(now = Date.now()): Promise<{ deliveries: number; bodies: number }> {
-    const { orm, repo, batch } = this.opts;
+    const { repo, batch } = this.opts;
     const cutoff = new Date(now - this.opts.retentionDays * DAY_MS);
-    const knex = orm.em.getConnection().getKnex();
     let deliveries = 0;
     let bodies = 0;
     for (;;) {
-      const n = await guarded(() => repo.pruneDelivered(knex, cutoff, batch));
+      const n = await repo.pruneDelivered(cutoff, batch);
       deliveries += n;
       if (n < batch) break;
     }
     for (;;) {
-      const n = await guarded(() => repo.pruneBodies(knex, cutoff, batch));
+      const n = await repo.pruneBodies(cutoff, batch);
       bodies += n;
       if (n < batch) break;
     }

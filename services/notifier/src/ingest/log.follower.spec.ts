@@ -1,8 +1,7 @@
-import type { MikroORM } from '@mikro-orm/postgresql';
 import { Metrics, createLogger, type ContractEvent } from '@reelbase/lib-platform';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createNotifierMetrics } from '../metrics.js';
-import type { IngestRepository } from '../store/ingest.repository.js';
+import type { IngestStore, IngestTx } from '../domain/ports.js';
 import { LogFollower, type EventSource } from './log.follower.js';
 
 /** An event log in memory; counts the reads. */
@@ -30,15 +29,15 @@ class MemoryLog implements EventSource {
   }
 }
 
-/** The follower's repository over a position in memory: every other statement finds nothing. */
+/** The follower's store over a position in memory: every other statement finds nothing. */
 const position = { lastEventId: 0, liveFrom: 0 };
 
-function memoryRepo(): IngestRepository {
+function memoryRepo(): IngestStore {
   const state = position;
   state.lastEventId = 0;
-  const known: Partial<Record<keyof IngestRepository, unknown>> = {
+  const known: Partial<Record<keyof IngestTx, unknown>> = {
     lockFollowState: async () => ({ ...state }),
-    setLastEventId: async (_db: unknown, id: number) => {
+    setLastEventId: async (id: number) => {
       state.lastEventId = id;
     },
     activeWebhooks: async () => [],
@@ -49,14 +48,12 @@ function memoryRepo(): IngestRepository {
     insertNotifications: async () => 0,
     insertDeliveries: async () => 0,
   };
-  return new Proxy({} as IngestRepository, { get: (_t, k: string) => known[k as keyof IngestRepository] ?? (async () => undefined) });
+  const tx = new Proxy({} as IngestTx, { get: (_t, k: string) => known[k as keyof IngestTx] ?? (async () => undefined) });
+  return { transaction: (fn) => fn(tx) };
 }
-
-const orm = { em: { getConnection: () => ({ getKnex: () => ({ transaction: (fn: (trx: unknown) => unknown) => fn({}) }) }) } } as unknown as MikroORM;
 
 function follower(log: MemoryLog, coalesceMs: number, batchMax = 500): LogFollower {
   return new LogFollower({
-    orm,
     repo: memoryRepo(),
     source: log,
     logger: createLogger('notifier-test', 'silent'),

@@ -6,12 +6,11 @@
  * applied again; a crash after it never applies it twice. The position row is locked for the
  * transaction, so replicas apply pages one at a time and never skip or repeat one.
  */
-import type { MikroORM } from '@mikro-orm/postgresql';
-import { guarded, newId, type ContractEvent, type Logger } from '@reelbase/lib-platform';
+import { newId, type ContractEvent, type Logger } from '@reelbase/lib-platform';
 import { chatText, matches, webhookBody } from '../domain/delivery.policy.js';
 import { noteAfter, noteLinkIds, noteWriter, notificationsFor, replyToId, taskAfter, type NoteState, type TaskState } from '../domain/rules.js';
 import type { NotifierMetrics } from '../metrics.js';
-import type { DeliveryRow, EventBodyRow, IngestRepository, NotificationRow, UserState } from '../store/ingest.repository.js';
+import type { DeliveryRow, EventBodyRow, IngestStore, IngestTx, NotificationRow, UserState } from '../domain/ports.js';
 
 /** The event log as the follower reads it. */
 export interface EventSource {
@@ -22,8 +21,7 @@ export interface EventSource {
 }
 
 export interface LogFollowerOptions {
-  orm: MikroORM;
-  repo: IngestRepository;
+  repo: IngestStore;
   source: EventSource;
   logger: Logger;
   metrics: NotifierMetrics;
@@ -119,25 +117,22 @@ export class LogFollower {
 
   /** Applies the next page of the log (at most `batchMax` events); 0 events when up to date. */
   async step(): Promise<PageResult> {
-    const { orm, repo, source, batchMax } = this.opts;
-    const knex = orm.em.getConnection().getKnex();
-    const result = await guarded(() =>
-      knex.transaction(async (trx) => {
-        let state = await repo.lockFollowState(trx);
-        if (!state) {
-          // First start: what the log already holds teaches the state but notifies nobody.
-          await repo.initFollowState(trx, await source.lastId());
-          state = await repo.lockFollowState(trx);
-          if (!state) throw new Error('follow state missing after init');
-        }
-        const page = await source.after(state.lastEventId, batchMax);
-        this.opts.metrics.followLag.set(Math.max(0, page.lastId - state.lastEventId - page.items.length));
-        if (page.items.length === 0) return { events: 0, notifications: 0, deliveries: 0, webhookIds: [] };
-        const res = await this.apply(trx, page.items, state.liveFrom);
-        await repo.setLastEventId(trx, page.items.at(-1)!.id);
-        return res;
-      }),
-    );
+    const { repo, source, batchMax } = this.opts;
+    const result = await repo.transaction(async (trx) => {
+      let state = await trx.lockFollowState();
+      if (!state) {
+        // First start: what the log already holds teaches the state but notifies nobody.
+        await trx.initFollowState(await source.lastId());
+        state = await trx.lockFollowState();
+        if (!state) throw new Error('follow state missing after init');
+      }
+      const page = await source.after(state.lastEventId, batchMax);
+      this.opts.metrics.followLag.set(Math.max(0, page.lastId - state.lastEventId - page.items.length));
+      if (page.items.length === 0) return { events: 0, notifications: 0, deliveries: 0, webhookIds: [] };
+      const res = await this.apply(trx, page.items, state.liveFrom);
+      await trx.setLastEventId(page.items.at(-1)!.id);
+      return res;
+    });
     if (result.events > 0) {
       this.opts.metrics.eventsApplied.inc(result.events);
       this.opts.metrics.notifications.inc(result.notifications);
@@ -146,8 +141,7 @@ export class LogFollower {
     return result;
   }
 
-  private async apply(trx: Parameters<IngestRepository['lockFollowState']>[0], events: ContractEvent[], liveFrom: number): Promise<PageResult> {
-    const { repo } = this.opts;
+  private async apply(trx: IngestTx, events: ContractEvent[], liveFrom: number): Promise<PageResult> {
     const taskIds = new Set<string>();
     const linkIds = new Set<string>();
     const replyIds = new Set<string>();
@@ -162,13 +156,13 @@ export class LogFollower {
       if (ev.entity_type === 'User') userIds.add(ev.entity_id);
       recordIds.add(ev.entity_id);
     }
-    const webhooks = await repo.activeWebhooks(trx);
+    const webhooks = await trx.activeWebhooks();
     const anyChat = webhooks.some((w) => w.kind === 'chat');
     const tasks = new Map<string, TaskState>();
-    for (const t of await repo.tasks(trx, [...taskIds, ...linkIds], [...linkIds])) tasks.set(t.taskId, t);
-    const notes = await repo.notes(trx, [...replyIds]);
-    const users = new Map((await repo.users(trx, [...userIds])).map((u) => [u.userId, u]));
-    const labels = anyChat ? await repo.labels(trx, [...recordIds]) : new Map<string, string>();
+    for (const t of await trx.tasks([...taskIds, ...linkIds], [...linkIds])) tasks.set(t.taskId, t);
+    const notes = await trx.notes([...replyIds]);
+    const users = new Map((await trx.users([...userIds])).map((u) => [u.userId, u]));
+    const labels = anyChat ? await trx.labels([...recordIds]) : new Map<string, string>();
     const dirtyTasks = new Set<string>();
     const dirtyNotes = new Map<string, NoteState>();
     const dirtyUsers = new Set<string>();
@@ -233,18 +227,12 @@ export class LogFollower {
       }
     }
 
-    await repo.upsertTasks(
-      trx,
-      [...dirtyTasks].map((id) => tasks.get(id)!),
-    );
-    await repo.upsertNotes(trx, dirtyNotes);
-    await repo.upsertUsers(
-      trx,
-      [...dirtyUsers].map((id) => users.get(id)!),
-    );
-    await repo.upsertLabels(trx, dirtyLabels);
-    const written = await repo.insertNotifications(trx, notifications);
-    const queued = await repo.insertDeliveries(trx, bodies, deliveries);
+    await trx.upsertTasks([...dirtyTasks].map((id) => tasks.get(id)!));
+    await trx.upsertNotes(dirtyNotes);
+    await trx.upsertUsers([...dirtyUsers].map((id) => users.get(id)!));
+    await trx.upsertLabels(dirtyLabels);
+    const written = await trx.insertNotifications(notifications);
+    const queued = await trx.insertDeliveries(bodies, deliveries);
     return { events: events.length, notifications: written, deliveries: queued, webhookIds: [...new Set(deliveries.map((d) => d.webhookId))] };
   }
 }

@@ -3,52 +3,13 @@
  * Timestamps leave formatted by PostgreSQL (lib-platform time.ts); pages are keyset pages on
  * the UUID v7 ids, newest first.
  */
-import type { Knex } from '@mikro-orm/postgresql';
-import { sqlIsoMicros } from '@reelbase/lib-platform';
-import type { DeliveryRow } from './ingest.repository.js';
+import type { Knex, MikroORM } from '@mikro-orm/postgresql';
+import { guarded, sqlIsoMicros } from '@reelbase/lib-platform';
+import type { DeliveryView, NewWebhook, NotificationView, NotifierApiStore, RetryOutcome, WebhookChange, WebhookView } from '../domain/ports.js';
 import type { WebhookSecrets } from './webhook.secrets.js';
 
 type Db = Knex | Knex.Transaction;
 const b = (v: unknown[]) => v as unknown as Knex.RawBinding[];
-
-export interface NotificationView {
-  id: string;
-  kind: string;
-  recordType: string;
-  recordId: string;
-  eventId: number | null;
-  actor: string | null;
-  createdAt: string;
-  readAt: string | null;
-}
-
-export interface WebhookView {
-  id: string;
-  url: string;
-  kind: string;
-  hasSecret: boolean;
-  entityTypes: string[];
-  actions: string[];
-  active: boolean;
-  disabledAt: string | null;
-  createdBy: string | null;
-  createdAt: string;
-  updatedAt: string;
-}
-
-/** A delivery as listed: the row the follower queued, and what its attempts recorded. */
-export interface DeliveryView extends DeliveryRow {
-  status: string;
-  attempts: number;
-  statusCode: number | null;
-  latencyMs: number | null;
-  response: string | null;
-  error: string | null;
-  nextAttemptAt: string | null;
-  lastAttemptAt: string | null;
-  deliveredAt: string | null;
-  createdAt: string;
-}
 
 const N_COLS = `id, kind, record_type, record_id, event_id, actor, ${sqlIsoMicros('created_at')} as created_at, ${sqlIsoMicros('read_at')} as read_at`;
 const W_COLS = `id, url, kind, secret is not null as has_secret, entity_types, actions, active, ${sqlIsoMicros('disabled_at')} as disabled_at,
@@ -142,22 +103,69 @@ const toDelivery = (r: DRow): DeliveryView => ({
   createdAt: r.created_at,
 });
 
-/** The fields of a webhook change that are set (`secret: null` removes it). */
-export interface WebhookChange {
-  url?: string;
-  kind?: string;
-  secret?: string | null;
-  entityTypes?: string[];
-  actions?: string[];
-  active?: boolean;
-}
-
-export class ApiRepository {
+export class ApiRepository implements NotifierApiStore {
   /** Secrets are written sealed (webhook.secrets.ts) and never read back here. */
-  constructor(private readonly secrets: WebhookSecrets) {}
+  constructor(
+    private readonly orm: MikroORM,
+    private readonly secrets: WebhookSecrets,
+  ) {}
+
+  private get db(): Knex {
+    return this.orm.em.getConnection().getKnex();
+  }
+
+  notifications(userId: string, unreadOnly: boolean, limit: number, before: string | null): Promise<NotificationView[]> {
+    return guarded(() => this.notificationsIn(this.db, userId, unreadOnly, limit, before));
+  }
+
+  markRead(userId: string, id: string): Promise<NotificationView | undefined> {
+    return guarded(() => this.markReadIn(this.db, userId, id));
+  }
+
+  markAllRead(userId: string): Promise<number> {
+    return guarded(() => this.markAllReadIn(this.db, userId));
+  }
+
+  createWebhook(w: NewWebhook): Promise<WebhookView> {
+    return guarded(() => this.createWebhookIn(this.db, w));
+  }
+
+  webhooks(): Promise<WebhookView[]> {
+    return guarded(() => this.webhooksIn(this.db));
+  }
+
+  webhook(id: string): Promise<WebhookView | undefined> {
+    return guarded(() => this.webhookIn(this.db, id));
+  }
+
+  updateWebhook(id: string, c: WebhookChange): Promise<WebhookView | undefined> {
+    return guarded(() => this.updateWebhookIn(this.db, id, c));
+  }
+
+  deleteWebhook(id: string): Promise<boolean> {
+    return guarded(() => this.deleteWebhookIn(this.db, id));
+  }
+
+  deliveries(webhookId: string, status: string | null, limit: number, before: string | null): Promise<DeliveryView[] | null> {
+    return guarded(async () => {
+      const db = this.db;
+      if (!(await this.webhookIn(db, webhookId))) return null;
+      return this.deliveriesIn(db, webhookId, status, limit, before);
+    });
+  }
+
+  retry(webhookId: string, deliveryId: string): Promise<RetryOutcome> {
+    return guarded(() =>
+      this.db.transaction(async (trx): Promise<RetryOutcome> => {
+        if (!(await this.webhookIn(trx, webhookId))) return { kind: 'no_webhook' };
+        const delivery = await this.retryIn(trx, webhookId, deliveryId);
+        return delivery ? { kind: 'retried', delivery } : { kind: 'no_delivery' };
+      }),
+    );
+  }
 
   /** `limit + 1` notifications of `userId` below `before` (newest first). */
-  async notifications(db: Db, userId: string, unreadOnly: boolean, limit: number, before: string | null): Promise<NotificationView[]> {
+  private async notificationsIn(db: Db, userId: string, unreadOnly: boolean, limit: number, before: string | null): Promise<NotificationView[]> {
     const res = await db.raw<{ rows: NRow[] }>(
       `select ${N_COLS} from notifier.notification where user_id = ? ${unreadOnly ? 'and read_at is null' : ''} ${before ? 'and id < ?' : ''}
         order by id desc limit ?`,
@@ -167,7 +175,7 @@ export class ApiRepository {
   }
 
   /** Marks one of `userId`'s notifications read (kept as first read); undefined when it is not theirs. */
-  async markRead(db: Db, userId: string, id: string): Promise<NotificationView | undefined> {
+  private async markReadIn(db: Db, userId: string, id: string): Promise<NotificationView | undefined> {
     const res = await db.raw<{ rows: NRow[] }>(
       `update notifier.notification set read_at = coalesce(read_at, clock_timestamp()) where id = ? and user_id = ? returning ${N_COLS}`,
       [id, userId],
@@ -175,17 +183,14 @@ export class ApiRepository {
     return res.rows[0] ? toNotification(res.rows[0]) : undefined;
   }
 
-  async markAllRead(db: Db, userId: string): Promise<number> {
+  private async markAllReadIn(db: Db, userId: string): Promise<number> {
     const res = await db.raw<{ rowCount: number }>('update notifier.notification set read_at = clock_timestamp() where user_id = ? and read_at is null', [
       userId,
     ]);
     return res.rowCount;
   }
 
-  async createWebhook(
-    db: Db,
-    w: { id: string; url: string; kind: string; secret: string | null; entityTypes: string[]; actions: string[]; active: boolean; createdBy: string | null },
-  ): Promise<WebhookView> {
+  private async createWebhookIn(db: Db, w: NewWebhook): Promise<WebhookView> {
     const res = await db.raw<{ rows: WRow[] }>(
       `insert into notifier.webhook (id, url, kind, secret, entity_types, actions, active, created_by)
        values (?, ?, ?, ?, ?::text[], ?::text[], ?, ?) returning ${W_COLS}`,
@@ -194,12 +199,12 @@ export class ApiRepository {
     return toWebhook(res.rows[0]!);
   }
 
-  async webhooks(db: Db): Promise<WebhookView[]> {
+  private async webhooksIn(db: Db): Promise<WebhookView[]> {
     const res = await db.raw<{ rows: WRow[] }>(`select ${W_COLS} from notifier.webhook order by id`);
     return res.rows.map(toWebhook);
   }
 
-  async webhook(db: Db, id: string): Promise<WebhookView | undefined> {
+  private async webhookIn(db: Db, id: string): Promise<WebhookView | undefined> {
     const res = await db.raw<{ rows: WRow[] }>(`select ${W_COLS} from notifier.webhook where id = ?`, [id]);
     return res.rows[0] ? toWebhook(res.rows[0]) : undefined;
   }
@@ -208,7 +213,7 @@ export class ApiRepository {
    * Applies a change. Switching a webhook on clears the notifier's disabling and its failure
    * streak, so it is judged afresh.
    */
-  async updateWebhook(db: Db, id: string, c: WebhookChange): Promise<WebhookView | undefined> {
+  private async updateWebhookIn(db: Db, id: string, c: WebhookChange): Promise<WebhookView | undefined> {
     const sets: string[] = ['updated_at = clock_timestamp()'];
     const binds: unknown[] = [];
     const set = (sql: string, v: unknown) => {
@@ -229,13 +234,13 @@ export class ApiRepository {
   }
 
   /** Deletes the webhook and its deliveries; false when there was none. */
-  async deleteWebhook(db: Db, id: string): Promise<boolean> {
+  private async deleteWebhookIn(db: Db, id: string): Promise<boolean> {
     const res = await db.raw<{ rowCount: number }>('delete from notifier.webhook where id = ?', [id]);
     return res.rowCount > 0;
   }
 
   /** `limit + 1` deliveries of a webhook below `before` (newest first). */
-  async deliveries(db: Db, webhookId: string, status: string | null, limit: number, before: string | null): Promise<DeliveryView[]> {
+  private async deliveriesIn(db: Db, webhookId: string, status: string | null, limit: number, before: string | null): Promise<DeliveryView[]> {
     const res = await db.raw<{ rows: DRow[] }>(
       `select ${D_COLS} from notifier.delivery where webhook_id = ? ${status ? 'and status = ?' : ''} ${before ? 'and id < ?' : ''}
         order by id desc limit ?`,
@@ -251,7 +256,7 @@ export class ApiRepository {
    * switched off stays off, and the delivery waits for it. Undefined when the delivery is not
    * one of the webhook's.
    */
-  async retry(db: Db, webhookId: string, deliveryId: string): Promise<DeliveryView | undefined> {
+  private async retryIn(db: Db, webhookId: string, deliveryId: string): Promise<DeliveryView | undefined> {
     const res = await db.raw<{ rows: DRow[] }>(
       `update notifier.delivery set status = 'pending', next_attempt_at = clock_timestamp(), first_attempt_at = null, claim = null,
               delivered_at = null

@@ -9,35 +9,11 @@
  * `FOR UPDATE SKIP LOCKED`, so replicas share lines without sending one head twice at once; a
  * process that dies mid-attempt leaves the lease to run out, and the head is sent again.
  */
-import type { Knex } from '@mikro-orm/postgresql';
+import type { Knex, MikroORM } from '@mikro-orm/postgresql';
+import { guarded } from '@reelbase/lib-platform';
+import type { AttemptResult, ClaimedDelivery, DeliveryStore, NotificationRow } from '../domain/ports.js';
+import { IngestSql } from './ingest.repository.js';
 import type { WebhookSecrets } from './webhook.secrets.js';
-
-type Db = Knex | Knex.Transaction;
-
-/** A claimed delivery with what its attempt needs. */
-export interface ClaimedDelivery {
-  id: string;
-  claim: string;
-  webhookId: string;
-  eventId: number;
-  url: string;
-  kind: string;
-  secret: string | null;
-  body: string;
-  chatText: string | null;
-  attempts: number;
-  /** Milliseconds since the event committed. */
-  sinceEventMs: number;
-}
-
-/** What an attempt gave. */
-export interface AttemptResult {
-  delivered: boolean;
-  statusCode: number | null;
-  latencyMs: number;
-  response: string | null;
-  error: string | null;
-}
 
 interface ClaimRow {
   id: string;
@@ -97,14 +73,22 @@ const toClaimed = (r: ClaimRow, secrets: WebhookSecrets): ClaimedDelivery => ({
   sinceEventMs: Number(r.since_event_ms),
 });
 
-export class DeliveryRepository {
+export class DeliveryRepository implements DeliveryStore {
   /** Opens the sealed webhook secrets of claimed deliveries. */
-  constructor(private readonly secrets: WebhookSecrets) {}
+  constructor(
+    private readonly orm: MikroORM,
+    private readonly secrets: WebhookSecrets,
+  ) {}
+
+  private get db(): Knex {
+    return this.orm.em.getConnection().getKnex();
+  }
 
   /** Claims up to `limit` due heads, the longest-waiting first, leasing each for `leaseMs`. */
-  async claim(db: Db, limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
-    const res = await db.raw<{ rows: ClaimRow[] }>(
-      `with candidates as (
+  claim(limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
+    return guarded(async () => {
+      const res = await this.db.raw<{ rows: ClaimRow[] }>(
+        `with candidates as (
          select h.id from notifier.webhook w
          cross join lateral (
            select d.id, d.next_attempt_at from notifier.delivery d
@@ -114,9 +98,10 @@ export class DeliveryRepository {
          order by h.next_attempt_at
          limit ?
        )${leaseAndReturn()}`,
-      [limit, leaseMs],
-    );
-    return res.rows.map((r) => toClaimed(r, this.secrets));
+        [limit, leaseMs],
+      );
+      return res.rows.map((r) => toClaimed(r, this.secrets));
+    });
   }
 
   /**
@@ -126,14 +111,14 @@ export class DeliveryRepository {
    * deliveries recorded (a lost claim means the lease ran out and another attempt took over)
    * and the heads claimed.
    */
-  async deliveredMany(
-    db: Db,
+  deliveredMany(
     items: { d: ClaimedDelivery; r: AttemptResult; chain: boolean }[],
     leaseMs: number,
   ): Promise<{ recorded: Set<string>; next: ClaimedDelivery[] }> {
-    if (items.length === 0) return { recorded: new Set(), next: [] };
-    const res = await db.raw<{ rows: (ClaimRow & { tag: string })[] }>(
-      `with input as (
+    return guarded(async () => {
+      if (items.length === 0) return { recorded: new Set(), next: [] };
+      const res = await this.db.raw<{ rows: (ClaimRow & { tag: string })[] }>(
+        `with input as (
          select * from unnest(?::uuid[], ?::uuid[], ?::int[], ?::int[], ?::text[], ?::boolean[]) t(id, claim, status_code, latency_ms, response, chain)
        ), done as (
          update notifier.delivery d set status = 'delivered', attempts = d.attempts + 1, status_code = i.status_code, latency_ms = i.latency_ms,
@@ -156,18 +141,19 @@ export class DeliveryRepository {
           where done.chain
        )${leaseAndReturn("'next' as tag, ")}
        union all select 'done', id, null, null, null, null, null, null, null, null, null, null from done`,
-      [
-        items.map((x) => x.d.id),
-        items.map((x) => x.d.claim),
-        items.map((x) => x.r.statusCode),
-        items.map((x) => x.r.latencyMs),
-        items.map((x) => x.r.response),
-        items.map((x) => x.chain),
-        leaseMs,
-      ] as unknown as Knex.RawBinding[],
-    );
-    const recorded = new Set(res.rows.filter((r) => r.tag === 'done').map((r) => r.id));
-    return { recorded, next: res.rows.filter((r) => r.tag === 'next').map((r) => toClaimed(r, this.secrets)) };
+        [
+          items.map((x) => x.d.id),
+          items.map((x) => x.d.claim),
+          items.map((x) => x.r.statusCode),
+          items.map((x) => x.r.latencyMs),
+          items.map((x) => x.r.response),
+          items.map((x) => x.chain),
+          leaseMs,
+        ] as unknown as Knex.RawBinding[],
+      );
+      const recorded = new Set(res.rows.filter((r) => r.tag === 'done').map((r) => r.id));
+      return { recorded, next: res.rows.filter((r) => r.tag === 'next').map((r) => toClaimed(r, this.secrets)) };
+    });
   }
 
   /**
@@ -177,9 +163,10 @@ export class DeliveryRepository {
    * webhook's failure streak starts (if it had none) when this delivery's first attempt began.
    * Returns the delivery's new status, or null when the claim was lost.
    */
-  async failed(db: Db, d: ClaimedDelivery, r: AttemptResult, delayMs: number, windowMs: number): Promise<'pending' | 'dead' | null> {
-    const res = await db.raw<{ rows: { status: 'pending' | 'dead' }[] }>(
-      `with upd as (
+  failed(d: ClaimedDelivery, r: AttemptResult, delayMs: number, windowMs: number): Promise<'pending' | 'dead' | null> {
+    return guarded(async () => {
+      const res = await this.db.raw<{ rows: { status: 'pending' | 'dead' }[] }>(
+        `with upd as (
          update notifier.delivery d
             set status = case when t.ts >= d.first_attempt_at + t.win then 'dead' else 'pending' end,
                 attempts = d.attempts + 1, status_code = ?, latency_ms = ?, response = ?, error = ?,
@@ -194,20 +181,24 @@ export class DeliveryRepository {
                 line_from = case when upd.status = 'dead' then ${raiseLineFrom('upd.event_id')} else w.line_from end
            from upd where w.id = upd.webhook_id)
        select status from upd`,
-      [r.statusCode, r.latencyMs, r.response, r.error, delayMs, windowMs, d.id, d.claim],
-    );
-    return res.rows[0]?.status ?? null;
+        [r.statusCode, r.latencyMs, r.response, r.error, delayMs, windowMs, d.id, d.claim],
+      );
+      return res.rows[0]?.status ?? null;
+    });
   }
 
   /**
    * Switches the webhook off when it is still active and has been failing since at least
    * `windowMs` ago, and marks dead each of its pending deliveries whose window is over (attempted
    * first at least `windowMs` ago), so none is left waiting on a webhook that no longer sends.
-   * `disabled` is true when this call switched it off; `dead` counts the deliveries it marked.
+   * When this call switched it off, tells the live Admins (`notify`) in the same transaction and
+   * returns how many it told and how many deliveries it marked dead; null otherwise.
    */
-  async disableIfFailing(db: Db, webhookId: string, windowMs: number): Promise<{ disabled: boolean; dead: number }> {
-    const res = await db.raw<{ rows: { disabled: boolean; dead: string }[] }>(
-      `with off as (
+  disableIfFailing(webhookId: string, windowMs: number, notify: (admins: string[]) => NotificationRow[]): Promise<{ admins: number; dead: number } | null> {
+    return guarded(() =>
+      this.db.transaction(async (trx) => {
+        const res = await trx.raw<{ rows: { disabled: boolean; dead: string }[] }>(
+          `with off as (
          update notifier.webhook set active = false, disabled_at = clock_timestamp(), updated_at = clock_timestamp()
           where id = ? and active and failing_since <= clock_timestamp() - ? * interval '1 millisecond'
          returning id),
@@ -217,31 +208,41 @@ export class DeliveryRepository {
           where d.webhook_id = off.id and d.status = 'pending' and d.first_attempt_at <= clock_timestamp() - ? * interval '1 millisecond'
          returning d.id)
        select exists (select 1 from off) as disabled, (select count(*) from overdue) as dead`,
-      [webhookId, windowMs, windowMs],
+          [webhookId, windowMs, windowMs],
+        );
+        const row = res.rows[0];
+        if (!row?.disabled) return null;
+        const tx = new IngestSql(trx);
+        const admins = await tx.admins();
+        await tx.insertNotifications(notify(admins));
+        return { admins: admins.length, dead: Number(row.dead) };
+      }),
     );
-    const row = res.rows[0];
-    return { disabled: row?.disabled ?? false, dead: Number(row?.dead ?? 0) };
   }
 
   /** Pending deliveries per active webhook, and the number of dead deliveries. */
-  async backlog(db: Db): Promise<{ perWebhook: Map<string, number>; dead: number }> {
-    const pending = await db.raw<{ rows: { webhook_id: string; n: string }[] }>(
-      "select webhook_id, count(*) as n from notifier.delivery where status = 'pending' group by webhook_id",
-    );
-    const deadRows = await db.raw<{ rows: { n: string }[] }>("select count(*) as n from notifier.delivery where status = 'dead'");
-    const perWebhook = new Map(pending.rows.map((r) => [r.webhook_id, Number(r.n)]));
-    const dead = Number(deadRows.rows[0]?.n ?? 0);
-    return { perWebhook, dead };
+  backlog(): Promise<{ perWebhook: Map<string, number>; dead: number }> {
+    return guarded(async () => {
+      const pending = await this.db.raw<{ rows: { webhook_id: string; n: string }[] }>(
+        "select webhook_id, count(*) as n from notifier.delivery where status = 'pending' group by webhook_id",
+      );
+      const deadRows = await this.db.raw<{ rows: { n: string }[] }>("select count(*) as n from notifier.delivery where status = 'dead'");
+      const perWebhook = new Map(pending.rows.map((r) => [r.webhook_id, Number(r.n)]));
+      const dead = Number(deadRows.rows[0]?.n ?? 0);
+      return { perWebhook, dead };
+    });
   }
 
   /** Milliseconds until the earliest head of an active webhook is due (null when none waits). */
-  async nextDueInMs(db: Db): Promise<number | null> {
-    const res = await db.raw<{ rows: { ms: string | null }[] }>(
-      `select (extract(epoch from min(h.next_attempt_at) - clock_timestamp()) * 1000)::bigint as ms from notifier.webhook w
+  nextDueInMs(): Promise<number | null> {
+    return guarded(async () => {
+      const res = await this.db.raw<{ rows: { ms: string | null }[] }>(
+        `select (extract(epoch from min(h.next_attempt_at) - clock_timestamp()) * 1000)::bigint as ms from notifier.webhook w
         cross join lateral (select d.next_attempt_at from notifier.delivery d where d.webhook_id = w.id and d.status = 'pending' and d.event_id >= w.line_from order by d.event_id limit 1) h
         where w.active`,
-    );
-    const ms = res.rows[0]?.ms;
-    return ms === null || ms === undefined ? null : Math.max(0, Number(ms));
+      );
+      const ms = res.rows[0]?.ms;
+      return ms === null || ms === undefined ? null : Math.max(0, Number(ms));
+    });
   }
 }

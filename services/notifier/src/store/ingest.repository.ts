@@ -3,63 +3,34 @@
  * labels, and the rows one batch of events writes (notifications, event bodies, deliveries).
  * Every method runs on the transaction it is given; bulk writes are one `unnest` statement each.
  */
-import type { Knex } from '@mikro-orm/postgresql';
+import type { Knex, MikroORM } from '@mikro-orm/postgresql';
+import { guarded } from '@reelbase/lib-platform';
+import type { ActiveWebhook, DeliveryRow, EventBodyRow, FollowState, IngestStore, IngestTx, NotificationRow, UserState } from '../domain/ports.js';
 import type { NoteState, TaskState } from '../domain/rules.js';
 
 type Db = Knex | Knex.Transaction;
 const b = (v: unknown[]) => v as unknown as Knex.RawBinding[];
 
-export interface FollowState {
-  lastEventId: number;
-  liveFrom: number;
+export class IngestRepository implements IngestStore {
+  constructor(private readonly orm: MikroORM) {}
+
+  transaction<T>(fn: (tx: IngestTx) => Promise<T>): Promise<T> {
+    return guarded(() =>
+      this.orm.em
+        .getConnection()
+        .getKnex()
+        .transaction((trx) => fn(new IngestSql(trx))),
+    );
+  }
 }
 
-/** A remembered user. */
-export interface UserState {
-  userId: string;
-  name: string | null;
-  role: string | null;
-  retired: boolean;
-}
+/** The follower's statements on one transaction. */
+export class IngestSql implements IngestTx {
+  constructor(private readonly db: Db) {}
 
-/** A webhook as the follower matches events against it. */
-export interface ActiveWebhook {
-  id: string;
-  kind: string;
-  entityTypes: string[];
-  actions: string[];
-}
-
-export interface NotificationRow {
-  id: string;
-  userId: string;
-  kind: string;
-  recordType: string;
-  recordId: string;
-  eventId: number | null;
-  actor: string | null;
-}
-
-export interface EventBodyRow {
-  id: number;
-  body: string;
-  chatText: string | null;
-  eventAt: string;
-}
-
-export interface DeliveryRow {
-  id: string;
-  webhookId: string;
-  eventId: number;
-  entityType: string;
-  entityId: string;
-  action: string;
-}
-
-export class IngestRepository {
   /** The follow position, locked for this transaction (one follower applies a batch at a time). */
-  async lockFollowState(db: Db): Promise<FollowState | null> {
-    const res = await db.raw<{ rows: { last_event_id: string; live_from: string }[] }>(
+  async lockFollowState(): Promise<FollowState | null> {
+    const res = await this.db.raw<{ rows: { last_event_id: string; live_from: string }[] }>(
       'select last_event_id, live_from from notifier.follow_state where singleton for update',
     );
     const r = res.rows[0];
@@ -67,18 +38,18 @@ export class IngestRepository {
   }
 
   /** Creates the follow position at the first start (no-op when another replica did). */
-  async initFollowState(db: Db, liveFrom: number): Promise<void> {
-    await db.raw('insert into notifier.follow_state (singleton, last_event_id, live_from) values (true, 0, ?) on conflict do nothing', [liveFrom]);
+  async initFollowState(liveFrom: number): Promise<void> {
+    await this.db.raw('insert into notifier.follow_state (singleton, last_event_id, live_from) values (true, 0, ?) on conflict do nothing', [liveFrom]);
   }
 
-  async setLastEventId(db: Db, id: number): Promise<void> {
-    await db.raw('update notifier.follow_state set last_event_id = ? where singleton', [id]);
+  async setLastEventId(id: number): Promise<void> {
+    await this.db.raw('update notifier.follow_state set last_event_id = ? where singleton', [id]);
   }
 
   /** Tasks whose id is in `ids` or whose entity is in `entityIds`. */
-  async tasks(db: Db, ids: string[], entityIds: string[]): Promise<TaskState[]> {
+  async tasks(ids: string[], entityIds: string[]): Promise<TaskState[]> {
     if (ids.length === 0 && entityIds.length === 0) return [];
-    const res = await db.raw<{ rows: { task_id: string; entity_id: string | null; assignees: string[]; retired: boolean }[] }>(
+    const res = await this.db.raw<{ rows: { task_id: string; entity_id: string | null; assignees: string[]; retired: boolean }[] }>(
       `select task_id, entity_id, assignees, retired from notifier.task_state
         where task_id = any(?::uuid[]) or (entity_id = any(?::uuid[]) and not retired)`,
       b([ids, entityIds]),
@@ -86,9 +57,9 @@ export class IngestRepository {
     return res.rows.map((r) => ({ taskId: r.task_id, entityId: r.entity_id, assignees: r.assignees, retired: r.retired }));
   }
 
-  async upsertTasks(db: Db, tasks: TaskState[]): Promise<void> {
+  async upsertTasks(tasks: TaskState[]): Promise<void> {
     if (tasks.length === 0) return;
-    await db.raw(
+    await this.db.raw(
       `insert into notifier.task_state (task_id, entity_id, assignees, retired)
        select t.id, t.entity, coalesce((select array_agg(x::uuid) from jsonb_array_elements_text(t.assignees) x), '{}'), t.retired
          from unnest(?::uuid[], ?::uuid[], ?::jsonb[], ?::boolean[]) t(id, entity, assignees, retired)
@@ -98,9 +69,9 @@ export class IngestRepository {
   }
 
   /** What is remembered of the notes in `ids` (a note never seen is absent). */
-  async notes(db: Db, ids: string[]): Promise<Map<string, NoteState>> {
+  async notes(ids: string[]): Promise<Map<string, NoteState>> {
     if (ids.length === 0) return new Map();
-    const res = await db.raw<{ rows: { note_id: string; author: string | null; creator: string | null }[] }>(
+    const res = await this.db.raw<{ rows: { note_id: string; author: string | null; creator: string | null }[] }>(
       'select note_id, author, creator from notifier.note_state where note_id = any(?::uuid[])',
       b([ids]),
     );
@@ -108,28 +79,28 @@ export class IngestRepository {
   }
 
   /** Stores notes; a note's creator, once known, is kept. */
-  async upsertNotes(db: Db, notes: Map<string, NoteState>): Promise<void> {
+  async upsertNotes(notes: Map<string, NoteState>): Promise<void> {
     if (notes.size === 0) return;
     const rows = [...notes.values()];
-    await db.raw(
+    await this.db.raw(
       `insert into notifier.note_state (note_id, author, creator) select * from unnest(?::uuid[], ?::uuid[], ?::uuid[])
        on conflict (note_id) do update set author = excluded.author, creator = coalesce(note_state.creator, excluded.creator)`,
       b([[...notes.keys()], rows.map((n) => n.author), rows.map((n) => n.creator)]),
     );
   }
 
-  async users(db: Db, ids: string[]): Promise<UserState[]> {
+  async users(ids: string[]): Promise<UserState[]> {
     if (ids.length === 0) return [];
-    const res = await db.raw<{ rows: { user_id: string; name: string | null; role: string | null; retired: boolean }[] }>(
+    const res = await this.db.raw<{ rows: { user_id: string; name: string | null; role: string | null; retired: boolean }[] }>(
       'select user_id, name, role, retired from notifier.user_state where user_id = any(?::uuid[])',
       b([ids]),
     );
     return res.rows.map((r) => ({ userId: r.user_id, name: r.name, role: r.role, retired: r.retired }));
   }
 
-  async upsertUsers(db: Db, users: UserState[]): Promise<void> {
+  async upsertUsers(users: UserState[]): Promise<void> {
     if (users.length === 0) return;
-    await db.raw(
+    await this.db.raw(
       `insert into notifier.user_state (user_id, name, role, retired) select * from unnest(?::uuid[], ?::text[], ?::text[], ?::boolean[])
        on conflict (user_id) do update set name = excluded.name, role = excluded.role, retired = excluded.retired`,
       b([users.map((u) => u.userId), users.map((u) => u.name), users.map((u) => u.role), users.map((u) => u.retired)]),
@@ -137,40 +108,42 @@ export class IngestRepository {
   }
 
   /** Live Admin users (who hears that a webhook was disabled). */
-  async admins(db: Db): Promise<string[]> {
-    const res = await db.raw<{ rows: { user_id: string }[] }>("select user_id from notifier.user_state where role = 'Admin' and not retired order by user_id");
+  async admins(): Promise<string[]> {
+    const res = await this.db.raw<{ rows: { user_id: string }[] }>(
+      "select user_id from notifier.user_state where role = 'Admin' and not retired order by user_id",
+    );
     return res.rows.map((r) => r.user_id);
   }
 
-  async labels(db: Db, ids: string[]): Promise<Map<string, string>> {
+  async labels(ids: string[]): Promise<Map<string, string>> {
     if (ids.length === 0) return new Map();
-    const res = await db.raw<{ rows: { record_id: string; label: string }[] }>(
+    const res = await this.db.raw<{ rows: { record_id: string; label: string }[] }>(
       'select record_id, label from notifier.record_label where record_id = any(?::uuid[])',
       b([ids]),
     );
     return new Map(res.rows.map((r) => [r.record_id, r.label]));
   }
 
-  async upsertLabels(db: Db, labels: Map<string, string>): Promise<void> {
+  async upsertLabels(labels: Map<string, string>): Promise<void> {
     if (labels.size === 0) return;
-    await db.raw(
+    await this.db.raw(
       `insert into notifier.record_label (record_id, label) select * from unnest(?::uuid[], ?::text[])
        on conflict (record_id) do update set label = excluded.label`,
       b([[...labels.keys()], [...labels.values()]]),
     );
   }
 
-  async activeWebhooks(db: Db): Promise<ActiveWebhook[]> {
-    const res = await db.raw<{ rows: { id: string; kind: string; entity_types: string[]; actions: string[] }[] }>(
+  async activeWebhooks(): Promise<ActiveWebhook[]> {
+    const res = await this.db.raw<{ rows: { id: string; kind: string; entity_types: string[]; actions: string[] }[] }>(
       'select id, kind, entity_types, actions from notifier.webhook where active order by id',
     );
     return res.rows.map((r) => ({ id: r.id, kind: r.kind, entityTypes: r.entity_types, actions: r.actions }));
   }
 
   /** Inserts notifications; one already written for the same user, event and kind is skipped. */
-  async insertNotifications(db: Db, rows: NotificationRow[]): Promise<number> {
+  async insertNotifications(rows: NotificationRow[]): Promise<number> {
     if (rows.length === 0) return 0;
-    const res = await db.raw<{ rowCount: number }>(
+    const res = await this.db.raw<{ rowCount: number }>(
       `insert into notifier.notification (id, user_id, kind, record_type, record_id, event_id, actor)
        select * from unnest(?::uuid[], ?::uuid[], ?::text[], ?::text[], ?::uuid[], ?::bigint[], ?::uuid[])
        on conflict do nothing`,
@@ -192,9 +165,9 @@ export class IngestRepository {
    * their deliveries due now, in one statement; a body or a delivery that exists for the same event
    * (and webhook) is skipped. Returns the deliveries inserted.
    */
-  async insertDeliveries(db: Db, bodies: EventBodyRow[], rows: DeliveryRow[]): Promise<number> {
+  async insertDeliveries(bodies: EventBodyRow[], rows: DeliveryRow[]): Promise<number> {
     if (rows.length === 0) return 0;
-    const res = await db.raw<{ rows: { n: string }[] }>(
+    const res = await this.db.raw<{ rows: { n: string }[] }>(
       `with body as (
          insert into notifier.event_body (id, body, chat_text, event_at) select * from unnest(?::bigint[], ?::text[], ?::text[], ?::timestamptz[])
          on conflict (id) do nothing

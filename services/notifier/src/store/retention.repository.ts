@@ -6,9 +6,9 @@
  * large backlog never holds locks for long; rows are picked with `SKIP LOCKED`, so replicas pruning
  * at the same time share the work instead of waiting on each other.
  */
-import type { Knex } from '@mikro-orm/postgresql';
-
-type Db = Knex | Knex.Transaction;
+import type { Knex, MikroORM } from '@mikro-orm/postgresql';
+import { guarded } from '@reelbase/lib-platform';
+import type { RetentionStore } from '../domain/ports.js';
 
 /**
  * The smallest UUID v7 of millisecond `ms`: every id made before that millisecond sorts below it.
@@ -19,34 +19,44 @@ export function uuidV7Floor(ms: number): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-7000-8000-000000000000`;
 }
 
-export class RetentionRepository {
+export class RetentionRepository implements RetentionStore {
+  constructor(private readonly orm: MikroORM) {}
+
+  private get db(): Knex {
+    return this.orm.em.getConnection().getKnex();
+  }
+
   /**
    * Deletes up to `batch` delivered deliveries created before `cutoff` and delivered before it.
    * Returns how many it deleted.
    */
-  async pruneDelivered(db: Db, cutoff: Date, batch: number): Promise<number> {
-    const res = await db.raw<{ rowCount: number }>(
-      `delete from notifier.delivery where id in (
+  pruneDelivered(cutoff: Date, batch: number): Promise<number> {
+    return guarded(async () => {
+      const res = await this.db.raw<{ rowCount: number }>(
+        `delete from notifier.delivery where id in (
          select id from notifier.delivery
           where id < ?::uuid and status = 'delivered' and delivered_at < ?
           order by id limit ? for update skip locked)`,
-      [uuidV7Floor(cutoff.getTime()), cutoff, batch],
-    );
-    return res.rowCount;
+        [uuidV7Floor(cutoff.getTime()), cutoff, batch],
+      );
+      return res.rowCount;
+    });
   }
 
   /**
    * Deletes up to `batch` event bodies of events before `cutoff` that no delivery refers to.
    * Returns how many it deleted.
    */
-  async pruneBodies(db: Db, cutoff: Date, batch: number): Promise<number> {
-    const res = await db.raw<{ rowCount: number }>(
-      `delete from notifier.event_body where id in (
+  pruneBodies(cutoff: Date, batch: number): Promise<number> {
+    return guarded(async () => {
+      const res = await this.db.raw<{ rowCount: number }>(
+        `delete from notifier.event_body where id in (
          select e.id from notifier.event_body e
           where e.event_at < ? and not exists (select 1 from notifier.delivery d where d.event_id = e.id)
           order by e.id limit ? for update of e skip locked)`,
-      [cutoff, batch],
-    );
-    return res.rowCount;
+        [cutoff, batch],
+      );
+      return res.rowCount;
+    });
   }
 }
