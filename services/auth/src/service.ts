@@ -32,7 +32,7 @@ import { RegistrationService } from './domain/registration.service.js';
 import { SIGNING_KEY_REFRESH_MS, SigningKeyRing } from './domain/signing-key.ring.js';
 import { SigningKeyRotation } from './domain/signing-key.rotation.js';
 import { CLAIM_SETTLE_AFTER_MS, UserAccountService } from './domain/user-account.service.js';
-import { AUTH_SERVICE_NAME, AuthHandler } from './grpc/auth.handler.js';
+import { AUTH_SERVICE_NAME, authHandlers } from './grpc/auth.handler.js';
 import { followRotations, NatsRevocationPublisher } from './nats/revocation.publisher.js';
 import { RecordsUserDirectory } from './records/records.user-directory.js';
 import { ApiKeyRepository } from './store/api-key.repository.js';
@@ -101,7 +101,7 @@ export function startAuth(config: AuthConfig, logger: Logger = createLogger('aut
       const accounts = new UserAccountService({ store: credentials, users, hasher, throttle, logger });
       const sessions = new SessionRevocationRepository(orm);
       const revocations = new NatsRevocationPublisher(nc, config.NATS_PREFIX, logger);
-      const handlers = new AuthHandler({
+      const handlers = authHandlers({
         registration: new RegistrationService({ credentials, users, hasher, tokens, logger }),
         login: new LoginService({ credentials, users, hasher, tokens, throttle, logger }),
         authenticator: new Authenticator({ apiKeys: apiKeyStore, sessions, tokens, users, cacheSeconds: config.PRINCIPAL_CACHE_SECONDS, logger }),

@@ -20,7 +20,7 @@ import {
   type RunningService,
 } from '@reelbase/lib-platform';
 import type { EventsConfig } from './config.js';
-import { EVENTS_SERVICE_NAME, EventsHandler } from './grpc/events.handler.js';
+import { EVENTS_SERVICE_NAME, eventsHandlers } from './grpc/events.handler.js';
 import { LogWriter } from './log/log.writer.js';
 import { createWriterMetrics } from './log/writer.metrics.js';
 import { EventLogEntrySchema } from './store/event-log.entity.js';
@@ -71,7 +71,7 @@ export function startEvents(config: EventsConfig, logger: Logger = createLogger(
       grpc.add<eventsv1.EventsServiceServer>(
         EVENTS_SERVICE_NAME,
         eventsv1.EventsServiceService,
-        new EventsHandler({ log: new EventLogRepository(orm, { pageMaxBytes: config.EVENTS_PAGE_MAX_BYTES }) }),
+        eventsHandlers({ log: new EventLogRepository(orm, { pageMaxBytes: config.EVENTS_PAGE_MAX_BYTES }) }),
       );
       const grpcPort = await grpc.listen(config.GRPC_PORT, config.BIND_HOST);
       resources.defer('grpc', () => grpc.close());

@@ -29,7 +29,7 @@ import { HttpSender } from './delivery/http.sender.js';
 import { DeliveryRetention } from './delivery/retention.js';
 import type { HostResolver } from './domain/target.policy.js';
 import { NotifierApi } from './domain/notifier.api.js';
-import { NOTIFIER_SERVICE_NAME, NotifierHandler } from './grpc/notifier.handler.js';
+import { NOTIFIER_SERVICE_NAME, notifierHandlers } from './grpc/notifier.handler.js';
 import { LogFollower, type EventSource } from './ingest/log.follower.js';
 import { createNotifierMetrics } from './metrics.js';
 import { ApiRepository } from './store/api.repository.js';
@@ -133,7 +133,7 @@ export function startNotifier(config: NotifierConfig, logger: Logger = createLog
       grpc.add<notifierv1.NotifierServiceServer>(
         NOTIFIER_SERVICE_NAME,
         notifierv1.NotifierServiceService,
-        new NotifierHandler({
+        notifierHandlers({
           api: new NotifierApi({
             store: new ApiRepository(orm, secrets),
             resolve: systemResolver,

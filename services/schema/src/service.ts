@@ -104,7 +104,7 @@ export function startSchema(config: SchemaConfig, logger?: Logger): Promise<Runn
       const service = new SchemaService({ store, records, faults: new FaultSwitch(config.SCHEMA_FAULT, log), logger: log });
 
       const grpc = new GrpcServer({ logger: log, metrics, internalAuthSecret: config.INTERNAL_AUTH_SECRET });
-      grpc.add<schemav1.SchemaServiceServer>(SCHEMA_SERVICE_NAME, schemav1.SchemaServiceService, schemaHandlers(service));
+      grpc.add<schemav1.SchemaServiceServer>(SCHEMA_SERVICE_NAME, schemav1.SchemaServiceService, schemaHandlers({ service }));
       const readiness = new Readiness()
         .add('postgres', () => pingDb(orm))
         .add('nats', () => pingNats(nc))

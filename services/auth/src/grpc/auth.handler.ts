@@ -48,91 +48,91 @@ const nullable = (v: recordsv1.NullableString | undefined): string | null | unde
 /** The full proto name the handlers are registered under. */
 export const AUTH_SERVICE_NAME = 'reelbase.auth.v1.AuthService';
 
-export class AuthHandler implements UnaryHandlers<authv1.AuthServiceServer> {
-  constructor(private readonly deps: AuthHandlerDeps) {}
+export function authHandlers(deps: AuthHandlerDeps): UnaryHandlers<authv1.AuthServiceServer> {
+  return {
+    async register(req: authv1.RegisterRequest, ctx: CallContext): Promise<authv1.RegisterResponse> {
+      const r = await deps.registration.register({ email: req.email, password: req.password, name: req.name, role: req.role }, ctx);
+      return { userJson: r.recordJson, accessToken: r.accessToken, expiresIn: r.expiresIn };
+    },
 
-  async register(req: authv1.RegisterRequest, ctx: CallContext): Promise<authv1.RegisterResponse> {
-    const r = await this.deps.registration.register({ email: req.email, password: req.password, name: req.name, role: req.role }, ctx);
-    return { userJson: r.recordJson, accessToken: r.accessToken, expiresIn: r.expiresIn };
-  }
+    async login(req: authv1.LoginRequest): Promise<authv1.LoginResponse> {
+      const { token, expiresIn } = await deps.login.login(req.email, req.password);
+      return { accessToken: token, expiresIn };
+    },
 
-  async login(req: authv1.LoginRequest): Promise<authv1.LoginResponse> {
-    const { token, expiresIn } = await this.deps.login.login(req.email, req.password);
-    return { accessToken: token, expiresIn };
-  }
-
-  async authenticate(req: authv1.AuthenticateRequest): Promise<authv1.AuthenticateResponse> {
-    const p = await this.deps.authenticator.authenticate(req.token);
-    return {
-      principal: {
-        userId: p.userId,
-        role: p.role,
-        authKind: p.authKind,
-        apiKeyId: p.apiKeyId,
-        email: p.email,
-        cacheSeconds: p.cacheSeconds,
-      },
-      expiresAtUnix: p.expiresAtUnix,
-    };
-  }
-
-  async getBootstrap(): Promise<authv1.GetBootstrapResponse> {
-    return { done: await this.deps.registration.bootstrapped() };
-  }
-
-  async issueApiKey(req: authv1.IssueApiKeyRequest, ctx: CallContext): Promise<authv1.IssueApiKeyResponse> {
-    return this.deps.apiKeys.issue(req.name, ctx, req.expiresAt);
-  }
-
-  async listApiKeys(req: authv1.ListApiKeysRequest, ctx: CallContext): Promise<authv1.ListApiKeysResponse> {
-    return { items: await this.deps.apiKeys.list(ctx, req.userId) };
-  }
-
-  async revokeApiKey(req: authv1.RevokeApiKeyRequest, ctx: CallContext): Promise<authv1.RevokeApiKeyResponse> {
-    await this.deps.apiKeys.revoke(req.id, ctx);
-    return {};
-  }
-
-  async rotateSigningKey(req: authv1.RotateSigningKeyRequest, ctx: CallContext): Promise<authv1.RotateSigningKeyResponse> {
-    return this.deps.rotation.rotate(req.retirePrevious === true, ctx);
-  }
-
-  async revokeUserSessions(req: authv1.RevokeUserSessionsRequest, ctx: CallContext): Promise<authv1.RevokeUserSessionsResponse> {
-    return this.deps.apiKeys.revokeUserSessions(req.userId, ctx);
-  }
-
-  async createUser(req: authv1.CreateUserRequest, ctx: CallContext): Promise<authv1.CreateUserResponse> {
-    const r = userRequest(req.record);
-    const data = userData(r.dataJson);
-    return recordOf(await this.deps.accounts.createUser({ projectId: r.projectId, status: r.status, active: r.active, thumbnailId: r.thumbnailId, data }, ctx));
-  }
-
-  async updateUser(req: authv1.UpdateUserRequest, ctx: CallContext): Promise<authv1.UpdateUserResponse> {
-    const r = userRequest(req.record);
-    const data = userData(r.dataJson);
-    return recordOf(
-      await this.deps.accounts.updateUser(
-        {
-          id: r.id,
-          projectId: nullable(r.projectId),
-          status: nullable(r.status),
-          active: r.active,
-          thumbnailId: nullable(r.thumbnailId),
-          data,
-          ifMatch: r.ifMatch,
+    async authenticate(req: authv1.AuthenticateRequest): Promise<authv1.AuthenticateResponse> {
+      const p = await deps.authenticator.authenticate(req.token);
+      return {
+        principal: {
+          userId: p.userId,
+          role: p.role,
+          authKind: p.authKind,
+          apiKeyId: p.apiKeyId,
+          email: p.email,
+          cacheSeconds: p.cacheSeconds,
         },
-        ctx,
-      ),
-    );
-  }
+        expiresAtUnix: p.expiresAtUnix,
+      };
+    },
 
-  async changePassword(req: authv1.ChangePasswordRequest, ctx: CallContext): Promise<authv1.ChangePasswordResponse> {
-    await this.deps.accounts.changeOwnPassword(req.oldPassword, req.newPassword, ctx);
-    return {};
-  }
+    async getBootstrap(): Promise<authv1.GetBootstrapResponse> {
+      return { done: await deps.registration.bootstrapped() };
+    },
 
-  async setPassword(req: authv1.SetPasswordRequest, ctx: CallContext): Promise<authv1.SetPasswordResponse> {
-    await this.deps.accounts.setPassword(req.userId, req.password, ctx);
-    return {};
-  }
+    async issueApiKey(req: authv1.IssueApiKeyRequest, ctx: CallContext): Promise<authv1.IssueApiKeyResponse> {
+      return deps.apiKeys.issue(req.name, ctx, req.expiresAt);
+    },
+
+    async listApiKeys(req: authv1.ListApiKeysRequest, ctx: CallContext): Promise<authv1.ListApiKeysResponse> {
+      return { items: await deps.apiKeys.list(ctx, req.userId) };
+    },
+
+    async revokeApiKey(req: authv1.RevokeApiKeyRequest, ctx: CallContext): Promise<authv1.RevokeApiKeyResponse> {
+      await deps.apiKeys.revoke(req.id, ctx);
+      return {};
+    },
+
+    async rotateSigningKey(req: authv1.RotateSigningKeyRequest, ctx: CallContext): Promise<authv1.RotateSigningKeyResponse> {
+      return deps.rotation.rotate(req.retirePrevious === true, ctx);
+    },
+
+    async revokeUserSessions(req: authv1.RevokeUserSessionsRequest, ctx: CallContext): Promise<authv1.RevokeUserSessionsResponse> {
+      return deps.apiKeys.revokeUserSessions(req.userId, ctx);
+    },
+
+    async createUser(req: authv1.CreateUserRequest, ctx: CallContext): Promise<authv1.CreateUserResponse> {
+      const r = userRequest(req.record);
+      const data = userData(r.dataJson);
+      return recordOf(await deps.accounts.createUser({ projectId: r.projectId, status: r.status, active: r.active, thumbnailId: r.thumbnailId, data }, ctx));
+    },
+
+    async updateUser(req: authv1.UpdateUserRequest, ctx: CallContext): Promise<authv1.UpdateUserResponse> {
+      const r = userRequest(req.record);
+      const data = userData(r.dataJson);
+      return recordOf(
+        await deps.accounts.updateUser(
+          {
+            id: r.id,
+            projectId: nullable(r.projectId),
+            status: nullable(r.status),
+            active: r.active,
+            thumbnailId: nullable(r.thumbnailId),
+            data,
+            ifMatch: r.ifMatch,
+          },
+          ctx,
+        ),
+      );
+    },
+
+    async changePassword(req: authv1.ChangePasswordRequest, ctx: CallContext): Promise<authv1.ChangePasswordResponse> {
+      await deps.accounts.changeOwnPassword(req.oldPassword, req.newPassword, ctx);
+      return {};
+    },
+
+    async setPassword(req: authv1.SetPasswordRequest, ctx: CallContext): Promise<authv1.SetPasswordResponse> {
+      await deps.accounts.setPassword(req.userId, req.password, ctx);
+      return {};
+    },
+  };
 }

@@ -66,66 +66,66 @@ function deliveryOut(d: DeliveryView): notifierv1.Delivery {
 }
 
 /** The handlers registered with GrpcServer under {@link NOTIFIER_SERVICE_NAME}. */
-export class NotifierHandler implements UnaryHandlers<notifierv1.NotifierServiceServer> {
-  constructor(private readonly deps: NotifierHandlerDeps) {}
+export function notifierHandlers(deps: NotifierHandlerDeps): UnaryHandlers<notifierv1.NotifierServiceServer> {
+  return {
+    async listNotifications(req: notifierv1.ListNotificationsRequest, ctx: CallContext): Promise<notifierv1.ListNotificationsResponse> {
+      const page = await deps.api.listNotifications({ unreadOnly: req.unreadOnly, limit: req.limit, cursor: req.cursor }, ctx);
+      return { items: page.items.map(notificationOut), ...(page.nextCursor !== undefined ? { nextCursor: page.nextCursor } : {}) };
+    },
 
-  async listNotifications(req: notifierv1.ListNotificationsRequest, ctx: CallContext): Promise<notifierv1.ListNotificationsResponse> {
-    const page = await this.deps.api.listNotifications({ unreadOnly: req.unreadOnly, limit: req.limit, cursor: req.cursor }, ctx);
-    return { items: page.items.map(notificationOut), ...(page.nextCursor !== undefined ? { nextCursor: page.nextCursor } : {}) };
-  }
+    async markNotificationRead(req: notifierv1.MarkNotificationReadRequest, ctx: CallContext): Promise<notifierv1.MarkNotificationReadResponse> {
+      return { notification: notificationOut(await deps.api.markRead(req.id, ctx)) };
+    },
 
-  async markNotificationRead(req: notifierv1.MarkNotificationReadRequest, ctx: CallContext): Promise<notifierv1.MarkNotificationReadResponse> {
-    return { notification: notificationOut(await this.deps.api.markRead(req.id, ctx)) };
-  }
+    async markAllNotificationsRead(_req: notifierv1.MarkAllNotificationsReadRequest, ctx: CallContext): Promise<notifierv1.MarkAllNotificationsReadResponse> {
+      return { count: await deps.api.markAllRead(ctx) };
+    },
 
-  async markAllNotificationsRead(_req: notifierv1.MarkAllNotificationsReadRequest, ctx: CallContext): Promise<notifierv1.MarkAllNotificationsReadResponse> {
-    return { count: await this.deps.api.markAllRead(ctx) };
-  }
+    async createWebhook(req: notifierv1.CreateWebhookRequest, ctx: CallContext): Promise<notifierv1.CreateWebhookResponse> {
+      const w = await deps.api.createWebhook(
+        { url: req.url, kind: req.kind, secret: req.secret, entityTypes: req.entityTypes, actions: req.actions, active: req.active },
+        ctx,
+      );
+      return { webhook: webhookOut(w) };
+    },
 
-  async createWebhook(req: notifierv1.CreateWebhookRequest, ctx: CallContext): Promise<notifierv1.CreateWebhookResponse> {
-    const w = await this.deps.api.createWebhook(
-      { url: req.url, kind: req.kind, secret: req.secret, entityTypes: req.entityTypes, actions: req.actions, active: req.active },
-      ctx,
-    );
-    return { webhook: webhookOut(w) };
-  }
+    async listWebhooks(_req: notifierv1.ListWebhooksRequest, ctx: CallContext): Promise<notifierv1.ListWebhooksResponse> {
+      return { items: (await deps.api.listWebhooks(ctx)).map(webhookOut) };
+    },
 
-  async listWebhooks(_req: notifierv1.ListWebhooksRequest, ctx: CallContext): Promise<notifierv1.ListWebhooksResponse> {
-    return { items: (await this.deps.api.listWebhooks(ctx)).map(webhookOut) };
-  }
+    async getWebhook(req: notifierv1.GetWebhookRequest, ctx: CallContext): Promise<notifierv1.GetWebhookResponse> {
+      return { webhook: webhookOut(await deps.api.getWebhook(req.id, ctx)) };
+    },
 
-  async getWebhook(req: notifierv1.GetWebhookRequest, ctx: CallContext): Promise<notifierv1.GetWebhookResponse> {
-    return { webhook: webhookOut(await this.deps.api.getWebhook(req.id, ctx)) };
-  }
+    async updateWebhook(req: notifierv1.UpdateWebhookRequest, ctx: CallContext): Promise<notifierv1.UpdateWebhookResponse> {
+      const w = await deps.api.updateWebhook(
+        {
+          id: req.id,
+          url: req.url,
+          kind: req.kind,
+          secret: req.secret,
+          clearSecret: req.clearSecret,
+          entityTypes: req.entityTypes?.values,
+          actions: req.actions?.values,
+          active: req.active,
+        },
+        ctx,
+      );
+      return { webhook: webhookOut(w) };
+    },
 
-  async updateWebhook(req: notifierv1.UpdateWebhookRequest, ctx: CallContext): Promise<notifierv1.UpdateWebhookResponse> {
-    const w = await this.deps.api.updateWebhook(
-      {
-        id: req.id,
-        url: req.url,
-        kind: req.kind,
-        secret: req.secret,
-        clearSecret: req.clearSecret,
-        entityTypes: req.entityTypes?.values,
-        actions: req.actions?.values,
-        active: req.active,
-      },
-      ctx,
-    );
-    return { webhook: webhookOut(w) };
-  }
+    async deleteWebhook(req: notifierv1.DeleteWebhookRequest, ctx: CallContext): Promise<notifierv1.DeleteWebhookResponse> {
+      await deps.api.deleteWebhook(req.id, ctx);
+      return {};
+    },
 
-  async deleteWebhook(req: notifierv1.DeleteWebhookRequest, ctx: CallContext): Promise<notifierv1.DeleteWebhookResponse> {
-    await this.deps.api.deleteWebhook(req.id, ctx);
-    return {};
-  }
+    async listDeliveries(req: notifierv1.ListDeliveriesRequest, ctx: CallContext): Promise<notifierv1.ListDeliveriesResponse> {
+      const page = await deps.api.listDeliveries({ webhookId: req.webhookId, status: req.status, limit: req.limit, cursor: req.cursor }, ctx);
+      return { items: page.items.map(deliveryOut), ...(page.nextCursor !== undefined ? { nextCursor: page.nextCursor } : {}) };
+    },
 
-  async listDeliveries(req: notifierv1.ListDeliveriesRequest, ctx: CallContext): Promise<notifierv1.ListDeliveriesResponse> {
-    const page = await this.deps.api.listDeliveries({ webhookId: req.webhookId, status: req.status, limit: req.limit, cursor: req.cursor }, ctx);
-    return { items: page.items.map(deliveryOut), ...(page.nextCursor !== undefined ? { nextCursor: page.nextCursor } : {}) };
-  }
-
-  async retryDelivery(req: notifierv1.RetryDeliveryRequest, ctx: CallContext): Promise<notifierv1.RetryDeliveryResponse> {
-    return { delivery: deliveryOut(await this.deps.api.retryDelivery(req.webhookId, req.deliveryId, ctx)) };
-  }
+    async retryDelivery(req: notifierv1.RetryDeliveryRequest, ctx: CallContext): Promise<notifierv1.RetryDeliveryResponse> {
+      return { delivery: deliveryOut(await deps.api.retryDelivery(req.webhookId, req.deliveryId, ctx)) };
+    },
+  };
 }

@@ -24,20 +24,20 @@ function recorder(): SchemaService {
 
 describe('schemaHandlers', () => {
   it('has one handler per RPC of the proto service, and no other', () => {
-    const handlers = schemaHandlers(recorder());
+    const handlers = schemaHandlers({ service: recorder() });
     const rpcs = Object.keys(schemav1.SchemaServiceService);
     expect(Object.keys(handlers).sort()).toEqual(rpcs.sort());
     expect(Object.keys(SCHEMA_OPERATIONS).sort()).toEqual(rpcs.sort());
   });
 
   it('sends a change to SchemaService.change with its name and the request codes', async () => {
-    const h = schemaHandlers(recorder()) as unknown as Record<string, (b: unknown, ctx: unknown) => Promise<schemav1.JsonResult>>;
+    const h = schemaHandlers({ service: recorder() }) as unknown as Record<string, (b: unknown, ctx: unknown) => Promise<schemav1.JsonResult>>;
     const out = await h.deleteField!({ bodyJson: '', code: '', subCode: 'lens', entityCode: 'Shot' }, ADMIN);
     expect(JSON.parse(out.json)).toEqual({ what: 'change', name: 'deleteField', r: { body: '', code: '', fieldCode: 'lens', entityCode: 'Shot' } });
   });
 
   it('sends a read to its method (a catalog read with its query)', async () => {
-    const h = schemaHandlers(recorder()) as unknown as Record<string, (b: unknown, ctx: unknown) => Promise<schemav1.JsonResult>>;
+    const h = schemaHandlers({ service: recorder() }) as unknown as Record<string, (b: unknown, ctx: unknown) => Promise<schemav1.JsonResult>>;
     expect(JSON.parse((await h.getSchema!({}, ADMIN)).json)).toEqual({ what: 'getSchema', args: [] });
     const apps = await h.getApplications!({ projectId: 'p', step: 's' }, ADMIN);
     expect(JSON.parse(apps.json)).toEqual({ what: 'getApplications', args: ['p', 's'] });

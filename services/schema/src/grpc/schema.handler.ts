@@ -27,7 +27,11 @@ export const TABLE_MATCHES_PROTO: [Exclude<Rpc, SchemaOperationName>, Exclude<Sc
 type Handler = (req: schemav1.JsonBody & schemav1.CatalogQuery, ctx: CallContext) => Promise<schemav1.JsonResult>;
 
 /** Builds the handlers registered with GrpcServer under {@link SCHEMA_SERVICE_NAME}. */
-export function schemaHandlers(service: SchemaService): UnaryHandlers<schemav1.SchemaServiceServer> {
+export interface SchemaHandlerDeps {
+  service: SchemaService;
+}
+
+export function schemaHandlers({ service }: SchemaHandlerDeps): UnaryHandlers<schemav1.SchemaServiceServer> {
   const reads: Record<SchemaReadName, Handler> = {
     getSchema: async () => json(await service.getSchema()),
     getUsage: async () => json(await service.getUsage()),
