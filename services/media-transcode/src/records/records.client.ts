@@ -7,18 +7,12 @@
  */
 import { MEDIA_SERVICE, RecordsClient, type CallContext, type RecordsClientOptions } from '@reelbase/lib-platform';
 import type { recordsv1 } from '@reelbase/proto';
+import type { RepresentationFields } from '../domain/ports.js';
 
-/** The Representation's `data` as media-transcode writes it (docs/api-notes.md, "Roles and who may write"). */
-export interface RepresentationData {
+/** The Representation's `data` as media-transcode writes it: its transcode fields plus what names it. */
+export interface RepresentationData extends RepresentationFields {
   name?: string;
   version?: { type: 'Version'; id: string };
-  files?: Record<string, unknown>;
-  transcode_status?: string;
-  transcode_error?: string | null;
-  review_kind?: string | null;
-  review_media_key?: string | null;
-  thumbnail_media_key?: string | null;
-  attempts?: number;
 }
 
 /** The records client of media-transcode: every write goes through the media service. */
