@@ -56,7 +56,7 @@ export const mediaApiConfigShape = {
   SWEEP_INTERVAL_MS: envInt(5_000, 50, 600_000),
   /** A job unpublished this long after its upload is published by the sweeper. */
   SWEEP_GRACE_MS: envInt(10_000, 0, 3_600_000),
-  /** A queued or processing job without progress for this long is published again (stream lost, message dropped). */
+  /** A queued or processing job without progress for this long is published again (stream lost, message dropped); so is a finished one whose Representation copy is behind. */
   STALE_JOB_MS: envInt(30 * 60_000, 1_000, 7 * 24 * 3_600_000),
 };
 

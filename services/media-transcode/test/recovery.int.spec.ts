@@ -228,3 +228,59 @@ describe('media-transcode: recovery', () => {
     }
   }, 90_000);
 });
+
+describe('media-transcode: a finished job whose copy and message were both lost', () => {
+  let w: World;
+
+  beforeAll(async () => {
+    // A finished job whose copy is behind is published again once it is STALE_JOB_MS old.
+    w = await startWorld({ STALE_JOB_MS: '1000' });
+    await w.startWorker();
+  }, 120_000);
+
+  afterAll(async () => {
+    await w?.close();
+  });
+
+  it('the sweeper publishes a done job whose copy was never sent again; the worker only sends the copy', async () => {
+    // The `done` copy is refused until the job's message is gone (records down, then the stream lost).
+    let refused = 0;
+    let allow = false;
+    w.records.refuseUpdate = (patch) => {
+      if (patch.transcode_status !== 'done' || allow) return false;
+      refused++;
+      return true;
+    };
+    const nc = await connect({ servers: 'nats://127.0.0.1:4222' });
+    try {
+      const versionId = w.records.addVersion();
+      const res = await upload(w, versionId, clips(w.ff, w.dir).still(), { contentType: 'image/png' });
+      const repId = res.representation!.id;
+      // The job row is done; its copy was refused.
+      await until('the refused done copy', () => refused > 0);
+      const job = await w.api.jobs.latestForVersion(versionId);
+      expect(job!.state).toBe('done');
+      // The message is lost: the worker stops and the stream goes with it.
+      for (const worker of w.workers.splice(0)) await worker.stop();
+      await (await jetstreamManager(nc)).streams.delete(`${w.prefix}TRANSCODE`);
+      expect(w.records.data(repId).transcode_status).toBe('processing');
+      allow = true;
+      // A worker starting re-creates the stream; only the sweeper can bring the copy now.
+      await w.startWorker();
+      await until('the done copy', () => w.records.data(repId).transcode_status === 'done', 30_000);
+      expect(w.records.data(repId).review_media_key).toBe(job!.outputs!.proxyKey);
+      expect(w.records.records.get(versionId)!.thumbnailId).toBe(repId);
+      // One conversion: the republished job only copied the row.
+      expect((await w.api.jobs.listAttempts(job!.id)).length).toBe(1);
+      const statuses = w.records.updates.filter((u) => u.id === repId && u.data.transcode_status).map((u) => u.data.transcode_status);
+      expect(statuses).toEqual(['processing', 'done']);
+      // The copy is marked on the row: the sweeper leaves the job from now on.
+      const before = w.records.updates.length;
+      await sleep(2500);
+      expect(w.records.updates.length).toBe(before);
+    } finally {
+      w.records.refuseUpdate = undefined;
+      await nc.close();
+    }
+  }, 120_000);
+});

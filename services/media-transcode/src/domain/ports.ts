@@ -76,7 +76,10 @@ export interface JobStore {
   /** The latest upload of a Version. */
   latestForVersion(versionId: string): Promise<Job | undefined>;
   markPublished(id: string): Promise<void>;
-  /** Jobs to (re)publish: never published and older than `graceMs`, or unfinished without progress for `staleMs`. */
+  /**
+   * Jobs to (re)publish: never published and older than `graceMs`, or unfinished without progress
+   * for `staleMs`, or finished for `staleMs` with their Representation's copy behind (`markCopied`).
+   */
   toPublish(graceMs: number, staleMs: number, limit?: number): Promise<{ id: string; published: boolean }[]>;
   /** Marks a job as published again now (re-queued by the sweeper), so it is not picked again at once. */
   touch(id: string): Promise<void>;
@@ -88,6 +91,8 @@ export interface JobStore {
   release(id: string, owner: string): Promise<void>;
   /** Ends the job (lease dropped), `failed` with the reason it gives. */
   finish(id: string, state: 'done' | 'failed', error?: string | null): Promise<void>;
+  /** Records that the Representation now shows `state` (the job's state, still): its copy is sent. */
+  markCopied(id: string, state: 'done' | 'failed'): Promise<void>;
   /** Ends the job `done` with its outputs and files, in one statement. */
   finishDone(id: string, outputs: JobOutputs, files: Record<string, unknown>): Promise<void>;
   /** Attempts started so far and the last recorded error. */

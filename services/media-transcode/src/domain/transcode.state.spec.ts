@@ -30,7 +30,10 @@ function job(over: Partial<Job> = {}): Job {
 function world(opts: { attempts?: number; newerDone?: boolean; failCopies?: boolean } = {}) {
   const log: string[] = [];
   const copies: RepresentationFields[] = [];
+  /** The states marked copied on the job row, each with how many copies were sent by then. */
+  const marks: string[] = [];
   const jobs = {
+    markCopied: (id: string, state: string) => (marks.push(`${id} ${state} after ${copies.length}`), Promise.resolve()),
     finish: (id: string, state: string, error?: string | null) => (log.push(`job ${id} ${state} ${error ?? ''}`.trim()), Promise.resolve()),
     finishDone: (id: string, o: JobOutputs) => (log.push(`job ${id} done ${o.proxyKey}`), Promise.resolve()),
     attempts: () => Promise.resolve({ count: opts.attempts ?? 0, lastError: null }),
@@ -45,7 +48,7 @@ function world(opts: { attempts?: number; newerDone?: boolean; failCopies?: bool
     },
     setVersionThumbnail: (v, r) => (log.push(`thumbnail ${v} ${r}`), Promise.resolve()),
   };
-  return { log, copies, state: new TranscodeState({ jobs, records }) };
+  return { log, copies, marks, state: new TranscodeState({ jobs, records }) };
 }
 
 describe('TranscodeState: the job row owns the state, the Representation gets a copy', () => {
@@ -103,5 +106,27 @@ describe('TranscodeState: the job row owns the state, the Representation gets a 
     // Failed because its Representation was deleted: no reason, nothing to show it on.
     expect(await w.state.resend(job({ state: 'failed', error: null }), undefined, ctx)).toBe(false);
     expect(w.log).toEqual([]);
+  });
+
+  it('every copy of a finished state that is sent is marked on the job row after it, so the sweeper leaves the job', async () => {
+    const w = world({ attempts: 1 });
+    await w.state.copyDone(job(), outputs, files, ctx);
+    await w.state.failed(job({ id: 'j2' }), 'bad', 1, ctx);
+    await w.state.resend(job({ id: 'j3', state: 'done', outputs, files }), 'processing', ctx);
+    await w.state.resend(job({ id: 'j4', state: 'failed', error: 'x' }), 'processing', ctx);
+    // A copy that arrived but was not marked is marked by the next delivery, without a send.
+    await w.state.resend(job({ id: 'j5', state: 'done', outputs, files }), 'done', ctx);
+    expect(w.marks).toEqual(['j1 done after 1', 'j2 failed after 2', 'j3 done after 3', 'j4 failed after 4', 'j5 done after 4']);
+    await w.state.representationGone(job({ id: 'j6' }));
+    expect(w.log.at(-1)).toBe('job j6 failed');
+    expect(w.marks.at(-1)).toBe('j6 failed after 4');
+  });
+
+  it('a copy that could not be sent is not marked (the sweeper publishes the job again)', async () => {
+    const down = world({ failCopies: true });
+    await expect(down.state.copyDone(job(), outputs, files, ctx)).rejects.toThrow('records is down');
+    await expect(down.state.failed(job(), 'bad', 1, ctx)).rejects.toThrow('records is down');
+    await expect(down.state.resend(job({ state: 'done', outputs, files }), 'processing', ctx)).rejects.toThrow('records is down');
+    expect(down.marks).toEqual([]);
   });
 });

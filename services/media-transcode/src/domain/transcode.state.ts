@@ -4,7 +4,9 @@
  * Representation's transcode fields (`transcode_status`, `attempts`, `transcode_error`,
  * `review_kind`, `review_media_key`, `thumbnail_media_key`, `files`) are a copy, written only here
  * and only after the job row: every write of a state first changes the job, then sends the copy.
- * A copy that could not be sent is sent again from the job row by the next delivery (`resend`).
+ * A copy that could not be sent is sent again from the job row by the next delivery (`resend`);
+ * each copy of a finished state that is sent is marked on the row (`markCopied`), so a row whose
+ * copy is behind is published again by the sweeper even when its message was lost.
  */
 import type { CallContext } from '@reelbase/lib-platform';
 import type { Job, JobOutputs, JobStore, RepresentationFields, RepresentationWriter } from './ports.js';
@@ -62,7 +64,13 @@ export class TranscodeState {
   /** The job is `failed` with `reason` after `attempts` attempts, then the copy. */
   async failed(job: Job, reason: string, attempts: number, ctx: CallContext): Promise<void> {
     await this.deps.jobs.finish(job.id, 'failed', reason);
-    await this.deps.records.updateRepresentation(job.representationId, failedCopy(reason, attempts), ctx);
+    await this.sendFailed(job, reason, attempts, ctx);
+  }
+
+  /** The Representation was deleted: the job is `failed`, with no copy left to send. */
+  async representationGone(job: Job): Promise<void> {
+    await this.deps.jobs.finish(job.id, 'failed');
+    await this.deps.jobs.markCopied(job.id, 'failed');
   }
 
   /**
@@ -70,14 +78,18 @@ export class TranscodeState {
    * job row was written): sends the copy again, from the job row. True when it sent one.
    */
   async resend(job: Job, copied: string | undefined, ctx: CallContext): Promise<boolean> {
-    if (job.state === copied) return false;
+    if (job.state === copied) {
+      // The copy arrived but was not marked on the row: marked now, so the sweeper leaves the job.
+      if (job.state === 'done' || job.state === 'failed') await this.deps.jobs.markCopied(job.id, job.state);
+      return false;
+    }
     if (job.state === 'done' && job.outputs) {
       await this.sendDone(job, job.outputs, job.files, ctx);
       return true;
     }
     if (job.state === 'failed' && job.error !== null) {
       const { count } = await this.deps.jobs.attempts(job.id);
-      await this.deps.records.updateRepresentation(job.representationId, failedCopy(job.error, count), ctx);
+      await this.sendFailed(job, job.error, count, ctx);
       return true;
     }
     return false;
@@ -87,5 +99,11 @@ export class TranscodeState {
     await this.deps.records.updateRepresentation(job.representationId, doneCopy(outputs, files), ctx);
     // The latest done reviewable of a Version gives it its thumbnail (thumbnail_id = the Representation's id).
     if (!(await this.deps.jobs.newerDoneExists(job))) await this.deps.records.setVersionThumbnail(job.versionId, job.representationId, ctx);
+    await this.deps.jobs.markCopied(job.id, 'done');
+  }
+
+  private async sendFailed(job: Job, reason: string, attempts: number, ctx: CallContext): Promise<void> {
+    await this.deps.records.updateRepresentation(job.representationId, failedCopy(reason, attempts), ctx);
+    await this.deps.jobs.markCopied(job.id, 'failed');
   }
 }

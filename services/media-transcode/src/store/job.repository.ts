@@ -115,7 +115,10 @@ export class JobRepository implements JobStore {
     await guarded(() => this.exec('update "media"."jobs" set "published_at" = clock_timestamp() where "id" = ?', [id]));
   }
 
-  /** Jobs to (re)publish: never published and older than `graceMs`, or unfinished without progress for `staleMs`. */
+  /**
+   * Jobs to (re)publish: never published and older than `graceMs`, or unfinished without progress
+   * for `staleMs`, or finished for `staleMs` with their Representation's copy behind (`markCopied`).
+   */
   async toPublish(graceMs: number, staleMs: number, limit = 100): Promise<{ id: string; published: boolean }[]> {
     const rows = await guarded(() =>
       this.exec<{ id: string; published: boolean }>(
@@ -123,8 +126,10 @@ export class JobRepository implements JobStore {
          where ("published_at" is null and "state" <> 'creating' and "created_at" < clock_timestamp() - ? * interval '1 millisecond')
             or ("state" in ('queued', 'processing') and "updated_at" < clock_timestamp() - ? * interval '1 millisecond'
                 and ("lease_until" is null or "lease_until" < clock_timestamp()))
+            or ("state" in ('done', 'failed') and "copied_state" is distinct from "state"
+                and "updated_at" < clock_timestamp() - ? * interval '1 millisecond')
          order by "created_at" limit ?`,
-        [graceMs, staleMs, limit],
+        [graceMs, staleMs, staleMs, limit],
       ),
     );
     return rows.map((r) => ({ id: r.id, published: Boolean(r.published) }));
@@ -175,6 +180,11 @@ export class JobRepository implements JobStore {
         [state, error, id],
       ),
     );
+  }
+
+  /** Records that the Representation now shows `state`, unless the job has moved on since. */
+  async markCopied(id: string, state: 'done' | 'failed'): Promise<void> {
+    await guarded(() => this.exec('update "media"."jobs" set "copied_state" = ? where "id" = ? and "state" = ?', [state, id, state]));
   }
 
   async finishDone(id: string, o: JobOutputs, files: Record<string, unknown>): Promise<void> {

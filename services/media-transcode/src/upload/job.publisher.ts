@@ -3,7 +3,8 @@
  * twice within the stream's duplicate window is stored once) and runs the sweeper: the outbox
  * side of the jobs table. A job whose publish failed at upload time is published once it is
  * `SWEEP_GRACE_MS` old; an unfinished job nobody has touched for `STALE_JOB_MS` (its message lost
- * with a stream, or dropped) is published again, so no Representation stays `pending` for ever.
+ * with a stream, or dropped) is published again, so no Representation stays `pending` for ever;
+ * so is a finished job whose Representation's copy is behind (the worker then only sends the copy).
  */
 import type { JetStreamClient } from '@nats-io/jetstream';
 import type { Logger, NatsNames } from '@reelbase/lib-platform';

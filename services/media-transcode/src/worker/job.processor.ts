@@ -150,7 +150,7 @@ export class JobProcessor {
     } catch (err) {
       if (err instanceof AppError && err.kind === 'not_found') {
         // The Representation was deleted: nothing to show the result on.
-        await jobs.finish(job.id, 'failed');
+        await this.state.representationGone(job);
         metrics.attempts.inc({ outcome: 'skipped' });
         msg.ack();
         return;
