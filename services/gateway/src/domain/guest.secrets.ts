@@ -13,7 +13,7 @@
  * Neither says whether the link is still live: whoever takes one asks records each time.
  */
 import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
-import { isUuid } from '@reelbase/lib-platform';
+import { isUuid, uuidFromBytes, uuidToBytes, type CallContext } from '@reelbase/lib-platform';
 
 const SALT = 'reelbase share guests';
 const NONCE_BYTES = 12;
@@ -26,11 +26,8 @@ const SESSION_BYTES = 16 + 4 + 32;
 const GUEST_NAMES: ReadonlySet<string> = new Set(['proxy.mp4', 'proxy.jpg', 'thumb.jpg']);
 const RV_KEY = /^rv\/([0-9a-f]{32})\/(proxy\.mp4|proxy\.jpg|thumb\.jpg)$/;
 
-const uuidBytes = (id: string): Buffer => Buffer.from(id.replace(/-/g, ''), 'hex');
-const uuidOf = (b: Buffer): string => {
-  const h = b.toString('hex');
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
-};
+/** The context of a share-link guest's calls: the request, and a principal that is no user. */
+export const guestContext = (ctx: CallContext): CallContext => ({ requestId: ctx.requestId, principal: { userId: '', role: 'Guest', authKind: 'guest' } });
 
 /** An opened guest media key: the link it was issued for and the object it stands for. */
 export interface GuestMedia {
@@ -63,7 +60,7 @@ export class GuestSecrets {
     if (!m || !isUuid(linkId)) return undefined;
     const name = m[2]!;
     const plain = Buffer.alloc(PLAIN_BYTES);
-    uuidBytes(linkId).copy(plain, 0);
+    uuidToBytes(linkId).copy(plain, 0);
     plain.writeUInt32BE(Math.min(0xffffffff, this.seconds() + ttlSeconds), 16);
     Buffer.from(m[1]!, 'hex').copy(plain, 20);
     const nonce = randomBytes(NONCE_BYTES);
@@ -89,13 +86,13 @@ export class GuestSecrets {
       return undefined;
     }
     if (plain.readUInt32BE(16) <= this.seconds()) return undefined;
-    return { linkId: uuidOf(plain.subarray(0, 16)), key: `rv/${plain.subarray(20).toString('hex')}/${parts[2]}` };
+    return { linkId: uuidFromBytes(plain.subarray(0, 16)), key: `rv/${plain.subarray(20).toString('hex')}/${parts[2]}` };
   }
 
   /** A session for link `linkId`, valid for `ttlSeconds`. */
   session(linkId: string, ttlSeconds: number): { token: string; expiresAt: string } {
     const body = Buffer.alloc(20);
-    uuidBytes(linkId).copy(body, 0);
+    uuidToBytes(linkId).copy(body, 0);
     const exp = Math.min(0xffffffff, this.seconds() + ttlSeconds);
     body.writeUInt32BE(exp, 16);
     const mac = createHmac('sha256', this.sessionKey).update(body).digest();
@@ -111,6 +108,6 @@ export class GuestSecrets {
     const mac = createHmac('sha256', this.sessionKey).update(body).digest();
     if (!timingSafeEqual(mac, raw.subarray(20))) return undefined;
     if (body.readUInt32BE(16) <= this.seconds()) return undefined;
-    return uuidOf(body.subarray(0, 16));
+    return uuidFromBytes(body.subarray(0, 16));
   }
 }

@@ -15,6 +15,7 @@ import { AppError, isAppError, isGuestMediaKey, mediaKeyFromPath, type CallConte
 import type { mediav1 } from '@reelbase/proto';
 import busboy from 'busboy';
 import type { Response } from 'express';
+import { guestContext } from '../domain/guest.secrets.js';
 import { z } from 'zod';
 import type { MediaPeer, MediaRead } from '../clients/media.client.js';
 import { ifRangeHolds, noneMatchHits, parseRange, resolveRange, type RangeRequest } from '../http/range.js';
@@ -298,7 +299,7 @@ export function mediaRoutes({ peers, media: limits, share }: RouteDeps): AnyRout
     const opened = share?.secrets?.openMediaKey(guestKey);
     if (!opened) throw noSuchMedia();
     try {
-      await peers.records.checkShareLink({ linkId: opened.linkId }, { requestId: ctx.requestId, principal: { userId: '', role: 'Guest', authKind: 'guest' } });
+      await peers.records.checkShareLink({ linkId: opened.linkId }, guestContext(ctx));
     } catch (err) {
       if (isAppError(err) && err.kind === 'not_found') throw noSuchMedia();
       throw err;

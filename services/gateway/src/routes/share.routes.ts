@@ -9,7 +9,7 @@ import { AppError, isAppError, type CallContext, type Logger } from '@reelbase/l
 import type { recordsv1 } from '@reelbase/proto';
 import type { Request, Response } from 'express';
 import type { AuthedPrincipal } from '../domain/authed.principal.js';
-import type { GuestSecrets } from '../domain/guest.secrets.js';
+import { guestContext, type GuestSecrets } from '../domain/guest.secrets.js';
 import type { RateLimiter } from '../domain/rate.limiter.js';
 import { defineRoute, Reply, type AnyRoute, type RawInput } from '../http/route.js';
 import { recordObject } from '../mappers/record.mapper.js';
@@ -133,21 +133,14 @@ export function shareRoutes({ peers, share }: RouteDeps): AnyRoute[] {
     const key = linkKey(token);
     const sessionLinkId = secrets?.openSession(headerOf(req, SHARE_SESSION_HEADER));
     const password = headerOf(req, SHARE_PASSWORD_HEADER);
-    if (sessionLinkId !== undefined) {
-      try {
-        return await call({ sessionLinkId, password });
-      } catch (err) {
-        // A session of another link is no proof here: it counts like a missing password.
-        if (isAppError(err) && err.code === 'password_required') passwordFailures?.take(key);
-        throw err;
-      }
-    }
-    if (password === undefined) {
-      const wait = passwordFailures?.peek(key) ?? 0;
+    if (sessionLinkId !== undefined || password === undefined) {
+      // Without a session, a link whose budget is spent answers 429 before anything is asked.
+      const wait = sessionLinkId === undefined ? (passwordFailures?.peek(key) ?? 0) : 0;
       if (wait > 0) throw rateLimited(wait);
       try {
-        return await call({});
+        return await call(sessionLinkId === undefined ? {} : { sessionLinkId, password });
       } catch (err) {
+        // No proof, or a session of another link: it counts like a missing password.
         if (isAppError(err) && err.code === 'password_required') passwordFailures?.take(key);
         throw err;
       }
@@ -190,8 +183,6 @@ export function shareRoutes({ peers, share }: RouteDeps): AnyRoute[] {
     const wait = notesLimiter?.take(linkKey(raw.params.token ?? '')) ?? 0;
     if (wait > 0) throw new AppError('rate_limited', 'too many notes on this share link; try again shortly', { retryAfter: Math.ceil(wait) });
   };
-
-  const guestCtx = (ctx: CallContext): CallContext => ({ requestId: ctx.requestId, principal: { userId: '', role: 'Guest', authKind: 'guest' } });
 
   return [
     defineRoute({
@@ -296,7 +287,7 @@ export function shareRoutes({ peers, share }: RouteDeps): AnyRoute[] {
       errors: [404, 429, 503],
       handler: async ({ params, ctx, req, res }) => {
         guestHeaders(res);
-        const gctx = guestCtx(ctx);
+        const gctx = guestContext(ctx);
         let usedPassword = false;
         const opened = await guestCall(params.token, req, (proof) => {
           usedPassword = proof.sessionLinkId === undefined && proof.password !== undefined;
@@ -369,7 +360,7 @@ export function shareRoutes({ peers, share }: RouteDeps): AnyRoute[] {
               verdict: body.verdict,
               guestName: body.guest_name,
             },
-            guestCtx(ctx),
+            guestContext(ctx),
           ),
         );
         return Reply.json(recordObject(out.note!));
