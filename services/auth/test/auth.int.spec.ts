@@ -6,35 +6,16 @@ import { createHash } from 'node:crypto';
 import { MikroORM } from '@mikro-orm/postgresql';
 import { decodeProtectedHeader } from 'jose';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import {
-  AppError,
-  connectNats,
-  createGrpcClient,
-  createLogger,
-  natsNames,
-  type CallContext,
-  type GrpcClient,
-  type NatsConnection,
-} from '@reelbase/lib-platform';
-import { createTestDatabase, deleteStreams, uniquePrefix, TEST_INTERNAL_AUTH_SECRET, TEST_SECRETS_KEY, type TestDatabase } from '@reelbase/lib-testkit';
+import { AppError, connectNats, createGrpcClient, createLogger, natsNames, type GrpcClient, type NatsConnection } from '@reelbase/lib-platform';
+import { createTestDatabase, deleteStreams, uniquePrefix, TEST_INTERNAL_AUTH_SECRET, type TestDatabase } from '@reelbase/lib-testkit';
 import { authv1, recordsv1 } from '@reelbase/proto';
 import { parseAuthConfig, type AuthConfig } from '../src/config.js';
 import { startAuth, type RunningAuth } from '../src/service.js';
 import { startFakeRecords, type FakeRecords } from './fake-records.js';
+import { anon, asPrincipal, authTestEnv, failure } from './helpers.js';
 
 const logger = createLogger('auth-test', 'silent');
-const anon: CallContext = { requestId: 'test' };
-const as = (p: authv1.Principal): CallContext => ({
-  requestId: 'test',
-  principal: { userId: p.userId, role: p.role as 'Admin', authKind: p.authKind as 'token', apiKeyId: p.apiKeyId },
-});
-const failure = (p: Promise<unknown>) =>
-  p.then(
-    () => {
-      throw new Error('expected the call to fail');
-    },
-    (e: unknown) => e as AppError,
-  );
+const as = asPrincipal;
 
 let db: TestDatabase;
 let prefix: string;
@@ -63,17 +44,7 @@ beforeAll(async () => {
   db = await createTestDatabase();
   prefix = uniquePrefix('auth');
   fake = await startFakeRecords();
-  config = parseAuthConfig({
-    INTERNAL_AUTH_SECRET: TEST_INTERNAL_AUTH_SECRET,
-    SECRETS_KEY: TEST_SECRETS_KEY,
-    DATABASE_URL: db.url,
-    NATS_PREFIX: prefix,
-    GRPC_PORT: '0',
-    HTTP_PORT: '0',
-    RECORDS_ADDR: `127.0.0.1:${fake.port}`,
-    PASSWORD_SCRYPT_COST: '1024',
-    LOG_LEVEL: 'silent',
-  });
+  config = parseAuthConfig(authTestEnv(db.url, prefix, fake.port));
   await start();
   sql = await MikroORM.init({ clientUrl: db.url, entities: [], discovery: { warnWhenNoEntities: false } });
   nc = await connectNats(config.NATS_URL, 'auth-test', logger);

@@ -7,37 +7,16 @@ import { randomBytes } from 'node:crypto';
 import { generateKeyPair, exportJWK, decodeProtectedHeader } from 'jose';
 import { MikroORM } from '@mikro-orm/postgresql';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import {
-  connectNats,
-  createGrpcClient,
-  createLogger,
-  natsNames,
-  newId,
-  SecretCipher,
-  type AppError,
-  type CallContext,
-  type GrpcClient,
-  type NatsConnection,
-} from '@reelbase/lib-platform';
+import { connectNats, createGrpcClient, createLogger, natsNames, newId, SecretCipher, type GrpcClient, type NatsConnection } from '@reelbase/lib-platform';
 import { createTestDatabase, deleteStreams, uniquePrefix, TEST_INTERNAL_AUTH_SECRET, TEST_SECRETS_KEY, type TestDatabase } from '@reelbase/lib-testkit';
 import { authv1 } from '@reelbase/proto';
 import { parseAuthConfig, type AuthConfig } from '../src/config.js';
 import { startAuth, type RunningAuth } from '../src/service.js';
 import { startFakeRecords, type FakeRecords } from './fake-records.js';
+import { anon, asPrincipal, authTestEnv, failure } from './helpers.js';
 
 const logger = createLogger('auth-test', 'silent');
-const anon: CallContext = { requestId: 'test' };
-const as = (p: authv1.Principal): CallContext => ({
-  requestId: 'test',
-  principal: { userId: p.userId, role: p.role as 'Admin', authKind: p.authKind as 'token', apiKeyId: p.apiKeyId },
-});
-const failure = (p: Promise<unknown>) =>
-  p.then(
-    () => {
-      throw new Error('expected the call to fail');
-    },
-    (e: unknown) => e as AppError,
-  );
+const as = asPrincipal;
 
 interface Replica {
   auth: RunningAuth;
@@ -54,19 +33,7 @@ let a: Replica;
 let b: Replica;
 let legacyKid: string;
 
-function configEnv(): Record<string, string> {
-  return {
-    INTERNAL_AUTH_SECRET: TEST_INTERNAL_AUTH_SECRET,
-    SECRETS_KEY: TEST_SECRETS_KEY,
-    DATABASE_URL: db.url,
-    NATS_PREFIX: prefix,
-    GRPC_PORT: '0',
-    HTTP_PORT: '0',
-    RECORDS_ADDR: `127.0.0.1:${fake.port}`,
-    PASSWORD_SCRYPT_COST: '1024',
-    LOG_LEVEL: 'silent',
-  };
-}
+const configEnv = () => authTestEnv(db.url, prefix, fake.port);
 
 async function startReplica(): Promise<Replica> {
   const auth = await startAuth(config, logger);

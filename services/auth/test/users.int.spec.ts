@@ -6,22 +6,15 @@
 import { MikroORM } from '@mikro-orm/postgresql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppError, createGrpcClient, createLogger, type CallContext, type GrpcClient } from '@reelbase/lib-platform';
-import { createTestDatabase, deleteStreams, uniquePrefix, TEST_INTERNAL_AUTH_SECRET, TEST_SECRETS_KEY, type TestDatabase } from '@reelbase/lib-testkit';
+import { createTestDatabase, deleteStreams, uniquePrefix, TEST_INTERNAL_AUTH_SECRET, type TestDatabase } from '@reelbase/lib-testkit';
 import { authv1, recordsv1 } from '@reelbase/proto';
 import { parseAuthConfig, type AuthConfig } from '../src/config.js';
 import { startAuth, type RunningAuth } from '../src/service.js';
 import { startFakeRecords, type FakeRecords } from './fake-records.js';
+import { anon, authTestEnv, failure } from './helpers.js';
 
 const logger = createLogger('auth-test', 'silent');
-const anon: CallContext = { requestId: 'test' };
 const as = (userId: string, role: 'Admin' | 'Artist' = 'Admin'): CallContext => ({ requestId: 'test', principal: { userId, role, authKind: 'token' } });
-const failure = (p: Promise<unknown>) =>
-  p.then(
-    () => {
-      throw new Error('expected the call to fail');
-    },
-    (e: unknown) => e as AppError,
-  );
 
 let db: TestDatabase;
 let prefix: string;
@@ -64,17 +57,7 @@ beforeAll(async () => {
   db = await createTestDatabase();
   prefix = uniquePrefix('authusr');
   fake = await startFakeRecords();
-  config = parseAuthConfig({
-    INTERNAL_AUTH_SECRET: TEST_INTERNAL_AUTH_SECRET,
-    SECRETS_KEY: TEST_SECRETS_KEY,
-    DATABASE_URL: db.url,
-    NATS_PREFIX: prefix,
-    GRPC_PORT: '0',
-    HTTP_PORT: '0',
-    RECORDS_ADDR: `127.0.0.1:${fake.port}`,
-    PASSWORD_SCRYPT_COST: '1024',
-    LOG_LEVEL: 'silent',
-  });
+  config = parseAuthConfig(authTestEnv(db.url, prefix, fake.port));
   await start();
   sql = await MikroORM.init({ clientUrl: db.url, entities: [], discovery: { warnWhenNoEntities: false } });
   const boss = await client.call.register({ email: 'boss@studio.io', password: 'first-user-pw', name: 'Boss' }, anon);
