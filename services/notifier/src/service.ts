@@ -33,6 +33,7 @@ import { NOTIFIER_SERVICE_NAME, notifierHandlers } from './grpc/notifier.handler
 import { LogFollower, type EventSource } from './ingest/log.follower.js';
 import { createNotifierMetrics } from './metrics.js';
 import { ApiRepository } from './store/api.repository.js';
+import { ActionDeliveryRepository } from './store/action-delivery.repository.js';
 import { DeliveryRepository } from './store/delivery.repository.js';
 import { WebhookSecrets } from './store/webhook.secrets.js';
 import { IngestRepository } from './store/ingest.repository.js';
@@ -108,8 +109,10 @@ export function startNotifier(config: NotifierConfig, logger: Logger = createLog
       const sender = new HttpSender({ allowPrivate: config.WEBHOOK_ALLOW_PRIVATE_TARGETS, timeoutMs: config.WEBHOOK_TIMEOUT_MS, userAgent: USER_AGENT });
       resources.defer('http agents', () => sender.close());
       const ingest = new IngestRepository(orm);
+      const actionDeliveries = new ActionDeliveryRepository(orm, secrets);
       const engine = new DeliveryEngine({
         repo: new DeliveryRepository(orm, secrets),
+        actions: actionDeliveries,
         sender,
         schedule: { baseMs: config.WEBHOOK_BACKOFF_BASE_MS, maxMs: config.WEBHOOK_BACKOFF_MAX_MS, windowMs: config.WEBHOOK_RETRY_WINDOW_MS },
         concurrency: config.WEBHOOK_CONCURRENCY,
@@ -136,6 +139,7 @@ export function startNotifier(config: NotifierConfig, logger: Logger = createLog
         notifierHandlers({
           api: new NotifierApi({
             store: new ApiRepository(orm, secrets),
+            actions: actionDeliveries,
             resolve: systemResolver,
             allowPrivateTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS,
             nudgeDeliveries: () => engine.nudge(),

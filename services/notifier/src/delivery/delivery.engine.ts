@@ -4,10 +4,12 @@
  * and records the outcome — delivered, retried after a backoff with full jitter, or dead once
  * the retry window has passed. A webhook whose head dies has been failing for the whole window:
  * it is switched off and every Admin gets a `webhook_disabled` notification. The engine never
- * holds a transaction across an attempt; the claim's lease covers it.
+ * holds a transaction across an attempt; the claim's lease covers it. The deliveries of webhook
+ * actions (`actions`) share the slots, the sender, the signature and the retry schedule; each is
+ * its own line, and one that dies switches nothing off.
  */
 import { newId, type Logger } from '@reelbase/lib-platform';
-import type { AttemptResult, ClaimedDelivery, DeliveryStore } from '../domain/ports.js';
+import type { ActionDeliveryStore, AttemptResult, ClaimedDelivery, DeliveryStore } from '../domain/ports.js';
 import { backoffMs, chatBody, isDelivered, signature, type RetrySchedule } from '../domain/delivery.policy.js';
 import type { NotifierMetrics } from '../metrics.js';
 import type { HttpSender, SendOutcome } from './http.sender.js';
@@ -22,6 +24,8 @@ export const CHAIN_MAX = 50;
 
 export interface DeliveryEngineOptions {
   repo: DeliveryStore;
+  /** The deliveries of webhook actions (docs/notifier.md, "Action deliveries"). */
+  actions?: ActionDeliveryStore;
   sender: HttpSender;
   schedule: RetrySchedule;
   concurrency: number;
@@ -33,13 +37,18 @@ export interface DeliveryEngineOptions {
   gaugeRefreshMs?: number;
 }
 
-/** The headers of one attempt (docs/api-notes.md, Webhooks). */
-export function deliveryHeaders(d: Pick<ClaimedDelivery, 'eventId' | 'webhookId' | 'id' | 'secret'>, body: string): Record<string, string> {
+/** The line a delivery waits in: its webhook's, or its own for an action delivery. */
+const lineOf = (d: Pick<ClaimedDelivery, 'webhookId' | 'actionId' | 'id'>): string => (d.actionId !== undefined ? `action:${d.id}` : d.webhookId);
+
+/**
+ * The headers of one attempt (docs/api-notes.md, Webhooks and Actions): an action delivery names
+ * its action instead of an event and a webhook.
+ */
+export function deliveryHeaders(d: Pick<ClaimedDelivery, 'eventId' | 'webhookId' | 'actionId' | 'id' | 'secret'>, body: string): Record<string, string> {
   const h: Record<string, string> = {
     'content-type': 'application/json',
     'user-agent': USER_AGENT,
-    'x-event-id': String(d.eventId),
-    'x-webhook-id': d.webhookId,
+    ...(d.actionId !== undefined ? { 'x-action-id': d.actionId } : { 'x-event-id': String(d.eventId), 'x-webhook-id': d.webhookId }),
     'x-delivery-id': d.id,
   };
   if (d.secret) h['x-signature'] = signature(d.secret, body);
@@ -141,10 +150,11 @@ export class DeliveryEngine {
         this.pumpAgain = false;
         const want = this.opts.concurrency - this.inFlight;
         const claimed = await this.opts.repo.claim(want, this.leaseMs);
+        if (this.opts.actions && claimed.length < want) claimed.push(...(await this.opts.actions.claim(want - claimed.length, this.leaseMs)));
         for (const d of claimed) this.launch(d);
         if (claimed.length === 0) {
-          const due = await this.opts.repo.nextDueInMs();
-          if (due !== null) wait = Math.min(wait, Math.max(due, 1));
+          const dues = [await this.opts.repo.nextDueInMs(), this.opts.actions ? await this.opts.actions.nextDueInMs() : null];
+          for (const due of dues) if (due !== null) wait = Math.min(wait, Math.max(due, 1));
           break;
         }
         // Fewer due heads than free slots: the rest wait for a nudge, a finished line or the timer.
@@ -167,7 +177,7 @@ export class DeliveryEngine {
   /** Starts a line with `d` in a free slot. */
   private launch(d: ClaimedDelivery): void {
     this.inFlight++;
-    this.busy.add(d.webhookId);
+    this.busy.add(lineOf(d));
     this.send(d, 1);
   }
 
@@ -192,7 +202,9 @@ export class DeliveryEngine {
     try {
       while (this.results.length > 0) {
         const batch = this.results.splice(0);
-        const delivered = batch.filter((x) => x.outcome.statusCode !== null && isDelivered(x.outcome.statusCode));
+        const succeeded = batch.filter((x) => x.outcome.statusCode !== null && isDelivered(x.outcome.statusCode));
+        const delivered = succeeded.filter((x) => x.d.actionId === undefined);
+        const actionsDelivered = succeeded.filter((x) => x.d.actionId !== undefined);
         let next = new Map<string, ClaimedDelivery>();
         if (delivered.length > 0) {
           for (const x of delivered) {
@@ -212,8 +224,19 @@ export class DeliveryEngine {
             logger.error({ err, deliveries: delivered.length }, 'recording deliveries failed; their leases will run out and they are sent again');
           }
         }
+        if (actionsDelivered.length > 0 && this.opts.actions) {
+          for (const x of actionsDelivered) {
+            metrics.attempts.inc({ outcome: 'delivered' });
+            metrics.attemptSeconds.observe({ outcome: 'delivered' }, x.outcome.latencyMs / 1000);
+          }
+          try {
+            await this.opts.actions.delivered(actionsDelivered.map((x) => ({ d: x.d, r: resultOf(x.outcome) })));
+          } catch (err) {
+            logger.error({ err, deliveries: actionsDelivered.length }, 'recording action deliveries failed; their leases will run out and they are sent again');
+          }
+        }
         for (const x of batch) {
-          if (delivered.includes(x)) continue;
+          if (succeeded.includes(x)) continue;
           try {
             await this.recordFailure(x.d, x.outcome);
           } catch (err) {
@@ -222,11 +245,11 @@ export class DeliveryEngine {
         }
         let freed = false;
         for (const x of batch) {
-          const following = next.get(x.d.webhookId);
+          const following = x.d.actionId === undefined ? next.get(x.d.webhookId) : undefined;
           if (following) this.send(following, x.n + 1);
           else {
             this.inFlight--;
-            this.busy.delete(x.d.webhookId);
+            this.busy.delete(lineOf(x.d));
             freed = true;
           }
         }
@@ -246,11 +269,17 @@ export class DeliveryEngine {
   private async recordFailure(d: ClaimedDelivery, outcome: SendOutcome): Promise<void> {
     const { metrics, repo, schedule } = this.opts;
     const result = resultOf(outcome);
-    const status = await repo.failed(d, result, backoffMs(schedule, d.attempts + 1), schedule.windowMs);
+    const store = d.actionId !== undefined ? this.opts.actions : repo;
+    if (!store) return;
+    const status = await store.failed(d, result, backoffMs(schedule, d.attempts + 1), schedule.windowMs);
     const label = status === 'dead' ? 'dead' : outcome.blocked ? 'blocked' : 'failed';
     metrics.attempts.inc({ outcome: label });
     metrics.attemptSeconds.observe({ outcome: label }, outcome.latencyMs / 1000);
     if (status !== 'dead') return;
+    if (d.actionId !== undefined) {
+      this.opts.logger.warn({ delivery: d.id, action: d.actionId, attempts: d.attempts + 1, error: result.error }, 'action delivery is dead');
+      return;
+    }
     this.opts.logger.warn({ delivery: d.id, webhook: d.webhookId, event_id: d.eventId, attempts: d.attempts + 1, error: result.error }, 'delivery is dead');
     await this.disable(d.webhookId);
   }

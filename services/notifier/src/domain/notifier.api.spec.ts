@@ -21,7 +21,13 @@ function api(opts: { outcome?: RetryOutcome; deliveries?: DeliveryView[] | null;
     webhooks: async () => (calls.push('webhooks'), []),
     notifications: async () => (calls.push('notifications'), []),
   } as unknown as NotifierApiStore;
-  const a = new NotifierApi({ store, resolve: async () => ['93.184.216.34'], allowPrivateTargets: false, nudgeDeliveries: () => void nudges++ });
+  const a = new NotifierApi({
+    store,
+    actions: { enqueue: async (d) => d.id },
+    resolve: async () => ['93.184.216.34'],
+    allowPrivateTargets: false,
+    nudgeDeliveries: () => void nudges++,
+  });
   return { a, calls, nudges: () => nudges };
 }
 

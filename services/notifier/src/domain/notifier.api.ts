@@ -1,11 +1,12 @@
 /**
  * The notifier's API: a user's notifications, and webhooks and their deliveries. Roles are
  * checked here again (the gateway checks them first): notifications belong to the calling user
- * only; webhooks and deliveries are Admin only.
+ * only; webhooks and deliveries are Admin only. Action deliveries are queued by the schema
+ * service only (docs/notifier.md, "Action deliveries").
  */
 import { AppError, isUuid, newId, type CallContext, type Problem } from '@reelbase/lib-platform';
-import type { DeliveryView, NotificationView, NotifierApiStore, WebhookChange, WebhookView } from './ports.js';
-import { checkTarget, type HostResolver } from './target.policy.js';
+import type { ActionDeliveryStore, DeliveryView, NotificationView, NotifierApiStore, WebhookChange, WebhookView } from './ports.js';
+import { checkTarget, parseTargetUrl, type HostResolver } from './target.policy.js';
 import { assertWebhookInput } from './webhook.input.js';
 
 export const DEFAULT_PAGE = 50;
@@ -14,6 +15,8 @@ const DELIVERY_STATUSES = ['pending', 'delivered', 'dead'];
 
 export interface NotifierApiDeps {
   store: NotifierApiStore;
+  /** Where action deliveries are queued. */
+  actions: Pick<ActionDeliveryStore, 'enqueue'>;
   resolve: HostResolver;
   allowPrivateTargets: boolean;
   /** A retry or a webhook switched on: the delivery engine looks for due heads now. */
@@ -47,6 +50,18 @@ export interface WebhookUpdate {
   actions?: string[];
   active?: boolean;
 }
+
+/** A webhook action's delivery as the schema service sends it. */
+export interface ActionDeliveryRequest {
+  deliveryId: string;
+  actionId: string;
+  url: string;
+  secret?: string;
+  bodyJson: string;
+}
+
+/** The service allowed to queue action deliveries (`Principal.via`). */
+export const ACTION_DELIVERY_CALLER = 'schema';
 
 /** The calling user's id; only users (login tokens and API keys) have notifications. */
 function userOf(ctx: CallContext): string {
@@ -181,6 +196,34 @@ export class NotifierApi {
     const rows = await this.deps.store.deliveries(idOf(q.webhookId, 'webhook'), q.status ?? null, limit, before);
     if (!rows) throw AppError.notFound('webhook not found');
     return pageOf(rows, limit);
+  }
+
+  /**
+   * Queues the delivery of a webhook action and returns its id at once; the engine sends it like
+   * a webhook delivery. Only the schema service queues them (it checked who may run the action).
+   */
+  async enqueueActionDelivery(req: ActionDeliveryRequest, ctx: CallContext): Promise<string> {
+    if (ctx.principal?.via !== ACTION_DELIVERY_CALLER) throw new AppError('forbidden', 'action deliveries are queued by the schema service only');
+    const problems: Problem[] = [];
+    if (!isUuid(req.deliveryId)) problems.push({ loc: ['delivery_id'], msg: 'Input should be a valid UUID', type: 'uuid_parsing' });
+    if (req.actionId === '') problems.push({ loc: ['action_id'], msg: 'Field required', type: 'missing' });
+    const target = parseTargetUrl(req.url);
+    if (typeof target === 'string') problems.push({ loc: ['url'], msg: target, type: 'value_error' });
+    try {
+      JSON.parse(req.bodyJson);
+    } catch {
+      problems.push({ loc: ['body_json'], msg: 'Invalid JSON', type: 'json_invalid' });
+    }
+    if (problems.length) throw AppError.invalid(problems);
+    const id = await this.deps.actions.enqueue({
+      id: req.deliveryId.toLowerCase(),
+      actionId: req.actionId,
+      url: req.url,
+      secret: req.secret || null,
+      body: req.bodyJson,
+    });
+    this.deps.nudgeDeliveries();
+    return id;
   }
 
   async retryDelivery(webhookId: string, deliveryId: string, ctx: CallContext): Promise<DeliveryView> {

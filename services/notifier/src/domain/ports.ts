@@ -150,7 +150,10 @@ export interface EventBodyRow {
 export interface ClaimedDelivery {
   id: string;
   claim: string;
+  /** The webhook's id; empty for an action delivery. */
   webhookId: string;
+  /** Set on the delivery of a webhook action (no webhook, no event: `eventId` is 0). */
+  actionId?: string;
   eventId: number;
   url: string;
   kind: string;
@@ -226,6 +229,33 @@ export interface DeliveryStore {
   /** Pending deliveries per active webhook, and the number of dead deliveries. */
   backlog(): Promise<{ perWebhook: Map<string, number>; dead: number }>;
   /** Milliseconds until the earliest head of an active webhook is due (null when none waits). */
+  nextDueInMs(): Promise<number | null>;
+}
+
+/** A webhook action run by a user, to be delivered (docs/notifier.md, "Action deliveries"). */
+export interface NewActionDelivery {
+  id: string;
+  actionId: string;
+  url: string;
+  /** In clear; sealed by the store. */
+  secret: string | null;
+  body: string;
+}
+
+/**
+ * The deliveries of webhook actions: each its own line (no order to keep), claimed, leased and
+ * recorded like a webhook's head, with the same retry window, then dead.
+ */
+export interface ActionDeliveryStore {
+  /** Queues the delivery (a repeated id is kept as it was); its id. */
+  enqueue(d: NewActionDelivery): Promise<string>;
+  /** Claims up to `limit` due deliveries, the longest-waiting first, leasing each for `leaseMs`. */
+  claim(limit: number, leaseMs: number): Promise<ClaimedDelivery[]>;
+  /** Records delivered attempts (each only while its claim holds); the ids recorded. */
+  delivered(items: { d: ClaimedDelivery; r: AttemptResult }[]): Promise<Set<string>>;
+  /** Records a failed attempt like {@link DeliveryStore.failed}: retried, or dead once the window is over. */
+  failed(d: ClaimedDelivery, r: AttemptResult, delayMs: number, windowMs: number): Promise<'pending' | 'dead' | null>;
+  /** Milliseconds until the earliest pending delivery is due (null when none waits). */
   nextDueInMs(): Promise<number | null>;
 }
 

@@ -124,6 +124,9 @@ export function notifierHandlers(deps: NotifierHandlerDeps): UnaryHandlers<notif
       return { items: page.items.map(deliveryOut), ...(page.nextCursor !== undefined ? { nextCursor: page.nextCursor } : {}) };
     },
 
+    async enqueueActionDelivery(req: notifierv1.EnqueueActionDeliveryRequest, ctx: CallContext): Promise<notifierv1.EnqueueActionDeliveryResponse> {
+      return { deliveryId: await deps.api.enqueueActionDelivery(req, ctx) };
+    },
     async retryDelivery(req: notifierv1.RetryDeliveryRequest, ctx: CallContext): Promise<notifierv1.RetryDeliveryResponse> {
       return { delivery: deliveryOut(await deps.api.retryDelivery(req.webhookId, req.deliveryId, ctx)) };
     },

@@ -1,7 +1,8 @@
 /**
  * Retention of the delivery log (docs/notifier.md, "Retention"): delivered deliveries older than
  * the retention period are deleted, and so are the event bodies no delivery refers to any more.
- * Pending and dead deliveries are never deleted here (a dead one stays listed and retryable until it
+ * Finished deliveries of webhook actions (delivered or dead; they are listed nowhere) go too.
+ * Pending and dead webhook deliveries are never deleted here (a dead one stays listed and retryable until it
  * is retried or its webhook is deleted). Deletes go in batches, each its own short statement, so a
  * large backlog never holds locks for long; rows are picked with `SKIP LOCKED`, so replicas pruning
  * at the same time share the work instead of waiting on each other.
@@ -39,7 +40,15 @@ export class RetentionRepository implements RetentionStore {
           order by id limit ? for update skip locked)`,
         [uuidV7Floor(cutoff.getTime()), cutoff, batch],
       );
-      return res.rowCount;
+      // Deliveries of webhook actions are listed nowhere: finished ones (delivered or dead) go too.
+      const actions = await this.db.raw<{ rowCount: number }>(
+        `delete from notifier.action_delivery where id in (
+         select id from notifier.action_delivery
+          where id < ?::uuid and status <> 'pending' and coalesce(delivered_at, last_attempt_at) < ?
+          order by id limit ? for update skip locked)`,
+        [uuidV7Floor(cutoff.getTime()), cutoff, batch],
+      );
+      return res.rowCount + actions.rowCount;
     });
   }
 

@@ -11,6 +11,7 @@ import { SECRETS_KEY_REMEDY, SecretCipher, SecretCipherError } from '@reelbase/l
 type Db = Knex | Knex.Transaction;
 
 const contextOf = (webhookId: string) => `notifier.webhook:${webhookId}`;
+const actionContextOf = (deliveryId: string) => `notifier.action_delivery:${deliveryId}`;
 
 export class WebhookSecrets {
   constructor(private readonly cipher: SecretCipher) {}
@@ -23,6 +24,16 @@ export class WebhookSecrets {
   /** The secret itself from its stored form (a value stored in clear is returned as it is). */
   open(webhookId: string, stored: string): string {
     return SecretCipher.isSealed(stored) ? this.cipher.open(stored, contextOf(webhookId)) : stored;
+  }
+
+  /** The stored form of a webhook action's `secret` for its delivery `deliveryId`. */
+  sealAction(deliveryId: string, secret: string): string {
+    return this.cipher.seal(secret, actionContextOf(deliveryId));
+  }
+
+  /** The secret of an action delivery from its stored form. */
+  openAction(deliveryId: string, stored: string): string {
+    return this.cipher.open(stored, actionContextOf(deliveryId));
   }
 
   /**

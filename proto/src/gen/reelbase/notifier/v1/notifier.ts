@@ -212,6 +212,27 @@ export interface RetryDeliveryResponse {
   delivery?: Delivery | undefined;
 }
 
+/**
+ * A webhook action run by a user (docs/api-notes.md, "Actions"): delivered by the same engine as
+ * webhooks, signed with the action's secret, retried, never in the way of the request.
+ */
+export interface EnqueueActionDeliveryRequest {
+  /** Chosen by the caller, so a repeated call queues the delivery once. */
+  deliveryId: string;
+  actionId: string;
+  url: string;
+  /** The action's secret in clear (sealed at rest by the notifier); absent: unsigned. */
+  secret?:
+    | string
+    | undefined;
+  /** The exact body to POST (JSON). */
+  bodyJson: string;
+}
+
+export interface EnqueueActionDeliveryResponse {
+  deliveryId: string;
+}
+
 function createBaseNotification(): Notification {
   return {
     id: "",
@@ -2814,6 +2835,226 @@ export const RetryDeliveryResponse: MessageFns<RetryDeliveryResponse> = {
   },
 };
 
+function createBaseEnqueueActionDeliveryRequest(): EnqueueActionDeliveryRequest {
+  return { deliveryId: "", actionId: "", url: "", secret: undefined, bodyJson: "" };
+}
+
+export const EnqueueActionDeliveryRequest: MessageFns<EnqueueActionDeliveryRequest> = {
+  encode(message: EnqueueActionDeliveryRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.deliveryId !== "") {
+      writer.uint32(10).string(message.deliveryId);
+    }
+    if (message.actionId !== "") {
+      writer.uint32(18).string(message.actionId);
+    }
+    if (message.url !== "") {
+      writer.uint32(26).string(message.url);
+    }
+    if (message.secret !== undefined) {
+      writer.uint32(34).string(message.secret);
+    }
+    if (message.bodyJson !== "") {
+      writer.uint32(42).string(message.bodyJson);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): EnqueueActionDeliveryRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseEnqueueActionDeliveryRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.deliveryId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.actionId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.url = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.secret = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.bodyJson = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): EnqueueActionDeliveryRequest {
+    return {
+      deliveryId: isSet(object.deliveryId)
+        ? globalThis.String(object.deliveryId)
+        : isSet(object.delivery_id)
+        ? globalThis.String(object.delivery_id)
+        : "",
+      actionId: isSet(object.actionId)
+        ? globalThis.String(object.actionId)
+        : isSet(object.action_id)
+        ? globalThis.String(object.action_id)
+        : "",
+      url: isSet(object.url) ? globalThis.String(object.url) : "",
+      secret: isSet(object.secret) ? globalThis.String(object.secret) : undefined,
+      bodyJson: isSet(object.bodyJson)
+        ? globalThis.String(object.bodyJson)
+        : isSet(object.body_json)
+        ? globalThis.String(object.body_json)
+        : "",
+    };
+  },
+
+  toJSON(message: EnqueueActionDeliveryRequest): unknown {
+    const obj: any = {};
+    if (message.deliveryId !== "") {
+      obj.deliveryId = message.deliveryId;
+    }
+    if (message.actionId !== "") {
+      obj.actionId = message.actionId;
+    }
+    if (message.url !== "") {
+      obj.url = message.url;
+    }
+    if (message.secret !== undefined) {
+      obj.secret = message.secret;
+    }
+    if (message.bodyJson !== "") {
+      obj.bodyJson = message.bodyJson;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<EnqueueActionDeliveryRequest>, I>>(base?: I): EnqueueActionDeliveryRequest {
+    return EnqueueActionDeliveryRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<EnqueueActionDeliveryRequest>, I>>(object: I): EnqueueActionDeliveryRequest {
+    const message = createBaseEnqueueActionDeliveryRequest();
+    message.deliveryId = object.deliveryId ?? "";
+    message.actionId = object.actionId ?? "";
+    message.url = object.url ?? "";
+    message.secret = object.secret ?? undefined;
+    message.bodyJson = object.bodyJson ?? "";
+    return message;
+  },
+};
+
+function createBaseEnqueueActionDeliveryResponse(): EnqueueActionDeliveryResponse {
+  return { deliveryId: "" };
+}
+
+export const EnqueueActionDeliveryResponse: MessageFns<EnqueueActionDeliveryResponse> = {
+  encode(message: EnqueueActionDeliveryResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.deliveryId !== "") {
+      writer.uint32(10).string(message.deliveryId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): EnqueueActionDeliveryResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseEnqueueActionDeliveryResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.deliveryId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): EnqueueActionDeliveryResponse {
+    return {
+      deliveryId: isSet(object.deliveryId)
+        ? globalThis.String(object.deliveryId)
+        : isSet(object.delivery_id)
+        ? globalThis.String(object.delivery_id)
+        : "",
+    };
+  },
+
+  toJSON(message: EnqueueActionDeliveryResponse): unknown {
+    const obj: any = {};
+    if (message.deliveryId !== "") {
+      obj.deliveryId = message.deliveryId;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<EnqueueActionDeliveryResponse>, I>>(base?: I): EnqueueActionDeliveryResponse {
+    return EnqueueActionDeliveryResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<EnqueueActionDeliveryResponse>, I>>(
+    object: I,
+  ): EnqueueActionDeliveryResponse {
+    const message = createBaseEnqueueActionDeliveryResponse();
+    message.deliveryId = object.deliveryId ?? "";
+    return message;
+  },
+};
+
 export type NotifierServiceService = typeof NotifierServiceService;
 export const NotifierServiceService = {
   /** The caller's own notifications, newest first. */
@@ -2926,6 +3167,18 @@ export const NotifierServiceService = {
       Buffer.from(RetryDeliveryResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): RetryDeliveryResponse => RetryDeliveryResponse.decode(value),
   },
+  /** Only the schema service (`via: schema`) queues action deliveries; returns at once. */
+  enqueueActionDelivery: {
+    path: "/reelbase.notifier.v1.NotifierService/EnqueueActionDelivery" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: EnqueueActionDeliveryRequest): Buffer =>
+      Buffer.from(EnqueueActionDeliveryRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): EnqueueActionDeliveryRequest => EnqueueActionDeliveryRequest.decode(value),
+    responseSerialize: (value: EnqueueActionDeliveryResponse): Buffer =>
+      Buffer.from(EnqueueActionDeliveryResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): EnqueueActionDeliveryResponse => EnqueueActionDeliveryResponse.decode(value),
+  },
 } as const;
 
 export interface NotifierServiceServer extends UntypedServiceImplementation {
@@ -2944,6 +3197,8 @@ export interface NotifierServiceServer extends UntypedServiceImplementation {
   listDeliveries: handleUnaryCall<ListDeliveriesRequest, ListDeliveriesResponse>;
   /** Puts a dead (or pending) delivery back in line for an attempt now. */
   retryDelivery: handleUnaryCall<RetryDeliveryRequest, RetryDeliveryResponse>;
+  /** Only the schema service (`via: schema`) queues action deliveries; returns at once. */
+  enqueueActionDelivery: handleUnaryCall<EnqueueActionDeliveryRequest, EnqueueActionDeliveryResponse>;
 }
 
 export interface NotifierServiceClient extends Client {
@@ -3101,6 +3356,22 @@ export interface NotifierServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: RetryDeliveryResponse) => void,
+  ): ClientUnaryCall;
+  /** Only the schema service (`via: schema`) queues action deliveries; returns at once. */
+  enqueueActionDelivery(
+    request: EnqueueActionDeliveryRequest,
+    callback: (error: ServiceError | null, response: EnqueueActionDeliveryResponse) => void,
+  ): ClientUnaryCall;
+  enqueueActionDelivery(
+    request: EnqueueActionDeliveryRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: EnqueueActionDeliveryResponse) => void,
+  ): ClientUnaryCall;
+  enqueueActionDelivery(
+    request: EnqueueActionDeliveryRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: EnqueueActionDeliveryResponse) => void,
   ): ClientUnaryCall;
 }
 
