@@ -1,7 +1,18 @@
 /**
  * The schema service's settings: the only place that reads the environment.
  */
-import { commonConfig, envAddr, envInt, envOptionalEnum, envPort, envUrl, loadConfig, parseConfig } from '@reelbase/lib-platform';
+import {
+  commonConfig,
+  envAddr,
+  envInt,
+  envOptionalEnum,
+  envPort,
+  envSecretsKey,
+  envSecretsKeysPrevious,
+  envUrl,
+  loadConfig,
+  parseConfig,
+} from '@reelbase/lib-platform';
 
 /** Test-only fault switches (docs/architecture.md, "The schema service"). */
 export const SCHEMA_FAULTS = ['crash_after_journal'] as const;
@@ -18,6 +29,12 @@ export const schemaConfigShape = {
   HTTP_PORT: envPort(9104),
   /** records' gRPC address (host:port). */
   RECORDS_ADDR: envAddr('127.0.0.1:50052'),
+  /** The notifier's gRPC address (host:port): webhook actions are delivered by it. */
+  NOTIFIER_ADDR: envAddr('127.0.0.1:50056'),
+  /** Key (32 bytes, base64) the custom actions' secrets are encrypted with at rest. */
+  SECRETS_KEY: envSecretsKey(),
+  /** Earlier SECRETS_KEYs (comma-separated) that still decrypt, while a key rotation re-encrypts at start-up. */
+  SECRETS_KEY_PREVIOUS: envSecretsKeysPrevious(),
   /** How often the relay looks for outbox rows nobody nudged it about (left over by a crash). */
   OUTBOX_POLL_MS: envInt(500, 10, 60_000),
   /**

@@ -2,7 +2,8 @@
  * Starts the schema service: database (migrations), NATS (EVENTS stream), the outbox relay,
  * the records client, the gRPC server and the ops server; then seeds the built-in definitions,
  * hands records the current snapshot and completes unfinished renames, and keeps doing so
- * every SCHEMA_SYNC_MS. Used by main.ts and by tests in-process.
+ * every SCHEMA_SYNC_MS. It also serves the actions (ActionsService), which read records and
+ * queue webhook actions with the notifier. Used by main.ts and by tests in-process.
  */
 import {
   GrpcServer,
@@ -11,7 +12,9 @@ import {
   OutboxRelay,
   Readiness,
   RecordsClient,
+  SecretCipher,
   connectNats,
+  createGrpcClient,
   createLogger,
   ensureEventsStream,
   natsNames,
@@ -24,13 +27,18 @@ import {
   type OutboxTopics,
   type RunningService,
 } from '@reelbase/lib-platform';
-import { schemav1 } from '@reelbase/proto';
+import { actionsv1, notifierv1, schemav1 } from '@reelbase/proto';
 import type { SchemaConfig } from './config.js';
+import { ActionsService } from './domain/actions/actions.service.js';
 import type { SchemaStore } from './domain/ports.js';
 import { SchemaService } from './domain/schema.service.js';
+import { ACTIONS_SERVICE_NAME, actionsHandlers } from './grpc/actions.handler.js';
 import { SCHEMA_SERVICE_NAME, schemaHandlers } from './grpc/schema.handler.js';
+import { NotifierActionDeliveries } from './notifier/action.deliveries.js';
+import { ActionRecords } from './records/actions.records.js';
 import { FaultSwitch } from './outbox/fault.switch.js';
 import { SchemaRecords } from './records/records.client.js';
+import { ActionRepository } from './store/actions.repository.js';
 import { DefinitionRepository, SCHEMA_OUTBOX } from './store/definition.repository.js';
 import { SCHEMA_MIGRATIONS, SCHEMA_SCHEMA } from './store/migrations.js';
 
@@ -103,8 +111,24 @@ export function startSchema(config: SchemaConfig, logger?: Logger): Promise<Runn
       const records = new SchemaRecords(recordsClient);
       const service = new SchemaService({ store, records, faults: new FaultSwitch(config.SCHEMA_FAULT, log), logger: log });
 
+      const notifier = createGrpcClient(notifierv1.NotifierServiceClient, notifierv1.NotifierServiceService, {
+        name: 'notifier',
+        address: config.NOTIFIER_ADDR,
+        internalAuthSecret: config.INTERNAL_AUTH_SECRET,
+        deadlineMs: 5000,
+        metrics,
+      });
+      resources.defer('notifier client', () => notifier.close());
+      const actions = new ActionsService({
+        store: new ActionRepository(db, names, new SecretCipher(config.SECRETS_KEY, config.SECRETS_KEY_PREVIOUS ?? []), (e) => bus.emit('committed', e)),
+        records: new ActionRecords(recordsClient),
+        deliveries: new NotifierActionDeliveries(notifier.call),
+        schema: () => store.load(),
+      });
+
       const grpc = new GrpcServer({ logger: log, metrics, internalAuthSecret: config.INTERNAL_AUTH_SECRET });
       grpc.add<schemav1.SchemaServiceServer>(SCHEMA_SERVICE_NAME, schemav1.SchemaServiceService, schemaHandlers({ service }));
+      grpc.add<actionsv1.ActionsServiceServer>(ACTIONS_SERVICE_NAME, actionsv1.ActionsServiceService, actionsHandlers({ actions }));
       const readiness = new Readiness()
         .add('postgres', () => pingDb(orm))
         .add('nats', () => pingNats(nc))

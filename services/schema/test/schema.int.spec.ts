@@ -25,7 +25,7 @@ import {
   type NatsConnection,
   type StreamEvent,
 } from '@reelbase/lib-platform';
-import { createTestDatabase, deleteStreams, uniquePrefix, TEST_INTERNAL_AUTH_SECRET, type TestDatabase } from '@reelbase/lib-testkit';
+import { createTestDatabase, deleteStreams, uniquePrefix, TEST_INTERNAL_AUTH_SECRET, TEST_SECRETS_KEY, type TestDatabase } from '@reelbase/lib-testkit';
 import { recordsv1, schemav1 } from '@reelbase/proto';
 import { parseSchemaConfig } from '../src/config.js';
 import { startSchema, type RunningSchema } from '../src/service.js';
@@ -73,6 +73,7 @@ describe.skipIf(!existsSync(recordsEntry))('the schema service with records', ()
     HTTP_PORT: '0',
     LOG_LEVEL: 'silent',
     INTERNAL_AUTH_SECRET: TEST_INTERNAL_AUTH_SECRET,
+    SECRETS_KEY: TEST_SECRETS_KEY,
     RECORDS_ADDR: `127.0.0.1:${records.grpcPort}`,
     OUTBOX_POLL_MS: '100',
     // Long, so the crash test sees the unfinished rename before a running replica completes it.

@@ -63,3 +63,6 @@ export interface SchemaFaults {
   /** After a rename's journal entry (with the renamed definitions) committed, before the cascade. */
   afterJournal(): void;
 }
+
+/** The ports of the actions (docs/architecture.md, "Actions"). */
+export type * from './actions/actions.ports.js';

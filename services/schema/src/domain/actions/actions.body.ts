@@ -1,0 +1,83 @@
+/**
+ * The inputs of the actions, checked again by the service (the gateway validates them first):
+ * the studio's custom action list, and the record selection of a list or execute.
+ */
+import { AppError, DEFINITION_CODE_PATTERN, ENTITY_TYPE_CODE_PATTERN, ROLES, isUuid, type Problem } from '@reelbase/lib-platform';
+import { z } from 'zod';
+import { MAX_ACTION_RECORDS } from './actions.rules.js';
+
+/** Most custom actions the studio list holds. */
+export const MAX_CUSTOM_ACTIONS = 200;
+
+const ActionUrl = z
+  .string()
+  .max(2048)
+  .refine((raw) => {
+    try {
+      const u = new URL(raw);
+      return (u.protocol === 'http:' || u.protocol === 'https:') && !u.username && !u.password && u.hostname !== '';
+    } catch {
+      return false;
+    }
+  }, 'an http or https URL without a user name or password');
+
+export const CustomActionsBody = z.strictObject({
+  actions: z
+    .array(
+      z.strictObject({
+        id: z.string().regex(new RegExp(DEFINITION_CODE_PATTERN), 'letters, digits, `_`, `-` and `.`, at most 64, starting with a letter or digit'),
+        label: z.string().min(1).max(200),
+        url: ActionUrl,
+        entity_types: z
+          .array(z.string().regex(new RegExp(ENTITY_TYPE_CODE_PATTERN), 'an entity type code'))
+          .min(1)
+          .max(100),
+        roles: z.array(z.enum(ROLES)).min(1).max(ROLES.length).optional(),
+        secret: z.string().min(16).max(256).nullable().optional(),
+        icon: z.string().max(1024).nullable().optional(),
+      }),
+    )
+    .max(MAX_CUSTOM_ACTIONS)
+    .superRefine((list, ctx) => {
+      const seen = new Set<string>();
+      list.forEach((a, i) => {
+        if (seen.has(a.id)) ctx.addIssue({ code: 'custom', path: [i, 'id'], message: `action id ${a.id} is repeated` });
+        seen.add(a.id);
+      });
+    }),
+});
+
+export type CustomActionsInput = z.infer<typeof CustomActionsBody>;
+
+/** The record selection of a list or execute. */
+export interface SelectionInput {
+  projectId: string;
+  entityType: string;
+  entityIds: string[];
+}
+
+/** The selection's problems (located under `body`), ids lower-cased. */
+export function selectionProblems(s: SelectionInput): Problem[] {
+  const problems: Problem[] = [];
+  if (!isUuid(s.projectId)) problems.push({ loc: ['body', 'project_id'], msg: 'Input should be a valid UUID', type: 'uuid_parsing' });
+  if (!new RegExp(ENTITY_TYPE_CODE_PATTERN).test(s.entityType)) {
+    problems.push({ loc: ['body', 'entity_type'], msg: 'an entity type code', type: 'string_pattern_mismatch' });
+  }
+  if (s.entityIds.length < 1 || s.entityIds.length > MAX_ACTION_RECORDS) {
+    problems.push({ loc: ['body', 'entity_ids'], msg: `List should have 1 to ${MAX_ACTION_RECORDS} items`, type: 'too_long' });
+  }
+  const seen = new Set<string>();
+  s.entityIds.forEach((id, i) => {
+    if (!isUuid(id)) problems.push({ loc: ['body', 'entity_ids', i], msg: 'Input should be a valid UUID', type: 'uuid_parsing' });
+    else if (seen.has(id.toLowerCase())) problems.push({ loc: ['body', 'entity_ids', i], msg: 'this id is repeated', type: 'value_error' });
+    else seen.add(id.toLowerCase());
+  });
+  return problems;
+}
+
+/** The selection checked, ids lower-cased; invalid (422) with every problem otherwise. */
+export function checkedSelection(s: SelectionInput, extra: Problem[] = []): SelectionInput {
+  const problems = [...selectionProblems(s), ...extra];
+  if (problems.length) throw AppError.invalid(problems);
+  return { projectId: s.projectId.toLowerCase(), entityType: s.entityType, entityIds: s.entityIds.map((id) => id.toLowerCase()) };
+}
