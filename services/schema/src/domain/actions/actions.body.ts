@@ -4,6 +4,7 @@
  */
 import { AppError, DEFINITION_CODE_PATTERN, ENTITY_TYPE_CODE_PATTERN, ROLES, isUuid, type Problem } from '@reelbase/lib-platform';
 import { z } from 'zod';
+import { parseBody } from '../bodies.js';
 import { MAX_ACTION_RECORDS } from './actions.rules.js';
 
 /** Most custom actions the studio list holds. */
@@ -37,17 +38,46 @@ export const CustomActionsBody = z.strictObject({
         icon: z.string().max(1024).nullable().optional(),
       }),
     )
-    .max(MAX_CUSTOM_ACTIONS)
-    .superRefine((list, ctx) => {
-      const seen = new Set<string>();
-      list.forEach((a, i) => {
-        if (seen.has(a.id)) ctx.addIssue({ code: 'custom', path: [i, 'id'], message: `action id ${a.id} is repeated` });
-        seen.add(a.id);
-      });
-    }),
+    .max(MAX_CUSTOM_ACTIONS),
 });
 
 export type CustomActionsInput = z.infer<typeof CustomActionsBody>;
+
+/** An id used by an earlier action of the list, at `["body","actions",i,"id"]`. */
+function repeatedIds(raw: unknown): Problem[] {
+  const list = typeof raw === 'object' && raw !== null ? (raw as { actions?: unknown }).actions : undefined;
+  if (!Array.isArray(list)) return [];
+  const seen = new Set<string>();
+  const out: Problem[] = [];
+  list.forEach((a: unknown, i) => {
+    const id = typeof a === 'object' && a !== null ? (a as { id?: unknown }).id : undefined;
+    if (typeof id !== 'string') return;
+    if (seen.has(id)) out.push({ loc: ['body', 'actions', i, 'id'], msg: `action id ${id} is repeated`, type: 'value_error' });
+    seen.add(id);
+  });
+  return out;
+}
+
+/** The custom action list of a PUT body; invalid (422) with every problem at once otherwise. */
+export function parseCustomActions(json: string): CustomActionsInput {
+  let problems: Problem[] = [];
+  let body: CustomActionsInput | undefined;
+  try {
+    body = parseBody(CustomActionsBody, json);
+  } catch (err) {
+    if (!(err instanceof AppError) || err.kind !== 'invalid') throw err;
+    problems = [...(err.problems ?? [])];
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(json);
+  } catch {
+    raw = undefined;
+  }
+  problems.push(...repeatedIds(raw));
+  if (problems.length || !body) throw AppError.invalid(problems);
+  return body;
+}
 
 /** The record selection of a list or execute. */
 export interface SelectionInput {

@@ -10,11 +10,10 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { AppError, newId, type CallContext, type Problem, type StreamEvent } from '@reelbase/lib-platform';
-import { parseBody } from '../bodies.js';
 import { DEFAULT_TOOLS, resolveActiveTools, resolveApplications, type ProjectOverrides } from '../catalog.js';
 import { definitionId } from '../schema.service.js';
 import type { SchemaDoc } from '../schema.types.js';
-import { CustomActionsBody, checkedSelection, type SelectionInput } from './actions.body.js';
+import { checkedSelection, parseCustomActions, type SelectionInput } from './actions.body.js';
 import type { ActionDeliveriesPort, ActionRecord, ActionRecordsPort, ActionStore } from './actions.ports.js';
 import {
   LAUNCH_PREFIX,
@@ -198,7 +197,7 @@ export class ActionsService {
    */
   async putCustomActions(bodyJson: string, ctx: CallContext): Promise<{ actions: ReturnType<typeof customActionView>[] }> {
     const actor = adminOf(ctx);
-    const body = parseBody(CustomActionsBody, bodyJson);
+    const body = parseCustomActions(bodyJson);
     const stored = await this.deps.store.replaceCustomActions(
       body.actions.map((a) => ({
         id: a.id,
