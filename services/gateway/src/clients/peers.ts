@@ -4,11 +4,12 @@
  * on. Schema, media-transcode and notifier are not among them: records validate against the schema
  * they hold, so only the schema routes need the schema service, only the media routes
  * media-transcode, and only the notification and webhook routes the notifier; those answer
- * 503 while it is down.
+ * 503 while it is down. The action routes call the schema service's ActionsService (`actions`,
+ * at the schema address).
  */
 import { credentials, Metadata } from '@grpc/grpc-js';
 import { createGrpcClient, type Metrics, type PromiseClient } from '@reelbase/lib-platform';
-import { authv1, eventsv1, healthv1, notifierv1, recordsv1, schemav1 } from '@reelbase/proto';
+import { actionsv1, authv1, eventsv1, healthv1, notifierv1, recordsv1, schemav1 } from '@reelbase/proto';
 import { createMediaClient, type MediaPeer } from './media.client.js';
 
 /** What routes call. Tests pass fakes of the same shape. */
@@ -20,6 +21,8 @@ export interface Peers {
   /** media-transcode: reviewable uploads and status, media reads (streams: media.client.ts). */
   media: MediaPeer;
   notifier: PromiseClient<notifierv1.NotifierServiceClient>;
+  /** The actions (list, execute, launch requests, custom actions), served by the schema service. */
+  actions: PromiseClient<actionsv1.ActionsServiceClient>;
 }
 
 /** The schema service: one call per schema and catalog route, JSON in and out. */
@@ -115,20 +118,35 @@ export function connectPeers(
     deadlineMs,
     metrics,
   });
+  const actions = createGrpcClient(actionsv1.ActionsServiceClient, actionsv1.ActionsServiceService, {
+    name: 'actions',
+    address: addrs.schema,
+    internalAuthSecret,
+    deadlineMs,
+    metrics,
+  });
   const healthClients = {
     auth: new healthv1.HealthClient(addrs.auth, credentials.createInsecure()),
     records: new healthv1.HealthClient(addrs.records, credentials.createInsecure()),
     events: new healthv1.HealthClient(addrs.events, credentials.createInsecure()),
   };
   return {
-    peers: { auth: auth.call, records: records.call, events: events.call, schema: schema.call, media: media.peer, notifier: notifier.call },
+    peers: {
+      auth: auth.call,
+      records: records.call,
+      events: events.call,
+      schema: schema.call,
+      media: media.peer,
+      notifier: notifier.call,
+      actions: actions.call,
+    },
     health: {
       auth: healthCheck(healthClients.auth, 'auth', healthDeadlineMs),
       records: healthCheck(healthClients.records, 'records', healthDeadlineMs),
       events: healthCheck(healthClients.events, 'events', healthDeadlineMs),
     },
     close() {
-      for (const c of [auth, records, events, schema, media, notifier]) c.close();
+      for (const c of [auth, records, events, schema, media, notifier, actions]) c.close();
       for (const c of Object.values(healthClients)) c.close();
     },
   };

@@ -480,7 +480,33 @@ export function fakePeers(state: FakeState): Peers {
       return { delivery: state.notifier.deliveries[i] };
     },
   };
-  return { auth, records, events, schema, media: fakeMedia(state, track), notifier } as unknown as Peers;
+  // The schema service's ActionsService: answers canned JSON (the rules are the service's).
+  const actions = {
+    listActions: async (req: unknown, ctx: CallContext) => {
+      track('actions', 'listActions', req, ctx);
+      return { json: JSON.stringify({ items: [{ id: 'launch:maya', kind: 'launch', label: 'Maya', app: 'maya', variant: '2025', order: 0 }] }) };
+    },
+    executeAction: async (req: { actionId: string }, ctx: CallContext) => {
+      track('actions', 'executeAction', req, ctx);
+      const out = req.actionId.startsWith('launch:')
+        ? { kind: 'launch', token: 'tok/en+1', expires_at: '2026-01-01T00:10:00.000000Z' }
+        : { kind: 'webhook', delivery_id: '0190a0b0-0000-7000-8000-0000000000a1' };
+      return { json: JSON.stringify(out) };
+    },
+    takeLaunch: async (req: unknown, ctx: CallContext) => {
+      track('actions', 'takeLaunch', req, ctx);
+      throw AppError.notFound('no such launch request');
+    },
+    getCustomActions: async (req: unknown, ctx: CallContext) => {
+      track('actions', 'getCustomActions', req, ctx);
+      return { json: '{"actions":[]}' };
+    },
+    putCustomActions: async (req: { bodyJson: string }, ctx: CallContext) => {
+      track('actions', 'putCustomActions', req, ctx);
+      return { json: req.bodyJson };
+    },
+  };
+  return { auth, records, events, schema, media: fakeMedia(state, track), notifier, actions } as unknown as Peers;
 }
 
 /**
