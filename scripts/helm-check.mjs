@@ -673,7 +673,7 @@ async function main() {
   const ntFrom = ntPolicy?.spec.ingress
     .find((r) => r.ports?.some((p) => p.port === 50056))
     ?.from?.map((f) => f.podSelector?.matchLabels?.['app.kubernetes.io/component']);
-  check(sameList(ntFrom, ['gateway']), `NetworkPolicy: notifier gRPC only from the gateway (${ntFrom?.join(', ')})`);
+  check(sameList(ntFrom, ['gateway', 'schema']), `NetworkPolicy: notifier gRPC only from the gateway and schema (${ntFrom?.join(', ')})`);
   const webhookRule = ntPolicy?.spec.egress.find((r) => r.ports?.some((p) => p.port === 443) && r.to?.some((t) => t.ipBlock));
   const v4 = webhookRule?.to.find((t) => t.ipBlock?.cidr === '0.0.0.0/0')?.ipBlock.except ?? [];
   const v6 = webhookRule?.to.find((t) => t.ipBlock?.cidr === '::/0')?.ipBlock.except ?? [];
@@ -746,18 +746,18 @@ async function main() {
   const madeKey = madeSecretsKey?.stringData?.SECRETS_KEY ?? '';
   check(
     allDeployments(all).every((c) =>
-      ['auth', 'notifier'].includes(c)
+      ['auth', 'notifier', 'schema'].includes(c)
         ? secretsKeyOf(all, c)?.name === `${RELEASE}-secrets-key` && secretsKeyOf(all, c)?.key === 'SECRETS_KEY'
         : secretsKeyOf(all, c) === undefined,
     ) &&
       Buffer.from(madeKey, 'base64').length === 32 &&
       madeSecretsKey?.metadata?.annotations?.['helm.sh/resource-policy'] === 'keep' &&
       madeKey !== find(S.again.objects, 'Secret', `${RELEASE}-secrets-key`)?.stringData?.SECRETS_KEY,
-    'SECRETS_KEY: auth and notifier (only) read it from <release>-secrets-key, a random 32-byte key kept on uninstall when none is given',
+    'SECRETS_KEY: auth, notifier and schema (only) read it from <release>-secrets-key, a random 32-byte key kept on uninstall when none is given',
   );
   check(
     find(S.secretsKey.objects, 'Secret', `${RELEASE}-secrets-key`)?.stringData?.SECRETS_KEY === `${'s'.repeat(43)}=` &&
-      ['auth', 'notifier'].every((c) => secretsKeyOf(S.existingSecret.objects, c)?.name === 'reelbase-secrets') &&
+      ['auth', 'notifier', 'schema'].every((c) => secretsKeyOf(S.existingSecret.objects, c)?.name === 'reelbase-secrets') &&
       !find(S.existingSecret.objects, 'Secret', `${RELEASE}-secrets-key`),
     'SECRETS_KEY: secrets.secretsKey is used as given; read from secrets.existingSecret when one is named',
   );

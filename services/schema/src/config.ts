@@ -31,7 +31,7 @@ export const schemaConfigShape = {
   RECORDS_ADDR: envAddr('127.0.0.1:50052'),
   /** The notifier's gRPC address (host:port): webhook actions are delivered by it. */
   NOTIFIER_ADDR: envAddr('127.0.0.1:50056'),
-  /** Key (32 bytes, base64) the custom actions' secrets are encrypted with at rest. */
+  /** Key custom actions' secrets are encrypted with at rest: 32 bytes in base64 (required; `npm start` keeps one in its data directory). docs/operations.md, "The secrets key". */
   SECRETS_KEY: envSecretsKey(),
   /** Earlier SECRETS_KEYs (comma-separated) that still decrypt, while a key rotation re-encrypts at start-up. */
   SECRETS_KEY_PREVIOUS: envSecretsKeysPrevious(),

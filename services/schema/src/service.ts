@@ -119,8 +119,14 @@ export function startSchema(config: SchemaConfig, logger?: Logger): Promise<Runn
         metrics,
       });
       resources.defer('notifier client', () => notifier.close());
+      const actionStore = new ActionRepository(db, names, new SecretCipher(config.SECRETS_KEY, config.SECRETS_KEY_PREVIOUS ?? []), (e) =>
+        bus.emit('committed', e),
+      );
+      // Custom action secrets sealed with an earlier SECRETS_KEY are sealed again with the current one.
+      const resealed = await actionStore.sealStored();
+      if (resealed > 0) log.info({ sealed: resealed }, 'custom action secrets encrypted with the current SECRETS_KEY');
       const actions = new ActionsService({
-        store: new ActionRepository(db, names, new SecretCipher(config.SECRETS_KEY, config.SECRETS_KEY_PREVIOUS ?? []), (e) => bus.emit('committed', e)),
+        store: actionStore,
         records: new ActionRecords(recordsClient),
         deliveries: new NotifierActionDeliveries(notifier.call),
         schema: () => store.load(),

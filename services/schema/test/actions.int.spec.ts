@@ -181,4 +181,20 @@ describe('custom actions', () => {
     );
     expect((await service.getCustomActions(admin)).actions[0]!.has_secret).toBe(false);
   });
+
+  it('are sealed again with a new SECRETS_KEY at start-up, while the previous key still opens them', async () => {
+    const newKey = Buffer.alloc(32, 7).toString('base64');
+    const rotated = new ActionRepository(orm.em.getConnection().getKnex(), natsNames(''), new SecretCipher(newKey, [TEST_SECRETS_KEY]));
+    await service.putCustomActions(
+      JSON.stringify({ actions: [{ id: 'publish', label: 'P', url: 'https://h.example.com/p', entity_types: ['Shot'], secret: 'rotate-me-0123456789' }] }),
+      as(ANA, 'Admin'),
+    );
+    const [before] = await sql<{ secret: string }>("select secret from schema.custom_action where id = 'publish'");
+    expect(await rotated.sealStored()).toBe(1);
+    const [after] = await sql<{ secret: string }>("select secret from schema.custom_action where id = 'publish'");
+    expect(after!.secret).not.toBe(before!.secret);
+    expect(new SecretCipher(newKey).isCurrent(after!.secret)).toBe(true);
+    expect((await rotated.customActions())[0]!.secret).toBe('rotate-me-0123456789');
+    expect(await rotated.sealStored()).toBe(0);
+  });
 });

@@ -59,6 +59,23 @@ export class ActionRepository implements ActionStore {
     };
   }
 
+  /**
+   * Seals again every secret sealed with an earlier SECRETS_KEY (still opened through
+   * SECRETS_KEY_PREVIOUS); returns how many. A row changes only if nobody changed it meanwhile.
+   */
+  sealStored(): Promise<number> {
+    return guarded(async () => {
+      let sealed = 0;
+      for (const r of await this.rows(this.db)) {
+        if (r.secret === null || this.cipher.isCurrent(r.secret)) continue;
+        const value = this.cipher.seal(this.cipher.open(r.secret, secretContext(r.id)), secretContext(r.id));
+        const res = await this.db.raw<{ rowCount: number }>('update schema.custom_action set secret = ? where id = ? and secret = ?', [value, r.id, r.secret]);
+        sealed += res.rowCount;
+      }
+      return sealed;
+    });
+  }
+
   customActions(): Promise<CustomAction[]> {
     return guarded(async () => (await this.rows(this.db)).map((r) => this.opened(r)));
   }
