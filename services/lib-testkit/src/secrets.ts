@@ -6,5 +6,5 @@
 /** INTERNAL_AUTH_SECRET of in-process services and the clients that call them in tests. */
 export const TEST_INTERNAL_AUTH_SECRET = 'reelbase-tests-internal-auth-secret-0123456789';
 
-/** SECRETS_KEY of in-process auth and notifier in tests (32 bytes, base64). */
+/** SECRETS_KEY of in-process auth, notifier and schema in tests (32 bytes, base64). */
 export const TEST_SECRETS_KEY = Buffer.from('reelbase-tests-secrets-key-32-by').toString('base64');

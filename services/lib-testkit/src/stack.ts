@@ -42,7 +42,7 @@ export interface StackOptions {
   /** Shared key of the signed internal calls (INTERNAL_AUTH_SECRET); default a random one per stack. */
   internalAuthSecret?: string;
   /**
-   * SECRETS_KEY (secrets at rest in auth and notifier). Default: `SECRETS_KEY` of `env` or the
+   * SECRETS_KEY (secrets at rest in auth, notifier and schema). Default: `SECRETS_KEY` of `env` or the
    * process, else the one kept in `<dataDir>/secrets.key` (made once, mode 0600), so what was
    * encrypted stays readable across restarts of the same data directory.
    */
