@@ -149,8 +149,15 @@ export class DeliveryEngine {
       while (this.running && this.inFlight < this.opts.concurrency) {
         this.pumpAgain = false;
         const want = this.opts.concurrency - this.inFlight;
-        const claimed = await this.opts.repo.claim(want, this.leaseMs);
-        if (this.opts.actions && claimed.length < want) claimed.push(...(await this.opts.actions.claim(want - claimed.length, this.leaseMs)));
+        // Action deliveries first, in at most a quarter of the free slots (one at least), so a
+        // backlog of webhook events never keeps a user's action waiting; then webhook heads; then
+        // more action deliveries in the slots the webhooks left.
+        const { actions } = this.opts;
+        const share = actions ? Math.max(1, Math.floor(want / 4)) : 0;
+        const claimed = actions ? await actions.claim(share, this.leaseMs) : [];
+        const moreActions = actions !== undefined && claimed.length === share;
+        if (claimed.length < want) claimed.push(...(await this.opts.repo.claim(want - claimed.length, this.leaseMs)));
+        if (moreActions && claimed.length < want) claimed.push(...(await actions.claim(want - claimed.length, this.leaseMs)));
         for (const d of claimed) this.launch(d);
         if (claimed.length === 0) {
           const dues = [await this.opts.repo.nextDueInMs(), this.opts.actions ? await this.opts.actions.nextDueInMs() : null];
