@@ -16,7 +16,10 @@ const NAME = /^[a-z][a-z0-9_-]{0,63}$/;
 const SEMVER_HINT = 'A semantic version (`MAJOR.MINOR.PATCH[-pre][+build]`, no leading `v`).';
 
 export const AddonName = z.string().regex(NAME).describe('`^[a-z][a-z0-9_-]{0,63}$`');
-const Version = z.string().min(1).max(64).describe(SEMVER_HINT);
+/** Semantic Versioning 2.0.0's own expression (the schema service parses versions with `semver` as well). */
+const SEMVER =
+  /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$/;
+const Version = z.string().max(64).regex(SEMVER).describe(SEMVER_HINT);
 
 export const AddonPath = z.object({ name: AddonName });
 export const AddonVersionPath = z.object({ name: AddonName, version: Version });
