@@ -6,7 +6,8 @@
  *      objects, enums, bounds, patterns), a studio layer, a project layer and a pin.
  *   2. `GET /addons/{name}/settings?project_id=` `--reads` times, one at a time over one
  *      keep-alive connection: p50/p99 with the compiled validator cached in the schema service.
- *   3. For comparison, side by side with the reads of step 2 (blocks of 50 in turn): the raw SQL
+ *   3. For comparison, side by side with the reads of step 2 (blocks of 50 in turn): the studio's
+ *      settings (no `project_id`, so no lookup of the project in records), the raw SQL
  *      of one read (the statement the schema service runs, on a `pg` client of this process), and,
  *      in this process, the resolution with the validator cached against the same resolution
  *      compiling the validator every time (a cold cache).
@@ -103,21 +104,30 @@ async function main(): Promise<number> {
     const coldResolve = () => resolveSettings(row.defaults as never, layers, compileSettings(row.settings_schema as never));
 
     const gateway: number[] = [];
+    const studioOnly: number[] = [];
     const rawSql: number[] = [];
     const warm: number[] = [];
     const cold: number[] = [];
     await alternate(reads, [
       { into: gateway, run: () => call(readUrl, 'GET', fx.apiKey) },
+      { into: studioOnly, run: () => call(`${base}/settings`, 'GET', fx.apiKey) },
       { into: rawSql, run: () => sql.query(text, sqlArgs) },
       { into: warm, run: async () => warmResolve() },
       { into: cold, run: async () => coldResolve() },
     ]);
-    const s = { gateway: summarize(gateway), raw_sql: summarize(rawSql), resolve_cached: summarize(warm), resolve_cold: summarize(cold) };
+    const s = {
+      gateway: summarize(gateway),
+      gateway_studio: summarize(studioOnly),
+      raw_sql: summarize(rawSql),
+      resolve_cached: summarize(warm),
+      resolve_cold: summarize(cold),
+    };
     const fmt = (x: LatencySummary) => `p50 ${x.p50.toFixed(3)} ms  p99 ${x.p99.toFixed(3)} ms  mean ${x.mean.toFixed(3)} ms  (${x.count})`;
     process.stdout.write(
       [
         `addon settings, ${Object.keys(first.sources).length} leaves, studio + project layers, pinned version (${reads} reads each, side by side):`,
         `  GET /addons/{name}/settings?project_id=  (validator cached)  ${fmt(s.gateway)}`,
+        `  GET /addons/{name}/settings (studio; no project lookup)   ${fmt(s.gateway_studio)}`,
         `  raw SQL of one read (pg, this process)                  ${fmt(s.raw_sql)}`,
         `  resolve in process, validator cached                   ${fmt(s.resolve_cached)}`,
         `  resolve in process, validator compiled (cold cache)    ${fmt(s.resolve_cold)}`,
