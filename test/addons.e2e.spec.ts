@@ -7,7 +7,7 @@
  * schemas, 1 MB settings) answered 422 or 413 quickly, never 5xx, the service still answering.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, expectStatus, type Api } from './support/api.client.js';
+import { eventually, expectStatus, type Api, type ApiResponse } from './support/api.client.js';
 import { bootstrapAdmin, createUser, eventsAfter, lastEventId, startE2EStack, type E2EStack, type Session } from './support/e2e.stack.js';
 import { expectError, expectValidation } from './support/expect.helpers.js';
 
@@ -172,7 +172,7 @@ describe('addons (whole stack)', () => {
   });
 
   describe('hostile input: 422 or 413, quickly, never 5xx', () => {
-    const timed = async (fn: () => Promise<{ status: number }>) => {
+    const timed = async (fn: () => Promise<ApiResponse>) => {
       const t0 = Date.now();
       const res = await fn();
       return { res, ms: Date.now() - t0 };
