@@ -246,4 +246,15 @@ describe('addons on PostgreSQL', () => {
     expect(head.versions).toEqual(['0.1.0', '0.2.0', '0.3.0']);
     expect(['0.1.0', '0.2.0', '0.3.0']).toContain(head.production_version);
   });
+
+  it('a PUT replaces a layer whole; {} clears it', async () => {
+    await service.putSettings(admin, 'race', undefined, JSON.stringify({ codec: 'prores', output: { dir: '/a', ext: 'tif' } }));
+    await service.putSettings(admin, 'race', undefined, JSON.stringify({ output: { ext: 'png' } }));
+    const replaced = (await service.settings('race', undefined, undefined)) as { settings: unknown; sources: Record<string, string> };
+    expect(replaced.settings).toEqual({ fps: 24, codec: 'h264', output: { dir: '/out', ext: 'png' } });
+    expect(replaced.sources).toEqual({ '/fps': 'default', '/codec': 'default', '/output/dir': 'default', '/output/ext': 'studio' });
+    await service.putSettings(admin, 'race', undefined, '{}');
+    expect(((await service.settings('race', undefined, undefined)) as { settings: unknown }).settings).toEqual(V1.defaults);
+    expect(committed.map((e) => e.action)).toEqual(['create', 'update', 'update']);
+  });
 });
