@@ -9,5 +9,7 @@ export * as eventsv1 from './gen/reelbase/events/v1/events.js';
 export * as schemav1 from './gen/reelbase/schema/v1/schema.js';
 /** Package reelbase.schema.v1, file actions.proto: the ActionsService the schema service serves. */
 export * as actionsv1 from './gen/reelbase/schema/v1/actions.js';
+/** The addons service of package reelbase.schema.v1 (its own file, served by the schema service). */
+export * as addonsv1 from './gen/reelbase/schema/v1/addons.js';
 export * as mediav1 from './gen/reelbase/media/v1/media.js';
 export * as notifierv1 from './gen/reelbase/notifier/v1/notifier.js';

@@ -27,18 +27,21 @@ import {
   type OutboxTopics,
   type RunningService,
 } from '@reelbase/lib-platform';
-import { actionsv1, notifierv1, schemav1 } from '@reelbase/proto';
+import { actionsv1, addonsv1, notifierv1, schemav1 } from '@reelbase/proto';
 import type { SchemaConfig } from './config.js';
 import { ActionsService } from './domain/actions/actions.service.js';
+import { AddonsService } from './domain/addons/addons.service.js';
 import type { SchemaStore } from './domain/ports.js';
 import { SchemaService } from './domain/schema.service.js';
 import { ACTIONS_SERVICE_NAME, actionsHandlers } from './grpc/actions.handler.js';
+import { ADDONS_SERVICE_NAME, addonsHandlers } from './grpc/addons.handler.js';
 import { SCHEMA_SERVICE_NAME, schemaHandlers } from './grpc/schema.handler.js';
 import { NotifierActionDeliveries } from './notifier/action.deliveries.js';
 import { ActionRecords } from './records/actions.records.js';
 import { FaultSwitch } from './outbox/fault.switch.js';
 import { SchemaRecords } from './records/records.client.js';
 import { ActionRepository } from './store/actions.repository.js';
+import { AddonRepository } from './store/addons.repository.js';
 import { DefinitionRepository, SCHEMA_OUTBOX } from './store/definition.repository.js';
 import { SCHEMA_MIGRATIONS, SCHEMA_SCHEMA } from './store/migrations.js';
 
@@ -110,6 +113,8 @@ export function startSchema(config: SchemaConfig, logger?: Logger): Promise<Runn
       resources.defer('records client', () => recordsClient.close());
       const records = new SchemaRecords(recordsClient);
       const service = new SchemaService({ store, records, faults: new FaultSwitch(config.SCHEMA_FAULT, log), logger: log });
+      // Addons (docs/architecture.md, "Addons"): their events wake the same relay.
+      const addons = new AddonsService({ store: new AddonRepository(db, names, (e) => bus.emit('committed', e)), projects: records });
 
       const notifier = createGrpcClient(notifierv1.NotifierServiceClient, notifierv1.NotifierServiceService, {
         name: 'notifier',
@@ -134,6 +139,7 @@ export function startSchema(config: SchemaConfig, logger?: Logger): Promise<Runn
 
       const grpc = new GrpcServer({ logger: log, metrics, internalAuthSecret: config.INTERNAL_AUTH_SECRET });
       grpc.add<schemav1.SchemaServiceServer>(SCHEMA_SERVICE_NAME, schemav1.SchemaServiceService, schemaHandlers({ service }));
+      grpc.add<addonsv1.AddonsServiceServer>(ADDONS_SERVICE_NAME, addonsv1.AddonsServiceService, addonsHandlers({ addons }));
       grpc.add<actionsv1.ActionsServiceServer>(ACTIONS_SERVICE_NAME, actionsv1.ActionsServiceService, actionsHandlers({ actions }));
       const readiness = new Readiness()
         .add('postgres', () => pingDb(orm))

@@ -9,7 +9,7 @@
  */
 import { credentials, Metadata } from '@grpc/grpc-js';
 import { createGrpcClient, type Metrics, type PromiseClient } from '@reelbase/lib-platform';
-import { actionsv1, authv1, eventsv1, healthv1, notifierv1, recordsv1, schemav1 } from '@reelbase/proto';
+import { actionsv1, addonsv1, authv1, eventsv1, healthv1, notifierv1, recordsv1, schemav1 } from '@reelbase/proto';
 import { createMediaClient, type MediaPeer } from './media.client.js';
 
 /** What routes call. Tests pass fakes of the same shape. */
@@ -18,6 +18,8 @@ export interface Peers {
   records: PromiseClient<recordsv1.RecordsServiceClient>;
   events: PromiseClient<eventsv1.EventsServiceClient>;
   schema: SchemaClient;
+  /** The addons of the schema service (its AddonsService, at the schema address). */
+  addons: PromiseClient<addonsv1.AddonsServiceClient>;
   /** media-transcode: reviewable uploads and status, media reads (streams: media.client.ts). */
   media: MediaPeer;
   notifier: PromiseClient<notifierv1.NotifierServiceClient>;
@@ -104,6 +106,13 @@ export function connectPeers(
     deadlineMs: deadlines.schemaMs ?? deadlineMs,
     metrics,
   });
+  const addons = createGrpcClient(addonsv1.AddonsServiceClient, addonsv1.AddonsServiceService, {
+    name: 'addons',
+    address: addrs.schema,
+    internalAuthSecret,
+    deadlineMs,
+    metrics,
+  });
   const media = createMediaClient({
     address: addrs.media,
     internalAuthSecret,
@@ -136,6 +145,7 @@ export function connectPeers(
       records: records.call,
       events: events.call,
       schema: schema.call,
+      addons: addons.call,
       media: media.peer,
       notifier: notifier.call,
       actions: actions.call,
@@ -146,7 +156,7 @@ export function connectPeers(
       events: healthCheck(healthClients.events, 'events', healthDeadlineMs),
     },
     close() {
-      for (const c of [auth, records, events, schema, media, notifier, actions]) c.close();
+      for (const c of [auth, records, events, schema, addons, media, notifier, actions]) c.close();
       for (const c of Object.values(healthClients)) c.close();
     },
   };

@@ -113,6 +113,15 @@ describe('OpenAPI document', () => {
       'get /actions/launch/{token}',
       'get /actions/custom',
       'put /actions/custom',
+      'get /addons',
+      'get /addons/{name}',
+      'patch /addons/{name}',
+      'get /addons/{name}/versions/{version}',
+      'put /addons/{name}/versions/{version}',
+      'delete /addons/{name}/versions/{version}',
+      'put /addons/{name}/settings',
+      'get /addons/{name}/settings',
+      'put /addons/{name}/pin',
     ];
     const documented = Object.entries(doc.paths).flatMap(([p, ops]) => Object.keys(ops as object).map((m) => `${m} ${p}`));
     expect(documented.sort()).toEqual(expected.sort());

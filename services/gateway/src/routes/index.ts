@@ -4,6 +4,7 @@
  */
 import type { AnyRoute } from '../http/route.js';
 import { actionRoutes } from './actions.routes.js';
+import { addonRoutes } from './addons.routes.js';
 import { authRoutes } from './auth.routes.js';
 import { entityRoutes } from './entities.routes.js';
 import { eventRoutes } from './events.routes.js';
@@ -30,6 +31,7 @@ const GROUPS: ReadonlyArray<(deps: RouteDeps) => AnyRoute[]> = [
   mediaRoutes,
   notifierRoutes,
   actionRoutes,
+  addonRoutes,
 ];
 
 /** All routes, built for `deps`. */

@@ -1,5 +1,5 @@
 /** Statuses: create, update, delete (or narrow their scope), rename. */
-import type * as B from '../bodies.js';
+import type { schemaBodies as B } from '@reelbase/lib-platform';
 import { duplicate, inUse, notFound, Problems } from '../schema.errors.js';
 import type { SchemaDoc, SchemaUsage, StatusDef } from '../schema.types.js';
 import { asChanges, clone, deleted, entity, renamed, renameListed, typesExist, withoutListed, type Body, type Edit, type RenameAnswer } from './edit.js';
@@ -78,7 +78,7 @@ export function deleteStatus(
   return deleted(next, 'Schema.Status', code);
 }
 
-export function renameStatus(doc: SchemaDoc, code: string, body: Body<typeof B.CodeRenameBody>): Edit<RenameAnswer> {
+export function renameStatus(doc: SchemaDoc, code: string, body: Body<typeof B.CodeRename>): Edit<RenameAnswer> {
   const to = body.new_code;
   const next = renameListed(doc, 'statuses', 'status', code, to);
   const swap = (x: string) => (x === code ? to : x);
