@@ -108,6 +108,14 @@ describe('OpenAPI document', () => {
       'delete /webhooks/{id}',
       'get /webhooks/{id}/deliveries',
       'post /webhooks/{id}/deliveries/{delivery_id}/retry',
+      'post /farm/jobs',
+      'post /farm/claim',
+      'post /farm/chunks/{id}/heartbeat',
+      'post /farm/chunks/{id}/complete',
+      'post /farm/chunks/{id}/fail',
+      'post /farm/jobs/{id}/report',
+      'post /farm/jobs/{id}/{action}',
+      'get /farm/jobs/{id}/chunks',
     ];
     const documented = Object.entries(doc.paths).flatMap(([p, ops]) => Object.keys(ops as object).map((m) => `${m} ${p}`));
     expect(documented.sort()).toEqual(expected.sort());

@@ -6,6 +6,7 @@ import type { AnyRoute } from '../http/route.js';
 import { authRoutes } from './auth.routes.js';
 import { entityRoutes } from './entities.routes.js';
 import { eventRoutes } from './events.routes.js';
+import { farmRoutes } from './farm.routes.js';
 import { mediaRoutes } from './media.routes.js';
 import { noteRoutes } from './notes.routes.js';
 import { notifierRoutes } from './notifier.routes.js';
@@ -28,6 +29,7 @@ const GROUPS: ReadonlyArray<(deps: RouteDeps) => AnyRoute[]> = [
   shareRoutes,
   mediaRoutes,
   notifierRoutes,
+  farmRoutes,
 ];
 
 /** All routes, built for `deps`. */
