@@ -263,4 +263,65 @@ describe('farm (whole stack)', () => {
         data: expect.objectContaining({ chunks_done: perJob, progress: 100 }),
       });
   }, 600_000);
+
+  it("records killed with SIGKILL while agents claim: after it restarts every chunk ends done exactly once; a dead agent's chunk is done by another", async () => {
+    const total = 400;
+    const job = await submit({ pool: 'crash', frames: `1-${total}`, chunk_size: 1, max_attempts: 5 });
+    const after = await lastEventId(admin.api);
+    // An agent that dies mid-chunk: it claims and is never heard of again.
+    const dead = expectStatus(await agent.post('/farm/claim', { pool: 'crash', worker: 'dies', lease_seconds: 10 }), 200).chunk;
+    const completed = new Map<string, number>();
+    let stop = false;
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    const attempt = async <T>(fn: () => Promise<T>): Promise<T | undefined> => {
+      try {
+        return await fn();
+      } catch {
+        return undefined; // the connection broke while records was down
+      }
+    };
+    const work = async (n: number) => {
+      while (!stop) {
+        const c = await attempt(() => agent.post('/farm/claim', { pool: 'crash', worker: `agent-${n}`, lease_seconds: 10 }));
+        if (!c || c.status !== 200) {
+          await sleep(c?.status === 204 ? 250 : 100);
+          continue;
+        }
+        const { chunk } = c.body;
+        for (;;) {
+          const res = await attempt(() => agent.post(`/farm/chunks/${chunk.id}/complete`, { lease: chunk.lease }));
+          if (res?.status === 200) completed.set(chunk.id, (completed.get(chunk.id) ?? 0) + 1);
+          // 409: the chunk is done (the answer to an earlier try was lost) or its lease is gone.
+          if (res && (res.status === 200 || res.status === 409)) break;
+          await sleep(100);
+        }
+      }
+    };
+    const agents = Array.from({ length: 16 }, (_, n) => work(n));
+    await eventually(async () => (completed.size >= 40 ? true : undefined), 30_000, 'agents at work');
+    await e.stack.kill('records', 'SIGKILL');
+    await sleep(500);
+    await e.stack.restart('records');
+    const finished = await eventually(
+      async () => {
+        const res = await attempt(() => admin.api.get(`/entities/FarmJob/${job.id}`));
+        return res?.status === 200 && res.body.status === 'done' ? res.body : undefined;
+      },
+      90_000,
+      'the job done after the restart',
+    );
+    stop = true;
+    await Promise.all(agents);
+    expect(finished.data).toMatchObject({ chunks_done: total, progress: 100 });
+    const rows = await sql.query(`select state, count(*)::int as n from records.farm_chunk where job_id = $1 group by 1`, [job.id]);
+    expect(rows.rows).toEqual([{ state: 'done', n: total }]);
+    expect([...completed.values()].filter((n) => n !== 1)).toEqual([]);
+    const deadRow = (await sql.query(`select worker, claims from records.farm_chunk where id = $1`, [dead.id])).rows[0];
+    expect(deadRow.worker).not.toBe('dies');
+    expect(deadRow.claims).toBeGreaterThanOrEqual(2);
+    // One event per completed chunk, none lost or doubled across the crash: chunks_done runs 1..total.
+    const evs = await jobEvents(job.id, after, total + 1);
+    const doneCounts = evs.filter((ev) => ev.action === 'update' && ev.chunks_done !== undefined).map((ev) => ev.chunks_done as number);
+    expect(doneCounts).toEqual(Array.from({ length: total }, (_, i) => i + 1));
+  }, 300_000);
 });
