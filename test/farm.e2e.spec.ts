@@ -51,11 +51,14 @@ describe('farm (whole stack)', () => {
   const chunksOf = async (jobId: string) => expectStatus(await admin.api.get(`/farm/jobs/${jobId}/chunks`), 200).items as any[];
   const expire = (chunkId: string) =>
     sql.query(`update records.farm_chunk set lease_expires_at = clock_timestamp() - interval '1 second' where id = $1`, [chunkId]);
-  /** The FarmJob events of `jobId` after event `after`, once `count` of them are in the log. */
+  /**
+   * The FarmJob `update` events of `jobId` after event `after`, once `count` of them are in the log
+   * (the job's `create` may land after `after` was read: the relay publishes asynchronously).
+   */
   const jobEvents = (jobId: string, after: number, count: number) =>
     eventually(
       async () => {
-        const evs = (await eventsAfter(admin.api, after, '&entity_type=FarmJob')).filter((ev) => ev.entity_id === jobId);
+        const evs = (await eventsAfter(admin.api, after, '&entity_type=FarmJob')).filter((ev) => ev.entity_id === jobId && ev.action === 'update');
         return evs.length >= count ? evs.map((ev) => ({ action: ev.action, ...ev.changes })) : undefined;
       },
       15_000,
@@ -71,7 +74,26 @@ describe('farm (whole stack)', () => {
     expect((await chunksOf(stepped.id)).map((c) => c.frames)).toEqual(['1-10', '20,22,24,26,28,30,32,34,36,38', '40']);
     expect((await chunksOf((await submit({ pool: 'submit' })).id)).map((c) => c.frames)).toEqual([null]);
 
-    const found = expectStatus(await viewer.api.post('/entities/FarmJob/query', { filters: [['id', 'is', job.id]] }), 200);
+    const schema = expectStatus(await viewer.api.get('/schema'), 200);
+    expect(schema.entity_types.find((t: any) => t.code === 'FarmJob')).toMatchObject({ builtin: true, project_scoped: true });
+    expect(schema.statuses.filter((st: any) => st.entity_types.includes('FarmJob')).map((st: any) => st.code)).toEqual([
+      'queued',
+      'running',
+      'done',
+      'failed',
+      'paused',
+      'cancelled',
+    ]);
+    expectError(await admin.api.post('/schema/statuses/done/rename', { new_code: 'complete' }), 409, 'builtin');
+    const found = expectStatus(
+      await viewer.api.post('/entities/FarmJob/query', {
+        filters: [
+          ['id', 'is', job.id],
+          ['status', 'is', 'queued'],
+        ],
+      }),
+      200,
+    );
     expect(found.items.map((r: any) => r.id)).toEqual([job.id]);
     expect(expectStatus(await viewer.api.get(`/entities/FarmJob/${job.id}`), 200).status).toBe('queued');
 
@@ -320,7 +342,7 @@ describe('farm (whole stack)', () => {
     expect(deadRow.worker).not.toBe('dies');
     expect(deadRow.claims).toBeGreaterThanOrEqual(2);
     // One event per completed chunk, none lost or doubled across the crash: chunks_done runs 1..total.
-    const evs = await jobEvents(job.id, after, total + 1);
+    const evs = await jobEvents(job.id, after, total);
     const doneCounts = evs.filter((ev) => ev.action === 'update' && ev.chunks_done !== undefined).map((ev) => ev.chunks_done as number);
     expect(doneCounts).toEqual(Array.from({ length: total }, (_, i) => i + 1));
   }, 300_000);
