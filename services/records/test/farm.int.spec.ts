@@ -11,7 +11,7 @@ import { farmv1, type recordsv1 } from '@reelbase/proto';
 import { startRecordsWorld, type RecordsWorld } from './records.world.js';
 import { StreamReader } from './stream.helper.js';
 import { FarmService } from '../src/domain/farm/farm.service.js';
-import { FarmRepository, openFarmPool } from '../src/store/farm.repository.js';
+import { claimStatement, FarmRepository, openFarmPool } from '../src/store/farm.repository.js';
 
 const as = (role: Role, userId: string = newId()): CallContext => ({ requestId: `r-${role}`, principal: { userId, role, authKind: 'token' } });
 const admin = as('Admin');
@@ -282,4 +282,20 @@ describe('contention', () => {
     const statuses = await world.sql.query(`select status, data->>'chunks_done' as n from records.record where id = any($1::uuid[])`, [jobs.map((j) => j.id)]);
     expect(statuses.rows).toEqual(jobs.map(() => ({ status: 'done', n: '500' })));
   }, 120_000);
+});
+
+describe('the claim plan', () => {
+  it('is one index scan of farm_chunk_claim_idx in claim order, locking one row (no sort, no scan of the chunks table)', async () => {
+    await job({ pool: 'plan', frames: '1-20000', chunkSize: 1 });
+    await world.sql.query('analyze records.farm_chunk');
+    const { text, values } = claimStatement(
+      'events.FarmJob.update',
+      { pool: 'plan', kinds: null, worker: 'w', leaseSeconds: 60, leaseDigest: Buffer.alloc(32) },
+      { eventId: newId(), actor: null },
+    );
+    const plan = (await world.sql.query(`explain (costs off) ${text}`, values)).rows.map((r: Record<string, string>) => r['QUERY PLAN']).join('\n');
+    const pick = plan.slice(plan.indexOf('CTE pick'), plan.indexOf('CTE give'));
+    expect(pick).toMatch(/Limit\s+->\s+LockRows\s+->\s+Index Scan using farm_chunk_claim_idx on farm_chunk/);
+    expect(pick).not.toMatch(/Sort|Seq Scan/);
+  });
 });

@@ -111,7 +111,9 @@ const NEXT_UPDATED_AT = `greatest(clock_timestamp(), r.updated_at + interval '1 
  */
 function jobChange(p: Params, stamp: FarmEventStamp, subject: string, lockOld: boolean, excludeSql: string): string {
   const template = JSON.stringify({ event_id: stamp.eventId, entity_type: 'FarmJob', action: 'update', actor: stamp.actor });
-  const old = lockOld ? `, o as (select r.id, r.status, r.data from records.record r where r.id in (select job_id from jc) for update)` : '';
+  // Each CTE touches at most one job: a scalar subquery keeps every lookup on a primary key
+  // whatever the planner thinks of the tables' sizes.
+  const old = lockOld ? `, o as (select r.id, r.status, r.data from records.record r where r.id = (select job_id from jc limit 1) for update)` : '';
   return `${old},
   x as (
     select o.id, o.status as old_status, jc.d_done, jc.d_failed, jc.d_att,
@@ -139,7 +141,7 @@ function jobChange(p: Params, stamp: FarmEventStamp, subject: string, lockOld: b
            data = r.data || jsonb_build_object('chunks_done', y.done, 'chunks_failed', y.failed, 'attempts_failed', y.att, 'progress', y.progress),
            updated_at = ${NEXT_UPDATED_AT}
       from y
-     where r.id = y.id and (y.next_status is distinct from y.old_status or y.d_done <> 0 or y.d_failed <> 0 or y.d_att <> 0)
+     where r.id = (select id from y) and r.id = y.id and (y.next_status is distinct from y.old_status or y.d_done <> 0 or y.d_failed <> 0 or y.d_att <> 0)
     returning r.id, r.project_id, r.status, y.old_status, y.d_done, y.d_failed, y.d_att, y.done, y.failed, y.att, y.progress, y.old_progress,
               ${sqlIsoMicros('r.updated_at')} as updated_iso, ${recordJson('r')} as json
   ),
@@ -158,7 +160,7 @@ function jobChange(p: Params, stamp: FarmEventStamp, subject: string, lockOld: b
     update records.farm_job f
        set status = rec.status, ever_claimed = f.ever_claimed or rec.status = 'running'
       from rec
-     where f.id = rec.id and f.status is distinct from rec.status
+     where f.id = (select id from rec) and f.id = rec.id and f.status is distinct from rec.status
     returning f.id, f.status, f.offerable
   ),
   closed as (
@@ -170,7 +172,7 @@ function jobChange(p: Params, stamp: FarmEventStamp, subject: string, lockOld: b
     update records.farm_job d
        set deps_pending = (select count(*) from records.farm_job x where x.id = any(d.depends_on) and x.id <> fj.id and x.status <> 'done')
       from fj
-     where fj.status = 'done' and d.deps_pending > 0 and d.depends_on @> array[fj.id]
+     where fj.status = 'done' and d.deps_pending > 0 and d.depends_on @> array[(select id from fj where status = 'done')]
     returning d.id, d.offerable
   ),
   opened as (
@@ -178,6 +180,56 @@ function jobChange(p: Params, stamp: FarmEventStamp, subject: string, lockOld: b
       from deps
      where c.job_id = deps.id and deps.offerable and not c.offerable and c.state in ('queued', 'leased')
   )`;
+}
+
+/** The claim statement for `input` (docs/farm.md, "The claim: one statement"): its text and its values. */
+export function claimStatement(subject: string, input: FarmClaimInput, stamp: FarmEventStamp): { text: string; values: unknown[] } {
+  const p = new Params();
+  const pool = p.add(input.pool);
+  const kinds = p.add(input.kinds);
+  const lease = p.add(input.leaseDigest);
+  const seconds = p.add(input.leaseSeconds);
+  const worker = p.add(input.worker);
+  const sql = `with pick as (
+        select c.id, c.job_id, c.state = 'leased' as expired, c.attempts, c.max_attempts
+          from records.farm_chunk c
+         where c.offerable and c.pool = ${pool} and c.state in ('queued', 'leased')
+           and (c.state = 'queued' or c.lease_expires_at <= clock_timestamp())
+           and (${kinds}::text[] is null or c.kind = any(${kinds}::text[]))
+         order by c.priority desc, c.job_seq, c.idx
+         for update skip locked
+         limit 1
+      ),
+      give as (
+        update records.farm_chunk c
+           set state = 'leased', attempts = c.attempts + pick.expired::int, claims = c.claims + 1,
+               lease_digest = ${lease}, lease_seconds = ${seconds}::int,
+               lease_expires_at = clock_timestamp() + make_interval(secs => ${seconds}::int),
+               worker = ${worker}, progress = null, error = null, output = null
+          from pick
+         where c.id = pick.id and not (pick.expired and pick.attempts + 1 >= pick.max_attempts)
+        returning c.*, pick.expired
+      ),
+      burn as (
+        update records.farm_chunk c
+           set state = 'failed', attempts = c.attempts + 1, error = 'the lease ran out on its last attempt',
+               lease_digest = null, lease_expires_at = null, finished_at = clock_timestamp()
+          from pick
+         where c.id = pick.id and pick.expired and pick.attempts + 1 >= pick.max_attempts
+        returning c.id, c.job_id
+      ),
+      jc as (
+        select g.job_id, 'running'::text as new_status, 0 as d_done, 0 as d_failed, g.expired::int as d_att
+          from give g join records.farm_job f on f.id = (select job_id from give limit 1)
+         where g.expired or not f.ever_claimed
+        union all
+        select b.job_id, 'failed', 0, 1, 1 from burn b
+      )${jobChange(p, stamp, subject, true, 'select id from pick')}
+      select (select ${chunkJson('g')} from give g) as chunk,
+             (select coalesce((select rec.json from rec where rec.id = g.job_id), (select ${recordJson('r')} from records.record r where r.id = g.job_id))
+                from give g) as job,
+             exists (select 1 from burn) as burned`;
+  return { text: sql, values: p.values };
 }
 
 /** The outcome of a lease statement: the chunk it changed and the job, or nothing. */
@@ -281,53 +333,9 @@ export class FarmRepository implements FarmStore {
   }
 
   claim(input: FarmClaimInput, stamp: FarmEventStamp): Promise<FarmClaimOutcome> {
-    const p = new Params();
-    const pool = p.add(input.pool);
-    const kinds = p.add(input.kinds);
-    const lease = p.add(input.leaseDigest);
-    const seconds = p.add(input.leaseSeconds);
-    const worker = p.add(input.worker);
-    const sql = `with pick as (
-        select c.id, c.job_id, c.state = 'leased' as expired, c.attempts, c.max_attempts
-          from records.farm_chunk c
-         where c.offerable and c.pool = ${pool} and c.state in ('queued', 'leased')
-           and (c.state = 'queued' or c.lease_expires_at <= clock_timestamp())
-           and (${kinds}::text[] is null or c.kind = any(${kinds}::text[]))
-         order by c.priority desc, c.job_seq, c.idx
-         for update skip locked
-         limit 1
-      ),
-      give as (
-        update records.farm_chunk c
-           set state = 'leased', attempts = c.attempts + pick.expired::int, claims = c.claims + 1,
-               lease_digest = ${lease}, lease_seconds = ${seconds}::int,
-               lease_expires_at = clock_timestamp() + make_interval(secs => ${seconds}::int),
-               worker = ${worker}, progress = null, error = null, output = null
-          from pick
-         where c.id = pick.id and not (pick.expired and pick.attempts + 1 >= pick.max_attempts)
-        returning c.*, pick.expired
-      ),
-      burn as (
-        update records.farm_chunk c
-           set state = 'failed', attempts = c.attempts + 1, error = 'the lease ran out on its last attempt',
-               lease_digest = null, lease_expires_at = null, finished_at = clock_timestamp()
-          from pick
-         where c.id = pick.id and pick.expired and pick.attempts + 1 >= pick.max_attempts
-        returning c.id, c.job_id
-      ),
-      jc as (
-        select g.job_id, 'running'::text as new_status, 0 as d_done, 0 as d_failed, g.expired::int as d_att
-          from give g
-         where g.expired or exists (select 1 from records.farm_job f where f.id = g.job_id and not f.ever_claimed)
-        union all
-        select b.job_id, 'failed', 0, 1, 1 from burn b
-      )${jobChange(p, stamp, this.subject, true, 'select id from pick')}
-      select (select ${chunkJson('g')} from give g) as chunk,
-             (select coalesce((select rec.json from rec where rec.id = g.job_id), (select ${recordJson('r')} from records.record r where r.id = g.job_id))
-                from give g) as job,
-             exists (select 1 from burn) as burned`;
+    const { text, values } = claimStatement(this.subject, input, stamp);
     return guarded(async () => {
-      const res = await retryingDeadlocks(() => this.pool.query<LeaseRow & { burned: boolean }>({ name: 'farm_claim', text: sql, values: p.values }));
+      const res = await retryingDeadlocks(() => this.pool.query<LeaseRow & { burned: boolean }>({ name: 'farm_claim', text, values }));
       const row = res.rows[0]!;
       if (row.chunk && row.job) return { kind: 'given', chunk: toChunk(row.chunk), job: toStored(row.job) };
       return row.burned ? { kind: 'burned' } : { kind: 'none' };
