@@ -122,6 +122,10 @@ const tasks = {
     await build();
     await run(process.execPath, [join(ROOT, 'bench/dist/media.js'), ...args]);
   },
+  async 'bench:addons'(args) {
+    await build();
+    await run(process.execPath, [join(ROOT, 'bench/dist/addons.js'), ...args]);
+  },
   async hostile(args) {
     await build();
     await run(process.execPath, [join(ROOT, 'bench/dist/hostile.js'), ...args]);

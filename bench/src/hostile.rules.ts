@@ -3,7 +3,8 @@
  * broke the internal hop (docs/api-notes.md, "Who may write"; docs/review.md, "Security
  * decisions"): roles writing transcode fields, verdicts and authors; a shared Playlist changed by an
  * Artist; parallel share-password guesses; a guest guessing the master next to the proxy and
- * keeping media past revocation; huge and numerous `data` keys; empty and malformed `If-Match`.
+ * keeping media past revocation; huge and numerous `data` keys; empty and malformed `If-Match`;
+ * huge, deep, recursive and backtracking addon schemas and 1 MB addon settings.
  * Every answer goes through the probe's own `send`, so a 5xx or a broken error shape is counted
  * there; what this file adds are rule breaches, counted as problems.
  */
@@ -78,6 +79,42 @@ export async function probeRules(ctx: ProbeContext): Promise<Secrets> {
   const manyBody = expect(manyAnswer, [422, 413], '40,000 unknown data keys');
   if (manyAnswer.status === 422 && Array.isArray(manyBody?.detail) && manyBody.detail.length > 101)
     problem(`40,000 unknown keys listed ${manyBody.detail.length} problems`);
+
+  ctx.log('rules: addon schemas and settings (docs/api-notes.md, "Addons")');
+  const addonVersion = (schema: unknown) => ({ title: 'Hostile', settings_schema: schema, defaults: {} });
+  const wide = { type: 'object', properties: Object.fromEntries(Array.from({ length: 5_000 }, (_, i) => [`p${i}`, { type: 'string' }])) };
+  expect(await call('addon schema of 5,000 settings', 'PUT', '/addons/hostile/versions/1.0.0', admin, addonVersion(wide)), [413, 422], 'a huge addon schema');
+  let deep: unknown = { type: 'string' };
+  for (let i = 0; i < 12; i++) deep = { type: 'object', properties: { a: deep } };
+  expect(await call('addon schema 12 deep', 'PUT', '/addons/hostile/versions/1.0.0', admin, addonVersion(deep)), [422], 'a deeply nested addon schema');
+  const recursive = { type: 'object', $defs: { n: { type: 'object', properties: { next: { $ref: '#/$defs/n' } } } }, properties: { root: { $ref: '#' } } };
+  expect(await call('addon schema with recursive $ref', 'PUT', '/addons/hostile/versions/1.0.0', admin, addonVersion(recursive)), [422], 'a recursive $ref');
+  const evil = { type: 'object', properties: { s: { type: 'string', pattern: '^(a+)+$' } } };
+  expect(
+    await call('addon schema with a backtracking pattern', 'PUT', '/addons/hostile/versions/1.0.0', admin, addonVersion(evil)),
+    [422],
+    'a backtracking pattern',
+  );
+  const overlap = { type: 'object', properties: { s: { type: 'string', pattern: '^(a|a)*$' } } };
+  expect(
+    await call('addon schema with an overlapping pattern', 'PUT', '/addons/hostile/versions/1.0.0', admin, addonVersion(overlap)),
+    [200],
+    'an overlapping pattern',
+  );
+  const t0 = Date.now();
+  expect(
+    await call('addon settings against the overlapping pattern', 'PUT', '/addons/hostile/settings', admin, { s: `${'a'.repeat(60_000)}!` }),
+    [422],
+    'a slow input',
+  );
+  if (Date.now() - t0 > 3_000) problem(`a settings check against an overlapping pattern took ${Date.now() - t0} ms`);
+  expect(
+    await call('addon settings of 1 MB', 'PUT', `/addons/hostile/settings?project_id=${pid}`, admin, { s: 'a'.repeat(1_048_576) }),
+    [413],
+    '1 MB of addon settings',
+  );
+  expect(await call('addon settings after', 'GET', '/addons/hostile/settings', admin), [200], 'resolved settings after hostile input');
+
   const shot = parse(await call('shot for If-Match', 'POST', '/entities/Shot', admin, { project_id: pid, data: { code: 'IFM' } }));
   for (const validator of ['""', '', 'W/"x"', 'garbage', '"2001-01-01T00:00:00.000000Z"']) {
     expect(

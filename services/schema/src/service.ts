@@ -24,13 +24,16 @@ import {
   type OutboxTopics,
   type RunningService,
 } from '@reelbase/lib-platform';
-import { schemav1 } from '@reelbase/proto';
+import { addonsv1, schemav1 } from '@reelbase/proto';
 import type { SchemaConfig } from './config.js';
+import { AddonsService } from './domain/addons/addons.service.js';
 import type { SchemaStore } from './domain/ports.js';
 import { SchemaService } from './domain/schema.service.js';
+import { ADDONS_SERVICE_NAME, addonsHandlers } from './grpc/addons.handler.js';
 import { SCHEMA_SERVICE_NAME, schemaHandlers } from './grpc/schema.handler.js';
 import { FaultSwitch } from './outbox/fault.switch.js';
 import { SchemaRecords } from './records/records.client.js';
+import { AddonRepository } from './store/addons.repository.js';
 import { DefinitionRepository, SCHEMA_OUTBOX } from './store/definition.repository.js';
 import { SCHEMA_MIGRATIONS, SCHEMA_SCHEMA } from './store/migrations.js';
 
@@ -102,9 +105,12 @@ export function startSchema(config: SchemaConfig, logger?: Logger): Promise<Runn
       resources.defer('records client', () => recordsClient.close());
       const records = new SchemaRecords(recordsClient);
       const service = new SchemaService({ store, records, faults: new FaultSwitch(config.SCHEMA_FAULT, log), logger: log });
+      // Addons (docs/architecture.md, "Addons"): their events wake the same relay.
+      const addons = new AddonsService({ store: new AddonRepository(db, names, (e) => bus.emit('committed', e)), projects: records });
 
       const grpc = new GrpcServer({ logger: log, metrics, internalAuthSecret: config.INTERNAL_AUTH_SECRET });
       grpc.add<schemav1.SchemaServiceServer>(SCHEMA_SERVICE_NAME, schemav1.SchemaServiceService, schemaHandlers({ service }));
+      grpc.add<addonsv1.AddonsServiceServer>(ADDONS_SERVICE_NAME, addonsv1.AddonsServiceService, addonsHandlers({ addons }));
       const readiness = new Readiness()
         .add('postgres', () => pingDb(orm))
         .add('nats', () => pingNats(nc))

@@ -8,7 +8,7 @@
  */
 import { credentials, Metadata } from '@grpc/grpc-js';
 import { createGrpcClient, type Metrics, type PromiseClient } from '@reelbase/lib-platform';
-import { authv1, eventsv1, farmv1, healthv1, notifierv1, recordsv1, schemav1 } from '@reelbase/proto';
+import { addonsv1, authv1, eventsv1, farmv1, healthv1, notifierv1, recordsv1, schemav1 } from '@reelbase/proto';
 import { createMediaClient, type MediaPeer } from './media.client.js';
 
 /** What routes call. Tests pass fakes of the same shape. */
@@ -17,6 +17,8 @@ export interface Peers {
   records: PromiseClient<recordsv1.RecordsServiceClient>;
   events: PromiseClient<eventsv1.EventsServiceClient>;
   schema: SchemaClient;
+  /** The addons of the schema service (its AddonsService, at the schema address). */
+  addons: PromiseClient<addonsv1.AddonsServiceClient>;
   /** media-transcode: reviewable uploads and status, media reads (streams: media.client.ts). */
   media: MediaPeer;
   notifier: PromiseClient<notifierv1.NotifierServiceClient>;
@@ -103,6 +105,13 @@ export function connectPeers(
     deadlineMs: deadlines.schemaMs ?? deadlineMs,
     metrics,
   });
+  const addons = createGrpcClient(addonsv1.AddonsServiceClient, addonsv1.AddonsServiceService, {
+    name: 'addons',
+    address: addrs.schema,
+    internalAuthSecret,
+    deadlineMs,
+    metrics,
+  });
   const media = createMediaClient({
     address: addrs.media,
     internalAuthSecret,
@@ -130,14 +139,23 @@ export function connectPeers(
     events: new healthv1.HealthClient(addrs.events, credentials.createInsecure()),
   };
   return {
-    peers: { auth: auth.call, records: records.call, events: events.call, schema: schema.call, media: media.peer, notifier: notifier.call, farm: farm.call },
+    peers: {
+      auth: auth.call,
+      records: records.call,
+      events: events.call,
+      schema: schema.call,
+      addons: addons.call,
+      media: media.peer,
+      notifier: notifier.call,
+      farm: farm.call,
+    },
     health: {
       auth: healthCheck(healthClients.auth, 'auth', healthDeadlineMs),
       records: healthCheck(healthClients.records, 'records', healthDeadlineMs),
       events: healthCheck(healthClients.events, 'events', healthDeadlineMs),
     },
     close() {
-      for (const c of [auth, records, events, schema, media, notifier, farm]) c.close();
+      for (const c of [auth, records, events, schema, addons, media, notifier, farm]) c.close();
       for (const c of Object.values(healthClients)) c.close();
     },
   };

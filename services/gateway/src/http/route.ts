@@ -46,6 +46,8 @@ export interface HeaderParam {
 export interface RawInput {
   params: Record<string, string>;
   body: unknown;
+  /** The query as parsed, unvalidated (given to `authorize`; absent for `authorizeAnonymous`). */
+  query?: Record<string, unknown>;
 }
 
 type Out<S> = S extends z.ZodType ? z.output<S> : undefined;
@@ -77,6 +79,8 @@ export interface RouteDef<P extends z.ZodType | undefined = any, Q extends z.Zod
    * (`req.is` patterns). Any other non-JSON body is a 415.
    */
   bodyTypes?: string[];
+  /** A JSON body limit of this route below the gateway's BODY_LIMIT_BYTES (larger bodies: 413). */
+  bodyLimitBytes?: number;
   /** Role check: throws a `forbidden` AppError. Runs after authentication, before validation. */
   authorize?: (principal: AuthedPrincipal, raw: RawInput) => void;
   /**

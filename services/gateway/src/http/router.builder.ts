@@ -124,7 +124,11 @@ function pipeline(route: AnyRoute, deps: RouterDeps): RequestHandler {
       }
     }
     if (route.authorize && locals.principal) {
-      route.authorize(locals.principal, { params: req.params as Record<string, string>, body: locals.bodyError ? undefined : req.body });
+      route.authorize(locals.principal, {
+        params: req.params as Record<string, string>,
+        body: locals.bodyError ? undefined : req.body,
+        query: req.query as Record<string, unknown>,
+      });
     }
     if (route.authorizeAnonymous && !locals.principal) {
       await route.authorizeAnonymous(locals.ctx, { params: req.params as Record<string, string>, body: locals.bodyError ? undefined : req.body });
@@ -161,6 +165,10 @@ export function mountRoutes(app: Express, routes: readonly AnyRoute[], deps: Rou
    */
   const deferredBody = (route: AnyRoute): RequestHandler => {
     const own = route.bodyTypes ?? [];
+    const parse =
+      route.bodyLimitBytes !== undefined && route.bodyLimitBytes < deps.bodyLimitBytes
+        ? express.json({ limit: route.bodyLimitBytes, type: () => true, strict: true })
+        : json;
     return (req, res, next) => {
       const isJson = req.is(JSON_TYPES);
       if (isJson === null) return next(); // no body at all
@@ -173,7 +181,7 @@ export function mountRoutes(app: Express, routes: readonly AnyRoute[], deps: Rou
         }
         return next();
       }
-      json(req, res, (err?: unknown) => {
+      parse(req, res, (err?: unknown) => {
         if (err) localsOf(res).bodyError = err;
         next();
       });

@@ -3,6 +3,7 @@
  * ones that could shadow them).
  */
 import type { AnyRoute } from '../http/route.js';
+import { addonRoutes } from './addons.routes.js';
 import { authRoutes } from './auth.routes.js';
 import { entityRoutes } from './entities.routes.js';
 import { eventRoutes } from './events.routes.js';
@@ -29,6 +30,7 @@ const GROUPS: ReadonlyArray<(deps: RouteDeps) => AnyRoute[]> = [
   shareRoutes,
   mediaRoutes,
   notifierRoutes,
+  addonRoutes,
   farmRoutes,
 ];
 

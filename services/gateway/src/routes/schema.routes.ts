@@ -25,48 +25,28 @@ import { ErrorBody } from '../schemas/common.schema.js';
 import {
   ActiveToolsOut,
   ActiveToolsQuery,
-  ApplicationsBody,
   ApplicationsOut,
   ApplicationsQuery,
-  BrandingBody,
   BrandingOut,
   CodePath,
-  CodeRename,
   DeletedOut,
   EntityCodePath,
-  EntityCodeRename,
   EntityCodeRenamePath,
-  EntityTypeBody,
   EntityTypeOut,
-  FieldBody,
   FieldOut,
-  FieldPatch,
   FieldPath,
-  ObjectTransitionsBody,
-  OptionRename,
-  PriorityBody,
   PriorityOut,
-  PriorityPatch,
-  RenameBody,
   RenameOut,
   SchemaOut,
-  StatusBody,
   StatusDeleteOut,
   StatusDeleteQuery,
   StatusOut,
-  StatusPatch,
-  StepBody,
   StepOut,
-  StepPatch,
-  StepReorder,
   StepsOut,
-  TaskTemplatesBody,
   TaskTemplatesOut,
-  ToolsBody,
   ToolsOut,
   TransitionsOut,
   UsageOut,
-  WorkflowBody,
   WorkflowOut,
 } from '../schemas/schema.schema.js';
 import type { RouteDeps } from './route.deps.js';
@@ -96,7 +76,7 @@ const RENAMED =
   'before the answer is sent, and emits one schema event naming the old code, the new code and how many records it ' +
   'rewrote (no per-record events).';
 
-/** What the gateway adds to one schema operation of the shared table: its OpenAPI text and schemas. */
+/** What the gateway adds to one schema operation of the shared table: its OpenAPI text, path and answer schemas. */
 interface SchemaRouteDoc {
   /** Defaults to the operation's name. */
   operationId?: string;
@@ -104,7 +84,6 @@ interface SchemaRouteDoc {
   description?: string;
   params?: z.ZodObject;
   query?: z.ZodObject;
-  body?: z.ZodType;
   /** The 200 answer. */
   ok: RouteResponse;
   /** The `code`s of its 409, when it has one. */
@@ -115,30 +94,27 @@ interface SchemaRouteDoc {
 const CODE_RENAME = {
   description: RENAMED,
   params: CodePath,
-  body: CodeRename,
   ok: ok('The rename as applied.', RenameOut),
   conflicts: `${DUPLICATE}; ${BUILTIN}`,
 };
 const DELETE_IN_USE = { params: CodePath, conflicts: `${BUILTIN}; ${IN_USE}`, errors: [404, 503] };
 
 /** A create: 409 when the code exists. */
-const created = (summary: string, body: z.ZodType, answer: RouteResponse): SchemaRouteDoc => ({
+const created = (summary: string, answer: RouteResponse): SchemaRouteDoc => ({
   summary,
-  body,
   ok: answer,
   conflicts: DUPLICATE,
   errors: [503],
 });
 /** An update of the definition `{code}`. */
-const updated = (summary: string, body: z.ZodType, answer: RouteResponse): SchemaRouteDoc => ({
+const updated = (summary: string, answer: RouteResponse): SchemaRouteDoc => ({
   summary,
   params: CodePath,
-  body,
   ok: answer,
   errors: [404, 503],
 });
 /** A change with nothing in its path and no conflict. */
-const replaced = (summary: string, body: z.ZodType, answer: RouteResponse): SchemaRouteDoc => ({ summary, body, ok: answer, errors: [503] });
+const replaced = (summary: string, answer: RouteResponse): SchemaRouteDoc => ({ summary, ok: answer, errors: [503] });
 
 const APPLICATIONS =
   "Without project_id: the whole studio catalog. With project_id: the applications the project's `data.overrides.applications` " +
@@ -178,7 +154,6 @@ const DOCS: Record<SchemaOperationName, SchemaRouteDoc> = {
   createEntityType: {
     summary: 'Create a custom entity type (Admin).',
     description: 'Records of it can be written by the very next request, with no migration and no restart.',
-    body: EntityTypeBody,
     ok: ok('The entity type as stored.', EntityTypeOut),
     conflicts: DUPLICATE,
     errors: [503],
@@ -186,7 +161,6 @@ const DOCS: Record<SchemaOperationName, SchemaRouteDoc> = {
   renameEntityType: {
     summary: "Change an entity type's display name (Admin).",
     params: EntityCodePath,
-    body: RenameBody,
     ok: ok('The entity type as stored.', EntityTypeOut),
     conflicts: BUILTIN,
     errors: [404, 503],
@@ -201,14 +175,12 @@ const DOCS: Record<SchemaOperationName, SchemaRouteDoc> = {
     summary: "Change a custom entity type's code (Admin).",
     ...CODE_RENAME,
     params: EntityCodeRenamePath,
-    body: EntityCodeRename,
     errors: [404, 503],
   },
   createField: {
     summary: 'Add a field to an entity type, built-in or custom (Admin).',
     description: 'The field is usable by the very next request.',
     params: EntityCodePath,
-    body: FieldBody,
     ok: ok('The field as stored.', FieldOut),
     conflicts: DUPLICATE,
     errors: [404, 503],
@@ -216,7 +188,6 @@ const DOCS: Record<SchemaOperationName, SchemaRouteDoc> = {
   updateField: {
     summary: "Update a field's name, description, required flag, default or options (Admin).",
     params: FieldPath,
-    body: FieldPatch,
     ok: ok('The field as stored.', FieldOut),
     conflicts: `${IN_USE} for a dropped option`,
     errors: [404, 503],
@@ -231,16 +202,14 @@ const DOCS: Record<SchemaOperationName, SchemaRouteDoc> = {
     summary: "Change an enum option's code (Admin).",
     ...CODE_RENAME,
     params: FieldPath,
-    body: OptionRename,
     errors: [404, 503],
   },
 
   // --- statuses ------------------------------------------------------------------------------
-  createStatus: created('Create a status (Admin).', StatusBody, ok('The status as stored.', StatusOut)),
+  createStatus: created('Create a status (Admin).', ok('The status as stored.', StatusOut)),
   updateStatus: {
     summary: 'Update a status (Admin).',
     params: CodePath,
-    body: StatusPatch,
     ok: ok('The status as stored.', StatusOut),
     conflicts: `${IN_USE} for a type dropped from its scope`,
     errors: [404, 503],
@@ -255,46 +224,40 @@ const DOCS: Record<SchemaOperationName, SchemaRouteDoc> = {
   renameStatus: { summary: 'Change a status code (Admin).', ...CODE_RENAME, errors: [404, 503] },
 
   // --- steps ---------------------------------------------------------------------------------
-  createStep: created('Create a step; it comes last (Admin).', StepBody, ok('The step as stored.', StepOut)),
+  createStep: created('Create a step; it comes last (Admin).', ok('The step as stored.', StepOut)),
   reorderSteps: {
     summary: 'Put the steps in a new order (Admin).',
     description: '`codes` must name every step exactly once (422 otherwise).',
-    body: StepReorder,
     ok: ok('The steps in their new order.', StepsOut),
     errors: [503],
   },
-  updateStep: updated('Update a step (Admin).', StepPatch, ok('The step as stored.', StepOut)),
+  updateStep: updated('Update a step (Admin).', ok('The step as stored.', StepOut)),
   deleteStep: { summary: 'Delete a step (Admin).', ...DELETE_IN_USE, ok: ok('The deleted step.', DeletedOut) },
   renameStep: { summary: 'Change a step code (Admin).', ...CODE_RENAME, errors: [404, 503] },
 
   // --- workflows, transitions, task templates --------------------------------------------
-  createWorkflow: created('Create a workflow and its workflow schemas (Admin).', WorkflowBody, ok('The workflow as stored.', WorkflowOut)),
+  createWorkflow: created('Create a workflow and its workflow schemas (Admin).', ok('The workflow as stored.', WorkflowOut)),
   deleteWorkflow: {
     summary: 'Delete a workflow; the body needs only `code` (Admin).',
-    body: WorkflowBody,
     ok: ok('The deleted workflow.', DeletedOut),
     errors: [404, 503],
   },
-  setTransitions: replaced(
-    "Set an object type's studio-default transitions (Admin).",
-    ObjectTransitionsBody,
-    ok("The type's transitions as stored.", TransitionsOut),
-  ),
-  setTaskTemplates: replaced('Replace the studio-wide task templates (Admin).', TaskTemplatesBody, ok('The task templates as stored.', TaskTemplatesOut)),
+  setTransitions: replaced("Set an object type's studio-default transitions (Admin).", ok("The type's transitions as stored.", TransitionsOut)),
+  setTaskTemplates: replaced('Replace the studio-wide task templates (Admin).', ok('The task templates as stored.', TaskTemplatesOut)),
 
   // --- priorities ------------------------------------------------------------------------
-  createPriority: created('Create a priority (Admin).', PriorityBody, ok('The priority as stored.', PriorityOut)),
-  updatePriority: updated('Update a priority (Admin).', PriorityPatch, ok('The priority as stored.', PriorityOut)),
+  createPriority: created('Create a priority (Admin).', ok('The priority as stored.', PriorityOut)),
+  updatePriority: updated('Update a priority (Admin).', ok('The priority as stored.', PriorityOut)),
   deletePriority: { summary: 'Delete a priority (Admin).', ...DELETE_IN_USE, ok: ok('The deleted priority.', DeletedOut) },
   renamePriority: { summary: 'Change a priority code (Admin).', ...CODE_RENAME, errors: [404, 503] },
 
   // --- branding and catalogs -------------------------------------------------------------
   getBranding: read('The studio branding.', ok('The branding (unset keys are null).', BrandingOut)),
-  setBranding: replaced('Set the studio branding (Admin).', BrandingBody, ok('The branding as stored.', BrandingOut)),
+  setBranding: replaced('Set the studio branding (Admin).', ok('The branding as stored.', BrandingOut)),
   getApplications: catalogRead("The launcher catalog, or a project's applications.", APPLICATIONS, ApplicationsQuery, ok('The applications.', ApplicationsOut)),
-  setApplications: replaced('Replace the studio launcher catalog (Admin).', ApplicationsBody, ok('The catalog as stored.', ApplicationsOut)),
+  setApplications: replaced('Replace the studio launcher catalog (Admin).', ok('The catalog as stored.', ApplicationsOut)),
   getTools: read('The tools catalog (built-in defaults when never set).', ok('The tools catalog.', ToolsOut)),
-  setTools: replaced('Replace the tools catalog (Admin).', ToolsBody, ok('The catalog as stored.', ToolsOut)),
+  setTools: replaced('Replace the tools catalog (Admin).', ok('The catalog as stored.', ToolsOut)),
   getActiveTools: catalogRead('The tool variants attached to a project, flattened.', ACTIVE_TOOLS, ActiveToolsQuery, ok('The active tools.', ActiveToolsOut)),
 };
 
@@ -320,7 +283,8 @@ export function schemaRoutes({ peers }: RouteDeps): AnyRoute[] {
   /** One route per operation: a call carrying the validated body and path codes, its answer as it came. */
   const route = (name: SchemaOperationName): AnyRoute => {
     const op: SchemaOperation = SCHEMA_OPERATIONS[name];
-    const { operationId = name, summary, description, params, query, body, ok: answer, conflicts, errors } = DOCS[name];
+    const { operationId = name, summary, description, params, query, ok: answer, conflicts, errors } = DOCS[name];
+    const body = op.body;
     return defineRoute({
       method: op.method,
       path: op.path,

@@ -2,7 +2,7 @@
  * Shared zod schemas: identifiers, codes and the two error bodies (docs/api-notes.md, Errors). Schemas with
  * a meta `id` become `components.schemas` entries of the OpenAPI document.
  */
-import { canonicalLinks, ENTITY_TYPE_CODE, ROLES } from '@reelbase/lib-platform';
+import { canonicalLinks, schemaBodies } from '@reelbase/lib-platform';
 import { z } from 'zod';
 
 /**
@@ -11,10 +11,8 @@ import { z } from 'zod';
  */
 export const Uuid = z.guid().overwrite((s) => s.toLowerCase());
 
-/** An entity type code such as `Shot` or a custom object code. */
-export const EntityTypeCode = z.string().regex(ENTITY_TYPE_CODE);
-
-export const Role = z.enum(ROLES);
+/** An entity type code such as `Shot` or a custom object code; a role. */
+export const { EntityTypeCode, Role } = schemaBodies;
 
 /** A JSON object with arbitrary keys. */
 export const JsonObject = z.record(z.string(), z.unknown());

@@ -1,11 +1,11 @@
-import type { Problem } from '@reelbase/lib-platform';
+import { schemaBodies, type Problem } from '@reelbase/lib-platform';
 import { describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import { collect } from '../http/validation.js';
-import {
-  ActiveToolsQuery,
+import { ActiveToolsQuery, ApplicationsQuery } from './schema.schema.js';
+
+const {
   ApplicationsBody,
-  ApplicationsQuery,
   BrandingBody,
   CodeRename,
   EntityCodeRename,
@@ -25,7 +25,7 @@ import {
   TaskTemplatesBody,
   ToolsBody,
   WorkflowBody,
-} from './schema.schema.js';
+} = schemaBodies;
 
 /** The 422 problems of `value` as `loc.join('.')` → type. */
 function problemsOf(schema: z.ZodType, value: unknown, source: 'body' | 'query' = 'body'): Record<string, string> {

@@ -7,7 +7,7 @@ import { Readable, Writable } from 'node:stream';
 import { AppError, createLogger, ifMatchHolds, isoMicros, newId, Readiness, type CallContext, type Logger } from '@reelbase/lib-platform';
 import { createHash, randomBytes } from 'node:crypto';
 import type { MediaPeer } from '../../src/clients/media.client.js';
-import { schemav1, type authv1, type eventsv1, type mediav1, type notifierv1, type recordsv1 } from '@reelbase/proto';
+import { addonsv1, schemav1, type authv1, type eventsv1, type mediav1, type notifierv1, type recordsv1 } from '@reelbase/proto';
 import type { Peers } from '../../src/clients/peers.js';
 import { parseGatewayConfig } from '../../src/config.js';
 import { createGatewayBus, type GatewayBus } from '../../src/live/gateway.bus.js';
@@ -359,6 +359,14 @@ export function fakePeers(state: FakeState): Peers {
       return { json: state.schemaAnswers?.get(method) ?? JSON.stringify({ rpc: method, request: req }) };
     };
   }
+  // Every addons RPC echoes what it was asked (the rules live in the schema service).
+  const addons: Record<string, (req: unknown, ctx: CallContext) => Promise<addonsv1.AddonJson>> = {};
+  for (const method of Object.keys(addonsv1.AddonsServiceService)) {
+    addons[method] = async (req, ctx) => {
+      track('addons', method, req, ctx);
+      return { json: JSON.stringify({ rpc: method, request: req }) };
+    };
+  }
   // The notifier's rules as the gateway relies on them: own notifications only (another user's is
   // not_found), webhooks for Admins only, a loopback URL refused at ["url"], unknown ids not_found.
   const me = (ctx: CallContext) => ctx.principal?.userId ?? '';
@@ -480,7 +488,7 @@ export function fakePeers(state: FakeState): Peers {
       return { delivery: state.notifier.deliveries[i] };
     },
   };
-  return { auth, records, events, schema, media: fakeMedia(state, track), notifier } as unknown as Peers;
+  return { auth, records, events, schema, addons, media: fakeMedia(state, track), notifier } as unknown as Peers;
 }
 
 /**

@@ -6,6 +6,7 @@ export * from './if-match.policy.js';
 export * from './media-key.policy.js';
 export * from './review-write.policy.js';
 export * from './schema-code.policy.js';
+export * as schemaBodies from './schema-bodies.js';
 export * from './schema-operations.policy.js';
 export * from './timelog.policy.js';
 export * from './user-views.policy.js';

@@ -1,12 +1,11 @@
 /**
  * The schema service's half of the operations table (SCHEMA_OPERATIONS in lib-platform names every
- * operation, its RPC, route and role): for each change, the body it takes, the path codes it
- * needs, whether it counts records' usage first and removes codes, and its editor function.
+ * operation, its RPC, route, role and body): for each change, the path codes it needs, whether it
+ * counts records' usage first and removes codes, and its editor function, typed by the table's body.
  * SchemaService.change runs any of them the same way (docs/architecture.md, "The schema service").
  */
-import { AppError, type SchemaChangeName } from '@reelbase/lib-platform';
+import { AppError, SCHEMA_OPERATIONS, type SchemaChangeName } from '@reelbase/lib-platform';
 import type { z } from 'zod';
-import * as B from './bodies.js';
 import * as E from './schema.editor.js';
 import type { Edit } from './schema.editor.js';
 import type { SchemaDoc, SchemaUsage } from './schema.types.js';
@@ -22,10 +21,14 @@ export interface SchemaRequest {
   entityCode: string;
 }
 
-/** One change: checked in this order (body, path codes, usage), then edited under the definitions lock. */
+/** The parsed body of change `K` (`undefined` when it takes none). */
+type BodyOf<K extends SchemaChangeName> = (typeof SCHEMA_OPERATIONS)[K]['body'] extends z.ZodType<infer T> ? T : undefined;
+
+/**
+ * One change: its body (the table's) checked first, then its path codes and usage, then edited under
+ * the definitions lock.
+ */
 export interface ChangeOperation<Body, Codes> {
-  /** The body's schema; none: the body is not read. */
-  body?: z.ZodType<Body>;
   /** The path codes it needs (a missing one is a 422). */
   codes?: (r: SchemaRequest) => Codes;
   /** Counts records' usage before the change (always, or when the body asks for it). */
@@ -37,14 +40,13 @@ export interface ChangeOperation<Body, Codes> {
 
 /** A change with its types erased, as SchemaService.change runs it. */
 export interface AnyChangeOperation {
-  body?: z.ZodType;
   codes?: (r: SchemaRequest) => unknown;
   usage?: true | ((body: never) => boolean);
   removes?: true;
   edit: (doc: SchemaDoc, body: never, codes: never, usage: SchemaUsage) => Edit<unknown>;
 }
 
-const change = <Body = undefined, Codes = undefined>(op: ChangeOperation<Body, Codes>): AnyChangeOperation => op as AnyChangeOperation;
+const change = <Body = undefined, Codes = undefined>(op: ChangeOperation<Body, Codes>): ChangeOperation<Body, Codes> => op;
 
 function requireCode(value: string, name: string): string {
   if (!value) throw AppError.invalid([{ loc: ['path', name], msg: 'Field required', type: 'missing' }]);
@@ -59,66 +61,66 @@ const code = (r: SchemaRequest) => requireCode(r.code, 'code');
 const field = (r: SchemaRequest) => ({ type: requireCode(r.entityCode, 'entity_code'), field: requireCode(r.fieldCode || r.code, 'field_code') });
 
 /** A change of the whole body (no path codes). */
-const whole = <Body>(body: z.ZodType<Body>, edit: (doc: SchemaDoc, body: Body) => Edit<unknown>) => change({ body, edit: (doc, b) => edit(doc, b) });
+const whole = <Body>(edit: (doc: SchemaDoc, body: Body) => Edit<unknown>) => change<Body>({ edit: (doc, b) => edit(doc, b) });
 /** A change of the definition `{code}` with a body. */
-const ofCode = <Body>(body: z.ZodType<Body>, edit: (doc: SchemaDoc, code: string, body: Body) => Edit<unknown>) =>
-  change({ body, codes: code, edit: (doc, b, c) => edit(doc, c, b) });
+const ofCode = <Body>(edit: (doc: SchemaDoc, code: string, body: Body) => Edit<unknown>) =>
+  change<Body, string>({ codes: code, edit: (doc, b, c) => edit(doc, c, b) });
 /** A delete of the definition `{code}`: refused while records use it. */
 const removal = (edit: (doc: SchemaDoc, code: string, usage: SchemaUsage) => Edit<unknown>) =>
   change({ codes: code, usage: true, removes: true, edit: (doc, _, c, usage) => edit(doc, c, usage) });
 
 /** Every change of SCHEMA_OPERATIONS. */
-export const SCHEMA_CHANGES: Record<SchemaChangeName, AnyChangeOperation> = {
-  createEntityType: whole(B.EntityTypeBody, E.createEntityType),
-  renameEntityType: change({ body: B.RenameBody, codes: entityType, edit: (doc, body, c) => E.renameEntityType(doc, c, body) }),
+const CHANGES: { [K in SchemaChangeName]: ChangeOperation<BodyOf<K>, any> } = {
+  createEntityType: whole(E.createEntityType),
+  renameEntityType: change({ codes: entityType, edit: (doc, body, c) => E.renameEntityType(doc, c, body) }),
   deleteEntityType: change({ codes: entityType, usage: true, removes: true, edit: (doc, _, c, usage) => E.deleteEntityType(doc, c, usage) }),
   renameEntityTypeCode: change({
-    body: B.CodeRenameBody,
     codes: (r) => requireCode(r.code || r.entityCode, 'code'),
     edit: (doc, body, c) => E.renameEntityTypeCode(doc, c, body),
   }),
   createField: change({
-    body: B.FieldBody,
     codes: (r) => requireCode(r.entityCode, 'entity_code'),
     edit: (doc, body, type) => E.createField(doc, type, body),
   }),
   updateField: change({
-    body: B.FieldPatch,
     codes: field,
     usage: (body) => body.options !== undefined,
     removes: true,
     edit: (doc, body, c, usage) => E.updateField(doc, c.type, c.field, body, usage),
   }),
   deleteField: change({ codes: field, usage: true, removes: true, edit: (doc, _, c, usage) => E.deleteField(doc, c.type, c.field, usage) }),
-  renameOption: change({ body: B.OptionRenameBody, codes: field, edit: (doc, body, c) => E.renameOption(doc, c.type, c.field, body) }),
+  renameOption: change({ codes: field, edit: (doc, body, c) => E.renameOption(doc, c.type, c.field, body) }),
 
-  createStatus: whole(B.StatusBody, E.createStatus),
-  updateStatus: ofCode(B.StatusPatch, E.updateStatus),
+  createStatus: whole(E.createStatus),
+  updateStatus: ofCode(E.updateStatus),
   deleteStatus: change({
     codes: (r) => ({ code: code(r), entityType: r.entityCode || undefined }),
     usage: true,
     removes: true,
     edit: (doc, _, c, usage) => E.deleteStatus(doc, c.code, c.entityType, usage),
   }),
-  renameStatus: ofCode(B.CodeRenameBody, E.renameStatus),
+  renameStatus: ofCode(E.renameStatus),
 
-  createStep: whole(B.StepBody, E.createStep),
-  reorderSteps: whole(B.StepReorder, E.reorderSteps),
-  updateStep: ofCode(B.StepPatch, E.updateStep),
+  createStep: whole(E.createStep),
+  reorderSteps: whole(E.reorderSteps),
+  updateStep: ofCode(E.updateStep),
   deleteStep: removal(E.deleteStep),
-  renameStep: ofCode(B.CodeRenameBody, E.renameStep),
+  renameStep: ofCode(E.renameStep),
 
-  createWorkflow: whole(B.WorkflowBody, E.createWorkflow),
-  deleteWorkflow: change({ body: B.WorkflowBody.partial().required({ code: true }), edit: (doc, body) => E.deleteWorkflow(doc, body.code) }),
-  setTransitions: whole(B.TransitionsBody, E.setTransitions),
-  setTaskTemplates: whole(B.TaskTemplatesBody, E.setTaskTemplates),
+  createWorkflow: whole(E.createWorkflow),
+  deleteWorkflow: change({ edit: (doc, body) => E.deleteWorkflow(doc, body.code) }),
+  setTransitions: whole(E.setTransitions),
+  setTaskTemplates: whole(E.setTaskTemplates),
 
-  createPriority: whole(B.PriorityBody, E.createPriority),
-  updatePriority: ofCode(B.PriorityPatch, E.updatePriority),
+  createPriority: whole(E.createPriority),
+  updatePriority: ofCode(E.updatePriority),
   deletePriority: removal(E.deletePriority),
-  renamePriority: ofCode(B.CodeRenameBody, E.renamePriority),
+  renamePriority: ofCode(E.renamePriority),
 
-  setBranding: whole(B.BrandingBody, E.setBranding),
-  setApplications: whole(B.ApplicationsBody, E.setApplications),
-  setTools: whole(B.ToolsBody, E.setTools),
+  setBranding: whole(E.setBranding),
+  setApplications: whole(E.setApplications),
+  setTools: whole(E.setTools),
 };
+
+/** Every change of SCHEMA_OPERATIONS with its types erased, as SchemaService.change runs it. */
+export const SCHEMA_CHANGES: Record<SchemaChangeName, AnyChangeOperation> = CHANGES as Record<SchemaChangeName, AnyChangeOperation>;

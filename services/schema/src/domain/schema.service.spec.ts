@@ -325,7 +325,8 @@ describe('statuses, steps, priorities', () => {
     ]) {
       const err = await rejects(service.change('reorderSteps', ADMIN, req({ codes })));
       expect(err.kind).toBe('invalid');
-      expect(err.problems[0]!.loc).toEqual(['body', 'codes']);
+      // A repeated code is named by its place (['body', 'codes', 2]), the body schema being the gateway's.
+      expect(err.problems[0]!.loc.slice(0, 2)).toEqual(['body', 'codes']);
     }
     await service.change('reorderSteps', ADMIN, req({ codes: ['comp', 'layout', 'anim'] }));
     expect((await store.load()).steps.map((s) => s.code)).toEqual(['comp', 'layout', 'anim']);

@@ -6,7 +6,8 @@
  * (a journal entry committed with the renamed definitions, completed at start-up if a crash
  * cut it short) and publishes one event with the old code, the new code and the count.
  */
-import { AppError, isUuid, newId, type CallContext, type Logger, type SchemaChangeName, type StreamEvent } from '@reelbase/lib-platform';
+import { AppError, isUuid, newId, SCHEMA_OPERATIONS, type CallContext, type Logger, type SchemaChangeName, type StreamEvent } from '@reelbase/lib-platform';
+import type { z } from 'zod';
 import { v5 as uuidv5 } from 'uuid';
 import { parseBody } from './bodies.js';
 import { SCHEMA_CHANGES, type SchemaRequest } from './operations.js';
@@ -243,7 +244,8 @@ export class SchemaService {
   async change(name: SchemaChangeName, ctx: CallContext, r: SchemaRequest): Promise<unknown> {
     requireAdmin(ctx);
     const op = SCHEMA_CHANGES[name];
-    const body = (op.body ? parseBody(op.body, r.body) : undefined) as never;
+    const schema: z.ZodType | undefined = SCHEMA_OPERATIONS[name].body;
+    const body = (schema ? parseBody(schema, r.body) : undefined) as never;
     const codes = op.codes?.(r) as never;
     const counted = op.usage === true || (op.usage !== undefined && op.usage(body));
     const usage = counted ? await this.usage() : emptyUsage();

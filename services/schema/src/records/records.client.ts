@@ -1,11 +1,12 @@
 /**
  * The {@link RecordsPort} over lib-platform's {@link RecordsClient}, acting as the schema service
- * itself (systemContext): snapshots, rename cascades, usage counts and project overrides.
+ * itself (systemContext): snapshots, rename cascades, usage counts, project overrides and whether a
+ * project exists (addons).
  */
 import { AppError, systemContext, type RecordsClient } from '@reelbase/lib-platform';
 import type { recordsv1 } from '@reelbase/proto';
 import type { ProjectOverrides } from '../domain/catalog.js';
-import type { JournalEntry, RecordsPort } from '../domain/ports.js';
+import type { JournalEntry, ProjectDirectory, RecordsPort } from '../domain/ports.js';
 import type { SchemaUsage } from '../domain/schema.types.js';
 
 /** A cascade rewrites every record holding the code in one transaction: allow it time. */
@@ -16,7 +17,7 @@ const counts = (v: unknown): Record<string, number> =>
     ? Object.fromEntries(Object.entries(v).filter((e): e is [string, number] => typeof e[1] === 'number'))
     : {};
 
-export class SchemaRecords implements RecordsPort {
+export class SchemaRecords implements RecordsPort, ProjectDirectory {
   constructor(private readonly records: RecordsClient) {}
 
   async applySchema(version: number, snapshotJson: string, opts: { refuseRemovedInUse?: boolean } = {}): Promise<void> {
@@ -62,5 +63,10 @@ export class SchemaRecords implements RecordsPort {
     const data = JSON.parse(record.dataJson || '{}') as Record<string, unknown>;
     const o = data.overrides;
     return typeof o === 'object' && o !== null && !Array.isArray(o) ? (o as ProjectOverrides) : null;
+  }
+
+  /** A live Project record with that id (a retired one reads as not found). */
+  async projectExists(projectId: string): Promise<boolean> {
+    return (await this.records.find('Project', projectId, systemContext())) !== null;
   }
 }

@@ -3,10 +3,14 @@
  * "Service shape"); a `name` is stored in `schema.mikro_orm_migrations` once applied and never changes.
  */
 import type { MigrationObject } from '@mikro-orm/postgresql';
+import { SchemaAddonsMigration } from './addons.migration.js';
 import { SchemaInitialMigration } from './initial.migration.js';
 
 /** The PostgreSQL schema the service owns. */
 export const SCHEMA_SCHEMA = 'schema';
 
 /** Every migration of schema `schema`, oldest first. */
-export const SCHEMA_MIGRATIONS: MigrationObject[] = [{ name: 'schema-0001-initial', class: SchemaInitialMigration }];
+export const SCHEMA_MIGRATIONS: MigrationObject[] = [
+  { name: 'schema-0001-initial', class: SchemaInitialMigration },
+  { name: 'schema-0003-addons', class: SchemaAddonsMigration },
+];

@@ -1,5 +1,5 @@
 /** The studio branding, the launcher catalog and the tools catalog (each replaced whole). */
-import type * as B from '../bodies.js';
+import type { schemaBodies as B } from '@reelbase/lib-platform';
 import { Problems } from '../schema.errors.js';
 import type { ApplicationDef, SchemaDoc, ToolDef } from '../schema.types.js';
 import { asChanges, clone, uniqueCodes, type Body, type Edit } from './edit.js';

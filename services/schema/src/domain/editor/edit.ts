@@ -51,8 +51,11 @@ export interface Edit<R = unknown> {
   rename?: RenamePlan;
 }
 
-/** A body as its schema parses it. */
-export type Body<S extends z.ZodType> = z.infer<S>;
+/**
+ * A body an editor function takes: its schema's input shape, so that an editor fills in what a
+ * default would (a parsed body, which has the defaults, is one too).
+ */
+export type Body<S extends z.ZodType> = z.input<S>;
 
 export const clone = (doc: SchemaDoc): SchemaDoc => structuredClone(doc);
 

@@ -1,5 +1,5 @@
 /** Entity types: create, rename (name and code), delete. */
-import type * as B from '../bodies.js';
+import type { schemaBodies as B } from '@reelbase/lib-platform';
 import { builtin, duplicate, inUse, Problems } from '../schema.errors.js';
 import { ENTITY_CODE, type EntityTypeDef, type SchemaDoc, type SchemaUsage } from '../schema.types.js';
 import { asChanges, clone, deleted, entity, newCode, renamed, type Body, type Edit, type RenameAnswer } from './edit.js';
@@ -48,7 +48,7 @@ export function deleteEntityType(doc: SchemaDoc, code: string, usage: SchemaUsag
   return deleted(next, 'Schema.EntityType', code);
 }
 
-export function renameEntityTypeCode(doc: SchemaDoc, code: string, body: Body<typeof B.CodeRenameBody>): Edit<RenameAnswer> {
+export function renameEntityTypeCode(doc: SchemaDoc, code: string, body: Body<typeof B.EntityCodeRename>): Edit<RenameAnswer> {
   const t = entity(doc, code);
   if (t.builtin) throw builtin('entity type', code);
   const p = new Problems();

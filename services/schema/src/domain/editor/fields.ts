@@ -1,5 +1,5 @@
 /** Fields of an entity type and their options: create, update, delete, rename an option. */
-import type * as B from '../bodies.js';
+import type { schemaBodies as B } from '@reelbase/lib-platform';
 import { builtin, duplicate, inUse, notFound, Problems } from '../schema.errors.js';
 import { LINK_TYPES, OPTION_TYPES, RECORD_COLUMNS, type FieldDef, type OptionDef, type SchemaDoc, type SchemaUsage } from '../schema.types.js';
 import { clone, entity, field, fieldChange, renamed, typesExist, uniqueCodes, type Body, type Edit, type RenameAnswer } from './edit.js';
@@ -134,7 +134,7 @@ export function deleteField(doc: SchemaDoc, typeCode: string, fieldCode: string,
   };
 }
 
-export function renameOption(doc: SchemaDoc, typeCode: string, fieldCode: string, body: Body<typeof B.OptionRenameBody>): Edit<RenameAnswer> {
+export function renameOption(doc: SchemaDoc, typeCode: string, fieldCode: string, body: Body<typeof B.OptionRename>): Edit<RenameAnswer> {
   const f = field(entity(doc, typeCode), fieldCode);
   if (!OPTION_TYPES.has(f.type)) {
     const p = new Problems();

@@ -1,5 +1,5 @@
 /** Priorities (kept in rank order): create, update, delete, rename. */
-import type * as B from '../bodies.js';
+import type { schemaBodies as B } from '@reelbase/lib-platform';
 import { duplicate, notFound } from '../schema.errors.js';
 import type { SchemaDoc, SchemaUsage } from '../schema.types.js';
 import { asChanges, clone, deleted, renamed, renameListed, withoutListed, type Body, type Edit, type RenameAnswer } from './edit.js';
@@ -30,7 +30,7 @@ export function deletePriority(doc: SchemaDoc, code: string, usage: SchemaUsage)
   return deleted(withoutListed(doc, 'priorities', 'priority', code, usage.priorities[code] ?? 0), 'Schema.Priority', code);
 }
 
-export function renamePriority(doc: SchemaDoc, code: string, body: Body<typeof B.CodeRenameBody>): Edit<RenameAnswer> {
+export function renamePriority(doc: SchemaDoc, code: string, body: Body<typeof B.CodeRename>): Edit<RenameAnswer> {
   const next = renameListed(doc, 'priorities', 'priority', code, body.new_code);
   return renamed(next, { kind: 'priority', entityType: '', field: '', from: code, to: body.new_code });
 }

@@ -1,5 +1,5 @@
 /** Statuses: create, update, delete (or narrow their scope), rename. */
-import type * as B from '../bodies.js';
+import type { schemaBodies as B } from '@reelbase/lib-platform';
 import { builtin, duplicate, inUse, notFound, Problems } from '../schema.errors.js';
 import { builtinStatusType } from '../builtins.js';
 import type { SchemaDoc, SchemaUsage, StatusDef } from '../schema.types.js';
@@ -86,7 +86,7 @@ export function deleteStatus(
   return deleted(next, 'Schema.Status', code);
 }
 
-export function renameStatus(doc: SchemaDoc, code: string, body: Body<typeof B.CodeRenameBody>): Edit<RenameAnswer> {
+export function renameStatus(doc: SchemaDoc, code: string, body: Body<typeof B.CodeRename>): Edit<RenameAnswer> {
   const to = body.new_code;
   if (builtinStatusType(code) && doc.statuses.some((s) => s.code === code)) throw builtin('status', code);
   const next = renameListed(doc, 'statuses', 'status', code, to);

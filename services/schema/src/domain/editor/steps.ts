@@ -1,5 +1,5 @@
 /** Steps: create, reorder, update, delete, rename. */
-import type * as B from '../bodies.js';
+import type { schemaBodies as B } from '@reelbase/lib-platform';
 import { duplicate, notFound, Problems } from '../schema.errors.js';
 import type { SchemaDoc, SchemaUsage } from '../schema.types.js';
 import { asChanges, clone, deleted, renamed, renameListed, typesExist, withoutListed, type Body, type Edit, type RenameAnswer } from './edit.js';
@@ -48,7 +48,7 @@ export function deleteStep(doc: SchemaDoc, code: string, usage: SchemaUsage): Ed
   return deleted(next, 'Schema.Step', code);
 }
 
-export function renameStep(doc: SchemaDoc, code: string, body: Body<typeof B.CodeRenameBody>): Edit<RenameAnswer> {
+export function renameStep(doc: SchemaDoc, code: string, body: Body<typeof B.CodeRename>): Edit<RenameAnswer> {
   const to = body.new_code;
   const next = renameListed(doc, 'steps', 'step', code, to);
   const swap = (x: string) => (x === code ? to : x);

@@ -1,5 +1,5 @@
 /** Workflows, the studio-default transitions and the task templates. */
-import type * as B from '../bodies.js';
+import type { schemaBodies as B } from '@reelbase/lib-platform';
 import { duplicate, notFound, Problems } from '../schema.errors.js';
 import { OPTION_TYPES, type FieldDef, type SchemaDoc } from '../schema.types.js';
 import { asChanges, clone, deleted, stepsExist, uniqueCodes, type Body, type Edit } from './edit.js';
@@ -44,7 +44,7 @@ export function deleteWorkflow(doc: SchemaDoc, code: string): Edit {
 const statusFor = (doc: SchemaDoc, type: string, code: string) =>
   doc.statuses.some((s) => s.code === code && (s.entity_types.length === 0 || s.entity_types.includes(type)));
 
-export function setTransitions(doc: SchemaDoc, body: Body<typeof B.TransitionsBody>): Edit {
+export function setTransitions(doc: SchemaDoc, body: Body<typeof B.ObjectTransitionsBody>): Edit {
   const p = new Problems();
   if (!doc.entity_types.some((e) => e.code === body.entity_type)) p.add(['entity_type'], `entity type ${body.entity_type} does not exist`);
   else {

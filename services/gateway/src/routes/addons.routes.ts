@@ -1,0 +1,209 @@
+/**
+ * Pipeline addons and their layered settings (docs/api-notes.md, "Addons"), served by the schema
+ * service's AddonsService. Registering, choosing the production version, deleting a version and
+ * the studio's settings are for Admins; a project's settings and pin for Admins and Supervisors
+ * (403 before the body is validated; the service checks again); every role reads. Each route is
+ * one call whose JSON answer is the response body as is.
+ */
+import { AppError } from '@reelbase/lib-platform';
+import type { addonsv1 } from '@reelbase/proto';
+import type { AuthedPrincipal } from '../http/locals.js';
+import type { AnyRoute, RawInput } from '../http/route.js';
+import { Reply, defineRoute } from '../http/route.js';
+import {
+  ADDON_SETTINGS_BODY_BYTES,
+  ADDON_VERSION_BODY_BYTES,
+  AddonDeleted,
+  AddonList,
+  AddonOut,
+  AddonOverridesBody,
+  AddonOverridesOut,
+  AddonPatch,
+  AddonPath,
+  AddonPinBody,
+  AddonPinOut,
+  AddonPinQuery,
+  AddonProjectQuery,
+  AddonSettingsOut,
+  AddonSettingsQuery,
+  AddonVersionBody,
+  AddonVersionOut,
+  AddonVersionPath,
+} from '../schemas/addons.schema.js';
+import type { RouteDeps } from './route.deps.js';
+
+const TAGS = ['addons'];
+
+const reply = (res: addonsv1.AddonJson): Reply => Reply.rawJson(res.json === '' ? '{}' : res.json);
+
+function allow(principal: AuthedPrincipal, roles: readonly string[], what: string): void {
+  if (!roles.includes(principal.role)) throw new AppError('forbidden', `${what} is for ${roles.join(' and ')} only`);
+}
+const admin = (what: string) => (p: AuthedPrincipal) => allow(p, ['Admin'], what);
+
+/** A project's layer or pin: Admin or Supervisor; the studio's layer (no `project_id`): Admin. */
+function projectOrStudio(p: AuthedPrincipal, raw: RawInput): void {
+  const projectId = raw.query?.project_id;
+  if (projectId === undefined || projectId === '') allow(p, ['Admin'], 'changing studio addon settings');
+  else allow(p, ['Admin', 'Supervisor'], 'changing project addon settings');
+}
+
+const LAYERS =
+  'Settings resolve in three layers: the version’s `defaults`, the studio overrides and the project’s overrides ' +
+  '(objects merged key by key, arrays and scalars replaced).';
+
+export function addonRoutes({ peers }: RouteDeps): AnyRoute[] {
+  const addons = peers.addons;
+  return [
+    defineRoute({
+      method: 'get',
+      path: '/addons',
+      operationId: 'listAddons',
+      summary: 'Every addon, by name.',
+      tags: TAGS,
+      auth: 'bearer',
+      responses: { 200: { description: 'The addons.', schema: AddonList } },
+      errors: [503],
+      handler: async ({ ctx }) => reply(await addons.listAddons({}, ctx)),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/addons/{name}',
+      operationId: 'getAddon',
+      summary: 'One addon: its versions (ascending) and production version.',
+      tags: TAGS,
+      auth: 'bearer',
+      params: AddonPath,
+      responses: { 200: { description: 'The addon.', schema: AddonOut } },
+      errors: [404, 503],
+      handler: async ({ params, ctx }) => reply(await addons.getAddon({ name: params.name, version: '' }, ctx)),
+    }),
+    defineRoute({
+      method: 'patch',
+      path: '/addons/{name}',
+      operationId: 'setAddonProductionVersion',
+      summary: 'Choose the production version (Admin).',
+      description: 'A version that is not registered is 422 at `["body","production_version"]`. Emits an `Addon` update event.',
+      tags: TAGS,
+      auth: 'bearer',
+      params: AddonPath,
+      body: AddonPatch,
+      authorize: admin('choosing the production version'),
+      responses: { 200: { description: 'The addon.', schema: AddonOut } },
+      errors: [404, 503],
+      handler: async ({ params, body, ctx }) =>
+        reply(await addons.setProductionVersion({ name: params.name, version: '', bodyJson: JSON.stringify(body) }, ctx)),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/addons/{name}/versions/{version}',
+      operationId: 'getAddonVersion',
+      summary: 'One registered version: its title, settings schema and defaults.',
+      tags: TAGS,
+      auth: 'bearer',
+      params: AddonVersionPath,
+      responses: { 200: { description: 'The version.', schema: AddonVersionOut } },
+      errors: [404, 503],
+      handler: async ({ params, ctx }) => reply(await addons.getAddonVersion({ name: params.name, version: params.version }, ctx)),
+    }),
+    defineRoute({
+      method: 'put',
+      path: '/addons/{name}/versions/{version}',
+      operationId: 'registerAddonVersion',
+      summary: 'Register an addon version (Admin).',
+      description:
+        '`version` is a semantic version. A version is immutable: the same body again is 200 and changes nothing; another ' +
+        'body is 409 `duplicate_code`. `defaults` must satisfy `settings_schema` (422 located in `defaults`); a schema ' +
+        'keyword outside the supported list, or a schema past its bounds, is 422 located in `settings_schema`. The first ' +
+        `version of an addon becomes its production version. Bodies over ${ADDON_VERSION_BODY_BYTES} bytes are 413. ` +
+        'Emits an `Addon` event (create for a new addon).',
+      tags: TAGS,
+      auth: 'bearer',
+      params: AddonVersionPath,
+      body: AddonVersionBody,
+      bodyLimitBytes: ADDON_VERSION_BODY_BYTES,
+      authorize: admin('registering an addon version'),
+      responses: { 200: { description: 'The version as registered.', schema: AddonVersionOut } },
+      errors: [409, 503],
+      handler: async ({ params, body, ctx }) =>
+        reply(await addons.registerAddonVersion({ name: params.name, version: params.version, bodyJson: JSON.stringify(body) }, ctx)),
+    }),
+    defineRoute({
+      method: 'delete',
+      path: '/addons/{name}/versions/{version}',
+      operationId: 'deleteAddonVersion',
+      summary: 'Delete an addon version (Admin).',
+      description:
+        '409 `code_in_use` while it is the production version or a project pins it (`usage`: the projects pinning it). ' + 'Emits an `Addon` update event.',
+      tags: TAGS,
+      auth: 'bearer',
+      params: AddonVersionPath,
+      authorize: admin('deleting an addon version'),
+      responses: { 200: { description: 'The version is gone.', schema: AddonDeleted } },
+      errors: [404, 409, 503],
+      handler: async ({ params, ctx }) => reply(await addons.deleteAddonVersion({ name: params.name, version: params.version }, ctx)),
+    }),
+    defineRoute({
+      method: 'put',
+      path: '/addons/{name}/settings',
+      operationId: 'putAddonSettings',
+      summary: 'Replace the studio’s (Admin) or a project’s (Admin, Supervisor) override layer.',
+      description:
+        `${LAYERS} The body replaces the layer whole (\`{}\` clears it). It is a partial settings object checked against ` +
+        'the version it applies to (the studio layer: the production version; a project layer: the project’s pin, else ' +
+        'production): only known keys, right types and bounds; `required` is not enforced. Problems are 422 at ' +
+        `\`["body", <path>...]\`. Bodies over ${ADDON_SETTINGS_BODY_BYTES} bytes are 413. An unknown project is 404. ` +
+        'Emits an `AddonSettings` event when the layer changes.',
+      tags: TAGS,
+      auth: 'bearer',
+      params: AddonPath,
+      query: AddonProjectQuery,
+      body: AddonOverridesBody,
+      bodyLimitBytes: ADDON_SETTINGS_BODY_BYTES,
+      authorize: projectOrStudio,
+      responses: { 200: { description: 'The layer as stored.', schema: AddonOverridesOut } },
+      errors: [404, 503],
+      handler: async ({ params, query, body, ctx }) =>
+        reply(await addons.putAddonSettings({ name: params.name, version: '', projectId: query.project_id, bodyJson: JSON.stringify(body) }, ctx)),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/addons/{name}/settings',
+      operationId: 'getAddonSettings',
+      summary: 'Resolved settings of an addon (any role).',
+      description:
+        `${LAYERS} Resolved for \`version\` when given, else the project’s pin, else the production version. \`sources\` ` +
+        'maps each leaf’s JSON pointer (an array is one leaf) to `default`, `studio` or `project`. The result always ' +
+        'satisfies the version’s schema: an override that does not fit it (made for another version) is left out and its ' +
+        'pointer listed in `ignored`. An unknown project or version is 404.',
+      tags: TAGS,
+      auth: 'bearer',
+      params: AddonPath,
+      query: AddonSettingsQuery,
+      responses: { 200: { description: 'The resolved settings.', schema: AddonSettingsOut } },
+      errors: [404, 503],
+      handler: async ({ params, query, ctx }) =>
+        reply(await addons.getAddonSettings({ name: params.name, projectId: query.project_id, version: query.version }, ctx)),
+    }),
+    defineRoute({
+      method: 'put',
+      path: '/addons/{name}/pin',
+      operationId: 'pinAddonVersion',
+      summary: 'Pin a project to a version, or unpin it (Admin, Supervisor).',
+      description:
+        'A pinned project resolves its settings for that version and its override layer is checked against it. A version ' +
+        'that is not registered is 422 at `["body","version"]`; an unknown project 404. A pinned version cannot be deleted. ' +
+        'Emits an `AddonSettings` event when the pin changes.',
+      tags: TAGS,
+      auth: 'bearer',
+      params: AddonPath,
+      query: AddonPinQuery,
+      body: AddonPinBody,
+      authorize: (p) => allow(p, ['Admin', 'Supervisor'], 'pinning an addon version'),
+      responses: { 200: { description: 'The pin.', schema: AddonPinOut } },
+      errors: [404, 503],
+      handler: async ({ params, query, body, ctx }) =>
+        reply(await addons.pinAddonVersion({ name: params.name, version: '', projectId: query.project_id, bodyJson: JSON.stringify(body) }, ctx)),
+    }),
+  ];
+}
