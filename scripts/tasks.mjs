@@ -107,6 +107,17 @@ const tasks = {
     await build();
     await run(process.execPath, [join(ROOT, 'bench/dist/notifier.js'), ...args]);
   },
+  async 'bench:farm'(args) {
+    await build();
+    await run(process.execPath, [join(ROOT, 'bench/dist/farm.js'), ...args]);
+  },
+  /** The farm's contention test at full size: 10,000 chunks, 32 agents, through the gateway (docs/farm.md). */
+  async 'chaos:farm'(args) {
+    await build();
+    await run(bin('vitest'), ['run', '--config', 'test/vitest.config.ts', 'test/farm.e2e.spec.ts', '-t', 'concurrent agents', ...args], {
+      env: { ...process.env, FARM_E2E_CHUNKS: process.env.FARM_E2E_CHUNKS ?? '10000' },
+    });
+  },
   async 'bench:media'(args) {
     await build();
     await run(process.execPath, [join(ROOT, 'bench/dist/media.js'), ...args]);

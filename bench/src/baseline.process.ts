@@ -17,12 +17,30 @@ function exited(child: ChildProcess): Promise<void> {
   return new Promise((resolve) => child.once('exit', () => resolve()));
 }
 
-/** Spawns the baseline on an ephemeral port and resolves once it listens. */
-export async function startBaselineProcess(opts: { databaseUrl: string; poolSize: number; schema: string; actor: string | null }): Promise<BaselineProcess> {
-  const main = fileURLToPath(new URL('./baseline.main.js', import.meta.url));
+/**
+ * Spawns the baseline on an ephemeral port and resolves once it listens; `main` names another
+ * baseline entry point beside this file (the farm's, farm.baseline.main.js) and `env` adds to its environment.
+ */
+export async function startBaselineProcess(opts: {
+  databaseUrl: string;
+  poolSize: number;
+  schema: string;
+  actor: string | null;
+  main?: string;
+  env?: Record<string, string>;
+}): Promise<BaselineProcess> {
+  const main = fileURLToPath(new URL(`./${opts.main ?? 'baseline.main.js'}`, import.meta.url));
   const child = spawn(process.execPath, [main], {
     stdio: ['ignore', 'pipe', 'inherit'],
-    env: { ...process.env, DATABASE_URL: opts.databaseUrl, PORT: '0', POOL_SIZE: String(opts.poolSize), TABLE_SCHEMA: opts.schema, ACTOR_ID: opts.actor ?? '' },
+    env: {
+      ...process.env,
+      DATABASE_URL: opts.databaseUrl,
+      PORT: '0',
+      POOL_SIZE: String(opts.poolSize),
+      TABLE_SCHEMA: opts.schema,
+      ACTOR_ID: opts.actor ?? '',
+      ...opts.env,
+    },
   });
   const port = await new Promise<number>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error('baseline did not start within 15 s')), 15_000);

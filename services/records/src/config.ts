@@ -36,6 +36,10 @@ export const recordsConfigShape = {
    * protected link verifies it once, so it is lower than auth's login cost; tests lower it further.
    */
   SHARE_PASSWORD_SCRYPT_COST: envInt(16_384, 2, 1 << 20).refine((n) => (n & (n - 1)) === 0, 'must be a power of two'),
+  /** Connections of the farm's pool (claims, leases and job changes; docs/farm.md). */
+  FARM_POOL_MAX: envInt(10, 1, 100),
+  /** How often the farm sweeper finalises expired leases (docs/farm.md, "Leases"). */
+  FARM_SWEEP_MS: envInt(1000, 50, 600_000),
   /** Kills the process at a chosen point of the write path, to prove crash recovery. Never set in production. */
   RECORDS_FAULT: envOptionalEnum(RECORDS_FAULTS),
 };

@@ -17,3 +17,6 @@ export { queryStatements, runQueryPlan } from './store/query.repository.js';
 export type { Statement } from './store/query.repository.js';
 export { QUERY_INDEXES } from './store/query.migration.js';
 export { LINK_INDEXES, LINK_TABLE_OFF_SQL, LINK_TABLE_ON_SQL } from './store/link.migration.js';
+export { FarmRepository, openFarmPool } from './store/farm.repository.js';
+export type { FarmPool } from './store/farm.repository.js';
+export { newLease } from './domain/farm/farm.rules.js';

@@ -5,6 +5,7 @@
 import {
   GrpcServer,
   InProcessBus,
+  IntervalLoop,
   Metrics,
   OutboxRelay,
   Readiness,
@@ -20,7 +21,7 @@ import {
   type Logger,
   type RunningService,
 } from '@reelbase/lib-platform';
-import { recordsv1 } from '@reelbase/proto';
+import { farmv1, recordsv1 } from '@reelbase/proto';
 import type { RecordsConfig } from './config.js';
 import { RecordService, type RecordsBusTopics } from './domain/record.service.js';
 import { RecordViews } from './domain/record.views.js';
@@ -29,6 +30,9 @@ import { SchemaAdmin } from './domain/schema.admin.js';
 import { ShareLinks } from './domain/share.links.js';
 import { SharePasswords } from './domain/share.secrets.js';
 import { RECORDS_SERVICE_NAME, recordsHandlers } from './grpc/records.handler.js';
+import { FARM_SERVICE_NAME, farmHandlers } from './grpc/farm.handler.js';
+import { FarmService } from './domain/farm/farm.service.js';
+import { FarmRepository, openFarmPool } from './store/farm.repository.js';
 import { FaultSwitch } from './outbox/fault.switch.js';
 import { RECORDS_MIGRATIONS } from './store/migrations.js';
 import { OutboxEntitySchema } from './store/outbox.entity.js';
@@ -86,7 +90,18 @@ export function startRecords(config: RecordsConfig, logger?: Logger): Promise<Ru
       const store = new KnexRecordStore(db, names, { db: queryDb, timeoutMs: config.QUERY_TIMEOUT_MS });
       const service = new RecordService({ store, bus, maxEventBytes });
 
+      const farmDb = openFarmPool({ databaseUrl: config.DATABASE_URL, max: config.FARM_POOL_MAX });
+      resources.defer('farm pool', () => farmDb.end());
+      const farm = new FarmService({
+        store: new FarmRepository(farmDb, names),
+        committed: () => {
+          fault.afterCommit();
+          relay.nudge();
+        },
+      });
+
       const grpc = new GrpcServer({ logger: log, metrics, internalAuthSecret: config.INTERNAL_AUTH_SECRET });
+      grpc.add<farmv1.FarmServiceServer>(FARM_SERVICE_NAME, farmv1.FarmServiceService, farmHandlers({ farm }));
       grpc.add<recordsv1.RecordsServiceServer>(
         RECORDS_SERVICE_NAME,
         recordsv1.RecordsServiceService,
@@ -102,6 +117,26 @@ export function startRecords(config: RecordsConfig, logger?: Logger): Promise<Ru
       const ops = await startOpsServer({ port: config.HTTP_PORT, host: config.BIND_HOST, metrics, readiness, logger: log });
       resources.defer('ops', () => ops.close());
       resources.startLoop('outbox relay', relay);
+      // Expired leases are finalised by claims and reports too; the sweeper keeps job status and
+      // events from waiting for the next claim (safe on every replica: each chunk is taken with
+      // FOR UPDATE SKIP LOCKED).
+      let sweeping = false;
+      resources.startLoop(
+        'farm sweeper',
+        new IntervalLoop(
+          config.FARM_SWEEP_MS,
+          async () => {
+            if (sweeping) return;
+            sweeping = true;
+            try {
+              await farm.expireLeases(500);
+            } finally {
+              sweeping = false;
+            }
+          },
+          (err) => log.warn({ err }, 'farm sweeper failed; it tries again'),
+        ),
+      );
       const grpcPort = await grpc.listen(config.GRPC_PORT, config.BIND_HOST);
       resources.defer('grpc', () => grpc.close());
 

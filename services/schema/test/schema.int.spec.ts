@@ -29,7 +29,7 @@ import { createTestDatabase, deleteStreams, uniquePrefix, TEST_INTERNAL_AUTH_SEC
 import { recordsv1, schemav1 } from '@reelbase/proto';
 import { parseSchemaConfig } from '../src/config.js';
 import { startSchema, type RunningSchema } from '../src/service.js';
-import { BUILTIN_TYPES } from '../src/domain/builtins.js';
+import { BUILTIN_STATUSES, BUILTIN_TYPES } from '../src/domain/builtins.js';
 
 const recordsEntry = fileURLToPath(new URL('../../records/dist/index.js', import.meta.url));
 const MAIN_JS = fileURLToPath(new URL('../dist/main.js', import.meta.url));
@@ -166,7 +166,7 @@ describe.skipIf(!existsSync(recordsEntry))('the schema service with records', ()
     await db?.drop();
   });
 
-  it('two replicas starting at once seed the built-in types and fields exactly once', async () => {
+  it('two replicas starting at once seed the built-in types, fields and statuses exactly once', async () => {
     const state = await sql.query<{ version: string }>('select version from schema.state');
     expect(state.rows.map((r) => Number(r.version))).toEqual([1]);
     const types = await sql.query<{ code: string }>("select code from schema.definition where kind = 'entity_type' order by position");
@@ -175,11 +175,11 @@ describe.skipIf(!existsSync(recordsEntry))('the schema service with records', ()
     expect(Number(fields.rows[0]!.n)).toBe(BUILTIN_TYPES.reduce((n, t) => n + t.fields.length, 0));
     const seeded = await until('the seeding events', async () => {
       const ev = await schemaEvents();
-      return ev.length >= BUILTIN_TYPES.length && ev;
+      return ev.length >= BUILTIN_TYPES.length + BUILTIN_STATUSES.length && ev;
     });
-    expect(seeded).toHaveLength(BUILTIN_TYPES.length);
+    expect(seeded).toHaveLength(BUILTIN_TYPES.length + BUILTIN_STATUSES.length);
     expect(seeded[0]!.subject).toBe(`${prefix}events.Schema_EntityType.create`);
-    expect(seeded.map((e) => e.event.entity_type)).toEqual(BUILTIN_TYPES.map(() => 'Schema.EntityType'));
+    expect(seeded.map((e) => e.event.entity_type)).toEqual([...BUILTIN_TYPES.map(() => 'Schema.EntityType'), ...BUILTIN_STATUSES.map(() => 'Schema.Status')]);
     // Both replicas agree.
     const a = json(await schemaA.call.getSchema(body({}), admin));
     const b = json(await schemaB.call.getSchema(body({}), admin));

@@ -9,7 +9,7 @@
  */
 import { credentials, Metadata } from '@grpc/grpc-js';
 import { createGrpcClient, type Metrics, type PromiseClient } from '@reelbase/lib-platform';
-import { actionsv1, addonsv1, authv1, eventsv1, healthv1, notifierv1, recordsv1, schemav1 } from '@reelbase/proto';
+import { actionsv1, addonsv1, authv1, eventsv1, farmv1, healthv1, notifierv1, recordsv1, schemav1 } from '@reelbase/proto';
 import { createMediaClient, type MediaPeer } from './media.client.js';
 
 /** What routes call. Tests pass fakes of the same shape. */
@@ -25,6 +25,8 @@ export interface Peers {
   notifier: PromiseClient<notifierv1.NotifierServiceClient>;
   /** The actions (list, execute, launch requests, custom actions), served by the schema service. */
   actions: PromiseClient<actionsv1.ActionsServiceClient>;
+  /** The farm (records' FarmService, at the records address; docs/farm.md). */
+  farm: PromiseClient<farmv1.FarmServiceClient>;
 }
 
 /** The schema service: one call per schema and catalog route, JSON in and out. */
@@ -134,6 +136,13 @@ export function connectPeers(
     deadlineMs,
     metrics,
   });
+  const farm = createGrpcClient(farmv1.FarmServiceClient, farmv1.FarmServiceService, {
+    name: 'farm',
+    address: addrs.records,
+    internalAuthSecret,
+    deadlineMs,
+    metrics,
+  });
   const healthClients = {
     auth: new healthv1.HealthClient(addrs.auth, credentials.createInsecure()),
     records: new healthv1.HealthClient(addrs.records, credentials.createInsecure()),
@@ -149,6 +158,7 @@ export function connectPeers(
       media: media.peer,
       notifier: notifier.call,
       actions: actions.call,
+      farm: farm.call,
     },
     health: {
       auth: healthCheck(healthClients.auth, 'auth', healthDeadlineMs),
@@ -156,7 +166,7 @@ export function connectPeers(
       events: healthCheck(healthClients.events, 'events', healthDeadlineMs),
     },
     close() {
-      for (const c of [auth, records, events, schema, addons, media, notifier, actions]) c.close();
+      for (const c of [auth, records, events, schema, addons, media, notifier, actions, farm]) c.close();
       for (const c of Object.values(healthClients)) c.close();
     },
   };

@@ -122,6 +122,14 @@ describe('OpenAPI document', () => {
       'put /addons/{name}/settings',
       'get /addons/{name}/settings',
       'put /addons/{name}/pin',
+      'post /farm/jobs',
+      'post /farm/claim',
+      'post /farm/chunks/{id}/heartbeat',
+      'post /farm/chunks/{id}/complete',
+      'post /farm/chunks/{id}/fail',
+      'post /farm/jobs/{id}/report',
+      'post /farm/jobs/{id}/{action}',
+      'get /farm/jobs/{id}/chunks',
     ];
     const documented = Object.entries(doc.paths).flatMap(([p, ops]) => Object.keys(ops as object).map((m) => `${m} ${p}`));
     expect(documented.sort()).toEqual(expected.sort());

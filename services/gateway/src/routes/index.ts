@@ -8,6 +8,7 @@ import { addonRoutes } from './addons.routes.js';
 import { authRoutes } from './auth.routes.js';
 import { entityRoutes } from './entities.routes.js';
 import { eventRoutes } from './events.routes.js';
+import { farmRoutes } from './farm.routes.js';
 import { mediaRoutes } from './media.routes.js';
 import { noteRoutes } from './notes.routes.js';
 import { notifierRoutes } from './notifier.routes.js';
@@ -32,6 +33,7 @@ const GROUPS: ReadonlyArray<(deps: RouteDeps) => AnyRoute[]> = [
   notifierRoutes,
   actionRoutes,
   addonRoutes,
+  farmRoutes,
 ];
 
 /** All routes, built for `deps`. */

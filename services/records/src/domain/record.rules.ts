@@ -16,6 +16,7 @@ export const PROJECT_SCOPED_TYPES: ReadonlySet<string> = new Set([
   'Representation',
   'Playlist',
   'TimeLog',
+  'FarmJob',
 ]);
 
 /** True when records of `entityType` need a `project_id`. */

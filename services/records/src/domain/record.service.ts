@@ -30,6 +30,7 @@ import { toView, type OutboxEvent, type RecordStore, type RecordTransaction, typ
 import { checkTimeLogChange, checkTimeLogCreate } from './timelog.rules.js';
 import { checkFieldWrite, checkNoteChange, foreignVersion, playlistVersionLinks, versionsChanged, withAuthor } from './review.rules.js';
 import { SchemaCache } from './schema.snapshot.js';
+import { FARM_FINAL_STATUSES, farmRecordWriteRefusal } from './farm/farm.rules.js';
 import { checkCreate, checkTransition, checkUpdate, type LinkRef } from './schema.validator.js';
 import type { CreateInput, DataObject, RecordView, UpdateInput } from './record.types.js';
 
@@ -113,6 +114,7 @@ export class RecordService {
     const parsed = collect(base, () => canonicalLinks(parseData(input.dataJson)));
     // Fields the caller may not write: 403 before the body is validated.
     checkFieldWrite(principal, input.entityType, parsed);
+    if (input.entityType === 'FarmJob') throw new AppError('forbidden', farmRecordWriteRefusal('create', false, parsed)!);
     const given = dropNulls(parsed);
     const dataParsed = base.length === 0;
     base.push(...uuidProblems({ id: input.id, project_id: input.projectId, thumbnail_id: input.thumbnailId }));
@@ -270,6 +272,8 @@ export class RecordService {
     if (input.projectId === null && requiresProject(input.entityType)) problems.push(projectMissing(input.entityType));
     // Fields the caller may not write: 403 before the body is validated.
     if (patch) checkFieldWrite(principal, input.entityType, patch);
+    const farmRefusal = input.entityType === 'FarmJob' && farmRecordWriteRefusal('update', input.status !== undefined, patch);
+    if (farmRefusal) throw new AppError('forbidden', farmRefusal);
     if (problems.length) throw AppError.invalid(problems);
 
     return this.write(async (tx) => {
@@ -328,6 +332,12 @@ export class RecordService {
       const current = await this.live(tx, entityType, id, ifMatch);
       if (current.entityType === 'TimeLog') checkTimeLogChange(principal, current.data);
       if (current.entityType === 'Note') checkNoteChange(principal, 'retire', current.data);
+      if (current.entityType === 'FarmJob' && !FARM_FINAL_STATUSES.includes(current.status ?? '')) {
+        throw AppError.conflict(
+          'job_active',
+          `a ${current.status} FarmJob is retired once it is done, failed or cancelled (POST /farm/jobs/${id}/cancel first)`,
+        );
+      }
       const record = toView(await tx.setRetired(current.id, true));
       return { record, event: this.event(record, 'delete', principal, {}) };
     });

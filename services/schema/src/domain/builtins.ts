@@ -4,7 +4,7 @@
  * to fields the platform itself reads (a User's role, a Note's verdict, a Representation's
  * transcode state).
  */
-import type { EntityTypeDef, FieldDef, FieldType, OptionDef } from './schema.types.js';
+import type { EntityTypeDef, FieldDef, FieldType, OptionDef, StatusDef } from './schema.types.js';
 
 function opt(code: string, label = code, builtin = true): OptionDef {
   return { code, label, color: null, builtin };
@@ -90,6 +90,33 @@ export const BUILTIN_TYPES: readonly EntityTypeDef[] = [
   ]),
   t('Playlist', true, [text('name'), multiLink('versions', 'Version')]),
   t('TimeLog', true, [link('user', 'User'), link('task', 'Task'), f('date', 'date'), f('minutes', 'integer'), text('description')]),
+  // A render or pipeline job of the farm (docs/farm.md): written by the farm routes only.
+  t(
+    'FarmJob',
+    true,
+    [
+      text('name'),
+      text('kind'),
+      text('pool'),
+      f('priority', 'integer'),
+      text('frames'),
+      f('chunk_size', 'integer'),
+      f('payload', 'json'),
+      text('version_id'),
+      text('task_id'),
+      f('max_attempts', 'integer'),
+      f('depends_on', 'json'),
+      text('manager'),
+      text('external_id'),
+      f('chunks_total', 'integer'),
+      f('chunks_done', 'integer'),
+      f('chunks_failed', 'integer'),
+      f('attempts_failed', 'integer'),
+      f('progress', 'integer'),
+      text('error'),
+    ],
+    'A farm job, cut into chunks that agents claim (POST /farm/jobs).',
+  ),
   t(
     'Preset',
     false,
@@ -97,6 +124,29 @@ export const BUILTIN_TYPES: readonly EntityTypeDef[] = [
     'A saved query.',
   ),
 ];
+
+/**
+ * Built-in statuses: the farm's job statuses (docs/farm.md), scoped to FarmJob and seeded like
+ * the built-in types (a studio status of the same code that is scoped to some types gets FarmJob
+ * added to its scope). Records writes a FarmJob's status only through the farm, so these are
+ * the labels, colours and states clients show; they cannot be renamed, nor deleted or narrowed
+ * for FarmJob (409 `builtin`).
+ */
+export const BUILTIN_STATUSES: readonly StatusDef[] = (
+  [
+    ['queued', 'Queued', 'not_started'],
+    ['running', 'Running', 'in_progress'],
+    ['done', 'Done', 'done'],
+    ['failed', 'Failed', 'blocked'],
+    ['paused', 'Paused', 'blocked'],
+    ['cancelled', 'Cancelled', 'blocked'],
+  ] as const
+).map(([code, name, state]) => ({ code, name, color: null, icon: null, state, entity_types: ['FarmJob'] }));
+
+/** The type a built-in status `code` belongs to, or undefined for any other code. */
+export function builtinStatusType(code: string): string | undefined {
+  return BUILTIN_STATUSES.find((s) => s.code === code)?.entity_types[0];
+}
 
 /** True when `code` names a built-in type. */
 export function isBuiltinType(code: string): boolean {

@@ -48,7 +48,7 @@ describe('entity types', () => {
     expect(edit.result).toEqual({ code: 'Camera', deleted: true });
     expect(edit.doc.entity_types.some((t) => t.code === 'Camera')).toBe(false);
     expect(edit.doc.entity_types.find((t) => t.code === 'Shot')!.fields.find((f) => f.code === 'camera')!.link_types).toEqual([]);
-    expect(edit.doc.statuses[0]!.entity_types).toEqual(['Shot']);
+    expect(edit.doc.statuses.find((x) => x.code === 'ok')!.entity_types).toEqual(['Shot']);
     expect(edit.doc.steps[0]!.entity_types).toEqual([]);
     expect(edit.doc.transitions).toEqual({});
     expect(edit.doc.task_templates).toEqual([]);
@@ -61,7 +61,7 @@ describe('entity types', () => {
     expect(edit.changes).toEqual([]);
     expect(edit.result).toEqual({ kind: 'entity_type', entity_type: 'Camera', field: null, old_code: 'Camera', new_code: 'Cam', rewritten: 0 });
     expect(edit.doc.entity_types.find((t) => t.code === 'Shot')!.fields.find((f) => f.code === 'camera')!.link_types).toEqual(['Cam']);
-    expect(edit.doc.statuses[0]!.entity_types).toEqual(['Cam', 'Shot']);
+    expect(edit.doc.statuses.find((x) => x.code === 'ok')!.entity_types).toEqual(['Cam', 'Shot']);
     expect(Object.keys(edit.doc.transitions)).toEqual(['Cam']);
     expect(edit.doc.task_templates[0]!.entity_type).toBe('Cam');
     expect(caught(() => renameEntityTypeCode(doc, 'Shot', { new_code: 'Shots' })).code).toBe('builtin');

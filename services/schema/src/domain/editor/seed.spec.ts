@@ -3,12 +3,13 @@ import { seeded } from '../../../test/editor.world.js';
 import { emptyDoc } from '../schema.types.js';
 import { renameEventKind } from './edit.js';
 import { seedBuiltins } from './seed.js';
+import { BUILTIN_STATUSES } from '../builtins.js';
 
 describe('seeding and rename events', () => {
-  it('seeds every built-in type as one event each, then nothing; a built-in field missing from a stored type is added alone', () => {
+  it('seeds every built-in type and status as one event each, then nothing; a built-in field missing from a stored type is added alone', () => {
     const first = seedBuiltins(emptyDoc())!;
-    expect(first.result.added).toEqual(first.doc.entity_types.map((t) => t.code));
-    expect(first.changes.every((c) => c.kind === 'Schema.EntityType' && c.action === 'create')).toBe(true);
+    expect(first.result.added).toEqual([...first.doc.entity_types.map((t) => t.code), ...BUILTIN_STATUSES.map((s) => `status ${s.code}`)]);
+    expect(first.changes.every((c) => (c.kind === 'Schema.EntityType' || c.kind === 'Schema.Status') && c.action === 'create')).toBe(true);
     expect(seedBuiltins(first.doc)).toBeNull();
     const doc = seeded();
     const shot = doc.entity_types.find((t) => t.code === 'Shot')!;
@@ -26,5 +27,16 @@ describe('seeding and rename events', () => {
       'Schema.Priority',
       'Schema.Field',
     ]);
+  });
+
+  it("adds FarmJob to a studio status of a built-in status's code; one scoped to every type is left as it is", () => {
+    const doc = emptyDoc();
+    doc.statuses.push({ code: 'done', name: 'Done', color: null, icon: null, state: 'done', entity_types: ['Task'] });
+    doc.statuses.push({ code: 'paused', name: 'Paused', color: null, icon: null, state: 'blocked', entity_types: [] });
+    const out = seedBuiltins(doc)!;
+    expect(out.doc.statuses.find((s) => s.code === 'done')!.entity_types).toEqual(['Task', 'FarmJob']);
+    expect(out.doc.statuses.find((s) => s.code === 'paused')!.entity_types).toEqual([]);
+    expect(out.result.added).toContain('status done for FarmJob');
+    expect(out.result.added).not.toContain('status paused');
   });
 });

@@ -1,6 +1,7 @@
 /** Statuses: create, update, delete (or narrow their scope), rename. */
 import type { schemaBodies as B } from '@reelbase/lib-platform';
-import { duplicate, inUse, notFound, Problems } from '../schema.errors.js';
+import { builtin, duplicate, inUse, notFound, Problems } from '../schema.errors.js';
+import { builtinStatusType } from '../builtins.js';
 import type { SchemaDoc, SchemaUsage, StatusDef } from '../schema.types.js';
 import { asChanges, clone, deleted, entity, renamed, renameListed, typesExist, withoutListed, type Body, type Edit, type RenameAnswer } from './edit.js';
 
@@ -27,6 +28,11 @@ export function updateStatus(doc: SchemaDoc, code: string, body: Body<typeof B.S
   const p = new Problems();
   typesExist(p, doc, body.entity_types, ['entity_types']);
   p.throwIfAny();
+  // A built-in status keeps its type in its scope (an empty scope, every type, keeps it too).
+  const owner = builtinStatusType(code);
+  if (owner && body.entity_types !== undefined && body.entity_types.length > 0 && !body.entity_types.includes(owner)) {
+    throw builtin('status', `${code} (${owner})`);
+  }
   const next = clone(doc);
   const s = next.statuses.find((x) => x.code === code)!;
   if (body.name !== undefined) s.name = body.name;
@@ -58,6 +64,8 @@ export function deleteStatus(
 ): Edit<StatusDef | { code: string; deleted: true }> {
   const s = doc.statuses.find((x) => x.code === code);
   if (!s) throw notFound('status', code);
+  const owner = builtinStatusType(code);
+  if (owner && (!entityCode || entityCode === owner)) throw builtin('status', `${code} (${owner})`);
   if (entityCode) {
     entity(doc, entityCode);
     const scope = s.entity_types.length ? s.entity_types : doc.entity_types.map((e) => e.code);
@@ -80,6 +88,7 @@ export function deleteStatus(
 
 export function renameStatus(doc: SchemaDoc, code: string, body: Body<typeof B.CodeRename>): Edit<RenameAnswer> {
   const to = body.new_code;
+  if (builtinStatusType(code) && doc.statuses.some((s) => s.code === code)) throw builtin('status', code);
   const next = renameListed(doc, 'statuses', 'status', code, to);
   const swap = (x: string) => (x === code ? to : x);
   for (const list of Object.values(next.transitions))

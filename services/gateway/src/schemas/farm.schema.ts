@@ -1,0 +1,100 @@
+/**
+ * Bodies and answers of the farm routes (docs/api-notes.md, "Farm"; docs/farm.md).
+ */
+import { z } from 'zod';
+import { JsonObject, Uuid } from './common.schema.js';
+import { RecordOut } from './record.schema.js';
+
+const Text = z.string().min(1).max(200);
+
+export const JobPath = z.strictObject({ id: Uuid });
+export const JobActionPath = z.strictObject({ id: Uuid, action: z.enum(['pause', 'resume', 'cancel', 'retry']) });
+export const ChunkPath = z.strictObject({ id: Uuid });
+
+export const FarmJobCreate = z
+  .strictObject({
+    project_id: Uuid,
+    name: Text,
+    kind: Text.describe('What agents run, e.g. `render`, `publish`; agents may claim only some kinds.'),
+    pool: Text.default('default').describe('Agents claim from one pool.'),
+    priority: z.number().int().min(0).max(100).default(50).describe('Higher first.'),
+    frames: z
+      .string()
+      .min(1)
+      .max(10_000)
+      .optional()
+      .describe('Frame list: `1001-1100`, `1-10,20-40x2` (ranges ascending, `xN` steps, no frame twice). Absent: the job is one chunk.'),
+    chunk_size: z.number().int().min(1).max(10_000).default(10).describe('Consecutive frames of the list per chunk.'),
+    payload: JsonObject.optional().describe('Anything the agent needs (scene path, settings).'),
+    version_id: Uuid.optional(),
+    task_id: Uuid.optional(),
+    max_attempts: z.number().int().min(1).max(10).default(3).describe('Failed or expired attempts per chunk before it fails, and the job with it.'),
+    depends_on: z.array(Uuid).max(100).default([]).describe('FarmJob ids; the chunks are offered once every one of them is done.'),
+    manager: Text.optional().describe('An outside render manager (e.g. `deadline`): the job is tracked only, never offered to agents.'),
+    external_id: Text.optional().describe("The job's id in the outside manager."),
+  })
+  .meta({ id: 'FarmJobCreate', description: 'Body of POST /farm/jobs.' });
+
+export const FarmClaim = z
+  .strictObject({
+    pool: Text,
+    worker: Text.describe('The agent (host name, slot); told apart from other agents of the same API key by the lease.'),
+    kinds: z.array(Text).min(1).max(50).optional().describe('Only chunks of jobs of these kinds; absent: any kind.'),
+    lease_seconds: z.number().int().min(10).max(3600).default(300),
+  })
+  .meta({ id: 'FarmClaim', description: 'Body of POST /farm/claim.' });
+
+const Lease = z.string().min(1).max(200).describe('The lease of the claim (from POST /farm/claim).');
+
+export const FarmHeartbeat = z
+  .strictObject({ lease: Lease, progress: z.number().int().min(0).max(100).optional().describe('Kept on the chunk; no event.') })
+  .meta({ id: 'FarmHeartbeat' });
+
+export const FarmComplete = z
+  .strictObject({ lease: Lease, output: z.unknown().optional().describe('Any JSON value, kept on the chunk.') })
+  .meta({ id: 'FarmComplete' });
+
+export const FarmFail = z.strictObject({ lease: Lease, error: z.string().min(1).max(10_000) }).meta({ id: 'FarmFail' });
+
+export const FarmReport = z
+  .strictObject({
+    status: z.enum(['queued', 'running', 'done', 'failed', 'paused', 'cancelled']).optional(),
+    progress: z.number().int().min(0).max(100).optional(),
+    chunks_done: z.number().int().min(0).optional(),
+    chunks_failed: z.number().int().min(0).optional(),
+    error: z.string().max(10_000).optional(),
+  })
+  .meta({ id: 'FarmReport', description: 'Body of POST /farm/jobs/{id}/report.' });
+
+export const FarmChunkOut = z
+  .object({
+    id: z.string(),
+    job_id: z.string(),
+    index: z.number().int(),
+    frames: z.string().nullable().describe('Compact: `1001-1010`, `20,22,24`; null for a job without frames.'),
+    state: z.enum(['queued', 'leased', 'done', 'failed']),
+    attempt: z.number().int().describe('The attempt the current or last claim is (1 for the first; 0 never claimed).'),
+    lease_expires_at: z.string().nullable(),
+    progress: z.number().int().nullable(),
+    worker: z.string().nullable(),
+    error: z.string().nullable(),
+    output: z.unknown().optional(),
+  })
+  .meta({ id: 'FarmChunk' });
+
+export const FarmClaimed = z
+  .object({
+    job: RecordOut,
+    chunk: z.object({
+      id: z.string(),
+      index: z.number().int(),
+      frames: z.string().nullable(),
+      attempt: z.number().int(),
+      lease: z.string().describe('Opaque (192 random bits); only its SHA-256 is stored. Send it with heartbeat, complete and fail.'),
+      lease_expires_at: z.string(),
+    }),
+  })
+  .meta({ id: 'FarmClaimed' });
+
+export const FarmChunkDone = z.object({ chunk: FarmChunkOut, job: RecordOut }).meta({ id: 'FarmChunkResult' });
+export const FarmChunkList = z.object({ items: z.array(FarmChunkOut) }).meta({ id: 'FarmChunkList', description: 'In index order.' });
