@@ -36,6 +36,11 @@ export const recordsConfigShape = {
    * protected link verifies it once, so it is lower than auth's login cost; tests lower it further.
    */
   SHARE_PASSWORD_SCRYPT_COST: envInt(16_384, 2, 1 << 20).refine((n) => (n & (n - 1)) === 0, 'must be a power of two'),
+  /**
+   * How often a replica returns site sync states whose lease ran out to the queue (or to failed at
+   * the last attempt) with their events, instead of waiting for the next claim (docs/sitesync.md).
+   */
+  SITESYNC_SWEEP_MS: envInt(5000, 50, 3_600_000),
   /** Kills the process at a chosen point of the write path, to prove crash recovery. Never set in production. */
   RECORDS_FAULT: envOptionalEnum(RECORDS_FAULTS),
 };

@@ -5,6 +5,7 @@
 import {
   GrpcServer,
   InProcessBus,
+  IntervalLoop,
   Metrics,
   OutboxRelay,
   Readiness,
@@ -20,7 +21,7 @@ import {
   type Logger,
   type RunningService,
 } from '@reelbase/lib-platform';
-import { recordsv1 } from '@reelbase/proto';
+import { recordsv1, sitesyncv1 } from '@reelbase/proto';
 import type { RecordsConfig } from './config.js';
 import { RecordService, type RecordsBusTopics } from './domain/record.service.js';
 import { RecordViews } from './domain/record.views.js';
@@ -29,6 +30,8 @@ import { SchemaAdmin } from './domain/schema.admin.js';
 import { ShareLinks } from './domain/share.links.js';
 import { SharePasswords } from './domain/share.secrets.js';
 import { RECORDS_SERVICE_NAME, recordsHandlers } from './grpc/records.handler.js';
+import { SiteSync } from './domain/sitesync/sitesync.service.js';
+import { SITESYNC_SERVICE_NAME, siteSyncHandlers } from './grpc/sitesync.handler.js';
 import { FaultSwitch } from './outbox/fault.switch.js';
 import { RECORDS_MIGRATIONS } from './store/migrations.js';
 import { OutboxEntitySchema } from './store/outbox.entity.js';
@@ -98,10 +101,20 @@ export function startRecords(config: RecordsConfig, logger?: Logger): Promise<Ru
           shares: new ShareLinks(store, service, new SharePasswords(config.SHARE_PASSWORD_SCRYPT_COST)),
         }),
       );
+      const sitesync = new SiteSync({ store, bus });
+      grpc.add<sitesyncv1.SiteSyncServiceServer>(SITESYNC_SERVICE_NAME, sitesyncv1.SiteSyncServiceService, siteSyncHandlers({ sitesync }));
       const readiness = new Readiness().add('postgres', () => pingDb(orm)).add('nats', () => pingNats(nc));
       const ops = await startOpsServer({ port: config.HTTP_PORT, host: config.BIND_HOST, metrics, readiness, logger: log });
       resources.defer('ops', () => ops.close());
       resources.startLoop('outbox relay', relay);
+      resources.startLoop(
+        'sitesync sweeper',
+        new IntervalLoop(
+          config.SITESYNC_SWEEP_MS,
+          () => sitesync.sweep(),
+          (err) => log.warn({ err }, 'site sync sweep failed; the next one tries again'),
+        ),
+      );
       const grpcPort = await grpc.listen(config.GRPC_PORT, config.BIND_HOST);
       resources.defer('grpc', () => grpc.close());
 

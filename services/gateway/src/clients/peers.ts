@@ -8,7 +8,7 @@
  */
 import { credentials, Metadata } from '@grpc/grpc-js';
 import { createGrpcClient, type Metrics, type PromiseClient } from '@reelbase/lib-platform';
-import { authv1, eventsv1, healthv1, notifierv1, recordsv1, schemav1 } from '@reelbase/proto';
+import { authv1, eventsv1, healthv1, notifierv1, recordsv1, schemav1, sitesyncv1 } from '@reelbase/proto';
 import { createMediaClient, type MediaPeer } from './media.client.js';
 
 /** What routes call. Tests pass fakes of the same shape. */
@@ -20,6 +20,8 @@ export interface Peers {
   /** media-transcode: reviewable uploads and status, media reads (streams: media.client.ts). */
   media: MediaPeer;
   notifier: PromiseClient<notifierv1.NotifierServiceClient>;
+  /** Site sync, served by records beside RecordsService (at the records address). */
+  sitesync: PromiseClient<sitesyncv1.SiteSyncServiceClient>;
 }
 
 /** The schema service: one call per schema and catalog route, JSON in and out. */
@@ -115,20 +117,35 @@ export function connectPeers(
     deadlineMs,
     metrics,
   });
+  const sitesync = createGrpcClient(sitesyncv1.SiteSyncServiceClient, sitesyncv1.SiteSyncServiceService, {
+    name: 'sitesync',
+    address: addrs.records,
+    internalAuthSecret,
+    deadlineMs,
+    metrics,
+  });
   const healthClients = {
     auth: new healthv1.HealthClient(addrs.auth, credentials.createInsecure()),
     records: new healthv1.HealthClient(addrs.records, credentials.createInsecure()),
     events: new healthv1.HealthClient(addrs.events, credentials.createInsecure()),
   };
   return {
-    peers: { auth: auth.call, records: records.call, events: events.call, schema: schema.call, media: media.peer, notifier: notifier.call },
+    peers: {
+      auth: auth.call,
+      records: records.call,
+      events: events.call,
+      schema: schema.call,
+      media: media.peer,
+      notifier: notifier.call,
+      sitesync: sitesync.call,
+    },
     health: {
       auth: healthCheck(healthClients.auth, 'auth', healthDeadlineMs),
       records: healthCheck(healthClients.records, 'records', healthDeadlineMs),
       events: healthCheck(healthClients.events, 'events', healthDeadlineMs),
     },
     close() {
-      for (const c of [auth, records, events, schema, media, notifier]) c.close();
+      for (const c of [auth, records, events, schema, media, notifier, sitesync]) c.close();
       for (const c of Object.values(healthClients)) c.close();
     },
   };

@@ -108,6 +108,15 @@ describe('OpenAPI document', () => {
       'delete /webhooks/{id}',
       'get /webhooks/{id}/deliveries',
       'post /webhooks/{id}/deliveries/{delivery_id}/retry',
+      'put /sitesync/sites/{code}',
+      'get /sitesync/sites',
+      'delete /sitesync/sites/{code}',
+      'post /sitesync/requests',
+      'get /sitesync/state',
+      'get /sitesync/summary',
+      'post /sitesync/claim',
+      'post /sitesync/state/{representation_id}/{site}',
+      'patch /sitesync/state/{representation_id}/{site}',
     ];
     const documented = Object.entries(doc.paths).flatMap(([p, ops]) => Object.keys(ops as object).map((m) => `${m} ${p}`));
     expect(documented.sort()).toEqual(expected.sort());

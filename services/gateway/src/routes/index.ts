@@ -13,6 +13,7 @@ import { opsRoutes } from './ops.routes.js';
 import type { RouteDeps } from './route.deps.js';
 import { schemaRoutes } from './schema.routes.js';
 import { shareRoutes } from './share.routes.js';
+import { siteSyncRoutes } from './sitesync.routes.js';
 import { userRoutes } from './users.routes.js';
 
 export type { RouteDeps } from './route.deps.js';
@@ -28,6 +29,7 @@ const GROUPS: ReadonlyArray<(deps: RouteDeps) => AnyRoute[]> = [
   shareRoutes,
   mediaRoutes,
   notifierRoutes,
+  siteSyncRoutes,
 ];
 
 /** All routes, built for `deps`. */

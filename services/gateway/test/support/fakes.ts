@@ -75,6 +75,8 @@ export interface FakeState {
   notifier: FakeNotifierState;
   /** Milliseconds the fake media service waits before reading an upload's bytes (a slow store). */
   uploadStallMs?: number;
+  /** SiteSyncService method → its answer (unlisted methods answer `{}`); every call is tracked. */
+  sitesyncAnswers?: Map<string, unknown>;
 }
 
 export interface FakeNotifierState {
@@ -480,7 +482,17 @@ export function fakePeers(state: FakeState): Peers {
       return { delivery: state.notifier.deliveries[i] };
     },
   };
-  return { auth, records, events, schema, media: fakeMedia(state, track), notifier } as unknown as Peers;
+  // Site sync (served by records): canned answers, so the routes' mapping and checks can be seen.
+  const sitesync = new Proxy(
+    {},
+    {
+      get: (_t, method: string) => async (req: unknown, ctx: CallContext) => {
+        track('records', method, req, ctx);
+        return state.sitesyncAnswers?.get(method) ?? {};
+      },
+    },
+  );
+  return { auth, records, events, schema, media: fakeMedia(state, track), notifier, sitesync } as unknown as Peers;
 }
 
 /**
