@@ -45,9 +45,9 @@ export class RecordsSiteSyncMigration extends Migration {
       `create index if not exists sitesync_state_claim_idx on records.sitesync_state (site, priority desc, requested_at, representation_id)
         where status = 'queued'`,
     );
-    this.addSql(`create index if not exists sitesync_state_lease_idx on records.sitesync_state (lease_expires_at) where status = 'in_progress'`);
-    this.addSql('create index if not exists sitesync_state_site_idx on records.sitesync_state (site, representation_id)');
-    this.addSql('create index if not exists sitesync_state_project_idx on records.sitesync_state (project_id, representation_id, site)');
+    this.addSql(`create index if not exists sitesync_state_lease_idx on records.sitesync_state (lease_expires_at, site) where status = 'in_progress'`);
+    this.addSql('create index if not exists sitesync_state_site_idx on records.sitesync_state (site, representation_id) include (status)');
+    this.addSql('create index if not exists sitesync_state_project_idx on records.sitesync_state (project_id, representation_id, site) include (status)');
   }
 
   override async down(): Promise<void> {

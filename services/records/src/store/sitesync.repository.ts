@@ -1,6 +1,8 @@
 /**
  * The statements of site sync (docs/sitesync.md). Every value is bound; timestamps leave
- * formatted by PostgreSQL and every lease is judged on its clock. The claim and the lapse are one
+ * formatted by PostgreSQL and every lease is judged on its clock: a lease has run out when its
+ * `lease_expires_at` is not after the statement's start (`statement_timestamp()`, which unlike
+ * `clock_timestamp()` an index scan can compare against); new expiries count from the clock. The claim and the lapse are one
  * statement each: the rows they move are chosen, locked (SKIP LOCKED) and written together.
  */
 import type { Knex } from '@mikro-orm/postgresql';
@@ -81,7 +83,7 @@ export const CLAIM_SQL = `
 with expired as (
   select representation_id, site, priority, requested_at, attempts
     from records.sitesync_state
-   where status = 'in_progress' and lease_expires_at <= clock_timestamp() and site = $1
+   where status = 'in_progress' and lease_expires_at <= statement_timestamp() and site = $1
    order by lease_expires_at
    limit 1000
    for update skip locked
@@ -126,7 +128,7 @@ returning ${stateColumns('s')}, p.lapsed, case when p.next = 'in_progress' then 
 const lapseSql = (where: string, limit: string) => `
 with expired as (
   select representation_id, site from records.sitesync_state
-   where status = 'in_progress' and lease_expires_at <= clock_timestamp() ${where}
+   where status = 'in_progress' and lease_expires_at <= statement_timestamp() ${where}
    order by lease_expires_at
    limit ${limit}
    for update skip locked
@@ -157,7 +159,7 @@ update records.sitesync_state s set
   lease_expires_at = case when $4::text = 'in_progress' then clock_timestamp() + make_interval(secs => s.lease_seconds) end,
   updated_at = clock_timestamp()
  where s.representation_id = $1 and s.site = $2 and s.status = 'in_progress' and s.lease_hash = $3
-   and s.lease_expires_at > clock_timestamp()
+   and s.lease_expires_at > statement_timestamp()
 returning ${stateColumns('s')}`;
 
 /** A state page: filters, then the keyset condition, in (representation_id, site) order. */
