@@ -51,7 +51,8 @@ describe('site sync (whole stack)', () => {
         }
       }),
     );
-    return out;
+    // In id order (UUID v7: creation order), the order a claim takes states of one request in.
+    return out.sort();
   }
 
   let siteN = 0;
@@ -316,13 +317,11 @@ describe('site sync (whole stack)', () => {
           claims++;
           if (got.length === 0) return;
           for (const c of got) claimedBy.set(c.representation_id, [...(claimedBy.get(c.representation_id) ?? []), name]);
-          // An agent copies its batch in parallel and reports each state as it lands.
-          await Promise.all(
-            got.map(async (c) => {
-              const res = await report(c.representation_id, code, { lease: c.lease, status: 'synced', size: 1, total_size: 1 });
-              if (res.status !== 200) refused.push(`${c.representation_id} ${res.status} ${res.text}`);
-            }),
-          );
+          // One request at a time per agent: 32 in flight, what the records pool serves without queueing for long.
+          for (const c of got) {
+            const res = await report(c.representation_id, code, { lease: c.lease, status: 'synced', size: 1, total_size: 1 });
+            if (res.status !== 200) refused.push(`${c.representation_id} ${res.status} ${res.text}`);
+          }
         }
       }),
     );
@@ -385,4 +384,76 @@ describe('site sync (whole stack)', () => {
       expect(doc.paths[p]?.[m], `${m} ${p}`).toBeDefined();
     }
   });
+  it('records killed with SIGKILL while agents claim: after its restart every state still ends synced exactly once', async () => {
+    const total = 1000;
+    const code = await site('cloud');
+    const ids = Array.from({ length: total }, () => newId());
+    await sql.query(
+      `insert into records.record (id, entity_type, project_id, created_by, created_at, updated_at, data)
+       select id, 'Representation', $2, $3, clock_timestamp(), clock_timestamp(), '{}'::jsonb from unnest($1::uuid[]) id`,
+      [ids, projectId, artist.user.id],
+    );
+    expectStatus(await artist.api.post('/sitesync/requests', { representation_ids: ids, site: code }), 200, 'request');
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    const syncedOk = new Map<string, number>();
+    let reports = 0;
+    let failures = 0;
+    let killed: Promise<void> | undefined;
+    const summary = async () => {
+      const res = await viewer.api.get(`/sitesync/summary?site=${code}`).catch(() => undefined);
+      return res?.status === 200 ? (res.body.counts as Record<string, number>) : undefined;
+    };
+    const deadline = Date.now() + 120_000;
+    await Promise.all(
+      Array.from({ length: 16 }, async (_, a) => {
+        while (Date.now() < deadline) {
+          const res = await agent.post('/sitesync/claim', { site: code, agent: `agent-${a}`, limit: 10, lease_seconds: 10 }).catch(() => undefined);
+          if (res?.status !== 200) {
+            failures++;
+            await sleep(200);
+            continue;
+          }
+          const got = res.body.items as any[];
+          if (got.length === 0) {
+            if ((await summary())?.synced === total) return;
+            await sleep(300); // states held by lost leases come back when their lease runs out
+            continue;
+          }
+          for (const c of got) {
+            const r = await report(c.representation_id, code, { lease: c.lease, status: 'synced' }).catch(() => undefined);
+            if (r?.status === 200) syncedOk.set(c.representation_id, (syncedOk.get(c.representation_id) ?? 0) + 1);
+            else failures++;
+            if (++reports === 300 && !killed) {
+              killed = (async () => {
+                await e.stack.kill('records', 'SIGKILL');
+                await sleep(1000);
+                await e.stack.restart('records');
+              })();
+            }
+          }
+        }
+      }),
+    );
+    await killed;
+    expect(failures).toBeGreaterThan(0); // the kill was felt
+    // States claimed before the kill whose reports never arrived came back when their lease ran out.
+    const lapsed = await sql.query(`select count(*)::int as n from records.sitesync_state where site = $1 and attempts > 0`, [code]);
+    expect(lapsed.rows[0].n).toBeGreaterThan(0);
+    expect(await summary()).toEqual({ queued: 0, in_progress: 0, synced: total, failed: 0, paused: 0, removed: 0 });
+    // No state was reported synced twice with success, and the log holds exactly one synced event per state.
+    expect([...syncedOk.values()].filter((n) => n !== 1)).toEqual([]);
+    const synced = await eventually(
+      async () => {
+        const r = await sql.query(
+          `select entity_id, count(*)::int as n from events.event_log
+            where entity_type = 'SiteSync' and changes->>'site' = $1 and changes->>'status' = 'synced' group by entity_id`,
+          [code],
+        );
+        return r.rows.length === total ? r.rows : undefined;
+      },
+      60_000,
+      'one synced event per state',
+    );
+    expect(synced.filter((row) => row.n !== 1)).toEqual([]);
+  }, 240_000);
 });

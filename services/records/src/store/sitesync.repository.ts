@@ -263,6 +263,10 @@ export class SiteSyncRepository {
     return r.map((x) => ({ id: x.id, projectId: x.project_id }));
   }
 
+  /**
+   * The states of one request share its `requested_at` (the statement's start), so among them the
+   * claim order falls back to the representation id (UUID v7: the order they were created in).
+   */
   async requestStates(
     reps: readonly { id: string; projectId: string | null }[],
     site: string,
@@ -271,11 +275,11 @@ export class SiteSyncRepository {
   ): Promise<{ state: SiteState; created: boolean }[]> {
     if (reps.length === 0) return [];
     const r = await this.q<StateRow & { created: boolean }>(
-      `insert into records.sitesync_state as s (representation_id, site, project_id, status, priority)
-       select r.id, $2, r.project_id, 'queued', $3 from unnest($1::uuid[], $4::uuid[]) as r(id, project_id)
+      `insert into records.sitesync_state as s (representation_id, site, project_id, status, priority, requested_at)
+       select r.id, $2, r.project_id, 'queued', $3, statement_timestamp() from unnest($1::uuid[], $4::uuid[]) as r(id, project_id)
        on conflict (representation_id, site) do update set
          status = 'queued', priority = excluded.priority, project_id = excluded.project_id, attempts = 0, error = null,
-         progress = 0, lease_hash = null, lease_expires_at = null, requested_at = clock_timestamp(), updated_at = clock_timestamp()
+         progress = 0, lease_hash = null, lease_expires_at = null, requested_at = excluded.requested_at, updated_at = clock_timestamp()
         where s.status <> all($5::text[])
        returning ${stateColumns('s')}, (xmax = 0) as created`,
       [reps.map((x) => x.id), site, priority, reps.map((x) => x.projectId), keep as string[]],
