@@ -188,6 +188,8 @@ export interface MovedState {
   state: SiteState;
   /** Its lease had run out: it counted an attempt (and was queued again, failed, or claimed at once). */
   lapsed: boolean;
+  /** When it lapsed: the agent whose lease ran out. */
+  lapsedAgent: string | null;
   /** Claimed by this statement: the index of its lease among the digests handed in. */
   leaseIndex: number | null;
 }

@@ -81,7 +81,7 @@ const LAPSE_SET = (max: string, error: string) => `status = case when s.attempts
  */
 export const CLAIM_SQL = `
 with expired as (
-  select representation_id, site, priority, requested_at, attempts
+  select representation_id, site, priority, requested_at, attempts, agent
     from records.sitesync_state
    where status = 'in_progress' and lease_expires_at <= statement_timestamp() and site = $1
    order by lease_expires_at
@@ -104,11 +104,11 @@ with expired as (
    order by priority desc, requested_at, representation_id
    limit $2
 ), plan as (
-  select e.representation_id, e.site, true as lapsed, c.lease_index,
+  select e.representation_id, e.site, true as lapsed, c.lease_index, e.agent as lapsed_agent,
          case when c.lease_index is not null then 'in_progress' when e.attempts + 1 >= $3 then 'failed' else 'queued' end as next
     from expired e left join chosen c on c.representation_id = e.representation_id and c.site = e.site
   union all
-  select c.representation_id, c.site, false, c.lease_index, 'in_progress' from chosen c where not c.lapsed
+  select c.representation_id, c.site, false, c.lease_index, null, 'in_progress' from chosen c where not c.lapsed
 )
 update records.sitesync_state s set
   status = p.next,
@@ -122,7 +122,7 @@ update records.sitesync_state s set
   updated_at = clock_timestamp()
   from plan p
  where s.representation_id = p.representation_id and s.site = p.site
-returning ${stateColumns('s')}, p.lapsed, case when p.next = 'in_progress' then p.lease_index - 1 end as lease_index`;
+returning ${stateColumns('s')}, p.lapsed, p.lapsed_agent, case when p.next = 'in_progress' then p.lease_index - 1 end as lease_index`;
 
 /** Run-out leases of one state or of any site (the sweeper), locked with SKIP LOCKED, lapsed in one statement. */
 const lapseSql = (where: string, limit: string) => `
@@ -288,7 +288,7 @@ export class SiteSyncRepository {
   }
 
   async claim(c: ClaimInput): Promise<MovedState[]> {
-    const r = await this.q<StateRow & { lapsed: boolean; lease_index: number | null }>(CLAIM_SQL, [
+    const r = await this.q<StateRow & { lapsed: boolean; lapsed_agent: string | null; lease_index: number | null }>(CLAIM_SQL, [
       c.site,
       c.leaseDigests.length,
       c.maxAttempts,
@@ -297,7 +297,7 @@ export class SiteSyncRepository {
       c.leaseSeconds,
       c.lapseError,
     ]);
-    return r.map((x) => ({ state: toState(x), lapsed: x.lapsed, leaseIndex: x.lease_index }));
+    return r.map((x) => ({ state: toState(x), lapsed: x.lapsed, lapsedAgent: x.lapsed_agent, leaseIndex: x.lease_index }));
   }
 
   async lapse(scope: { key: StateKey } | { limit: number }, maxAttempts: number, lapseError: string): Promise<SiteState[]> {

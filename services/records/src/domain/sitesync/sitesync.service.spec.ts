@@ -75,9 +75,9 @@ describe('claim', () => {
       claim: async (input) => {
         digests = input.leaseDigests;
         const moved: MovedState[] = [
-          { state: a, lapsed: false, leaseIndex: 0 },
-          { state: b, lapsed: true, leaseIndex: 1 },
-          { state: c, lapsed: true, leaseIndex: null },
+          { state: a, lapsed: false, lapsedAgent: null, leaseIndex: 0 },
+          { state: b, lapsed: true, lapsedAgent: 'old-box', leaseIndex: 1 },
+          { state: c, lapsed: true, lapsedAgent: 'old-box', leaseIndex: null },
         ];
         return moved;
       },
@@ -87,11 +87,11 @@ describe('claim', () => {
     expect(out.map((x) => x.state)).toEqual([a, b]);
     expect(new Set(out.map((x) => x.lease)).size).toBe(2);
     const events = w.appended.flat().map((e) => e.payload);
-    expect(events.map((e) => [e.entity_id, e.changes.status, e.actor])).toEqual([
-      [a.representationId, 'in_progress', artist.principal!.userId],
-      [b.representationId, 'queued', null],
-      [b.representationId, 'in_progress', artist.principal!.userId],
-      [c.representationId, 'queued', null],
+    expect(events.map((e) => [e.entity_id, e.changes.status, e.actor, e.changes.agent])).toEqual([
+      [a.representationId, 'in_progress', artist.principal!.userId, 'box'],
+      [b.representationId, 'queued', null, 'old-box'],
+      [b.representationId, 'in_progress', artist.principal!.userId, 'box'],
+      [c.representationId, 'queued', null, null],
     ]);
     expect(w.emitted).toHaveLength(4);
   });

@@ -291,7 +291,7 @@ export class SiteSync {
     for (const m of moved) {
       if (m.lapsed && m.leaseIndex !== null) {
         // Lapsed and claimed again in one statement: the log still shows it queued in between.
-        const queued: SiteState = { ...m.state, status: 'queued', error: LAPSE_ERROR, leaseExpiresAt: null };
+        const queued: SiteState = { ...m.state, status: 'queued', agent: m.lapsedAgent, error: LAPSE_ERROR, leaseExpiresAt: null };
         events.push(outboxEvent(stateEvent(newId(), queued, 'update', undefined)));
         events.push(outboxEvent(stateEvent(newId(), m.state, 'update', principal)));
       } else {
