@@ -6,6 +6,7 @@ export * as healthv1 from './gen/grpc/health/v1/health.js';
 export * as authv1 from './gen/reelbase/auth/v1/auth.js';
 export * as recordsv1 from './gen/reelbase/records/v1/records.js';
 export * as farmv1 from './gen/reelbase/records/v1/farm.js';
+export * as sitesyncv1 from './gen/reelbase/records/v1/sitesync.js';
 export * as eventsv1 from './gen/reelbase/events/v1/events.js';
 export * as schemav1 from './gen/reelbase/schema/v1/schema.js';
 /** Package reelbase.schema.v1, file actions.proto: the ActionsService the schema service serves. */

@@ -40,6 +40,11 @@ export const recordsConfigShape = {
   FARM_POOL_MAX: envInt(10, 1, 100),
   /** How often the farm sweeper finalises expired leases (docs/farm.md, "Leases"). */
   FARM_SWEEP_MS: envInt(1000, 50, 600_000),
+  /**
+   * How often a replica returns site sync states whose lease ran out to the queue (or to failed at
+   * the last attempt) with their events, instead of waiting for the next claim (docs/sitesync.md).
+   */
+  SITESYNC_SWEEP_MS: envInt(5000, 50, 3_600_000),
   /** Kills the process at a chosen point of the write path, to prove crash recovery. Never set in production. */
   RECORDS_FAULT: envOptionalEnum(RECORDS_FAULTS),
 };

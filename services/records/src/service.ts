@@ -21,7 +21,7 @@ import {
   type Logger,
   type RunningService,
 } from '@reelbase/lib-platform';
-import { farmv1, recordsv1 } from '@reelbase/proto';
+import { farmv1, recordsv1, sitesyncv1 } from '@reelbase/proto';
 import type { RecordsConfig } from './config.js';
 import { RecordService, type RecordsBusTopics } from './domain/record.service.js';
 import { RecordViews } from './domain/record.views.js';
@@ -33,6 +33,8 @@ import { RECORDS_SERVICE_NAME, recordsHandlers } from './grpc/records.handler.js
 import { FARM_SERVICE_NAME, farmHandlers } from './grpc/farm.handler.js';
 import { FarmService } from './domain/farm/farm.service.js';
 import { FarmRepository, openFarmPool } from './store/farm.repository.js';
+import { SiteSync } from './domain/sitesync/sitesync.service.js';
+import { SITESYNC_SERVICE_NAME, siteSyncHandlers } from './grpc/sitesync.handler.js';
 import { FaultSwitch } from './outbox/fault.switch.js';
 import { RECORDS_MIGRATIONS } from './store/migrations.js';
 import { OutboxEntitySchema } from './store/outbox.entity.js';
@@ -113,6 +115,8 @@ export function startRecords(config: RecordsConfig, logger?: Logger): Promise<Ru
           shares: new ShareLinks(store, service, new SharePasswords(config.SHARE_PASSWORD_SCRYPT_COST)),
         }),
       );
+      const sitesync = new SiteSync({ store, bus });
+      grpc.add<sitesyncv1.SiteSyncServiceServer>(SITESYNC_SERVICE_NAME, sitesyncv1.SiteSyncServiceService, siteSyncHandlers({ sitesync }));
       const readiness = new Readiness().add('postgres', () => pingDb(orm)).add('nats', () => pingNats(nc));
       const ops = await startOpsServer({ port: config.HTTP_PORT, host: config.BIND_HOST, metrics, readiness, logger: log });
       resources.defer('ops', () => ops.close());
@@ -135,6 +139,14 @@ export function startRecords(config: RecordsConfig, logger?: Logger): Promise<Ru
             }
           },
           (err) => log.warn({ err }, 'farm sweeper failed; it tries again'),
+        ),
+      );
+      resources.startLoop(
+        'sitesync sweeper',
+        new IntervalLoop(
+          config.SITESYNC_SWEEP_MS,
+          () => sitesync.sweep(),
+          (err) => log.warn({ err }, 'site sync sweep failed; the next one tries again'),
         ),
       );
       const grpcPort = await grpc.listen(config.GRPC_PORT, config.BIND_HOST);

@@ -9,7 +9,7 @@
  */
 import { credentials, Metadata } from '@grpc/grpc-js';
 import { createGrpcClient, type Metrics, type PromiseClient } from '@reelbase/lib-platform';
-import { actionsv1, addonsv1, authv1, eventsv1, farmv1, healthv1, notifierv1, recordsv1, schemav1 } from '@reelbase/proto';
+import { actionsv1, addonsv1, authv1, eventsv1, farmv1, healthv1, notifierv1, recordsv1, schemav1, sitesyncv1 } from '@reelbase/proto';
 import { createMediaClient, type MediaPeer } from './media.client.js';
 
 /** What routes call. Tests pass fakes of the same shape. */
@@ -27,6 +27,8 @@ export interface Peers {
   actions: PromiseClient<actionsv1.ActionsServiceClient>;
   /** The farm (records' FarmService, at the records address; docs/farm.md). */
   farm: PromiseClient<farmv1.FarmServiceClient>;
+  /** Site sync, served by records beside RecordsService (at the records address). */
+  sitesync: PromiseClient<sitesyncv1.SiteSyncServiceClient>;
 }
 
 /** The schema service: one call per schema and catalog route, JSON in and out. */
@@ -143,6 +145,13 @@ export function connectPeers(
     deadlineMs,
     metrics,
   });
+  const sitesync = createGrpcClient(sitesyncv1.SiteSyncServiceClient, sitesyncv1.SiteSyncServiceService, {
+    name: 'sitesync',
+    address: addrs.records,
+    internalAuthSecret,
+    deadlineMs,
+    metrics,
+  });
   const healthClients = {
     auth: new healthv1.HealthClient(addrs.auth, credentials.createInsecure()),
     records: new healthv1.HealthClient(addrs.records, credentials.createInsecure()),
@@ -159,6 +168,7 @@ export function connectPeers(
       notifier: notifier.call,
       actions: actions.call,
       farm: farm.call,
+      sitesync: sitesync.call,
     },
     health: {
       auth: healthCheck(healthClients.auth, 'auth', healthDeadlineMs),
@@ -166,7 +176,7 @@ export function connectPeers(
       events: healthCheck(healthClients.events, 'events', healthDeadlineMs),
     },
     close() {
-      for (const c of [auth, records, events, schema, addons, media, notifier, actions, farm]) c.close();
+      for (const c of [auth, records, events, schema, addons, media, notifier, actions, farm, sitesync]) c.close();
       for (const c of Object.values(healthClients)) c.close();
     },
   };

@@ -130,6 +130,15 @@ describe('OpenAPI document', () => {
       'post /farm/jobs/{id}/report',
       'post /farm/jobs/{id}/{action}',
       'get /farm/jobs/{id}/chunks',
+      'put /sitesync/sites/{code}',
+      'get /sitesync/sites',
+      'delete /sitesync/sites/{code}',
+      'post /sitesync/requests',
+      'get /sitesync/state',
+      'get /sitesync/summary',
+      'post /sitesync/claim',
+      'post /sitesync/state/{representation_id}/{site}',
+      'patch /sitesync/state/{representation_id}/{site}',
     ];
     const documented = Object.entries(doc.paths).flatMap(([p, ops]) => Object.keys(ops as object).map((m) => `${m} ${p}`));
     expect(documented.sort()).toEqual(expected.sort());

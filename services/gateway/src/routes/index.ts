@@ -16,6 +16,7 @@ import { opsRoutes } from './ops.routes.js';
 import type { RouteDeps } from './route.deps.js';
 import { schemaRoutes } from './schema.routes.js';
 import { shareRoutes } from './share.routes.js';
+import { siteSyncRoutes } from './sitesync.routes.js';
 import { userRoutes } from './users.routes.js';
 
 export type { RouteDeps } from './route.deps.js';
@@ -34,6 +35,7 @@ const GROUPS: ReadonlyArray<(deps: RouteDeps) => AnyRoute[]> = [
   actionRoutes,
   addonRoutes,
   farmRoutes,
+  siteSyncRoutes,
 ];
 
 /** All routes, built for `deps`. */

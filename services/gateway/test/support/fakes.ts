@@ -75,6 +75,8 @@ export interface FakeState {
   notifier: FakeNotifierState;
   /** Milliseconds the fake media service waits before reading an upload's bytes (a slow store). */
   uploadStallMs?: number;
+  /** SiteSyncService method → its answer (unlisted methods answer `{}`); every call is tracked. */
+  sitesyncAnswers?: Map<string, unknown>;
 }
 
 export interface FakeNotifierState {
@@ -514,7 +516,17 @@ export function fakePeers(state: FakeState): Peers {
       return { json: req.bodyJson };
     },
   };
-  return { auth, records, events, schema, addons, media: fakeMedia(state, track), notifier, actions } as unknown as Peers;
+  // Site sync (served by records): canned answers, so the routes' mapping and checks can be seen.
+  const sitesync = new Proxy(
+    {},
+    {
+      get: (_t, method: string) => async (req: unknown, ctx: CallContext) => {
+        track('records', method, req, ctx);
+        return state.sitesyncAnswers?.get(method) ?? {};
+      },
+    },
+  );
+  return { auth, records, events, schema, addons, media: fakeMedia(state, track), notifier, actions, sitesync } as unknown as Peers;
 }
 
 /**

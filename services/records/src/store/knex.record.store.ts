@@ -17,6 +17,8 @@ import type {
   SchemaAdminStore,
   SchemaGuard,
   ShareLinkStore,
+  SiteSyncStore,
+  SiteSyncTransaction,
   StoredRecord,
   StoredSchema,
   WriteGuard,
@@ -30,6 +32,8 @@ import { ViewsRepository } from './views.repository.js';
 import { ShareRepository } from './share.repository.js';
 import type { NewShareLink, ShareLinkRow } from '../domain/share.links.js';
 import { QueryRepository } from './query.repository.js';
+import { SiteSyncRepository } from './sitesync.repository.js';
+import type { Site, SiteState, StateFilter, StateKey, StatusCounts } from '../domain/sitesync/sitesync.types.js';
 import type { QueryPool } from './query.pool.js';
 import type { QueryPlan, QueryRow } from '../domain/record.query.js';
 import type { CodeRename } from '../domain/schema.rename.js';
@@ -40,7 +44,7 @@ const WRITE_ERRORS: SqlStateErrors = {
   '23505': () => AppError.conflict('duplicate_id', 'a record with this id already exists'),
 };
 
-export class KnexRecordStore implements RecordStore, SchemaAdminStore, RecordViewStore, RecordQueryStore, ShareLinkStore {
+export class KnexRecordStore implements RecordStore, SchemaAdminStore, RecordViewStore, RecordQueryStore, ShareLinkStore, SiteSyncStore {
   private readonly records: RecordRepository;
   private readonly outbox = new OutboxRepository();
   private readonly schema: SchemaRepository;
@@ -48,6 +52,7 @@ export class KnexRecordStore implements RecordStore, SchemaAdminStore, RecordVie
   private readonly views: ViewsRepository;
   private readonly shares: ShareRepository;
   private readonly queries: QueryRepository;
+  private readonly sitesync: SiteSyncRepository;
 
   constructor(
     private readonly db: Knex,
@@ -61,6 +66,7 @@ export class KnexRecordStore implements RecordStore, SchemaAdminStore, RecordVie
     this.views = new ViewsRepository(db);
     this.shares = new ShareRepository(db);
     this.queries = new QueryRepository(queryPool.db);
+    this.sitesync = new SiteSyncRepository(db);
   }
 
   find(id: string): Promise<StoredRecord | undefined> {
@@ -170,6 +176,49 @@ export class KnexRecordStore implements RecordStore, SchemaAdminStore, RecordVie
 
   revokeShareLink(id: string): Promise<ShareLinkRow | undefined> {
     return guarded(() => this.shares.revoke(id));
+  }
+
+  siteSyncTransaction<T>(fn: (tx: SiteSyncTransaction) => Promise<T>): Promise<T> {
+    return guarded(() => this.db.transaction((trx) => fn(this.siteSyncStatements(trx))));
+  }
+
+  listSites(): Promise<Site[]> {
+    return guarded(() => this.sitesync.listSites());
+  }
+
+  findSite(code: string): Promise<Site | undefined> {
+    return guarded(() => this.sitesync.findSite(code));
+  }
+
+  findState(key: StateKey): Promise<SiteState | undefined> {
+    return guarded(() => this.sitesync.findState(key));
+  }
+
+  listStates(filter: StateFilter, after: StateKey | undefined, limit: number): Promise<SiteState[]> {
+    return guarded(() => this.sitesync.listStates(filter, after, limit));
+  }
+
+  countStates(filter: Pick<StateFilter, 'projectId' | 'site'>): Promise<StatusCounts> {
+    return guarded(() => this.sitesync.countStates(filter));
+  }
+
+  /** The site sync statements of one transaction, and the outbox of the same transaction. */
+  private siteSyncStatements(trx: Knex.Transaction): SiteSyncTransaction {
+    const repo = new SiteSyncRepository(trx);
+    return {
+      upsertSite: (site) => repo.upsertSite(site),
+      lockSite: (code, mode) => repo.findSite(code, mode),
+      deleteSite: (code) => repo.deleteSite(code),
+      countStatesOf: (site) => repo.countStatesOf(site),
+      liveRepresentations: (ids) => repo.liveRepresentations(ids),
+      requestStates: (reps, site, priority, keep) => repo.requestStates(reps, site, priority, keep),
+      claim: (input) => repo.claim(input),
+      lapse: (scope, max, error) => repo.lapse(scope, max, error),
+      report: (change) => repo.report(change),
+      findState: (key) => repo.findState(key, true),
+      setState: (key, status, priority, reset) => repo.setState(key, status, priority, reset),
+      appendEvents: (events) => repo.appendEvents(events.map((e) => this.outboxRow(e))),
+    };
   }
 
   /** The statements of one transaction: repositories bound to `trx` (a unit of work). */

@@ -11,6 +11,7 @@ import { RecordsQueryIndexesMigration } from './query.migration.js';
 import { RecordsShareLinksMigration } from './share.migration.js';
 import { RecordsLinkTableMigration } from './link.migration.js';
 import { RecordsFarmMigration } from './farm.migration.js';
+import { RecordsSiteSyncMigration } from './sitesync.migration.js';
 
 /** Every migration of schema `records`, oldest first. */
 export const RECORDS_MIGRATIONS: MigrationObject[] = [
@@ -21,4 +22,5 @@ export const RECORDS_MIGRATIONS: MigrationObject[] = [
   { name: 'records-0005-share-links', class: RecordsShareLinksMigration },
   { name: 'records-0006-link-table', class: RecordsLinkTableMigration },
   { name: 'records-0007-farm', class: RecordsFarmMigration },
+  { name: 'records-0008-sitesync', class: RecordsSiteSyncMigration },
 ];
