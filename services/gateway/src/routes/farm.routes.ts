@@ -23,7 +23,6 @@ import {
   FarmHeartbeat,
   FarmJobCreate,
   FarmReport,
-  JobActionPath,
   JobPath,
 } from '../schemas/farm.schema.js';
 import type { RouteDeps } from './route.deps.js';
@@ -60,6 +59,28 @@ function chunkObject(c: farmv1.FarmChunk) {
 function chunkAndJob(chunk: farmv1.FarmChunk, job: string): Reply {
   return Reply.rawJson(`{"chunk":${JSON.stringify(chunkObject(chunk))},"job":${job}}`);
 }
+
+/** The four changes of a job's course, one route each. */
+const JOB_CHANGES = [
+  { action: 'pause', summary: 'Pause a job', description: 'From queued or running: no chunk is offered; held leases may still complete or fail.' },
+  {
+    action: 'resume',
+    summary: 'Resume a paused job',
+    description: 'From paused: the job is `running` when any of its chunks was ever claimed, else `queued`.',
+  },
+  {
+    action: 'cancel',
+    summary: 'Cancel a job',
+    description: 'From queued, running, paused or failed: nothing is offered again and every held lease is `lease_lost`.',
+  },
+  {
+    action: 'retry',
+    summary: 'Retry a failed job',
+    description:
+      'From failed: the failed chunks are queued again with fresh attempts and `chunks_failed` goes back to 0; the job is ' +
+      '`running` when any of its chunks was ever claimed, else `queued`.',
+  },
+] as const;
 
 export function farmRoutes({ peers }: RouteDeps): AnyRoute[] {
   return [
@@ -217,28 +238,25 @@ export function farmRoutes({ peers }: RouteDeps): AnyRoute[] {
         return Reply.rawJson(recordJson(out.job!));
       },
     }),
-    defineRoute({
-      method: 'post',
-      path: '/farm/jobs/{id}/{action}',
-      operationId: 'changeFarmJob',
-      summary: 'Pause, resume, cancel or retry a job (the submitter, Admin, Supervisor, Coordinator).',
-      description:
-        '`pause` (from queued or running): no chunk is offered; held leases may still complete or fail. `resume` (from paused) and ' +
-        '`retry` (from failed; the failed chunks are queued again with fresh attempts and `chunks_failed` goes back to 0): the ' +
-        'job is `running` when any of its chunks was ever claimed, else `queued`. `cancel` (from queued, running, paused or ' +
-        'failed): nothing is offered again and every held lease is `lease_lost`. Any other starting status: 409 ' +
-        '`transition_not_allowed`. Each change is a FarmJob `update` event.',
-      tags: TAGS,
-      auth: 'bearer',
-      authorize: mayManage,
-      params: JobActionPath,
-      responses: { 200: { description: 'The FarmJob.', schema: RecordOut } },
-      errors: [404, 409, 503],
-      handler: async ({ params, ctx }) => {
-        const out = await peers.farm.changeJob({ jobId: params.id, action: params.action }, ctx);
-        return Reply.rawJson(recordJson(out.job!));
-      },
-    }),
+    ...JOB_CHANGES.map(({ action, summary, description }) =>
+      defineRoute({
+        method: 'post',
+        path: `/farm/jobs/{id}/${action}`,
+        operationId: `${action}FarmJob`,
+        summary: `${summary} (the submitter, Admin, Supervisor, Coordinator).`,
+        description: `${description} Any other starting status: 409 \`transition_not_allowed\`. Each change is a FarmJob \`update\` event.`,
+        tags: TAGS,
+        auth: 'bearer',
+        authorize: mayManage,
+        params: JobPath,
+        responses: { 200: { description: 'The FarmJob.', schema: RecordOut } },
+        errors: [404, 409, 503],
+        handler: async ({ params, ctx }) => {
+          const out = await peers.farm.changeJob({ jobId: params.id, action }, ctx);
+          return Reply.rawJson(recordJson(out.job!));
+        },
+      }),
+    ),
     defineRoute({
       method: 'get',
       path: '/farm/jobs/{id}/chunks',

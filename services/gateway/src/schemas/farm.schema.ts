@@ -8,7 +8,6 @@ import { RecordOut } from './record.schema.js';
 const Text = z.string().min(1).max(200);
 
 export const JobPath = z.strictObject({ id: Uuid });
-export const JobActionPath = z.strictObject({ id: Uuid, action: z.enum(['pause', 'resume', 'cancel', 'retry']) });
 export const ChunkPath = z.strictObject({ id: Uuid });
 
 export const FarmJobCreate = z

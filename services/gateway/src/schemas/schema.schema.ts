@@ -9,6 +9,9 @@ import { EntityTypeCode, Role, Uuid } from './common.schema.js';
 
 const { Application, Code, FieldTypeEnum, StateEnum, Tool } = schemaBodies;
 
+// The bodies' component names in the OpenAPI document.
+schemaBodies.registerBodyNames();
+
 /** A field code as a path parameter: only its shape (a column name simply does not exist: 404). */
 const FieldCodeParam = z.string().regex(FIELD_CODE);
 

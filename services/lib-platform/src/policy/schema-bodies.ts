@@ -22,6 +22,24 @@ import {
   type FieldType,
 } from './schema-code.policy.js';
 
+/**
+ * The OpenAPI component names of the bodies: kept here rather than registered with `.meta()`, so that a
+ * second copy of this module (a test importing it from source beside the built package) never puts a
+ * second schema under the same name in zod's global registry. The gateway registers them once
+ * ({@link registerBodyNames}) before it builds its document.
+ */
+const NAMES = new Map<z.ZodType, { id: string; description?: string }>();
+
+function named<T extends z.ZodType>(schema: T, meta: { id: string; description?: string }): T {
+  NAMES.set(schema, meta);
+  return schema;
+}
+
+/** Gives every named body its component name (and description) in `registry` (zod's global one). */
+export function registerBodyNames(registry = z.globalRegistry): void {
+  for (const [schema, meta] of NAMES) registry.add(schema, { ...registry.get(schema), ...meta });
+}
+
 /** An entity type code such as `Shot` or a custom object code. */
 export const EntityTypeCode = z.string().regex(ENTITY_TYPE_CODE);
 
@@ -70,28 +88,32 @@ function unique<T>(key: (item: T) => unknown, what: string, field: string | null
 // Entity types and fields
 // ---------------------------------------------------------------------------------------------
 
-export const EntityTypeBody = z
-  .strictObject({
+export const EntityTypeBody = named(
+  z.strictObject({
     code: EntityTypeCode.describe('An upper-case letter, then letters and digits (`^[A-Z][A-Za-z0-9]{0,63}$`).'),
     name: Name,
     description: Description.optional(),
     project_scoped: z.boolean().default(true).describe('Records of the type belong to a project (`project_id` required). Defaults to true.'),
-  })
-  .meta({ id: 'EntityTypeBody', description: 'Body of POST /schema/entity-types.' });
+  }),
+  { id: 'EntityTypeBody', description: 'Body of POST /schema/entity-types.' },
+);
 
-export const RenameBody = z.strictObject({ name: Name }).meta({ id: 'RenameBody', description: "An entity type's new display name." });
+export const RenameBody = named(z.strictObject({ name: Name }), { id: 'RenameBody', description: "An entity type's new display name." });
 
-export const EntityCodeRename = z
-  .strictObject({ new_code: EntityTypeCode })
-  .meta({ id: 'EntityCodeRename', description: "A custom entity type's new code; cascades to every record, link and Preset." });
+export const EntityCodeRename = named(z.strictObject({ new_code: EntityTypeCode }), {
+  id: 'EntityCodeRename',
+  description: "A custom entity type's new code; cascades to every record, link and Preset.",
+});
 
-export const CodeRename = z
-  .strictObject({ new_code: Code })
-  .meta({ id: 'CodeRename', description: "A status, step or priority code's new code; cascades to every record and definition that stores it." });
+export const CodeRename = named(z.strictObject({ new_code: Code }), {
+  id: 'CodeRename',
+  description: "A status, step or priority code's new code; cascades to every record and definition that stores it.",
+});
 
-export const OptionBody = z
-  .strictObject({ code: Code, label: Name, color: Color.nullable().optional() })
-  .meta({ id: 'FieldOption', description: 'One option of an enum or multi_enum field.' });
+export const OptionBody = named(z.strictObject({ code: Code, label: Name, color: Color.nullable().optional() }), {
+  id: 'FieldOption',
+  description: 'One option of an enum or multi_enum field.',
+});
 
 const Options = z
   .array(OptionBody)
@@ -136,42 +158,45 @@ function checkDefault(type: FieldType, value: unknown, options: readonly { code:
   }
 }
 
-export const FieldBody = z
-  .strictObject({
-    code: FieldCode,
-    name: Name,
-    type: FieldTypeEnum,
-    options: Options.optional().describe('enum and multi_enum only: the options, in display order.'),
-    link_types: z.array(EntityTypeCode).max(1000).optional().describe('link and multi_link only: the types a link may point to; absent or empty: any type.'),
-    required: z.boolean().optional().describe('A record of the type must have a value (defaults to false).'),
-    default: z.unknown().optional().describe("Applied on create when the key is absent; must be a value of the field's type."),
-    description: Description.optional(),
-  })
-  .superRefine((f, ctx) => {
-    if (f.options !== undefined && !OPTION_FIELD_TYPES.has(f.type)) {
-      ctx.addIssue({ code: 'custom', message: 'Only enum and multi_enum fields have options', path: ['options'], input: f.options });
-    }
-    if (f.link_types !== undefined && !LINK_FIELD_TYPES.has(f.type)) {
-      ctx.addIssue({ code: 'custom', message: 'Only link and multi_link fields have link_types', path: ['link_types'], input: f.link_types });
-    }
-    checkDefault(f.type, f.default, f.options, ctx);
-  })
-  .meta({ id: 'FieldBody', description: 'Body of POST /schema/entity-types/{entity_code}/fields.' });
+export const FieldBody = named(
+  z
+    .strictObject({
+      code: FieldCode,
+      name: Name,
+      type: FieldTypeEnum,
+      options: Options.optional().describe('enum and multi_enum only: the options, in display order.'),
+      link_types: z.array(EntityTypeCode).max(1000).optional().describe('link and multi_link only: the types a link may point to; absent or empty: any type.'),
+      required: z.boolean().optional().describe('A record of the type must have a value (defaults to false).'),
+      default: z.unknown().optional().describe("Applied on create when the key is absent; must be a value of the field's type."),
+      description: Description.optional(),
+    })
+    .superRefine((f, ctx) => {
+      if (f.options !== undefined && !OPTION_FIELD_TYPES.has(f.type)) {
+        ctx.addIssue({ code: 'custom', message: 'Only enum and multi_enum fields have options', path: ['options'], input: f.options });
+      }
+      if (f.link_types !== undefined && !LINK_FIELD_TYPES.has(f.type)) {
+        ctx.addIssue({ code: 'custom', message: 'Only link and multi_link fields have link_types', path: ['link_types'], input: f.link_types });
+      }
+      checkDefault(f.type, f.default, f.options, ctx);
+    }),
+  { id: 'FieldBody', description: 'Body of POST /schema/entity-types/{entity_code}/fields.' },
+);
 
-export const FieldPatch = z
-  .strictObject({
+export const FieldPatch = named(
+  z.strictObject({
     name: Name.optional(),
     description: Description.optional(),
     required: z.boolean().optional(),
     default: z.unknown().optional().describe("null removes the default; a value must be of the field's type."),
     options: Options.optional().describe('The full new list (add, relabel, reorder); dropping an option still in use is 409 `code_in_use`.'),
-  })
-  .meta({ id: 'FieldPatch', description: 'Body of PATCH /schema/entity-types/{entity_code}/fields/{field_code}: every key optional; the type cannot change.' });
+  }),
+  { id: 'FieldPatch', description: 'Body of PATCH /schema/entity-types/{entity_code}/fields/{field_code}: every key optional; the type cannot change.' },
+);
 
-export const OptionRename = z
-  .strictObject({ from: Code, to: Code })
-  .refine((b) => b.from !== b.to, { message: '"to" must differ from "from"', path: ['to'] })
-  .meta({ id: 'OptionRename', description: "An enum option's new code; cascades to every record and workflow schema." });
+export const OptionRename = named(
+  z.strictObject({ from: Code, to: Code }).refine((b) => b.from !== b.to, { message: '"to" must differ from "from"', path: ['to'] }),
+  { id: 'OptionRename', description: "An enum option's new code; cascades to every record and workflow schema." },
+);
 
 // ---------------------------------------------------------------------------------------------
 // Statuses, steps, priorities
@@ -185,34 +210,36 @@ const statusShape = {
   entity_types: EntityTypes.optional(),
 };
 
-export const StatusBody = z.strictObject({ code: Code, ...statusShape }).meta({ id: 'StatusBody', description: 'Body of POST /schema/statuses.' });
+export const StatusBody = named(z.strictObject({ code: Code, ...statusShape }), { id: 'StatusBody', description: 'Body of POST /schema/statuses.' });
 
-export const StatusPatch = z
-  .strictObject(statusShape)
-  .partial()
-  .meta({ id: 'StatusPatch', description: 'Body of PATCH /schema/statuses/{code}: every key optional (the code changes through rename).' });
+export const StatusPatch = named(z.strictObject(statusShape).partial(), {
+  id: 'StatusPatch',
+  description: 'Body of PATCH /schema/statuses/{code}: every key optional (the code changes through rename).',
+});
 
 const stepShape = { name: Name, color: Color.nullable().optional(), entity_types: EntityTypes.optional() };
 
-export const StepBody = z
-  .strictObject({ code: Code, ...stepShape })
-  .meta({ id: 'StepBody', description: 'Body of POST /schema/steps; a new step comes last.' });
+export const StepBody = named(z.strictObject({ code: Code, ...stepShape }), {
+  id: 'StepBody',
+  description: 'Body of POST /schema/steps; a new step comes last.',
+});
 
-export const StepPatch = z
-  .strictObject(stepShape)
-  .partial()
-  .meta({ id: 'StepPatch', description: 'Body of PATCH /schema/steps/{code}: every key optional (the code changes through rename).' });
+export const StepPatch = named(z.strictObject(stepShape).partial(), {
+  id: 'StepPatch',
+  description: 'Body of PATCH /schema/steps/{code}: every key optional (the code changes through rename).',
+});
 
-export const StepReorder = z
-  .strictObject({
+export const StepReorder = named(
+  z.strictObject({
     codes: z
       .array(Code)
       .min(1)
       .max(10_000)
       .superRefine(unique((c) => c, 'step code', null))
       .describe('Every step code once, in the new order (anything else is a 422).'),
-  })
-  .meta({ id: 'StepReorder' });
+  }),
+  { id: 'StepReorder' },
+);
 
 const priorityShape = {
   name: Name,
@@ -220,61 +247,65 @@ const priorityShape = {
   rank: z.number().int().min(-1_000_000).max(1_000_000).describe('Higher ranks are more urgent.'),
 };
 
-export const PriorityBody = z.strictObject({ code: Code, ...priorityShape }).meta({ id: 'PriorityBody', description: 'Body of POST /schema/priorities.' });
+export const PriorityBody = named(z.strictObject({ code: Code, ...priorityShape }), { id: 'PriorityBody', description: 'Body of POST /schema/priorities.' });
 
-export const PriorityPatch = z
-  .strictObject(priorityShape)
-  .partial()
-  .meta({ id: 'PriorityPatch', description: 'Body of PATCH /schema/priorities/{code}: every key optional (the code changes through rename).' });
+export const PriorityPatch = named(z.strictObject(priorityShape).partial(), {
+  id: 'PriorityPatch',
+  description: 'Body of PATCH /schema/priorities/{code}: every key optional (the code changes through rename).',
+});
 
 // ---------------------------------------------------------------------------------------------
 // Workflows, transitions, task templates
 // ---------------------------------------------------------------------------------------------
 
-export const WorkflowBody = z
-  .strictObject({
-    code: Code,
-    name: Name.optional(),
-    entity_type: EntityTypeCode.optional(),
-    field: FieldCode.optional().describe('An enum field of entity_type whose options select a workflow schema.'),
-    schemas: z
-      .array(z.strictObject({ option: Code.describe('An option code of `field`.'), steps: z.array(Code).max(1000).describe('Step codes, in order.') }))
-      .max(1000)
-      .superRefine(unique((s) => s.option, 'option', 'option'))
-      .optional(),
-  })
-  .superRefine((w, ctx) => {
-    if (w.field !== undefined && w.entity_type === undefined) {
-      ctx.addIssue({ code: 'custom', message: 'A workflow with a field needs its entity_type', path: ['entity_type'] });
-    }
-    if (w.schemas !== undefined && w.schemas.length > 0 && w.field === undefined) {
-      ctx.addIssue({ code: 'custom', message: 'Workflow schemas need the enum field whose options they follow', path: ['field'] });
-    }
-  })
-  .meta({ id: 'WorkflowBody', description: 'Body of POST /schema/workflows; POST /schema/workflows/delete needs only `code`.' });
+export const WorkflowBody = named(
+  z
+    .strictObject({
+      code: Code,
+      name: Name.optional(),
+      entity_type: EntityTypeCode.optional(),
+      field: FieldCode.optional().describe('An enum field of entity_type whose options select a workflow schema.'),
+      schemas: z
+        .array(z.strictObject({ option: Code.describe('An option code of `field`.'), steps: z.array(Code).max(1000).describe('Step codes, in order.') }))
+        .max(1000)
+        .superRefine(unique((s) => s.option, 'option', 'option'))
+        .optional(),
+    })
+    .superRefine((w, ctx) => {
+      if (w.field !== undefined && w.entity_type === undefined) {
+        ctx.addIssue({ code: 'custom', message: 'A workflow with a field needs its entity_type', path: ['entity_type'] });
+      }
+      if (w.schemas !== undefined && w.schemas.length > 0 && w.field === undefined) {
+        ctx.addIssue({ code: 'custom', message: 'Workflow schemas need the enum field whose options they follow', path: ['field'] });
+      }
+    }),
+  { id: 'WorkflowBody', description: 'Body of POST /schema/workflows; POST /schema/workflows/delete needs only `code`.' },
+);
 
-export const TransitionRule = z
-  .strictObject({
+export const TransitionRule = named(
+  z.strictObject({
     from: Code.describe('A status code.'),
     to: z.array(Code).max(1000).describe('The status codes a record may move to from `from`.'),
     roles: z.array(Role).max(5).optional().describe('Roles allowed to make these changes; absent: every role.'),
-  })
-  .meta({ id: 'TransitionRule' });
+  }),
+  { id: 'TransitionRule' },
+);
 
-export const ObjectTransitionsBody = z
-  .strictObject({
+export const ObjectTransitionsBody = named(
+  z.strictObject({
     entity_type: EntityTypeCode,
     transitions: z.array(TransitionRule).max(10_000).describe("Replaces the type's transitions; empty: every status change is allowed."),
-  })
-  .meta({
+  }),
+  {
     id: 'ObjectTransitionsBody',
     description:
       "Body of POST /schema/transitions. With transitions set for a type, a status change not listed for the caller's role " +
       '(Admins included) is 409 `transition_not_allowed`; creating a record with a status is not a transition.',
-  });
+  },
+);
 
-export const TaskTemplate = z
-  .strictObject({
+export const TaskTemplate = named(
+  z.strictObject({
     code: Code,
     name: Name,
     entity_type: EntityTypeCode.describe('Shot, Asset or another type with Tasks.'),
@@ -287,38 +318,41 @@ export const TaskTemplate = z
         }),
       )
       .max(1000),
-  })
-  .meta({ id: 'TaskTemplate' });
+  }),
+  { id: 'TaskTemplate' },
+);
 
-export const TaskTemplatesBody = z
-  .strictObject({
+export const TaskTemplatesBody = named(
+  z.strictObject({
     templates: z
       .array(TaskTemplate)
       .max(10_000)
       .superRefine(unique((t) => t.code, 'template code')),
-  })
-  .meta({
+  }),
+  {
     id: 'TaskTemplatesBody',
     description: 'Body of PUT /schema/task-templates: replaces the whole list. `"task_template": code` in a Shot or Asset create makes its tasks.',
-  });
+  },
+);
 
 // ---------------------------------------------------------------------------------------------
 // Branding and catalogs
 // ---------------------------------------------------------------------------------------------
 
-export const BrandingBody = z
-  .strictObject({
+export const BrandingBody = named(
+  z.strictObject({
     studio_name: z.string().max(255).nullable().optional(),
     logo_media_key: z.string().max(1024).nullable().optional(),
     primary_color: Color.nullable().optional(),
     accent_color: Color.nullable().optional(),
-  })
-  .meta({ id: 'BrandingBody', description: 'Body of PUT /branding: replaces the branding (an absent key is unset).' });
+  }),
+  { id: 'BrandingBody', description: 'Body of PUT /branding: replaces the branding (an absent key is unset).' },
+);
 
 const Executable = z.string().min(1).max(4096);
 
-export const Application = z
-  .strictObject({
+export const Application = named(
+  z.strictObject({
     code: Code,
     label: Name,
     group: z.string().max(255).nullable().optional(),
@@ -327,17 +361,19 @@ export const Application = z
     executables: z.strictObject({ linux: Executable.optional(), windows: Executable.optional(), darwin: Executable.optional() }).optional(),
     args: Args.optional(),
     environment: Environment.optional(),
-  })
-  .meta({ id: 'Application', description: 'One launcher of the studio catalog.' });
+  }),
+  { id: 'Application', description: 'One launcher of the studio catalog.' },
+);
 
-export const ApplicationsBody = z
-  .strictObject({
+export const ApplicationsBody = named(
+  z.strictObject({
     applications: z
       .array(Application)
       .max(10_000)
       .superRefine(unique((a) => a.code, 'application code')),
-  })
-  .meta({ id: 'ApplicationsBody', description: 'Body of PUT /schema/applications: replaces the launcher catalog.' });
+  }),
+  { id: 'ApplicationsBody', description: 'Body of PUT /schema/applications: replaces the launcher catalog.' },
+);
 
 /** A version string of a tool (`5.4.2`, `2025.1`); it follows the `/` of a selector. */
 const ToolVersion = z
@@ -347,10 +383,10 @@ const ToolVersion = z
   .regex(/^[^/\s]+$/)
   .describe('No `/` or spaces: a selector is `<tool>/<version>`.');
 
-export const ToolVariant = z.strictObject({ version: ToolVersion, args: Args.optional(), environment: Environment.optional() }).meta({ id: 'ToolVariant' });
+export const ToolVariant = named(z.strictObject({ version: ToolVersion, args: Args.optional(), environment: Environment.optional() }), { id: 'ToolVariant' });
 
-export const Tool = z
-  .strictObject({
+export const Tool = named(
+  z.strictObject({
     tool: Code,
     label: Name,
     icon: Icon.nullable().optional(),
@@ -358,14 +394,16 @@ export const Tool = z
       .array(ToolVariant)
       .max(1000)
       .superRefine(unique((v) => v.version, 'version', 'version')),
-  })
-  .meta({ id: 'Tool', description: 'A renderer or plugin with its versions.' });
+  }),
+  { id: 'Tool', description: 'A renderer or plugin with its versions.' },
+);
 
-export const ToolsBody = z
-  .strictObject({
+export const ToolsBody = named(
+  z.strictObject({
     tools: z
       .array(Tool)
       .max(10_000)
       .superRefine(unique((t) => t.tool, 'tool', 'tool')),
-  })
-  .meta({ id: 'ToolsBody', description: 'Body of PUT /schema/tools: replaces the tools catalog.' });
+  }),
+  { id: 'ToolsBody', description: 'Body of PUT /schema/tools: replaces the tools catalog.' },
+);
