@@ -20,7 +20,7 @@ import {
   type Logger,
   type RunningService,
 } from '@reelbase/lib-platform';
-import { recordsv1 } from '@reelbase/proto';
+import { recordsv1, syncv1 } from '@reelbase/proto';
 import type { RecordsConfig } from './config.js';
 import { RecordService, type RecordsBusTopics } from './domain/record.service.js';
 import { RecordViews } from './domain/record.views.js';
@@ -29,6 +29,10 @@ import { SchemaAdmin } from './domain/schema.admin.js';
 import { ShareLinks } from './domain/share.links.js';
 import { SharePasswords } from './domain/share.secrets.js';
 import { RECORDS_SERVICE_NAME, recordsHandlers } from './grpc/records.handler.js';
+import { SYNC_SERVICE_NAME, syncHandlers } from './grpc/sync.handler.js';
+import { SyncImporter } from './domain/sync/sync.import.js';
+import { SyncReads } from './domain/sync/sync.reads.js';
+import { SyncRepository } from './store/sync.repository.js';
 import { FaultSwitch } from './outbox/fault.switch.js';
 import { RECORDS_MIGRATIONS } from './store/migrations.js';
 import { OutboxEntitySchema } from './store/outbox.entity.js';
@@ -97,6 +101,13 @@ export function startRecords(config: RecordsConfig, logger?: Logger): Promise<Ru
           queries: new RecordQueries(store),
           shares: new ShareLinks(store, service, new SharePasswords(config.SHARE_PASSWORD_SCRYPT_COST)),
         }),
+      );
+      // Sync (docs/architecture.md, "Sync"): its own service on the same server, through the same write rules.
+      const syncStore = new SyncRepository(db, names);
+      grpc.add<syncv1.SyncServiceServer>(
+        SYNC_SERVICE_NAME,
+        syncv1.SyncServiceService,
+        syncHandlers({ importer: new SyncImporter({ store: syncStore, records: service, bus }), reads: new SyncReads(syncStore) }),
       );
       const readiness = new Readiness().add('postgres', () => pingDb(orm)).add('nats', () => pingNats(nc));
       const ops = await startOpsServer({ port: config.HTTP_PORT, host: config.BIND_HOST, metrics, readiness, logger: log });

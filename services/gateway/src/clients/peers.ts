@@ -8,7 +8,7 @@
  */
 import { credentials, Metadata } from '@grpc/grpc-js';
 import { createGrpcClient, type Metrics, type PromiseClient } from '@reelbase/lib-platform';
-import { addonsv1, authv1, eventsv1, healthv1, notifierv1, recordsv1, schemav1 } from '@reelbase/proto';
+import { addonsv1, authv1, eventsv1, healthv1, notifierv1, recordsv1, schemav1, syncv1 } from '@reelbase/proto';
 import { createMediaClient, type MediaPeer } from './media.client.js';
 
 /** What routes call. Tests pass fakes of the same shape. */
@@ -22,6 +22,8 @@ export interface Peers {
   /** media-transcode: reviewable uploads and status, media reads (streams: media.client.ts). */
   media: MediaPeer;
   notifier: PromiseClient<notifierv1.NotifierServiceClient>;
+  /** Sync imports, mappings and changes (records' SyncService, at the records address). */
+  sync: PromiseClient<syncv1.SyncServiceClient>;
 }
 
 /** The schema service: one call per schema and catalog route, JSON in and out. */
@@ -45,6 +47,8 @@ export interface PeerDeadlines {
   schemaMs?: number;
   /** Longest pause of a media stream (an upload or a read). */
   mediaIdleMs?: number;
+  /** A sync import writes up to 1000 records in one call (default 60 s). */
+  syncMs?: number;
 }
 
 export interface PeerConnections {
@@ -124,6 +128,13 @@ export function connectPeers(
     deadlineMs,
     metrics,
   });
+  const sync = createGrpcClient(syncv1.SyncServiceClient, syncv1.SyncServiceService, {
+    name: 'sync',
+    address: addrs.records,
+    internalAuthSecret,
+    deadlineMs: deadlines.syncMs ?? 60_000,
+    metrics,
+  });
   const healthClients = {
     auth: new healthv1.HealthClient(addrs.auth, credentials.createInsecure()),
     records: new healthv1.HealthClient(addrs.records, credentials.createInsecure()),
@@ -138,6 +149,7 @@ export function connectPeers(
       addons: addons.call,
       media: media.peer,
       notifier: notifier.call,
+      sync: sync.call,
     },
     health: {
       auth: healthCheck(healthClients.auth, 'auth', healthDeadlineMs),
@@ -145,7 +157,7 @@ export function connectPeers(
       events: healthCheck(healthClients.events, 'events', healthDeadlineMs),
     },
     close() {
-      for (const c of [auth, records, events, schema, addons, media, notifier]) c.close();
+      for (const c of [auth, records, events, schema, addons, media, notifier, sync]) c.close();
       for (const c of Object.values(healthClients)) c.close();
     },
   };

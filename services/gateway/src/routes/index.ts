@@ -14,6 +14,7 @@ import { opsRoutes } from './ops.routes.js';
 import type { RouteDeps } from './route.deps.js';
 import { schemaRoutes } from './schema.routes.js';
 import { shareRoutes } from './share.routes.js';
+import { syncRoutes } from './sync.routes.js';
 import { userRoutes } from './users.routes.js';
 
 export type { RouteDeps } from './route.deps.js';
@@ -30,6 +31,7 @@ const GROUPS: ReadonlyArray<(deps: RouteDeps) => AnyRoute[]> = [
   mediaRoutes,
   notifierRoutes,
   addonRoutes,
+  syncRoutes,
 ];
 
 /** All routes, built for `deps`. */

@@ -10,6 +10,7 @@ import { RecordsViewsMigration } from './views.migration.js';
 import { RecordsQueryIndexesMigration } from './query.migration.js';
 import { RecordsShareLinksMigration } from './share.migration.js';
 import { RecordsLinkTableMigration } from './link.migration.js';
+import { RecordsSyncMigration } from './sync.migration.js';
 
 /** Every migration of schema `records`, oldest first. */
 export const RECORDS_MIGRATIONS: MigrationObject[] = [
@@ -19,4 +20,5 @@ export const RECORDS_MIGRATIONS: MigrationObject[] = [
   { name: 'records-0004-query-indexes', class: RecordsQueryIndexesMigration },
   { name: 'records-0005-share-links', class: RecordsShareLinksMigration },
   { name: 'records-0006-link-table', class: RecordsLinkTableMigration },
+  { name: 'records-0009-sync', class: RecordsSyncMigration },
 ];
