@@ -117,6 +117,9 @@ describe('OpenAPI document', () => {
       'put /addons/{name}/settings',
       'get /addons/{name}/settings',
       'put /addons/{name}/pin',
+      'post /sync/import',
+      'get /sync/mappings',
+      'get /sync/changes',
     ];
     const documented = Object.entries(doc.paths).flatMap(([p, ops]) => Object.keys(ops as object).map((m) => `${m} ${p}`));
     expect(documented.sort()).toEqual(expected.sort());
