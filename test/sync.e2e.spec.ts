@@ -142,7 +142,7 @@ describe('sync (whole stack)', () => {
   });
 
   it.each([0, 3, 7])('rejects the whole batch when item %i is bad, writing nothing', async (bad) => {
-    const items = structuredClone(PRODUCTION).map((p) => ({
+    const items = (structuredClone(PRODUCTION) as any[]).map((p) => ({
       ...p,
       external_id: `b${bad}-${p.external_id}`,
       project_external_id: p.project_external_id && `b${bad}-70`,
