@@ -178,7 +178,10 @@ async function main(): Promise<number> {
         const b = k * 5;
         return `($${b + 1}::uuid, $${b + 2}, $${b + 3}::uuid, true, $${b + 4}::uuid, clock_timestamp(), clock_timestamp(), $${b + 5}::jsonb)`;
       });
-      await sql.query(`insert into bench_shadow.record (id, entity_type, project_id, active, created_by, created_at, updated_at, data) values ${values.join(',')}`, params);
+      await sql.query(
+        `insert into bench_shadow.record (id, entity_type, project_id, active, created_by, created_at, updated_at, data) values ${values.join(',')}`,
+        params,
+      );
     }
     const shadowSeconds = (performance.now() - t0) / 1000;
 
