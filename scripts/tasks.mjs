@@ -126,6 +126,10 @@ const tasks = {
     await build();
     await run(process.execPath, [join(ROOT, 'bench/dist/addons.js'), ...args]);
   },
+  async 'bench:import'(args) {
+    await build();
+    await run(process.execPath, [join(ROOT, 'bench/dist/sync.js'), ...args]);
+  },
   async hostile(args) {
     await build();
     await run(process.execPath, [join(ROOT, 'bench/dist/hostile.js'), ...args]);

@@ -21,7 +21,7 @@ import {
   type Logger,
   type RunningService,
 } from '@reelbase/lib-platform';
-import { farmv1, recordsv1, sitesyncv1 } from '@reelbase/proto';
+import { farmv1, recordsv1, sitesyncv1, syncv1 } from '@reelbase/proto';
 import type { RecordsConfig } from './config.js';
 import { RecordService, type RecordsBusTopics } from './domain/record.service.js';
 import { RecordViews } from './domain/record.views.js';
@@ -35,6 +35,10 @@ import { FarmService } from './domain/farm/farm.service.js';
 import { FarmRepository, openFarmPool } from './store/farm.repository.js';
 import { SiteSync } from './domain/sitesync/sitesync.service.js';
 import { SITESYNC_SERVICE_NAME, siteSyncHandlers } from './grpc/sitesync.handler.js';
+import { SYNC_SERVICE_NAME, syncHandlers } from './grpc/sync.handler.js';
+import { SyncImporter } from './domain/sync/sync.import.js';
+import { SyncReads } from './domain/sync/sync.reads.js';
+import { SyncRepository } from './store/sync.repository.js';
 import { FaultSwitch } from './outbox/fault.switch.js';
 import { RECORDS_MIGRATIONS } from './store/migrations.js';
 import { OutboxEntitySchema } from './store/outbox.entity.js';
@@ -117,6 +121,13 @@ export function startRecords(config: RecordsConfig, logger?: Logger): Promise<Ru
       );
       const sitesync = new SiteSync({ store, bus });
       grpc.add<sitesyncv1.SiteSyncServiceServer>(SITESYNC_SERVICE_NAME, sitesyncv1.SiteSyncServiceService, siteSyncHandlers({ sitesync }));
+      // Sync (docs/architecture.md, "Sync"): its own service on the same server, through the same write rules.
+      const syncStore = new SyncRepository(db, names);
+      grpc.add<syncv1.SyncServiceServer>(
+        SYNC_SERVICE_NAME,
+        syncv1.SyncServiceService,
+        syncHandlers({ importer: new SyncImporter({ store: syncStore, records: service, bus }), reads: new SyncReads(syncStore) }),
+      );
       const readiness = new Readiness().add('postgres', () => pingDb(orm)).add('nats', () => pingNats(nc));
       const ops = await startOpsServer({ port: config.HTTP_PORT, host: config.BIND_HOST, metrics, readiness, logger: log });
       resources.defer('ops', () => ops.close());

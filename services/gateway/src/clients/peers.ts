@@ -9,7 +9,7 @@
  */
 import { credentials, Metadata } from '@grpc/grpc-js';
 import { createGrpcClient, type Metrics, type PromiseClient } from '@reelbase/lib-platform';
-import { actionsv1, addonsv1, authv1, eventsv1, farmv1, healthv1, notifierv1, recordsv1, schemav1, sitesyncv1 } from '@reelbase/proto';
+import { actionsv1, addonsv1, authv1, eventsv1, farmv1, healthv1, notifierv1, recordsv1, schemav1, sitesyncv1, syncv1 } from '@reelbase/proto';
 import { createMediaClient, type MediaPeer } from './media.client.js';
 
 /** What routes call. Tests pass fakes of the same shape. */
@@ -29,6 +29,8 @@ export interface Peers {
   farm: PromiseClient<farmv1.FarmServiceClient>;
   /** Site sync, served by records beside RecordsService (at the records address). */
   sitesync: PromiseClient<sitesyncv1.SiteSyncServiceClient>;
+  /** Sync imports, mappings and changes (records' SyncService, at the records address). */
+  sync: PromiseClient<syncv1.SyncServiceClient>;
 }
 
 /** The schema service: one call per schema and catalog route, JSON in and out. */
@@ -52,6 +54,8 @@ export interface PeerDeadlines {
   schemaMs?: number;
   /** Longest pause of a media stream (an upload or a read). */
   mediaIdleMs?: number;
+  /** A sync import writes up to 1000 records in one call (default 60 s). */
+  syncMs?: number;
 }
 
 export interface PeerConnections {
@@ -152,6 +156,13 @@ export function connectPeers(
     deadlineMs,
     metrics,
   });
+  const sync = createGrpcClient(syncv1.SyncServiceClient, syncv1.SyncServiceService, {
+    name: 'sync',
+    address: addrs.records,
+    internalAuthSecret,
+    deadlineMs: deadlines.syncMs ?? 60_000,
+    metrics,
+  });
   const healthClients = {
     auth: new healthv1.HealthClient(addrs.auth, credentials.createInsecure()),
     records: new healthv1.HealthClient(addrs.records, credentials.createInsecure()),
@@ -169,6 +180,7 @@ export function connectPeers(
       actions: actions.call,
       farm: farm.call,
       sitesync: sitesync.call,
+      sync: sync.call,
     },
     health: {
       auth: healthCheck(healthClients.auth, 'auth', healthDeadlineMs),
@@ -176,7 +188,7 @@ export function connectPeers(
       events: healthCheck(healthClients.events, 'events', healthDeadlineMs),
     },
     close() {
-      for (const c of [auth, records, events, schema, addons, media, notifier, actions, farm, sitesync]) c.close();
+      for (const c of [auth, records, events, schema, addons, media, notifier, actions, farm, sitesync, sync]) c.close();
       for (const c of Object.values(healthClients)) c.close();
     },
   };

@@ -142,6 +142,9 @@ describe('OpenAPI document', () => {
       'post /sitesync/claim',
       'post /sitesync/state/{representation_id}/{site}',
       'patch /sitesync/state/{representation_id}/{site}',
+      'post /sync/import',
+      'get /sync/mappings',
+      'get /sync/changes',
     ];
     const documented = Object.entries(doc.paths).flatMap(([p, ops]) => Object.keys(ops as object).map((m) => `${m} ${p}`));
     expect(documented.sort()).toEqual(expected.sort());

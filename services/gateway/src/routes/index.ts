@@ -17,6 +17,7 @@ import type { RouteDeps } from './route.deps.js';
 import { schemaRoutes } from './schema.routes.js';
 import { shareRoutes } from './share.routes.js';
 import { siteSyncRoutes } from './sitesync.routes.js';
+import { syncRoutes } from './sync.routes.js';
 import { userRoutes } from './users.routes.js';
 
 export type { RouteDeps } from './route.deps.js';
@@ -36,6 +37,7 @@ const GROUPS: ReadonlyArray<(deps: RouteDeps) => AnyRoute[]> = [
   addonRoutes,
   farmRoutes,
   siteSyncRoutes,
+  syncRoutes,
 ];
 
 /** All routes, built for `deps`. */

@@ -390,3 +390,54 @@ export interface FarmStore {
   /** The chunks of a job in index order. */
   listChunks(jobId: string): Promise<FarmChunkRow[]>;
 }
+
+/** One mapping of sync: a record known to another tracker (`source`) by `externalId` (docs/api-notes.md, "Sync"). */
+export interface SyncMapping {
+  source: string;
+  entityType: string;
+  externalId: string;
+  id: string;
+}
+
+/** A record to overwrite in a sync import: its id and its new values. */
+export interface SyncUpdate {
+  id: string;
+  values: RecordValues;
+}
+
+/** The statements of one sync import transaction; store/sync.repository.ts. */
+export interface SyncTransaction {
+  /** Serialises the imports of one source (so two cannot create the same mapping). */
+  lockSource(source: string): Promise<void>;
+  /** As RecordTransaction.schemaVersion (under the shared schema lock). */
+  schemaVersion(): Promise<number>;
+  loadSchema(): Promise<StoredSchema | undefined>;
+  /** The mappings of `source` among `keys` (one statement). */
+  mapped(source: string, keys: readonly { entityType: string; externalId: string }[]): Promise<SyncMapping[]>;
+  /** The rows with these ids, locked for update (one statement). */
+  lockMany(ids: readonly string[]): Promise<StoredRecord[]>;
+  deadLinks(links: readonly LinkRef[]): Promise<LinkRef[]>;
+  linksOutsideProject(links: readonly LinkRef[], projectId: string | null): Promise<LinkRef[]>;
+  /**
+   * Inserts the records with their outbox events (each event's `occurred_at` = its row's `updated_at`)
+   * and remembers each write as `source`'s, in one statement; rows in input order.
+   */
+  insertMany(source: string, records: readonly NewRecord[], events: readonly OutboxEvent[]): Promise<StoredRecord[]>;
+  /** As insertMany for updates (`updated_at` moves strictly forward per row); rows in input order. */
+  updateMany(source: string, updates: readonly SyncUpdate[], events: readonly OutboxEvent[]): Promise<StoredRecord[]>;
+  addMappings(mappings: readonly SyncMapping[]): Promise<void>;
+}
+
+/** What sync needs from storage. */
+export interface SyncStore {
+  /** Runs `fn` in one transaction: committed when it resolves, rolled back when it throws. */
+  syncTransaction<T>(fn: (tx: SyncTransaction) => Promise<T>): Promise<T>;
+  /** Mappings by `id`, or by source with optional type and external id (at most `limit`). */
+  findMappings(q: { source?: string; entityType?: string; externalId?: string; id?: string }, limit: number): Promise<SyncMapping[]>;
+  /** Every mapping of the records `ids`. */
+  mappingsOf(ids: readonly string[]): Promise<SyncMapping[]>;
+  /** The rows with these ids, retired or not. */
+  findMany(ids: readonly string[]): Promise<StoredRecord[]>;
+  /** Of `writes` (record id and the `updated_at` it got), the indexes written by `source`'s imports. */
+  echoes(source: string, writes: readonly { id: string; at: string }[]): Promise<Set<number>>;
+}

@@ -397,9 +397,9 @@ export class RecordService {
 
   /**
    * The event of a write, serialised once. An event too large for the stream would block the
-   * relay, so the write is refused (413) before it commits.
+   * relay, so the write is refused (413) before it commits. Sync imports build theirs here too.
    */
-  private event(record: RecordView, action: EventAction, principal: Principal, changes: DataObject): OutboxEvent {
+  event(record: RecordView, action: EventAction, principal: Principal, changes: DataObject): OutboxEvent {
     const payload = buildEventPayload({ eventId: newId(), record, action, principal, changes, occurredAt: record.updatedAt });
     const json = encodeStreamEvent(payload);
     // Bytes >= UTF-16 length; only measure exactly when the cheap bound says it may be close.

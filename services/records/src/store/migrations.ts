@@ -12,6 +12,7 @@ import { RecordsShareLinksMigration } from './share.migration.js';
 import { RecordsLinkTableMigration } from './link.migration.js';
 import { RecordsFarmMigration } from './farm.migration.js';
 import { RecordsSiteSyncMigration } from './sitesync.migration.js';
+import { RecordsSyncMigration } from './sync.migration.js';
 
 /** Every migration of schema `records`, oldest first. */
 export const RECORDS_MIGRATIONS: MigrationObject[] = [
@@ -23,4 +24,5 @@ export const RECORDS_MIGRATIONS: MigrationObject[] = [
   { name: 'records-0006-link-table', class: RecordsLinkTableMigration },
   { name: 'records-0007-farm', class: RecordsFarmMigration },
   { name: 'records-0008-sitesync', class: RecordsSiteSyncMigration },
+  { name: 'records-0009-sync', class: RecordsSyncMigration },
 ];

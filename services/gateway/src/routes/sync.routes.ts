@@ -1,0 +1,116 @@
+/**
+ * Sync with another tracker (docs/api-notes.md, "Sync"; docs/architecture.md, "Sync"): imports and
+ * mappings are records' SyncService; the changes feed is composed here from a page of the event log
+ * and one SyncService call that answers, for those events, the records now, their external ids and
+ * which writes were a source's own imports. Importing is for Admins; the reads for every role (they
+ * show what `GET /events` and record reads show already).
+ */
+import { AppError } from '@reelbase/lib-platform';
+import type { AuthedPrincipal } from '../http/locals.js';
+import type { AnyRoute } from '../http/route.js';
+import { Reply, defineRoute } from '../http/route.js';
+import { SyncChangeList, SyncChangesQuery, SyncImportBody, SyncImportOut, SyncMappingList, SyncMappingsQuery } from '../schemas/sync.schema.js';
+import type { RouteDeps } from './route.deps.js';
+
+const TAGS = ['sync'];
+
+/** Pages of the log one changes request reads at most while it looks for `limit` changes to show. */
+const CHANGES_MAX_PAGES = 5;
+
+interface ChangeInfo {
+  event_id: number;
+  is_record: boolean;
+  record: unknown;
+  external_ids: Record<string, string>;
+  echo: boolean;
+}
+
+function adminOnly(p: AuthedPrincipal): void {
+  if (p.role !== 'Admin') throw new AppError('forbidden', 'importing is for Admin only');
+}
+
+export function syncRoutes({ peers }: RouteDeps): AnyRoute[] {
+  return [
+    defineRoute({
+      method: 'post',
+      path: '/sync/import',
+      operationId: 'syncImport',
+      summary: 'Import a batch from another tracker (Admin): upsert by source, entity type and external id.',
+      description:
+        'Each item is created, or merged into the record mapped to its `(source, entity_type, external_id)` as a PATCH is, and checked ' +
+        'exactly as a create or PATCH is (schema, links, transitions, write rules). Links may name their target by `{"type","external_id"}`: ' +
+        'another item of the batch (any order) or a record imported earlier from the same source. The batch is one transaction: any ' +
+        'problem is one 422 listing every problem with `loc` `["body","items",i,...]` and nothing is written (a 403 or 409 of one item ' +
+        'answers for the batch with `index`). An item equal to what is stored is `unchanged` and writes no event. `dry_run` answers the ' +
+        'same and writes nothing. Each created or updated record is an ordinary event whose `actor` is the caller. The body is at most 2 MiB.',
+      tags: TAGS,
+      auth: 'bearer',
+      body: SyncImportBody,
+      authorize: adminOnly,
+      responses: { 200: { description: 'What each item did, in request order.', schema: SyncImportOut } },
+      errors: [409, 503],
+      handler: async ({ body, ctx }) => Reply.rawJson((await peers.sync.import({ bodyJson: JSON.stringify(body) }, ctx)).json),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/sync/mappings',
+      operationId: 'syncMappings',
+      summary: 'Mappings: `?source=&entity_type=&external_id=` (external → record) or `?id=` (record → every external id).',
+      description: 'With `source` alone or with `entity_type`: at most 1000 mappings, ordered by type and external id. `external_id` needs `entity_type`.',
+      tags: TAGS,
+      auth: 'bearer',
+      query: SyncMappingsQuery,
+      responses: { 200: { description: 'The mappings.', schema: SyncMappingList } },
+      errors: [503],
+      handler: async ({ query, ctx }) =>
+        Reply.rawJson(
+          (await peers.sync.mappings({ source: query.source, entityType: query.entity_type, externalId: query.external_id, id: query.id }, ctx)).json,
+        ),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/sync/changes',
+      operationId: 'syncChanges',
+      summary: 'Record changes after an event id, oldest first, each with the record now and its external ids.',
+      description:
+        'One item per event of a record (any type of the record store; schema, action and schedule events are left out) after `after`: ' +
+        'the event id and action, the record as it is now (null once retired) and `external_ids` (source → external id). With `source`, ' +
+        "the writes made by that source's own imports are left out (no echo). `next_after` is the last event looked at: send it back " +
+        'as `after`. A page may hold fewer than `limit` items while events remain (those left out still move `next_after`).',
+      tags: TAGS,
+      auth: 'bearer',
+      query: SyncChangesQuery,
+      responses: { 200: { description: 'Changes.', schema: SyncChangeList } },
+      errors: [503],
+      handler: async ({ query, ctx }) => {
+        const items: unknown[] = [];
+        let after = query.after;
+        for (let page = 0; page < CHANGES_MAX_PAGES && items.length < query.limit; page += 1) {
+          const log = await peers.events.listEvents({ limit: query.limit, after, projectId: query.project_id }, ctx);
+          if (log.items.length === 0) break;
+          const answer = await peers.sync.changes(
+            { events: log.items.map((e) => ({ eventId: e.id, entityId: e.entityId, createdAt: e.createdAt })), source: query.source },
+            ctx,
+          );
+          const infos = (JSON.parse(answer.json) as { items: ChangeInfo[] }).items;
+          for (const [k, event] of log.items.entries()) {
+            if (items.length >= query.limit) break;
+            const info = infos[k]!;
+            after = event.id;
+            if (!info.is_record || info.echo) continue;
+            items.push({
+              event_id: event.id,
+              action: event.action,
+              entity_type: event.entityType,
+              id: event.entityId,
+              record: info.record,
+              external_ids: info.external_ids,
+            });
+          }
+          if (log.items.length < query.limit && !log.truncated) break;
+        }
+        return { items, next_after: after };
+      },
+    }),
+  ];
+}

@@ -1,0 +1,221 @@
+/**
+ * Sync on PostgreSQL (docs/architecture.md, "Sync"): implements the SyncStore port. An import is one
+ * transaction whose writes are multi-row statements: the records with their outbox rows and echo marks
+ * in one statement, the updates likewise, the new mappings in one more. Every public method runs inside
+ * `guarded`.
+ */
+import type { Knex } from '@mikro-orm/postgresql';
+import { AppError, guarded, sqlIsoMicros, type NatsNames } from '@reelbase/lib-platform';
+import type { NewRecord, OutboxEvent, StoredRecord, SyncMapping, SyncStore, SyncTransaction, SyncUpdate } from '../domain/ports.js';
+import { COLUMNS, RecordRepository, toStored, type Db, type Row } from './record.repository.js';
+import { SchemaRepository } from './schema.repository.js';
+
+const ERRORS = {
+  '23505': () => AppError.conflict('duplicate_id', 'a record or mapping of this import exists already; try again'),
+};
+
+/** COLUMNS of the row `t` (an UPDATE … FROM names two relations). */
+const T_COLUMNS = `t.id, t.entity_type, t.project_id, t.status, t.active, t.thumbnail_id, t.created_by,
+  ${sqlIsoMicros('t.created_at')} as created_at, ${sqlIsoMicros('t.updated_at')} as updated_at, t.retired_at is not null as retired, t.data`;
+
+interface MappingRow {
+  source: string;
+  entity_type: string;
+  external_id: string;
+  id: string;
+}
+const toMapping = (r: MappingRow): SyncMapping => ({ source: r.source, entityType: r.entity_type, externalId: r.external_id, id: r.id });
+
+/** Rows in the order of `ids` (statements return them in any order). */
+function inOrder(rows: Row[], ids: readonly string[]): StoredRecord[] {
+  const byId = new Map(rows.map((r) => [r.id, toStored(r)]));
+  return ids.map((id) => byId.get(id)!);
+}
+
+export class SyncRepository implements SyncStore {
+  constructor(
+    private readonly db: Knex,
+    private readonly names: NatsNames,
+  ) {}
+
+  syncTransaction<T>(fn: (tx: SyncTransaction) => Promise<T>): Promise<T> {
+    return guarded(() => this.db.transaction((trx) => fn(this.statements(trx))), ERRORS);
+  }
+
+  findMappings(q: { source?: string; entityType?: string; externalId?: string; id?: string }, limit: number): Promise<SyncMapping[]> {
+    return guarded(async () => {
+      const where: string[] = [];
+      const params: unknown[] = [];
+      if (q.id !== undefined) (where.push('id = ?::uuid'), params.push(q.id));
+      if (q.source !== undefined) (where.push('source = ?'), params.push(q.source));
+      if (q.entityType !== undefined) (where.push('entity_type = ?'), params.push(q.entityType));
+      if (q.externalId !== undefined) (where.push('external_id = ?'), params.push(q.externalId));
+      const res = await this.db.raw<{ rows: MappingRow[] }>(
+        `select source, entity_type, external_id, id from records.sync_mapping where ${where.join(' and ')}
+          order by source, entity_type, external_id limit ${Math.trunc(limit)}`,
+        params as Knex.RawBinding[],
+      );
+      return res.rows.map(toMapping);
+    });
+  }
+
+  mappingsOf(ids: readonly string[]): Promise<SyncMapping[]> {
+    return guarded(async () => {
+      if (ids.length === 0) return [];
+      const res = await this.db.raw<{ rows: MappingRow[] }>('select source, entity_type, external_id, id from records.sync_mapping where id = any(?::uuid[])', [
+        ids as string[],
+      ] as unknown as Knex.RawBinding[]);
+      return res.rows.map(toMapping);
+    });
+  }
+
+  findMany(ids: readonly string[]): Promise<StoredRecord[]> {
+    return guarded(async () => {
+      if (ids.length === 0) return [];
+      const res = await this.db.raw<{ rows: Row[] }>(`select ${COLUMNS} from records.record where id = any(?::uuid[])`, [
+        ids as string[],
+      ] as unknown as Knex.RawBinding[]);
+      return res.rows.map(toStored);
+    });
+  }
+
+  echoes(source: string, writes: readonly { id: string; at: string }[]): Promise<Set<number>> {
+    return guarded(async () => {
+      if (writes.length === 0) return new Set();
+      const res = await this.db.raw<{ rows: { i: string }[] }>(
+        `select e.i from unnest(?::uuid[], ?::timestamptz[]) with ordinality e(id, at, i)
+          where exists (select 1 from records.sync_write w where w.record_id = e.id and w.updated_at = e.at and w.source = ?)`,
+        [writes.map((w) => w.id), writes.map((w) => w.at), source] as unknown as Knex.RawBinding[],
+      );
+      return new Set(res.rows.map((r) => Number(r.i) - 1));
+    });
+  }
+
+  /** The statements of one import: bound to `trx`. */
+  private statements(trx: Knex.Transaction): SyncTransaction {
+    const records = new RecordRepository(trx);
+    const schema = new SchemaRepository(trx);
+    return {
+      lockSource: async (source) => {
+        await trx.raw(`select pg_advisory_xact_lock(hashtext('records:sync:' || ?))`, [source]);
+      },
+      schemaVersion: () => schema.lockedVersion(),
+      loadSchema: () => schema.load(),
+      mapped: async (source, keys) => {
+        if (keys.length === 0) return [];
+        const res = await trx.raw<{ rows: MappingRow[] }>(
+          `select m.source, m.entity_type, m.external_id, m.id
+             from unnest(?::text[], ?::text[]) k(t, e)
+             join records.sync_mapping m on m.source = ? and m.entity_type = k.t and m.external_id = k.e`,
+          [keys.map((k) => k.entityType), keys.map((k) => k.externalId), source] as unknown as Knex.RawBinding[],
+        );
+        return res.rows.map(toMapping);
+      },
+      lockMany: async (ids) => {
+        if (ids.length === 0) return [];
+        const res = await trx.raw<{ rows: Row[] }>(`select ${COLUMNS} from records.record where id = any(?::uuid[]) order by id for update`, [
+          ids as string[],
+        ] as unknown as Knex.RawBinding[]);
+        return res.rows.map(toStored);
+      },
+      deadLinks: (links) => records.deadLinks(links),
+      linksOutsideProject: (links, projectId) => records.linksOutsideProject(links, projectId),
+      insertMany: (source, rows, events) => this.insertMany(trx, source, rows, events),
+      updateMany: (source, updates, events) => this.updateMany(trx, source, updates, events),
+      addMappings: async (mappings) => {
+        if (mappings.length === 0) return;
+        await trx.raw(
+          `insert into records.sync_mapping (source, entity_type, external_id, id)
+           select * from unnest(?::text[], ?::text[], ?::text[], ?::uuid[])`,
+          [
+            mappings.map((m) => m.source),
+            mappings.map((m) => m.entityType),
+            mappings.map((m) => m.externalId),
+            mappings.map((m) => m.id),
+          ] as unknown as Knex.RawBinding[],
+        );
+      },
+    };
+  }
+
+  /**
+   * The JSON array of the statement's input: each row's values, its outbox event (the payload spliced in
+   * as already encoded) and its position.
+   */
+  private rowsJson(rows: readonly object[], events: readonly OutboxEvent[]): string {
+    const parts = rows.map((row, k) => {
+      const e = events[k]!;
+      const head = JSON.stringify({ ...row, event_id: e.payload.event_id, subject: this.names.eventSubject(e.payload.entity_type, e.payload.action), ord: k });
+      return `${head.slice(0, -1)},"payload":${e.json}}`;
+    });
+    return `[${parts.join(',')}]`;
+  }
+
+  private async insertMany(db: Db, source: string, rows: readonly NewRecord[], events: readonly OutboxEvent[]): Promise<StoredRecord[]> {
+    const input = rows.map((r) => ({
+      id: r.id,
+      entity_type: r.entityType,
+      project_id: r.projectId,
+      status: r.status,
+      active: r.active,
+      thumbnail_id: r.thumbnailId,
+      created_by: r.createdBy,
+      data: r.data,
+    }));
+    const res = await db.raw<{ rows: Row[] }>(
+      `with c as (select clock_timestamp() as ts),
+       v as (select * from jsonb_to_recordset(?::jsonb) as v(id uuid, entity_type text, project_id uuid, status text, active boolean,
+               thumbnail_id uuid, created_by uuid, data jsonb, event_id uuid, subject text, ord int, payload jsonb)),
+       r as (
+         insert into records.record (id, entity_type, project_id, status, active, thumbnail_id, created_by, created_at, updated_at, data)
+         select v.id, v.entity_type, v.project_id, v.status, v.active, v.thumbnail_id, v.created_by, c.ts, c.ts, v.data from v, c order by v.ord
+         returning ${COLUMNS}, updated_at as ts
+       ),
+       o as (
+         insert into records.outbox (event_id, subject, payload)
+         select v.event_id, v.subject, v.payload || jsonb_build_object('occurred_at', r.updated_at) from v join r on r.id = v.id order by v.ord
+       ),
+       w as (insert into records.sync_write (record_id, updated_at, source) select r.id, r.ts, ? from r)
+       select * from r`,
+      [this.rowsJson(input, events), source],
+    );
+    return inOrder(
+      res.rows,
+      rows.map((r) => r.id),
+    );
+  }
+
+  private async updateMany(db: Db, source: string, updates: readonly SyncUpdate[], events: readonly OutboxEvent[]): Promise<StoredRecord[]> {
+    const input = updates.map((u) => ({
+      id: u.id,
+      project_id: u.values.projectId,
+      status: u.values.status,
+      active: u.values.active,
+      thumbnail_id: u.values.thumbnailId,
+      data: u.values.data,
+    }));
+    // updated_at strictly increases per row (as every update), so each write keeps its own ETag.
+    const res = await db.raw<{ rows: Row[] }>(
+      `with v as (select * from jsonb_to_recordset(?::jsonb) as v(id uuid, project_id uuid, status text, active boolean,
+               thumbnail_id uuid, data jsonb, event_id uuid, subject text, ord int, payload jsonb)),
+       r as (
+         update records.record t
+            set project_id = v.project_id, status = v.status, active = v.active, thumbnail_id = v.thumbnail_id, data = v.data,
+                updated_at = greatest(clock_timestamp(), t.updated_at + interval '1 microsecond')
+           from v where t.id = v.id
+         returning ${T_COLUMNS}, t.updated_at as ts
+       ),
+       o as (
+         insert into records.outbox (event_id, subject, payload)
+         select v.event_id, v.subject, v.payload || jsonb_build_object('occurred_at', r.updated_at) from v join r on r.id = v.id order by v.ord
+       ),
+       w as (insert into records.sync_write (record_id, updated_at, source) select r.id, r.ts, ? from r)
+       select * from r`,
+      [this.rowsJson(input, events), source],
+    );
+    return inOrder(
+      res.rows,
+      updates.map((u) => u.id),
+    );
+  }
+}
