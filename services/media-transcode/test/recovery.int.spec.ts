@@ -269,7 +269,8 @@ describe('media-transcode: a finished job whose copy and message were both lost'
       await w.startWorker();
       await until('the done copy', () => w.records.data(repId).transcode_status === 'done', 30_000);
       expect(w.records.data(repId).review_media_key).toBe(job!.outputs!.proxyKey);
-      expect(w.records.records.get(versionId)!.thumbnailId).toBe(repId);
+      // The Version's thumbnail is a second write, right after the Representation's copy.
+      await until('the thumbnail', () => w.records.records.get(versionId)!.thumbnailId === repId, 10_000);
       // One conversion: the republished job only copied the row.
       expect((await w.api.jobs.listAttempts(job!.id)).length).toBe(1);
       const statuses = w.records.updates.filter((u) => u.id === repId && u.data.transcode_status).map((u) => u.data.transcode_status);
