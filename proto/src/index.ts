@@ -13,6 +13,8 @@ export * as schemav1 from './gen/reelbase/schema/v1/schema.js';
 export * as actionsv1 from './gen/reelbase/schema/v1/actions.js';
 /** The addons service of package reelbase.schema.v1 (its own file, served by the schema service). */
 export * as addonsv1 from './gen/reelbase/schema/v1/addons.js';
+/** The scheduler of package reelbase.schema.v1 (its own file, served by the schema service). */
+export * as schedulerv1 from './gen/reelbase/schema/v1/scheduler.js';
 /** The sync service of package reelbase.records.v1 (its own file, served by the records service). */
 export * as syncv1 from './gen/reelbase/records/v1/sync.js';
 export * as mediav1 from './gen/reelbase/media/v1/media.js';

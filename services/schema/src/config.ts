@@ -29,9 +29,9 @@ export const schemaConfigShape = {
   HTTP_PORT: envPort(9104),
   /** records' gRPC address (host:port). */
   RECORDS_ADDR: envAddr('127.0.0.1:50052'),
-  /** The notifier's gRPC address (host:port): webhook actions are delivered by it. */
+  /** The notifier's gRPC address (host:port): webhook actions and scheduled webhooks are delivered by it. */
   NOTIFIER_ADDR: envAddr('127.0.0.1:50056'),
-  /** Key custom actions' secrets are encrypted with at rest: 32 bytes in base64 (required; `npm start` keeps one in its data directory). docs/operations.md, "The secrets key". */
+  /** Key custom actions' and schedules' webhook secrets are encrypted with at rest: 32 bytes in base64 (required; `npm start` keeps one in its data directory). docs/operations.md, "The secrets key". */
   SECRETS_KEY: envSecretsKey(),
   /** Earlier SECRETS_KEYs (comma-separated) that still decrypt, while a key rotation re-encrypts at start-up. */
   SECRETS_KEY_PREVIOUS: envSecretsKeysPrevious(),
@@ -42,6 +42,11 @@ export const schemaConfigShape = {
    * is left unfinished (after records was unreachable, or another replica crashed mid-rename).
    */
   SCHEMA_SYNC_MS: envInt(5000, 100, 600_000),
+  /**
+   * How often each replica looks for due schedules (docs/scheduler.md): an occurrence runs within
+   * about this long of its time (well within 5 s at the default).
+   */
+  SCHEDULER_TICK_MS: envInt(1000, 50, 60_000),
   /** Kills the process at a chosen point of a rename, to prove recovery. Never set in production. */
   SCHEMA_FAULT: envOptionalEnum(SCHEMA_FAULTS),
 };

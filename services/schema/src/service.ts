@@ -3,7 +3,9 @@
  * the records client, the gRPC server and the ops server; then seeds the built-in definitions,
  * hands records the current snapshot and completes unfinished renames, and keeps doing so
  * every SCHEMA_SYNC_MS. It also serves the actions (ActionsService), which read records and
- * queue webhook actions with the notifier. Used by main.ts and by tests in-process.
+ * queue webhook actions with the notifier, and the scheduler (SchedulerService), whose clock
+ * (every SCHEDULER_TICK_MS) submits farm jobs to records and queues webhooks with the notifier.
+ * Used by main.ts and by tests in-process.
  */
 import {
   GrpcServer,
@@ -27,22 +29,28 @@ import {
   type OutboxTopics,
   type RunningService,
 } from '@reelbase/lib-platform';
-import { actionsv1, addonsv1, notifierv1, schemav1 } from '@reelbase/proto';
+import { actionsv1, addonsv1, farmv1, notifierv1, schedulerv1, schemav1 } from '@reelbase/proto';
 import type { SchemaConfig } from './config.js';
 import { ActionsService } from './domain/actions/actions.service.js';
 import { AddonsService } from './domain/addons/addons.service.js';
 import type { SchemaStore } from './domain/ports.js';
 import { SchemaService } from './domain/schema.service.js';
+import { SchedulerLoop } from './domain/scheduler/scheduler.loop.js';
+import { SchedulerService } from './domain/scheduler/scheduler.service.js';
 import { ACTIONS_SERVICE_NAME, actionsHandlers } from './grpc/actions.handler.js';
 import { ADDONS_SERVICE_NAME, addonsHandlers } from './grpc/addons.handler.js';
+import { SCHEDULER_SERVICE_NAME, schedulerHandlers } from './grpc/scheduler.handler.js';
 import { SCHEMA_SERVICE_NAME, schemaHandlers } from './grpc/schema.handler.js';
 import { NotifierActionDeliveries } from './notifier/action.deliveries.js';
+import { NotifierScheduleDeliveries } from './notifier/schedule.deliveries.js';
 import { ActionRecords } from './records/actions.records.js';
 import { FaultSwitch } from './outbox/fault.switch.js';
 import { SchemaRecords } from './records/records.client.js';
+import { SchedulerFarm } from './records/scheduler.farm.js';
 import { ActionRepository } from './store/actions.repository.js';
 import { AddonRepository } from './store/addons.repository.js';
 import { DefinitionRepository, SCHEMA_OUTBOX } from './store/definition.repository.js';
+import { SchedulerRepository } from './store/scheduler.repository.js';
 import { SCHEMA_MIGRATIONS, SCHEMA_SCHEMA } from './store/migrations.js';
 
 /** A running schema service. */
@@ -124,9 +132,8 @@ export function startSchema(config: SchemaConfig, logger?: Logger): Promise<Runn
         metrics,
       });
       resources.defer('notifier client', () => notifier.close());
-      const actionStore = new ActionRepository(db, names, new SecretCipher(config.SECRETS_KEY, config.SECRETS_KEY_PREVIOUS ?? []), (e) =>
-        bus.emit('committed', e),
-      );
+      const cipher = new SecretCipher(config.SECRETS_KEY, config.SECRETS_KEY_PREVIOUS ?? []);
+      const actionStore = new ActionRepository(db, names, cipher, (e) => bus.emit('committed', e));
       // Custom action secrets sealed with an earlier SECRETS_KEY are sealed again with the current one.
       const resealed = await actionStore.sealStored();
       if (resealed > 0) log.info({ sealed: resealed }, 'custom action secrets encrypted with the current SECRETS_KEY');
@@ -137,10 +144,26 @@ export function startSchema(config: SchemaConfig, logger?: Logger): Promise<Runn
         schema: () => store.load(),
       });
 
+      // The scheduler (docs/architecture.md, "Scheduler"): farm jobs go to records' FarmService.
+      const farm = createGrpcClient(farmv1.FarmServiceClient, farmv1.FarmServiceService, {
+        name: 'farm',
+        address: config.RECORDS_ADDR,
+        internalAuthSecret: config.INTERNAL_AUTH_SECRET,
+        deadlineMs: 5000,
+        metrics,
+      });
+      resources.defer('farm client', () => farm.close());
+      const scheduler = new SchedulerService({
+        store: new SchedulerRepository(db, names, cipher, (e) => bus.emit('committed', e)),
+        farm: new SchedulerFarm(farm.call),
+        deliveries: new NotifierScheduleDeliveries(notifier.call),
+      });
+
       const grpc = new GrpcServer({ logger: log, metrics, internalAuthSecret: config.INTERNAL_AUTH_SECRET });
       grpc.add<schemav1.SchemaServiceServer>(SCHEMA_SERVICE_NAME, schemav1.SchemaServiceService, schemaHandlers({ service }));
       grpc.add<addonsv1.AddonsServiceServer>(ADDONS_SERVICE_NAME, addonsv1.AddonsServiceService, addonsHandlers({ addons }));
       grpc.add<actionsv1.ActionsServiceServer>(ACTIONS_SERVICE_NAME, actionsv1.ActionsServiceService, actionsHandlers({ actions }));
+      grpc.add<schedulerv1.SchedulerServiceServer>(SCHEDULER_SERVICE_NAME, schedulerv1.SchedulerServiceService, schedulerHandlers({ scheduler }));
       const readiness = new Readiness()
         .add('postgres', () => pingDb(orm))
         .add('nats', () => pingNats(nc))
@@ -179,6 +202,15 @@ export function startSchema(config: SchemaConfig, logger?: Logger): Promise<Runn
         clearTimeout(timer);
         await syncing;
       });
+      // Each replica ticks; a run is made once between them (docs/scheduler.md).
+      resources.startLoop(
+        'scheduler',
+        new SchedulerLoop(
+          config.SCHEDULER_TICK_MS,
+          () => scheduler.runDue(),
+          (err) => log.warn({ err }, 'scheduler tick failed; the next one tries again'),
+        ),
+      );
       const grpcPort = await grpc.listen(config.GRPC_PORT, config.BIND_HOST);
       resources.defer('grpc', () => grpc.close());
 

@@ -11,3 +11,4 @@ export * from './schema-operations.policy.js';
 export * from './timelog.policy.js';
 export * from './user-views.policy.js';
 export * from './uuid.policy.js';
+export * from './schedule.policy.js';

@@ -66,6 +66,8 @@ export interface SchemaFaults {
 
 /** The ports of the actions (docs/architecture.md, "Actions"). */
 export type * from './actions/actions.ports.js';
+/** The ports of the scheduler (docs/architecture.md, "Scheduler"). */
+export type * from './scheduler/scheduler.ports.js';
 // ─── addons (domain/addons/, docs/architecture.md "Addons") ────────────────────────────────
 
 /** One registered version of an addon, as stored (immutable). */
