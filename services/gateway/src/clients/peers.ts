@@ -5,11 +5,11 @@
  * they hold, so only the schema routes need the schema service, only the media routes
  * media-transcode, and only the notification and webhook routes the notifier; those answer
  * 503 while it is down. The action routes call the schema service's ActionsService (`actions`,
- * at the schema address).
+ * at the schema address), the scheduler routes its SchedulerService (`scheduler`).
  */
 import { credentials, Metadata } from '@grpc/grpc-js';
 import { createGrpcClient, type Metrics, type PromiseClient } from '@reelbase/lib-platform';
-import { actionsv1, addonsv1, authv1, eventsv1, farmv1, healthv1, notifierv1, recordsv1, schemav1, sitesyncv1, syncv1 } from '@reelbase/proto';
+import { actionsv1, addonsv1, authv1, eventsv1, farmv1, healthv1, notifierv1, recordsv1, schedulerv1, schemav1, sitesyncv1, syncv1 } from '@reelbase/proto';
 import { createMediaClient, type MediaPeer } from './media.client.js';
 
 /** What routes call. Tests pass fakes of the same shape. */
@@ -31,6 +31,8 @@ export interface Peers {
   sitesync: PromiseClient<sitesyncv1.SiteSyncServiceClient>;
   /** Sync imports, mappings and changes (records' SyncService, at the records address). */
   sync: PromiseClient<syncv1.SyncServiceClient>;
+  /** The scheduler (the schema service's SchedulerService, at the schema address). */
+  scheduler: PromiseClient<schedulerv1.SchedulerServiceClient>;
 }
 
 /** The schema service: one call per schema and catalog route, JSON in and out. */
@@ -163,6 +165,13 @@ export function connectPeers(
     deadlineMs: deadlines.syncMs ?? 60_000,
     metrics,
   });
+  const scheduler = createGrpcClient(schedulerv1.SchedulerServiceClient, schedulerv1.SchedulerServiceService, {
+    name: 'scheduler',
+    address: addrs.schema,
+    internalAuthSecret,
+    deadlineMs,
+    metrics,
+  });
   const healthClients = {
     auth: new healthv1.HealthClient(addrs.auth, credentials.createInsecure()),
     records: new healthv1.HealthClient(addrs.records, credentials.createInsecure()),
@@ -181,6 +190,7 @@ export function connectPeers(
       farm: farm.call,
       sitesync: sitesync.call,
       sync: sync.call,
+      scheduler: scheduler.call,
     },
     health: {
       auth: healthCheck(healthClients.auth, 'auth', healthDeadlineMs),
@@ -188,7 +198,7 @@ export function connectPeers(
       events: healthCheck(healthClients.events, 'events', healthDeadlineMs),
     },
     close() {
-      for (const c of [auth, records, events, schema, addons, media, notifier, actions, farm, sitesync, sync]) c.close();
+      for (const c of [auth, records, events, schema, addons, media, notifier, actions, farm, sitesync, sync, scheduler]) c.close();
       for (const c of Object.values(healthClients)) c.close();
     },
   };

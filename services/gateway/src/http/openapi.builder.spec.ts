@@ -145,6 +145,13 @@ describe('OpenAPI document', () => {
       'post /sync/import',
       'get /sync/mappings',
       'get /sync/changes',
+      'post /scheduler/schedules',
+      'get /scheduler/schedules',
+      'get /scheduler/schedules/{id}',
+      'patch /scheduler/schedules/{id}',
+      'delete /scheduler/schedules/{id}',
+      'post /scheduler/schedules/{id}/run',
+      'get /scheduler/schedules/{id}/runs',
     ];
     const documented = Object.entries(doc.paths).flatMap(([p, ops]) => Object.keys(ops as object).map((m) => `${m} ${p}`));
     expect(documented.sort()).toEqual(expected.sort());

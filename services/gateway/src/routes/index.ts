@@ -14,6 +14,7 @@ import { noteRoutes } from './notes.routes.js';
 import { notifierRoutes } from './notifier.routes.js';
 import { opsRoutes } from './ops.routes.js';
 import type { RouteDeps } from './route.deps.js';
+import { schedulerRoutes } from './scheduler.routes.js';
 import { schemaRoutes } from './schema.routes.js';
 import { shareRoutes } from './share.routes.js';
 import { siteSyncRoutes } from './sitesync.routes.js';
@@ -38,6 +39,7 @@ const GROUPS: ReadonlyArray<(deps: RouteDeps) => AnyRoute[]> = [
   farmRoutes,
   siteSyncRoutes,
   syncRoutes,
+  schedulerRoutes,
 ];
 
 /** All routes, built for `deps`. */

@@ -77,6 +77,8 @@ export interface FakeState {
   uploadStallMs?: number;
   /** SiteSyncService method → its answer (unlisted methods answer `{}`); every call is tracked. */
   sitesyncAnswers?: Map<string, unknown>;
+  /** SchedulerService method → the JSON text it answers (unlisted methods echo `{"rpc","request"}`); every call is tracked. */
+  schedulerAnswers?: Map<string, string>;
 }
 
 export interface FakeNotifierState {
@@ -526,7 +528,17 @@ export function fakePeers(state: FakeState): Peers {
       },
     },
   );
-  return { auth, records, events, schema, addons, media: fakeMedia(state, track), notifier, actions, sitesync } as unknown as Peers;
+  // The scheduler (served by schema): canned answers, every call tracked.
+  const scheduler = new Proxy(
+    {},
+    {
+      get: (_t, method: string) => async (req: unknown, ctx: CallContext) => {
+        track('scheduler', method, req, ctx);
+        return { json: state.schedulerAnswers?.get(method) ?? JSON.stringify({ rpc: method, request: req }) };
+      },
+    },
+  );
+  return { auth, records, events, schema, addons, media: fakeMedia(state, track), notifier, actions, sitesync, scheduler } as unknown as Peers;
 }
 
 /**

@@ -1,0 +1,147 @@
+/**
+ * The scheduler (docs/api-notes.md, "Scheduler"; docs/scheduler.md), served by the schema
+ * service's SchedulerService, which owns the schedules, their runs and the clock: these routes
+ * check the role and the body, relay the request with the caller's principal and send the
+ * service's JSON answer. Every route is for Admins only (403 before the body is read; the service
+ * checks again).
+ */
+import { AppError } from '@reelbase/lib-platform';
+import type { AuthedPrincipal } from '../http/locals.js';
+import type { AnyRoute } from '../http/route.js';
+import { Reply, defineRoute } from '../http/route.js';
+import {
+  RunsQuery,
+  ScheduleCreate,
+  ScheduleDeleted,
+  ScheduleList,
+  ScheduleOut,
+  SchedulePatch,
+  SchedulePath,
+  ScheduleRunList,
+  ScheduleRunOut,
+} from '../schemas/scheduler.schema.js';
+import type { RouteDeps } from './route.deps.js';
+
+const TAGS = ['scheduler'];
+
+function adminOnly(p: AuthedPrincipal): void {
+  if (p.role !== 'Admin') throw new AppError('forbidden', 'the scheduler is for Admins');
+}
+
+/** The answer of the service, as it came. */
+const reply = (res: { json: string }) => Reply.rawJson(res.json === '' ? '{}' : res.json);
+
+export function schedulerRoutes({ peers }: RouteDeps): AnyRoute[] {
+  const scheduler = peers.scheduler;
+  return [
+    defineRoute({
+      method: 'post',
+      path: '/scheduler/schedules',
+      operationId: 'createSchedule',
+      summary: 'Creates a schedule (Admin): a farm job, a webhook or an event on a cron expression in a time zone.',
+      description:
+        'Answers the schedule with `next_run_at`, the first occurrence after now. Each occurrence runs once, however many replicas ' +
+        'run, within a few seconds of its time; a local time that does not exist that day (clocks going forward) is skipped, one that ' +
+        'occurs twice (clocks going back) runs once, at its first instant. A bad expression is 422 at `["body","cron"]`, an unknown ' +
+        'time zone at `["body","timezone"]`; a farm job’s `job` is checked as `POST /farm/jobs` checks its body (records checks it ' +
+        'again when a run submits it). Recorded as a `Schedule` event (create; a webhook secret never appears).',
+      tags: TAGS,
+      auth: 'bearer',
+      authorize: adminOnly,
+      body: ScheduleCreate,
+      responses: { 200: { description: 'The schedule.', schema: ScheduleOut } },
+      errors: [503],
+      handler: async ({ body, ctx }) => reply(await scheduler.createSchedule({ bodyJson: JSON.stringify(body) }, ctx)),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/scheduler/schedules',
+      operationId: 'listSchedules',
+      summary: 'Every schedule, oldest first (Admin).',
+      tags: TAGS,
+      auth: 'bearer',
+      authorize: adminOnly,
+      responses: { 200: { description: 'The schedules.', schema: ScheduleList } },
+      errors: [503],
+      handler: async ({ ctx }) => reply(await scheduler.listSchedules({}, ctx)),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/scheduler/schedules/{id}',
+      operationId: 'getSchedule',
+      summary: 'One schedule (Admin).',
+      tags: TAGS,
+      auth: 'bearer',
+      authorize: adminOnly,
+      params: SchedulePath,
+      responses: { 200: { description: 'The schedule.', schema: ScheduleOut } },
+      errors: [404, 503],
+      handler: async ({ params, ctx }) => reply(await scheduler.getSchedule({ id: params.id }, ctx)),
+    }),
+    defineRoute({
+      method: 'patch',
+      path: '/scheduler/schedules/{id}',
+      operationId: 'updateSchedule',
+      summary: 'Changes a schedule (Admin).',
+      description:
+        'Only the fields given change; `target` is replaced whole (a webhook given without `secret` keeps the secret the schedule ' +
+        'had). Giving `cron`, `timezone` or `active` computes `next_run_at` again from now: occurrences passed while a schedule was ' +
+        'inactive are never run, and `active: false` stops it (`next_run_at` null). A change that changes nothing writes nothing; ' +
+        'otherwise a `Schedule` event (update) with the changed fields.',
+      tags: TAGS,
+      auth: 'bearer',
+      authorize: adminOnly,
+      params: SchedulePath,
+      body: SchedulePatch,
+      responses: { 200: { description: 'The schedule as it now is.', schema: ScheduleOut } },
+      errors: [404, 503],
+      handler: async ({ params, body, ctx }) => reply(await scheduler.updateSchedule({ id: params.id, bodyJson: JSON.stringify(body) }, ctx)),
+    }),
+    defineRoute({
+      method: 'delete',
+      path: '/scheduler/schedules/{id}',
+      operationId: 'deleteSchedule',
+      summary: 'Deletes a schedule and its runs (Admin).',
+      description: 'A run in progress finishes first. Recorded as a `Schedule` event (delete); the `ScheduleRun` events stay in the log.',
+      tags: TAGS,
+      auth: 'bearer',
+      authorize: adminOnly,
+      params: SchedulePath,
+      responses: { 200: { description: 'Deleted.', schema: ScheduleDeleted } },
+      errors: [404, 503],
+      handler: async ({ params, ctx }) => reply(await scheduler.deleteSchedule({ id: params.id }, ctx)),
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/scheduler/schedules/{id}/run',
+      operationId: 'runSchedule',
+      summary: 'Runs a schedule’s target now, once (Admin).',
+      description:
+        'Whether the schedule is active or not; `next_run_at` does not move. Answers the run once its target ran (`scheduled_for` is ' +
+        'the time of the request); a target that failed is still a run (`status: "failed"` with `error`). The run acts for the ' +
+        'caller: the `ScheduleRun` event and a farm job name them. No body.',
+      tags: TAGS,
+      auth: 'bearer',
+      authorize: adminOnly,
+      params: SchedulePath,
+      responses: { 200: { description: 'The run.', schema: ScheduleRunOut } },
+      errors: [404, 503],
+      handler: async ({ params, ctx }) => reply(await scheduler.runSchedule({ id: params.id }, ctx)),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/scheduler/schedules/{id}/runs',
+      operationId: 'listScheduleRuns',
+      summary: 'The runs of a schedule, newest first (Admin).',
+      description: 'Paged: send `next_cursor` back as `cursor` while it is not null.',
+      tags: TAGS,
+      auth: 'bearer',
+      authorize: adminOnly,
+      params: SchedulePath,
+      query: RunsQuery,
+      responses: { 200: { description: 'Runs.', schema: ScheduleRunList } },
+      errors: [404, 503],
+      handler: async ({ params, query, ctx }) => reply(await scheduler.listRuns({ id: params.id, limit: query.limit, cursor: query.cursor }, ctx)),
+    }),
+  ];
+}
