@@ -14,7 +14,8 @@ const RUNS_PER_TICK = 100;
 
 export class SchedulerLoop implements BackgroundLoop {
   private timer: NodeJS.Timeout | undefined;
-  private stopped = true;
+  private started = false;
+  private stopped = false;
   private inFlight: Promise<void> = Promise.resolve();
 
   constructor(
@@ -25,8 +26,8 @@ export class SchedulerLoop implements BackgroundLoop {
   ) {}
 
   start(): void {
-    if (!this.stopped) return;
-    this.stopped = false;
+    if (this.started) return;
+    this.started = true;
     this.schedule(0);
   }
 

@@ -1,0 +1,311 @@
+/**
+ * The scheduler against the real PostgreSQL (migration schema-0004-scheduler), driven through its
+ * use cases and its tick loop with a clock the test moves, records' farm and the notifier stood in
+ * (they record what they were asked): an every-minute schedule runs once per minute; two replicas
+ * (two pools, two loops, one database) make each occurrence once between them; `catch_up` skip and
+ * once after downtime; `active: false` stops a schedule; run now; runs newest first with paging;
+ * each target kind; a failing target is a failed run; every change and run writes its event to the
+ * schema outbox in the same transaction.
+ */
+import { createLogger, natsNames, newId, openOrm, SecretCipher, type CallContext, type StreamEvent } from '@reelbase/lib-platform';
+import { createTestDatabase, TEST_SECRETS_KEY, type TestDatabase } from '@reelbase/lib-testkit';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { SchedulerLoop } from '../src/domain/scheduler/scheduler.loop.js';
+import type { ScheduleDelivery } from '../src/domain/scheduler/scheduler.ports.js';
+import { SchedulerService } from '../src/domain/scheduler/scheduler.service.js';
+import { SCHEMA_MIGRATIONS, SCHEMA_SCHEMA } from '../src/store/migrations.js';
+import { SchedulerRepository } from '../src/store/scheduler.repository.js';
+
+const ADMIN = newId();
+const P = newId();
+const admin: CallContext = { requestId: 'int', principal: { userId: ADMIN, role: 'Admin', authKind: 'token' } };
+const artist: CallContext = { requestId: 'int', principal: { userId: newId(), role: 'Artist', authKind: 'token' } };
+
+let db: TestDatabase;
+const orms: MikroORM[] = [];
+/** The time every replica reads. */
+let now = new Date('2026-06-01T12:00:30.000Z');
+const jobs: { job: Record<string, unknown>; ctx: CallContext }[] = [];
+const deliveries = new Map<string, ScheduleDelivery>();
+let failFarm = false;
+let replicas: SchedulerService[] = [];
+
+async function sql<R>(text: string, params: unknown[] = []): Promise<R[]> {
+  const res = await orms[0]!.em
+    .getConnection()
+    .getKnex()
+    .raw<{ rows: R[] }>(text, params as never);
+  return res.rows;
+}
+
+async function replica(): Promise<SchedulerService> {
+  const orm = await openOrm({
+    clientUrl: db.url,
+    schema: SCHEMA_SCHEMA,
+    entities: [],
+    migrations: SCHEMA_MIGRATIONS,
+    logger: createLogger('schema', 'silent'),
+  });
+  orms.push(orm);
+  return new SchedulerService({
+    store: new SchedulerRepository(orm.em.getConnection().getKnex(), natsNames(''), new SecretCipher(TEST_SECRETS_KEY)),
+    farm: {
+      createJob: async (job, ctx) => {
+        // A round trip's worth of time, so replicas overlap while a run is open.
+        await new Promise((r) => setTimeout(r, 5));
+        if (failFarm) throw new Error('records is unavailable');
+        jobs.push({ job, ctx });
+        return newId();
+      },
+    },
+    deliveries: {
+      enqueue: async (d) => {
+        deliveries.set(d.deliveryId, d);
+        return d.deliveryId;
+      },
+    },
+    clock: { now: () => now },
+  });
+}
+
+const setClock = (iso: string) => {
+  now = new Date(iso);
+};
+
+/** Every replica ticks at once, `times` times. */
+async function tickAll(times = 3): Promise<void> {
+  for (let i = 0; i < times; i += 1) {
+    await Promise.all(
+      replicas.map(async (r) =>
+        new SchedulerLoop(
+          1000,
+          () => r.runDue(),
+          (err) => {
+            throw err;
+          },
+        ).tick(),
+      ),
+    );
+  }
+}
+
+async function create(body: Record<string, unknown>): Promise<any> {
+  return replicas[0]!.create(JSON.stringify(body), admin);
+}
+
+const runsOf = async (id: string) => (await replicas[0]!.runs(id, { limit: 500 }, admin)).items;
+const outboxEvents = async (type: string) =>
+  (await sql<{ payload: StreamEvent }>(`select payload from schema.outbox where payload->>'entity_type' = ? order by seq`, [type])).map((r) => r.payload);
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  replicas = [await replica(), await replica()];
+});
+
+afterAll(async () => {
+  for (const orm of orms) await orm.close(true);
+  await db?.drop();
+});
+
+beforeEach(async () => {
+  await sql('delete from schema.schedule');
+  jobs.length = 0;
+  deliveries.clear();
+  failFarm = false;
+  setClock('2026-06-01T12:00:30.000Z');
+});
+
+const farmTarget = { kind: 'farm_job', job: { project_id: P, name: 'dailies', kind: 'playlist' } };
+
+describe('the scheduler on PostgreSQL', () => {
+  it('computes next_run_at in the schedule’s zone and writes a Schedule event', async () => {
+    const s = await create({ name: 'Paris mornings', cron: '0 9 * * 1-5', timezone: 'Europe/Paris', target: farmTarget });
+    // Monday 2026-06-01 is past 09:00 in Paris (14:30): Tuesday 09:00 CEST.
+    expect(s).toMatchObject({ active: true, catch_up: 'skip', timezone: 'Europe/Paris', next_run_at: '2026-06-02T07:00:00.000Z', created_by: ADMIN });
+    const daily = await create({ name: 'Tokyo', cron: '@daily', timezone: 'Asia/Tokyo', target: { kind: 'event', name: 'midnight' } });
+    expect(daily.next_run_at).toBe('2026-06-01T15:00:00.000Z');
+    const e = (await outboxEvents('Schedule')).find((x) => x.entity_id === s.id)!;
+    expect(e).toMatchObject({ action: 'create', actor: ADMIN, project_id: P.toLowerCase(), changes: { name: 'Paris mornings', cron: '0 9 * * 1-5' } });
+    await expect(create({ name: 'x', cron: '0 25 * * *', timezone: 'Nowhere/City', target: farmTarget })).rejects.toMatchObject({
+      kind: 'invalid',
+      problems: [
+        { loc: ['body', 'cron'], msg: expect.any(String), type: 'value_error' },
+        { loc: ['body', 'timezone'], msg: expect.any(String), type: 'value_error' },
+      ],
+    });
+    await expect(replicas[0]!.list(artist)).rejects.toMatchObject({ kind: 'forbidden' });
+  });
+
+  it('runs an every-minute schedule once per minute, each occurrence once between two replicas', async () => {
+    const many = [];
+    for (let i = 0; i < 10; i += 1) many.push(await create({ name: `m${i}`, cron: '* * * * *', target: farmTarget }));
+    expect(many[0].next_run_at).toBe('2026-06-01T12:01:00.000Z');
+    await tickAll();
+    expect(jobs).toHaveLength(0); // nothing due before 12:01
+    setClock('2026-06-01T12:01:00.400Z');
+    await tickAll();
+    setClock('2026-06-01T12:01:30.000Z');
+    await tickAll();
+    expect(jobs).toHaveLength(10);
+    setClock('2026-06-01T12:02:02.000Z');
+    await tickAll();
+    expect(jobs).toHaveLength(20);
+    for (const s of many) {
+      const runs = await runsOf(s.id);
+      expect(runs.map((r) => r.scheduled_for)).toEqual(['2026-06-01T12:02:00.000Z', '2026-06-01T12:01:00.000Z']);
+      expect(runs.every((r) => r.status === 'ok' && typeof (r.result as { job_id: string }).job_id === 'string')).toBe(true);
+      expect((await replicas[1]!.get(s.id, admin)).next_run_at).toBe('2026-06-01T12:03:00.000Z');
+    }
+    // The job is the schedule's, submitted for its creator by the schema service.
+    expect(jobs[0]!.job).toEqual(farmTarget.job);
+    expect(jobs[0]!.ctx.principal).toMatchObject({ userId: ADMIN, authKind: 'service', via: 'schema' });
+    const runEvents = await outboxEvents('ScheduleRun');
+    expect(runEvents).toHaveLength(20);
+    expect(new Set(runEvents.map((e) => `${e.changes.schedule_id} ${e.changes.scheduled_for}`)).size).toBe(20);
+  });
+
+  it('with two running loops on one database, every occurrence runs exactly once', async () => {
+    const many = [];
+    for (let i = 0; i < 8; i += 1) many.push(await create({ name: `l${i}`, cron: '* * * * *', target: { kind: 'event', name: `e${i}` } }));
+    const loops = replicas.map(
+      (r) =>
+        new SchedulerLoop(
+          20,
+          () => r.runDue(),
+          (err) => console.error(err),
+        ),
+    );
+    for (const l of loops) l.start();
+    try {
+      for (const minute of ['12:01', '12:02', '12:03']) {
+        setClock(`2026-06-01T${minute}:00.100Z`);
+        const want = many.length * (['12:01', '12:02', '12:03'].indexOf(minute) + 1);
+        for (let i = 0; i < 200 && (await sql('select 1 from schema.schedule_run')).length < want; i += 1) await new Promise((r) => setTimeout(r, 20));
+        // Both loops keep ticking on the same minute: nothing more is made.
+        await new Promise((r) => setTimeout(r, 200));
+        expect((await sql('select 1 from schema.schedule_run')).length).toBe(want);
+      }
+    } finally {
+      await Promise.all(loops.map((l) => l.stop()));
+    }
+    for (const s of many) expect((await runsOf(s.id)).map((r) => r.scheduled_for.slice(11, 16))).toEqual(['12:03', '12:02', '12:01']);
+  });
+
+  it('after downtime, catch_up skip runs none of the missed occurrences and once runs one', async () => {
+    const skip = await create({ name: 'skip', cron: '*/5 * * * *', target: farmTarget });
+    const once = await create({ name: 'once', cron: '*/5 * * * *', target: farmTarget, catch_up: 'once' });
+    // Nothing ran from 12:00:30 to 13:02:10: twelve occurrences were missed.
+    setClock('2026-06-01T13:02:10.000Z');
+    await tickAll();
+    expect(await runsOf(skip.id)).toEqual([]);
+    expect((await runsOf(once.id)).map((r) => r.scheduled_for)).toEqual(['2026-06-01T13:00:00.000Z']);
+    for (const s of [skip, once]) expect((await replicas[0]!.get(s.id, admin)).next_run_at).toBe('2026-06-01T13:05:00.000Z');
+    // Back to normal: the next occurrence runs for both.
+    setClock('2026-06-01T13:05:01.000Z');
+    await tickAll();
+    expect((await runsOf(skip.id)).map((r) => r.scheduled_for)).toEqual(['2026-06-01T13:05:00.000Z']);
+    expect((await runsOf(once.id)).map((r) => r.scheduled_for)).toEqual(['2026-06-01T13:05:00.000Z', '2026-06-01T13:00:00.000Z']);
+  });
+
+  it('active false stops a schedule; made active again it runs from the next occurrence on', async () => {
+    const s = await create({ name: 'hourly', cron: '@hourly', target: farmTarget });
+    const off = await replicas[0]!.update(s.id, JSON.stringify({ active: false }), admin);
+    expect(off).toMatchObject({ active: false, next_run_at: null });
+    setClock('2026-06-01T15:00:01.000Z');
+    await tickAll();
+    expect(await runsOf(s.id)).toEqual([]);
+    const on = await replicas[1]!.update(s.id, JSON.stringify({ active: true }), admin);
+    expect(on.next_run_at).toBe('2026-06-01T16:00:00.000Z');
+    await tickAll();
+    expect(await runsOf(s.id)).toEqual([]);
+    const updates = (await outboxEvents('Schedule')).filter((e) => e.entity_id === s.id && e.action === 'update');
+    expect(updates.map((e) => e.changes)).toEqual([
+      { active: false, next_run_at: null },
+      { active: true, next_run_at: '2026-06-01T16:00:00.000Z' },
+    ]);
+    // A change that changes nothing writes nothing.
+    await replicas[0]!.update(s.id, JSON.stringify({ active: true, name: 'hourly' }), admin);
+    expect((await outboxEvents('Schedule')).filter((e) => e.entity_id === s.id)).toHaveLength(3);
+  });
+
+  it('runs now, once, as the caller (even inactive); runs are listed newest first with paging', async () => {
+    const s = await create({ name: 'manual', cron: '0 0 1 1 *', target: { kind: 'event', name: 'report', payload: { week: 22 } }, active: false });
+    const made = [];
+    for (let i = 0; i < 5; i += 1) {
+      setClock(`2026-06-01T12:0${i}:00.000Z`);
+      made.push(await replicas[i % 2]!.runNow(s.id, admin));
+    }
+    expect(made[0]).toEqual({
+      id: expect.any(String),
+      scheduled_for: '2026-06-01T12:00:00.000Z',
+      started_at: '2026-06-01T12:00:00.000Z',
+      status: 'ok',
+      result: { name: 'report' },
+      error: null,
+    });
+    const page1 = await replicas[0]!.runs(s.id, { limit: 2 }, admin);
+    expect(page1.items.map((r) => r.id)).toEqual([made[4]!.id, made[3]!.id]);
+    const page2 = await replicas[0]!.runs(s.id, { limit: 2, cursor: page1.next_cursor! }, admin);
+    const page3 = await replicas[0]!.runs(s.id, { limit: 2, cursor: page2.next_cursor! }, admin);
+    expect([...page2.items, ...page3.items].map((r) => r.id)).toEqual([made[2]!.id, made[1]!.id, made[0]!.id]);
+    expect(page3.next_cursor).toBeNull();
+    // The event target is nothing but the run's event, with the name and payload.
+    const e = (await outboxEvents('ScheduleRun')).find((x) => x.entity_id === made[0]!.id)!;
+    expect(e).toMatchObject({
+      action: 'create',
+      actor: ADMIN,
+      changes: { schedule_id: s.id, kind: 'event', name: 'report', payload: { week: 22 }, status: 'ok' },
+    });
+    expect((await replicas[0]!.get(s.id, admin)).next_run_at).toBeNull();
+    await expect(replicas[0]!.runNow(newId(), admin)).rejects.toMatchObject({ kind: 'not_found' });
+    await expect(replicas[0]!.runs(s.id, { cursor: 'nope' }, admin)).rejects.toMatchObject({ kind: 'invalid' });
+  });
+
+  it('a webhook target is queued once per run with its body and secret; a failing target is a failed run', async () => {
+    const hook = await create({
+      name: 'report',
+      cron: '0 * * * *',
+      target: { kind: 'webhook', url: 'https://hooks.example.com/report', secret: 'a-secret-of-sixteen+' },
+    });
+    expect(hook.target).toEqual({ kind: 'webhook', url: 'https://hooks.example.com/report', has_secret: true });
+    setClock('2026-06-01T13:00:00.500Z');
+    await tickAll();
+    const [run] = await runsOf(hook.id);
+    const d = deliveries.get(run!.id)!;
+    expect(d).toEqual({
+      deliveryId: run!.id,
+      scheduleId: hook.id,
+      url: 'https://hooks.example.com/report',
+      secret: 'a-secret-of-sixteen+',
+      body: JSON.stringify({ schedule_id: hook.id, run_id: run!.id, scheduled_for: '2026-06-01T13:00:00.000Z' }),
+    });
+    // The secret is sealed at rest; a PATCH without one keeps it.
+    expect((await sql<{ secret: string }>('select secret from schema.schedule where id = ?', [hook.id]))[0]!.secret).not.toContain('sixteen');
+    const moved = await replicas[0]!.update(hook.id, JSON.stringify({ target: { kind: 'webhook', url: 'https://hooks.example.com/v2' } }), admin);
+    expect(moved.target).toEqual({ kind: 'webhook', url: 'https://hooks.example.com/v2', has_secret: true });
+
+    const job = await create({ name: 'job', cron: '0 * * * *', target: farmTarget });
+    failFarm = true;
+    setClock('2026-06-01T14:00:00.500Z');
+    await tickAll();
+    const [failed] = await runsOf(job.id);
+    expect(failed).toMatchObject({ scheduled_for: '2026-06-01T14:00:00.000Z', status: 'failed', result: null, error: 'records is unavailable' });
+    // A failed run is not tried again.
+    failFarm = false;
+    setClock('2026-06-01T14:00:30.000Z');
+    await tickAll();
+    expect(await runsOf(job.id)).toHaveLength(1);
+  });
+
+  it('deletes a schedule with its runs (404 afterwards) and writes a delete event', async () => {
+    const s = await create({ name: 'gone', cron: '* * * * *', target: { kind: 'event', name: 'x' } });
+    await replicas[0]!.runNow(s.id, admin);
+    expect(await replicas[1]!.delete(s.id, admin)).toEqual({ id: s.id, deleted: true });
+    await expect(replicas[0]!.get(s.id, admin)).rejects.toMatchObject({ kind: 'not_found' });
+    await expect(replicas[0]!.runs(s.id, {}, admin)).rejects.toMatchObject({ kind: 'not_found' });
+    await expect(replicas[0]!.delete(s.id, admin)).rejects.toMatchObject({ kind: 'not_found' });
+    expect(await sql('select 1 from schema.schedule_run where schedule_id = ?', [s.id])).toEqual([]);
+    expect((await outboxEvents('Schedule')).filter((e) => e.entity_id === s.id).map((e) => e.action)).toEqual(['create', 'delete']);
+  });
+});
