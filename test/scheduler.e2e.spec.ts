@@ -40,7 +40,7 @@ describe('scheduler (whole stack, real clock)', () => {
   }, 120_000);
 
   afterAll(async () => {
-    await e?.stop();
+    await e?.teardown();
     await rx?.close();
   });
 

@@ -12,7 +12,7 @@ import { createTestDatabase, TEST_SECRETS_KEY, type TestDatabase } from '@reelba
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { SchedulerLoop } from '../src/domain/scheduler/scheduler.loop.js';
-import type { ScheduleDelivery } from '../src/domain/scheduler/scheduler.ports.js';
+import type { ScheduleDelivery, ScheduleRun } from '../src/domain/scheduler/scheduler.ports.js';
 import { SchedulerService } from '../src/domain/scheduler/scheduler.service.js';
 import { SCHEMA_MIGRATIONS, SCHEMA_SCHEMA } from '../src/store/migrations.js';
 import { SchedulerRepository } from '../src/store/scheduler.repository.js';
@@ -138,7 +138,7 @@ describe('the scheduler on PostgreSQL', () => {
   });
 
   it('runs an every-minute schedule once per minute, each occurrence once between two replicas', async () => {
-    const many = [];
+    const many: any[] = [];
     for (let i = 0; i < 10; i += 1) many.push(await create({ name: `m${i}`, cron: '* * * * *', target: farmTarget }));
     expect(many[0].next_run_at).toBe('2026-06-01T12:01:00.000Z');
     await tickAll();
@@ -166,7 +166,7 @@ describe('the scheduler on PostgreSQL', () => {
   });
 
   it('with two running loops on one database, every occurrence runs exactly once', async () => {
-    const many = [];
+    const many: any[] = [];
     for (let i = 0; i < 8; i += 1) many.push(await create({ name: `l${i}`, cron: '* * * * *', target: { kind: 'event', name: `e${i}` } }));
     const loops = replicas.map(
       (r) =>
@@ -231,7 +231,7 @@ describe('the scheduler on PostgreSQL', () => {
 
   it('runs now, once, as the caller (even inactive); runs are listed newest first with paging', async () => {
     const s = await create({ name: 'manual', cron: '0 0 1 1 *', target: { kind: 'event', name: 'report', payload: { week: 22 } }, active: false });
-    const made = [];
+    const made: ScheduleRun[] = [];
     for (let i = 0; i < 5; i += 1) {
       setClock(`2026-06-01T12:0${i}:00.000Z`);
       made.push(await replicas[i % 2]!.runNow(s.id, admin));
