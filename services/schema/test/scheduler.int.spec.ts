@@ -160,6 +160,11 @@ describe('the scheduler on PostgreSQL', () => {
     // The job is the schedule's, submitted for its creator by the schema service.
     expect(jobs[0]!.job).toEqual(farmTarget.job);
     expect(jobs[0]!.ctx.principal).toMatchObject({ userId: ADMIN, authKind: 'service', via: 'schema' });
+    // A replica that read the schedule before the run committed (next_run_at still 12:02) claims the
+    // same occurrence: the unique run per (schedule, scheduled_for) refuses it; no job, no event.
+    await sql(`update schema.schedule set next_run_at = '2026-06-01T12:02:00Z'`);
+    await tickAll();
+    expect(jobs).toHaveLength(20);
     const runEvents = await outboxEvents('ScheduleRun');
     expect(runEvents).toHaveLength(20);
     expect(new Set(runEvents.map((e) => `${e.changes.schedule_id} ${e.changes.scheduled_for}`)).size).toBe(20);
