@@ -167,10 +167,7 @@ describe('sync import', () => {
       // Another writer holds the row: an import that changes nothing does not wait for it.
       await holder.query('begin');
       await holder.query('select id from records.record where id = $1 for update', [shot]);
-      const unchanged = await Promise.race([
-        importBatch(body),
-        new Promise<'blocked'>((r) => setTimeout(() => r('blocked'), 3000).unref()),
-      ]);
+      const unchanged = await Promise.race([importBatch(body), new Promise<'blocked'>((r) => setTimeout(() => r('blocked'), 3000).unref())]);
       expect(unchanged).toMatchObject({ unchanged: 2, updated: 0 });
 
       // An import that changes the row waits for it, finds it changed since it read it, and merges its

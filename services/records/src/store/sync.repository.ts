@@ -6,7 +6,16 @@
  */
 import type { Knex } from '@mikro-orm/postgresql';
 import { AppError, guarded, sqlIsoMicros, type NatsNames } from '@reelbase/lib-platform';
-import { StaleSyncRead, type NewRecord, type OutboxEvent, type StoredRecord, type SyncMapping, type SyncStore, type SyncTransaction, type SyncUpdate } from '../domain/ports.js';
+import {
+  StaleSyncRead,
+  type NewRecord,
+  type OutboxEvent,
+  type StoredRecord,
+  type SyncMapping,
+  type SyncStore,
+  type SyncTransaction,
+  type SyncUpdate,
+} from '../domain/ports.js';
 import { COLUMNS, RecordRepository, toStored, type Db, type Row } from './record.repository.js';
 import { SchemaRepository } from './schema.repository.js';
 
