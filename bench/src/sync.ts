@@ -1,5 +1,5 @@
 /**
- * `npm run bench:import -- [--shots 5000] [--rounds 2]`: a ShotGrid-shaped production imported through the gateway's
+ * `npm run bench:import -- [--shots 5000] [--rounds 3]`: a ShotGrid-shaped production imported through the gateway's
  * `POST /sync/import` (bench/README.md, "Sync import"), in one run against one stack.
  *
  *   1. The whole stack (`startBenchStack`) and an Admin API key.
@@ -171,7 +171,7 @@ async function memory(stack: Stack): Promise<Memory> {
 }
 
 async function main(): Promise<number> {
-  const { values } = parseArgs({ options: { shots: { type: 'string', default: '5000' }, rounds: { type: 'string', default: '2' } } });
+  const { values } = parseArgs({ options: { shots: { type: 'string', default: '5000' }, rounds: { type: 'string', default: '3' } } });
   const shots = Number(values.shots);
   const rounds = Number(values.rounds);
   if (!Number.isInteger(rounds) || rounds < 2) throw new Error(`--rounds needs a whole number of at least 2, got ${values.rounds}`);
