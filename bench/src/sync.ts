@@ -1,5 +1,5 @@
 /**
- * `npm run bench:import -- [--shots 5000]`: a ShotGrid-shaped production imported through the gateway's
+ * `npm run bench:import -- [--shots 5000] [--rounds 3]`: a ShotGrid-shaped production imported through the gateway's
  * `POST /sync/import` (bench/README.md, "Sync import"), in one run against one stack.
  *
  *   1. The whole stack (`startBenchStack`) and an Admin API key.
@@ -8,12 +8,16 @@
  *      shot (25,000, linking version and shot): every link by external id. Items in dependency order,
  *      batches of 1,000, one request in flight.
  *   3. The same batches again: every item unchanged (nothing written).
- *   4. For comparison, the same rows (as stored) written with plain multi-row INSERTs of 1,000 into a
+ *   4. A second production of the same size from another source (created), and more up to `--rounds`:
+ *      memory that grows with what was imported grows again in the last one; a heap that only settled
+ *      after the first does not.
+ *   5. For comparison, the same rows (as stored) written with plain multi-row INSERTs of 1,000 into a
  *      shadow copy of `records.record` (bench_shadow) in the same database, in the same run.
- *   RSS of every service (its /metrics `process_resident_memory_bytes`) before and after.
+ *   RSS of every service (its /metrics `process_resident_memory_bytes`) before and after each phase;
+ *   targets printed PASS or MISS.
  * Prints a table and writes JSON to bench/results/.
  */
-import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -27,16 +31,23 @@ import { createShadowTables } from './shadow.schema.js';
 const RESULTS_DIR = fileURLToPath(new URL('../results/', import.meta.url));
 const log = (msg: string): void => void process.stderr.write(`[bench:import] ${msg}\n`);
 const BATCH = 1000;
+/** Targets printed PASS or MISS (records/s through the gateway on a 2-core machine). */
+const TARGET_CREATE = 2000;
+const TARGET_UNCHANGED = 10000;
+/** Memory is flat when the last production grows a service by at most this much (MiB, or share of its RSS). */
+const MEMORY_SLACK_MIB = 48;
+const MEMORY_SLACK = 0.15;
 
 type Item = { external_id: string; entity_type: string; project_external_id?: string; data: Record<string, unknown> };
 
 /** The production, in dependency order (a batch only links to itself or earlier batches). */
-export function production(shots: number): Item[] {
+export function production(shots: number, tag = ''): Item[] {
   const p = 'proj-1';
+  const unique = `${Date.now().toString(36)}${tag}`;
   const link = (type: string, id: string) => ({ type, external_id: id });
-  const items: Item[] = [{ external_id: p, entity_type: 'Project', data: { name: 'Bench Show', code: `show_${Date.now().toString(36)}` } }];
+  const items: Item[] = [{ external_id: p, entity_type: 'Project', data: { name: 'Bench Show', code: `show_${unique}` } }];
   for (let u = 0; u < 20; u++)
-    items.push({ external_id: `hu-${u}`, entity_type: 'User', data: { name: `Artist ${u}`, email: `artist${u}-${Date.now().toString(36)}@bench.test` } });
+    items.push({ external_id: `hu-${u}`, entity_type: 'User', data: { name: `Artist ${u}`, email: `artist${u}-${unique}@bench.test` } });
   for (let s = 0; s < 50; s++)
     items.push({
       external_id: `seq-${s}`,
@@ -107,8 +118,34 @@ async function post(url: string, token: string, body: unknown): Promise<any> {
 }
 
 /** RSS in MiB of each service, from its /metrics. */
-async function rss(stack: Stack): Promise<Record<string, number>> {
-  const out: Record<string, number> = {};
+/** Resident and V8 heap-used MiB of every service (its /metrics). */
+interface Memory {
+  rss: Record<string, number>;
+  heap: Record<string, number>;
+  /** V8's heap as reserved, and memory outside it held by JS objects (Buffers). */
+  heapTotal: Record<string, number>;
+  external: Record<string, number>;
+  /** Pages freed with MADV_FREE that the kernel has not taken back yet: counted in RSS, reclaimable (Linux). */
+  lazyFree: Record<string, number>;
+}
+
+/** LazyFree MiB of a process (Linux /proc/<pid>/smaps_rollup), when readable. */
+async function lazyFreeMib(pid: number | undefined): Promise<number | undefined> {
+  if (pid === undefined) return undefined;
+  try {
+    const m = /^LazyFree:\s+(\d+) kB$/m.exec(await readFile(`/proc/${pid}/smaps_rollup`, 'utf8'));
+    return m ? Math.round(Number(m[1]) / 1024) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+async function memory(stack: Stack): Promise<Memory> {
+  const out: Memory = { rss: {}, heap: {}, heapTotal: {}, external: {}, lazyFree: {} };
+  const mib = (text: string, metric: string): number | undefined => {
+    const m = new RegExp(`^${metric}(?:\\{[^}]*\\})? ([0-9.e+]+)$`, 'm').exec(text);
+    return m ? Math.round(Number(m[1]) / 1048576) : undefined;
+  };
   for (const name of stack.services) {
     const ports = stack.ports[name];
     if (!ports) continue;
@@ -116,8 +153,16 @@ async function rss(stack: Stack): Promise<Record<string, number>> {
     if (!port) continue;
     try {
       const text = await (await fetch(`http://127.0.0.1:${port}/metrics`, { signal: AbortSignal.timeout(5000) })).text();
-      const m = /^process_resident_memory_bytes(?:\{[^}]*\})? ([0-9.e+]+)$/m.exec(text);
-      if (m) out[name] = Math.round(Number(m[1]) / 1048576);
+      const rss = mib(text, 'process_resident_memory_bytes');
+      const heap = mib(text, 'nodejs_heap_size_used_bytes');
+      const heapTotal = mib(text, 'nodejs_heap_size_total_bytes');
+      const external = mib(text, 'nodejs_external_memory_bytes');
+      if (rss !== undefined) out.rss[name] = rss;
+      if (heap !== undefined) out.heap[name] = heap;
+      if (heapTotal !== undefined) out.heapTotal[name] = heapTotal;
+      if (external !== undefined) out.external[name] = external;
+      const lazy = await lazyFreeMib(stack.pid(name));
+      if (lazy !== undefined) out.lazyFree[name] = lazy;
     } catch {
       // a service without metrics: left out
     }
@@ -126,8 +171,10 @@ async function rss(stack: Stack): Promise<Record<string, number>> {
 }
 
 async function main(): Promise<number> {
-  const { values } = parseArgs({ options: { shots: { type: 'string', default: '5000' } } });
+  const { values } = parseArgs({ options: { shots: { type: 'string', default: '5000' }, rounds: { type: 'string', default: '3' } } });
   const shots = Number(values.shots);
+  const rounds = Number(values.rounds);
+  if (!Number.isInteger(rounds) || rounds < 2) throw new Error(`--rounds needs a whole number of at least 2, got ${values.rounds}`);
   if (!Number.isInteger(shots) || shots < 10) throw new Error(`--shots needs a whole number of at least 10, got ${values.shots}`);
   const dir = await mkdtemp(join(tmpdir(), 'reelbase-bench-import-'));
   const db = await createTestDatabase(undefined, 'rb_bench');
@@ -139,27 +186,43 @@ async function main(): Promise<number> {
     stack = await startBenchStack({ databaseUrl: db.url, natsPrefix, logDir: join(dir, 'logs'), log });
     const fx = await bootstrapGateway(stack.url);
     const items = production(shots);
-    const batches: Item[][] = [];
-    for (let i = 0; i < items.length; i += BATCH) batches.push(items.slice(i, i + BATCH));
+    const batchesOf = (list: Item[]): Item[][] => {
+      const out: Item[][] = [];
+      for (let i = 0; i < list.length; i += BATCH) out.push(list.slice(i, i + BATCH));
+      return out;
+    };
+    const batches = batchesOf(items);
     log(`${items.length} items in ${batches.length} batches`);
-    const rssBefore = await rss(stack);
+    const memBefore = await memory(stack);
 
-    const importAll = async (expect: 'created' | 'unchanged'): Promise<{ seconds: number; slowestMs: number }> => {
+    const importAll = async (source: string, list: Item[][], expect: 'created' | 'unchanged'): Promise<{ seconds: number; slowestMs: number }> => {
       const t0 = performance.now();
       let slowest = 0;
-      for (const [k, batch] of batches.entries()) {
+      for (const [k, batch] of list.entries()) {
         const b0 = performance.now();
-        const res = await post(`${stack!.url}/sync/import`, fx.apiKey, { source: 'shotgrid', items: batch });
+        const res = await post(`${stack!.url}/sync/import`, fx.apiKey, { source, items: batch });
         slowest = Math.max(slowest, performance.now() - b0);
         if (res[expect] !== batch.length)
           throw new Error(`batch ${k}: expected ${batch.length} ${expect}, got ${JSON.stringify({ ...res, items: undefined })}`);
-        if (k % 20 === 0) log(`${expect}: batch ${k + 1}/${batches.length}`);
+        if (k % 20 === 0) log(`${source} ${expect}: batch ${k + 1}/${list.length}`);
       }
       return { seconds: (performance.now() - t0) / 1000, slowestMs: slowest };
     };
-    const first = await importAll('created');
-    const again = await importAll('unchanged');
-    const rssAfter = await rss(stack);
+    const first = await importAll('shotgrid', batches, 'created');
+    const memFirst = await memory(stack);
+    const again = await importAll('shotgrid', batches, 'unchanged');
+    const memAgain = await memory(stack);
+    // A second production of the same size from another source: memory that keeps growing with the
+    // records imported grows again here; memory that is only the heap settling does not.
+    const second = await importAll('shotgrid-b', batchesOf(production(shots, 'b')), 'created');
+    const memRounds = [memFirst, await memory(stack)];
+    // --rounds N: N productions in all; memory is judged on the last one.
+    for (let round = 3; round <= rounds; round += 1) {
+      await importAll(`shotgrid-${round}`, batchesOf(production(shots, `r${round}`)), 'created');
+      memRounds.push(await memory(stack));
+    }
+    const memSecond = memRounds.at(-1)!;
+    const memPrevious = memRounds.at(-2)!;
 
     // The same rows, as stored, with plain multi-row INSERTs into a shadow copy of the record table.
     await sql.connect();
@@ -185,6 +248,10 @@ async function main(): Promise<number> {
     }
     const shadowSeconds = (performance.now() - t0) / 1000;
 
+    // Flat: the last production grows no service by more than MEMORY_SLACK of what it held before it.
+    const growth: Record<string, number> = {};
+    for (const [name, mib] of Object.entries(memSecond.rss)) growth[name] = mib - (memPrevious.rss[name] ?? mib);
+    const grew = Object.entries(growth).filter(([name, mib]) => mib > Math.max(MEMORY_SLACK_MIB, MEMORY_SLACK * (memPrevious.rss[name] ?? 0)));
     const report = {
       at: new Date().toISOString(),
       records: items.length,
@@ -194,19 +261,32 @@ async function main(): Promise<number> {
       import_slowest_batch_ms: Math.round(first.slowestMs),
       reimport_records_per_s: Math.round(items.length / again.seconds),
       reimport_seconds: Number(again.seconds.toFixed(1)),
+      second_import_records_per_s: Math.round(items.length / second.seconds),
       shadow_insert_records_per_s: Math.round(rows.length / shadowSeconds),
       shadow_insert_seconds: Number(shadowSeconds.toFixed(2)),
-      rss_mib_before: rssBefore,
-      rss_mib_after: rssAfter,
+      memory_mib_before: memBefore,
+      memory_mib_after_first: memFirst,
+      memory_mib_after_reimport: memAgain,
+      memory_mib_after_each_production: memRounds,
+      rss_mib_growth_last_production: growth,
     };
+    const mark = (ok: boolean) => (ok ? 'PASS' : 'MISS');
     process.stdout.write(
       [
         `sync import of a ShotGrid-shaped production: ${items.length} records, ${batches.length} batches of ${BATCH}, one in flight`,
-        `  POST /sync/import (created)            ${report.import_records_per_s} records/s  (${report.import_seconds} s, slowest batch ${report.import_slowest_batch_ms} ms)`,
-        `  POST /sync/import again (unchanged)    ${report.reimport_records_per_s} records/s  (${report.reimport_seconds} s, nothing written)`,
+        `  POST /sync/import (created)            ${report.import_records_per_s} records/s  (${report.import_seconds} s, slowest batch ${report.import_slowest_batch_ms} ms)  target ≥ ${TARGET_CREATE}: ${mark(report.import_records_per_s >= TARGET_CREATE)}`,
+        `  POST /sync/import again (unchanged)    ${report.reimport_records_per_s} records/s  (${report.reimport_seconds} s, nothing written)  target ≥ ${TARGET_UNCHANGED}: ${mark(report.reimport_records_per_s >= TARGET_UNCHANGED)}`,
+        `  a second production (created)          ${report.second_import_records_per_s} records/s`,
         `  multi-row INSERT into a shadow table   ${report.shadow_insert_records_per_s} records/s  (${report.shadow_insert_seconds} s, no checks, no events)`,
-        `  RSS MiB before: ${JSON.stringify(rssBefore)}`,
-        `  RSS MiB after:  ${JSON.stringify(rssAfter)}`,
+        `  RSS MiB before:                 ${JSON.stringify(memBefore.rss)}`,
+        `  RSS MiB after the first import: ${JSON.stringify(memFirst.rss)}`,
+        `  RSS MiB after the re-import:    ${JSON.stringify(memAgain.rss)}`,
+        ...memRounds.slice(1).map((m, k) => `  RSS MiB after production ${k + 2}:   ${JSON.stringify(m.rss)}`),
+        `  heap used MiB, same points:     ${[memBefore, memFirst, memAgain, memSecond].map((m) => JSON.stringify(m.heap)).join(' → ')}`,
+        `  heap total MiB, same points:    ${[memBefore, memFirst, memAgain, memSecond].map((m) => JSON.stringify(m.heapTotal)).join(' → ')}`,
+        `  external MiB, same points:      ${[memBefore, memFirst, memAgain, memSecond].map((m) => JSON.stringify(m.external)).join(' → ')}`,
+        `  LazyFree MiB (in RSS, reclaimable), same points: ${[memBefore, memFirst, memAgain, memSecond].map((m) => JSON.stringify(m.lazyFree)).join(' → ')}`,
+        `  memory flat (production ${memRounds.length} grows no service by more than ${MEMORY_SLACK_MIB} MiB or ${MEMORY_SLACK * 100}%): ${mark(grew.length === 0)}${grew.length ? ` (${grew.map(([n, m]) => `${n} +${m}`).join(', ')})` : ''}`,
         '',
       ].join('\n'),
     );

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGrpcClient, newId, type CallContext, type GrpcClient } from '@reelbase/lib-platform';
 import { appErrorOf, TEST_INTERNAL_AUTH_SECRET } from '@reelbase/lib-testkit';
 import { syncv1 } from '@reelbase/proto';
-import type pg from 'pg';
+import pg from 'pg';
 import type { SchemaSnapshot } from '../src/domain/schema.snapshot.js';
 import { startRecordsWorld, text, type RecordsWorld } from './records.world.js';
 
@@ -150,6 +150,38 @@ describe('sync import', () => {
     expect(changed).toMatchObject({ updated: 1, unchanged: 0 });
     expect((await row(shot)).data).toEqual({ code: 'b' });
     expect(await count('records.sync_write')).toBe(writes + 1);
+  });
+
+  it('reads without row locks: an unchanged re-import passes a row another writer holds; a change made meanwhile is planned again', async () => {
+    const body = {
+      source: 'sg-lock',
+      items: [
+        { external_id: 'p', entity_type: 'Project', data: { name: 'Lock', code: 'lock' } },
+        { external_id: 's', entity_type: 'Shot', project_external_id: 'p', data: { code: 'a', cut_in: 1001 } },
+      ],
+    };
+    const shot = (await importBatch(body)).items[1]!.id;
+    const holder = new pg.Client({ connectionString: world.db.url });
+    await holder.connect();
+    try {
+      // Another writer holds the row: an import that changes nothing does not wait for it.
+      await holder.query('begin');
+      await holder.query('select id from records.record where id = $1 for update', [shot]);
+      const unchanged = await Promise.race([importBatch(body), new Promise<'blocked'>((r) => setTimeout(() => r('blocked'), 3000).unref())]);
+      expect(unchanged).toMatchObject({ unchanged: 2, updated: 0 });
+
+      // An import that changes the row waits for it, finds it changed since it read it, and merges its
+      // change into the row as it is now (the other writer's change kept).
+      await holder.query(`update records.record set data = data || '{"cut_in": 7}'::jsonb, updated_at = clock_timestamp() where id = $1`, [shot]);
+      const changing = importBatch({ source: 'sg-lock', items: [{ external_id: 's', entity_type: 'Shot', data: { code: 'b' } }] });
+      await new Promise((r) => setTimeout(r, 300));
+      await holder.query('commit');
+      expect(await changing).toMatchObject({ updated: 1 });
+      expect((await row(shot)).data).toEqual({ code: 'b', cut_in: 7 });
+    } finally {
+      await holder.query('rollback').catch(() => undefined);
+      await holder.end();
+    }
   });
 
   it.each([0, 2, 4])('rejects the whole batch when item %i is bad, writing nothing', async (bad) => {

@@ -402,7 +402,17 @@ export interface SyncMapping {
 /** A record to overwrite in a sync import: its id and its new values. */
 export interface SyncUpdate {
   id: string;
+  /** The row's `updated_at` when the import read it: the update is written only if it is still so. */
+  readAt: string;
   values: RecordValues;
+}
+
+/** A row an import read changed before the import wrote it: the import is planned again. */
+export class StaleSyncRead extends Error {
+  constructor(readonly ids: readonly string[]) {
+    super(`${ids.length} record(s) changed while the import was planned`);
+    this.name = 'StaleSyncRead';
+  }
 }
 
 /** The statements of one sync import transaction; store/sync.repository.ts. */
@@ -414,8 +424,11 @@ export interface SyncTransaction {
   loadSchema(): Promise<StoredSchema | undefined>;
   /** The mappings of `source` among `keys` (one statement). */
   mapped(source: string, keys: readonly { entityType: string; externalId: string }[]): Promise<SyncMapping[]>;
-  /** The rows with these ids, locked for update (one statement). */
-  lockMany(ids: readonly string[]): Promise<StoredRecord[]>;
+  /**
+   * The rows with these ids, read without a lock (one statement): an unchanged item then writes nothing,
+   * not even a row lock. The rows an import changes are checked again as they are written (updateMany).
+   */
+  readMany(ids: readonly string[]): Promise<StoredRecord[]>;
   deadLinks(links: readonly LinkRef[]): Promise<LinkRef[]>;
   linksOutsideProject(links: readonly LinkRef[], projectId: string | null): Promise<LinkRef[]>;
   /**
@@ -423,7 +436,10 @@ export interface SyncTransaction {
    * and remembers each write as `source`'s, in one statement; rows in input order.
    */
   insertMany(source: string, records: readonly NewRecord[], events: readonly OutboxEvent[]): Promise<StoredRecord[]>;
-  /** As insertMany for updates (`updated_at` moves strictly forward per row); rows in input order. */
+  /**
+   * As insertMany for updates (`updated_at` moves strictly forward per row); rows in input order. Writes
+   * only when every row still has its `readAt`; otherwise writes nothing and throws StaleSyncRead.
+   */
   updateMany(source: string, updates: readonly SyncUpdate[], events: readonly OutboxEvent[]): Promise<StoredRecord[]>;
   addMappings(mappings: readonly SyncMapping[]): Promise<void>;
 }

@@ -6,7 +6,16 @@
  */
 import type { Knex } from '@mikro-orm/postgresql';
 import { AppError, guarded, sqlIsoMicros, type NatsNames } from '@reelbase/lib-platform';
-import type { NewRecord, OutboxEvent, StoredRecord, SyncMapping, SyncStore, SyncTransaction, SyncUpdate } from '../domain/ports.js';
+import {
+  StaleSyncRead,
+  type NewRecord,
+  type OutboxEvent,
+  type StoredRecord,
+  type SyncMapping,
+  type SyncStore,
+  type SyncTransaction,
+  type SyncUpdate,
+} from '../domain/ports.js';
 import { COLUMNS, RecordRepository, toStored, type Db, type Row } from './record.repository.js';
 import { SchemaRepository } from './schema.repository.js';
 
@@ -111,9 +120,9 @@ export class SyncRepository implements SyncStore {
         );
         return res.rows.map(toMapping);
       },
-      lockMany: async (ids) => {
+      readMany: async (ids) => {
         if (ids.length === 0) return [];
-        const res = await trx.raw<{ rows: Row[] }>(`select ${COLUMNS} from records.record where id = any(?::uuid[]) order by id for update`, [
+        const res = await trx.raw<{ rows: Row[] }>(`select ${COLUMNS} from records.record where id = any(?::uuid[])`, [
           ids as string[],
         ] as unknown as Knex.RawBinding[]);
         return res.rows.map(toStored);
@@ -186,6 +195,16 @@ export class SyncRepository implements SyncStore {
   }
 
   private async updateMany(db: Db, source: string, updates: readonly SyncUpdate[], events: readonly OutboxEvent[]): Promise<StoredRecord[]> {
+    const ids = updates.map((u) => u.id);
+    // The rows read without a lock are locked now, in id order (as every multi-row lock here), and
+    // checked: one changed since the import read it means the plan is stale.
+    const locked = await db.raw<{ rows: { id: string; updated_at: string }[] }>(
+      `select id, ${sqlIsoMicros('updated_at')} as updated_at from records.record where id = any(?::uuid[]) order by id for update`,
+      [ids] as unknown as Knex.RawBinding[],
+    );
+    const now = new Map(locked.rows.map((r) => [r.id, r.updated_at]));
+    const stale = updates.filter((u) => now.get(u.id) !== u.readAt).map((u) => u.id);
+    if (stale.length) throw new StaleSyncRead(stale);
     const input = updates.map((u) => ({
       id: u.id,
       project_id: u.values.projectId,
@@ -213,9 +232,6 @@ export class SyncRepository implements SyncStore {
        select * from r`,
       [this.rowsJson(input, events), source],
     );
-    return inOrder(
-      res.rows,
-      updates.map((u) => u.id),
-    );
+    return inOrder(res.rows, ids);
   }
 }

@@ -15,6 +15,7 @@ import { checkEntityType, requiresProject } from '../record.rules.js';
 import type { RecordService, RecordsBusTopics } from '../record.service.js';
 import type { InProcessBus } from '@reelbase/lib-platform';
 import {
+  StaleSyncRead,
   toView,
   type NewRecord,
   type OutboxEvent,
@@ -31,6 +32,9 @@ import { checkCreate, checkTransition, checkUpdate, type LinkRef } from '../sche
 import { checkTimeLogChange, checkTimeLogCreate } from '../timelog.rules.js';
 import type { DataObject, RecordView } from '../record.types.js';
 import { parseSyncImport, type SyncItem } from './sync.input.js';
+
+/** Plans of one import made again at most this many times when a record changes under them. */
+const STALE_ATTEMPTS = 3;
 
 export type SyncResult = 'created' | 'updated' | 'unchanged';
 
@@ -111,9 +115,27 @@ export class SyncImporter {
       }
     });
 
-    const outcome = await this.deps.store.syncTransaction((tx) => this.run(tx, input.source, input.items, input.dryRun, principal));
+    const outcome = await this.attempt(() => this.deps.store.syncTransaction((tx) => this.run(tx, input.source, input.items, input.dryRun, principal)));
     for (const event of outcome.events) this.deps.bus.emit('committed', event.payload);
     return outcome.answer;
+  }
+
+  /**
+   * Runs the import's transaction again when a record it read changed before it wrote it (another
+   * writer's PATCH between the read and the write): reads take no row lock, so an unchanged re-import
+   * writes nothing at all. After STALE_ATTEMPTS such races in a row the batch answers 409.
+   */
+  private async attempt<T>(fn: () => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        return await fn();
+      } catch (err) {
+        if (!(err instanceof StaleSyncRead)) throw err;
+        if (attempt >= STALE_ATTEMPTS) {
+          throw AppError.conflict('concurrent_change', `records of this import kept changing while it ran (${err.ids.length} this time); send the batch again`);
+        }
+      }
+    }
   }
 
   private async run(
@@ -152,7 +174,7 @@ export class SyncImporter {
     });
     const existing = new Map<string, StoredRecord>();
     const existingIds = [...inBatch.values()].filter((b) => !b.isNew).map((b) => b.id);
-    for (const row of await tx.lockMany(existingIds)) existing.set(row.id, row);
+    for (const row of await tx.readMany(existingIds)) existing.set(row.id, row);
     const newIds = new Map<string, string>();
     for (const [key, b] of inBatch) if (b.isNew) newIds.set(b.id, items[b.index]!.entityType);
     const resolve = (type: string, externalId: string): string | undefined => {
@@ -236,7 +258,7 @@ export class SyncImporter {
         newMappings.push({ source, entityType: item.entityType, externalId: item.externalId, id });
       } else if (plan.kind === 'update') {
         const draft: RecordView = { ...toView(plan.current), ...plan.values };
-        updates.push({ id, values: plan.values });
+        updates.push({ id, readAt: plan.current.updatedAt, values: plan.values });
         updateEvents.push(this.event(i, draft, 'update', principal, plan.changes));
       }
     }
