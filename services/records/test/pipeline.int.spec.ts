@@ -114,6 +114,46 @@ describe('idempotency keys', () => {
     );
   });
 
+  it('a create stores its answer with its record in one statement, so the key answers it even if the gateway never finishes', async () => {
+    const c = await claim('k5', 'a');
+    const created = (
+      await world.client.call.createRecord(
+        { entityType: 'Shot', projectId, dataJson: JSON.stringify({ code: 'atomic', cut_in: 7 }), idempotency: { scope: sha('k5'), claim: c.claim } },
+        admin,
+      )
+    ).record!;
+    // No Finish: the answer was stored by the insert itself.
+    const replay = await claim('k5', 'a');
+    expect(replay.outcome).toBe(Outcome.OUTCOME_REPLAY);
+    expect(replay.answer!.status).toBe(200);
+    expect(JSON.parse(replay.answer!.headersJson)).toEqual({ 'content-type': 'application/json; charset=utf-8', etag: `"${created.updatedAt}"` });
+    expect(JSON.parse(replay.answer!.body)).toEqual({
+      id: created.id,
+      entity_type: 'Shot',
+      project_id: projectId,
+      status: null,
+      active: true,
+      thumbnail_id: null,
+      created_by: admin.principal!.userId,
+      created_at: created.createdAt,
+      updated_at: created.updatedAt,
+      data: { code: 'atomic', cut_in: 7 },
+    });
+    // A later Finish does not overwrite it.
+    expect((await keys.call.finish({ scope: sha('k5'), claim: c.claim, answer: { status: 200, headersJson: '{}', body: 'late' } }, asService)).stored).toBe(
+      false,
+    );
+    // A create refused by the schema stores nothing: the key stays claimed.
+    const d = await claim('k6', 'a');
+    await appErrorOf(
+      world.client.call.createRecord(
+        { entityType: 'Shot', projectId, dataJson: JSON.stringify({ code: 'x', cut_in: 'no' }), idempotency: { scope: sha('k6'), claim: d.claim } },
+        admin,
+      ),
+    );
+    expect((await claim('k6', 'a')).outcome).toBe(Outcome.OUTCOME_IN_FLIGHT);
+  });
+
   it('sweeps expired keys by time in the database', async () => {
     const c = await keys.call.claim({ scope: sha('k4'), bodyHash: sha('a'), leaseMs: 1000, keepMs: 1000 }, asService);
     await keys.call.finish({ scope: sha('k4'), claim: c.claim, answer: { status: 200, headersJson: '{}', body: 'x' } }, asService);

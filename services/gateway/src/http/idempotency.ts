@@ -95,6 +95,8 @@ const Outcome = idempotencyv1.IdempotencyServiceClaimResponse_Outcome;
 
 /** A claimed key: finish it with the answer, or release it. */
 export interface Claimed {
+  /** The scope and claim token, for a write that stores its answer itself (a record create). */
+  readonly key: { scope: string; claim: string };
   finish(answer: Answer): Promise<void>;
   release(): Promise<void>;
 }
@@ -119,6 +121,7 @@ export async function claimKey(
       const claim = r.claim;
       return {
         claimed: {
+          key: { scope, claim },
           finish: async (answer) => {
             await client.finish({ scope, claim, answer: { status: answer.status, headersJson: JSON.stringify(answer.headers), body: answer.body } }, ctx);
           },

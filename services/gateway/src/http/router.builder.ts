@@ -189,6 +189,7 @@ function pipeline(route: AnyRoute, deps: RouterDeps): RequestHandler {
       res.status(status).set(headers).set(REPLAYED_HEADER, 'true').send(text);
       return;
     }
+    locals.idempotency = claim.claimed.key;
     let out: unknown;
     try {
       out = await run();

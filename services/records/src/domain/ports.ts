@@ -44,6 +44,12 @@ export interface NewRecord extends RecordValues {
   createdBy: string | null;
 }
 
+/** A claimed idempotency key whose answer a create stores with its record (docs/api-notes.md, "Idempotent retries"). */
+export interface IdempotencyClaim {
+  scope: string;
+  claim: string;
+}
+
 /** An event for the outbox: `json` is `payload` encoded once (its size was checked from it). */
 export interface OutboxEvent {
   payload: StreamEvent;
@@ -117,7 +123,7 @@ export interface RecordStore {
    * to the record's `updated_at`. Nothing is written when `record.projectId` is set and names
    * no live Project, or when `guard` does not hold; the result then says why.
    */
-  insertWithEvent(record: NewRecord, event: OutboxEvent, guard: WriteGuard): Promise<InsertResult>;
+  insertWithEvent(record: NewRecord, event: OutboxEvent, guard: WriteGuard, idempotency?: IdempotencyClaim): Promise<InsertResult>;
   /** The stored schema version (0 before the first snapshot). */
   schemaVersion(): Promise<number>;
   /** The links that name no live record of their type (one statement for all of them). */

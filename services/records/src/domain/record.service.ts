@@ -144,10 +144,12 @@ export class RecordService {
       // gets its occurred_at (= updated_at) from the statement's clock.
       const draft: RecordView = { id, entityType: input.entityType, createdBy, createdAt: '', updatedAt: '', ...values };
       const event = this.event(draft, 'create', principal, createChanges(draft));
-      const result = await this.deps.store.insertWithEvent({ id, entityType: input.entityType, createdBy, ...values }, event, {
-        schemaVersion: schema.version,
-        links,
-      });
+      const result = await this.deps.store.insertWithEvent(
+        { id, entityType: input.entityType, createdBy, ...values },
+        event,
+        { schemaVersion: schema.version, links },
+        input.idempotency,
+      );
       if (result.row) {
         this.deps.bus.emit('committed', { ...event.payload, occurred_at: result.row.updatedAt });
         return toView(result.row);

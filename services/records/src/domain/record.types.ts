@@ -49,6 +49,8 @@ export interface CreateInput {
   dataJson?: string;
   /** A task template code: its tasks are created with the record, in the same transaction. */
   taskTemplate?: string;
+  /** The gateway's claimed Idempotency-Key: the create's statement stores its answer too. */
+  idempotency?: { scope: string; claim: string };
 }
 
 /**

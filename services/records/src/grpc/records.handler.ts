@@ -84,6 +84,7 @@ export function recordsHandlers({ records, admin, views, queries, shares, summar
           thumbnailId: req.thumbnailId,
           dataJson: req.dataJson,
           taskTemplate: req.taskTemplate,
+          idempotency: req.idempotency,
         },
         ctx,
       );

@@ -6,6 +6,9 @@
 import type { Knex } from '@mikro-orm/postgresql';
 import { guarded } from '@reelbase/lib-platform';
 import type { ClaimOutcome, IdempotencyStore, StoredAnswer } from '../domain/idempotency/idempotency.keys.js';
+import { toView } from '../domain/ports.js';
+import { toClientRecord } from '../domain/record.types.js';
+import { toStored, type Row as RecordRow } from './record.repository.js';
 
 interface Row {
   claim: string;
@@ -14,6 +17,17 @@ interface Row {
   status: number | null;
   headers: Record<string, string> | null;
   body: string | null;
+  /** The record a create stored with the key in its own statement (record.repository.ts, insertWithEvent). */
+  record: RecordRow | null;
+}
+
+/**
+ * The answer of a create whose record was stored with the key: what the gateway answers for a
+ * record (200, its JSON in the client form, its ETag).
+ */
+function recordAnswer(row: RecordRow): StoredAnswer {
+  const record = toClientRecord(toView(toStored(row)));
+  return { status: 200, headers: { 'content-type': 'application/json; charset=utf-8', etag: `"${record.updated_at}"` }, body: JSON.stringify(record) };
 }
 
 export class IdempotencyRepository implements IdempotencyStore {
@@ -33,17 +47,17 @@ export class IdempotencyRepository implements IdempotencyStore {
          values (?, ?, ?::uuid, clock_timestamp() + ? * interval '1 millisecond', clock_timestamp() + ? * interval '1 millisecond')
          on conflict (scope) do update
            set body_hash = excluded.body_hash, claim = excluded.claim, lease_until = excluded.lease_until,
-               expires_at = excluded.expires_at, status = null, headers = null, body = null, created_at = clock_timestamp()
+               expires_at = excluded.expires_at, status = null, headers = null, body = null, record = null, created_at = clock_timestamp()
          where k.expires_at < clock_timestamp()
             or (k.status is null and k.lease_until < clock_timestamp() and k.body_hash = excluded.body_hash)
-         returning claim::text, true as taken, body_hash, status, headers, body
+         returning claim::text, true as taken, body_hash, status, headers, body, record
        )
        select * from ins`,
       [scope, bodyHash, claim, leaseMs, keepMs],
     );
     if (res.rows[0]) return { outcome: 'claimed', claim };
     const held = await this.db.raw<{ rows: Row[] }>(
-      `select claim::text, false as taken, body_hash, status, headers, body from records.idempotency_key where scope = ?`,
+      `select claim::text, false as taken, body_hash, status, headers, body, record from records.idempotency_key where scope = ?`,
       [scope],
     );
     const row = held.rows[0];
@@ -51,6 +65,7 @@ export class IdempotencyRepository implements IdempotencyStore {
     if (!row) return this.claimOnce(scope, bodyHash, claim, leaseMs, keepMs);
     if (row.body_hash !== bodyHash) return { outcome: 'conflict' };
     if (row.status === null) return { outcome: 'in_flight' };
+    if (row.record) return { outcome: 'replay', answer: recordAnswer(row.record) };
     return { outcome: 'replay', answer: { status: row.status, headers: row.headers ?? {}, body: row.body ?? '' } };
   }
 

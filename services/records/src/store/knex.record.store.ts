@@ -7,6 +7,7 @@
 import type { Knex } from '@mikro-orm/postgresql';
 import { AppError, encodeStreamBatch, guarded, type NatsNames, type SqlStateErrors } from '@reelbase/lib-platform';
 import type {
+  IdempotencyClaim,
   InsertResult,
   NewRecord,
   OutboxEvent,
@@ -74,9 +75,9 @@ export class KnexRecordStore implements RecordStore, SchemaAdminStore, RecordVie
     return guarded(() => this.records.find(id));
   }
 
-  insertWithEvent(record: NewRecord, event: OutboxEvent, guard: WriteGuard): Promise<InsertResult> {
+  insertWithEvent(record: NewRecord, event: OutboxEvent, guard: WriteGuard, idempotency?: IdempotencyClaim): Promise<InsertResult> {
     return guarded(async () => {
-      const row = await this.records.insertWithEvent(record, this.outboxRow(event), guard);
+      const row = await this.records.insertWithEvent(record, this.outboxRow(event), guard, idempotency);
       if (row) return { row };
       return { row: undefined, ...(await this.records.whyNotInserted(record.projectId, guard.links)) };
     }, WRITE_ERRORS);

@@ -6,7 +6,7 @@
  */
 import type { Knex } from '@mikro-orm/postgresql';
 import { sqlIsoMicros } from '@reelbase/lib-platform';
-import type { NewRecord, RecordValues, StoredRecord, WriteGuard } from '../domain/ports.js';
+import type { IdempotencyClaim, NewRecord, RecordValues, StoredRecord, WriteGuard } from '../domain/ports.js';
 import type { ClientRecord } from '../domain/record.types.js';
 import type { LinkRef } from '../domain/schema.validator.js';
 import { SCHEMA_SHARED_LOCK_SQL, SCHEMA_VERSION_SQL } from './schema.repository.js';
@@ -134,6 +134,7 @@ export class RecordRepository {
     v: NewRecord,
     event: { subject: string; eventId: string; json: string } | undefined,
     guard?: WriteGuard,
+    idempotency?: IdempotencyClaim,
   ): Promise<StoredRecord | undefined> {
     const guardSql =
       guard === undefined
@@ -167,6 +168,14 @@ export class RecordRepository {
          insert into records.outbox (event_id, subject, payload)
          select ?, ?, ?::jsonb || jsonb_build_object('occurred_at', r.updated_at) from r
        )`
+       }${
+         // The claimed key's answer is this record: stored by the statement that writes it.
+         idempotency === undefined
+           ? ''
+           : `, k as (
+         update records.idempotency_key set status = 200, record = (select to_jsonb(r) from r)
+          where scope = ? and claim = ?::uuid and status is null and exists (select 1 from r)
+       )`
        }
        select * from r`,
       [
@@ -182,6 +191,7 @@ export class RecordRepository {
         v.projectId,
         ...guardParams,
         ...(event === undefined ? [] : [event.eventId, event.subject, event.json]),
+        ...(idempotency === undefined ? [] : [idempotency.scope, idempotency.claim]),
       ],
     );
   }

@@ -57,7 +57,20 @@ export interface CreateRecordRequest {
    * Code of a task template of the schema: its tasks are created with the record, in the same
    * transaction (Shot and Asset creates).
    */
-  taskTemplate?: string | undefined;
+  taskTemplate?:
+    | string
+    | undefined;
+  /**
+   * The Idempotency-Key the gateway claimed for this create: its answer is stored by the
+   * statement that writes the record (docs/api-notes.md, "Idempotent retries").
+   */
+  idempotency?: IdempotencyClaim | undefined;
+}
+
+/** A claimed idempotency key (IdempotencyService.Claim): its scope and claim token. */
+export interface IdempotencyClaim {
+  scope: string;
+  claim: string;
 }
 
 export interface CreateRecordResponse {
@@ -673,6 +686,7 @@ function createBaseCreateRecordRequest(): CreateRecordRequest {
     dataJson: "",
     id: undefined,
     taskTemplate: undefined,
+    idempotency: undefined,
   };
 }
 
@@ -701,6 +715,9 @@ export const CreateRecordRequest: MessageFns<CreateRecordRequest> = {
     }
     if (message.taskTemplate !== undefined) {
       writer.uint32(66).string(message.taskTemplate);
+    }
+    if (message.idempotency !== undefined) {
+      IdempotencyClaim.encode(message.idempotency, writer.uint32(74).fork()).join();
     }
     return writer;
   },
@@ -782,6 +799,14 @@ export const CreateRecordRequest: MessageFns<CreateRecordRequest> = {
             message.taskTemplate = reader.string();
             continue;
           }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.idempotency = IdempotencyClaim.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -824,6 +849,7 @@ export const CreateRecordRequest: MessageFns<CreateRecordRequest> = {
         : isSet(object.task_template)
         ? globalThis.String(object.task_template)
         : undefined,
+      idempotency: isSet(object.idempotency) ? IdempotencyClaim.fromJSON(object.idempotency) : undefined,
     };
   },
 
@@ -853,6 +879,9 @@ export const CreateRecordRequest: MessageFns<CreateRecordRequest> = {
     if (message.taskTemplate !== undefined) {
       obj.taskTemplate = message.taskTemplate;
     }
+    if (message.idempotency !== undefined) {
+      obj.idempotency = IdempotencyClaim.toJSON(message.idempotency);
+    }
     return obj;
   },
 
@@ -869,6 +898,94 @@ export const CreateRecordRequest: MessageFns<CreateRecordRequest> = {
     message.dataJson = object.dataJson ?? "";
     message.id = object.id ?? undefined;
     message.taskTemplate = object.taskTemplate ?? undefined;
+    message.idempotency = (object.idempotency !== undefined && object.idempotency !== null)
+      ? IdempotencyClaim.fromPartial(object.idempotency)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseIdempotencyClaim(): IdempotencyClaim {
+  return { scope: "", claim: "" };
+}
+
+export const IdempotencyClaim: MessageFns<IdempotencyClaim> = {
+  encode(message: IdempotencyClaim, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.scope !== "") {
+      writer.uint32(10).string(message.scope);
+    }
+    if (message.claim !== "") {
+      writer.uint32(18).string(message.claim);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): IdempotencyClaim {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseIdempotencyClaim();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.scope = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.claim = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): IdempotencyClaim {
+    return {
+      scope: isSet(object.scope) ? globalThis.String(object.scope) : "",
+      claim: isSet(object.claim) ? globalThis.String(object.claim) : "",
+    };
+  },
+
+  toJSON(message: IdempotencyClaim): unknown {
+    const obj: any = {};
+    if (message.scope !== "") {
+      obj.scope = message.scope;
+    }
+    if (message.claim !== "") {
+      obj.claim = message.claim;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<IdempotencyClaim>, I>>(base?: I): IdempotencyClaim {
+    return IdempotencyClaim.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<IdempotencyClaim>, I>>(object: I): IdempotencyClaim {
+    const message = createBaseIdempotencyClaim();
+    message.scope = object.scope ?? "";
+    message.claim = object.claim ?? "";
     return message;
   },
 };
