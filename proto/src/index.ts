@@ -17,5 +17,7 @@ export * as addonsv1 from './gen/reelbase/schema/v1/addons.js';
 export * as schedulerv1 from './gen/reelbase/schema/v1/scheduler.js';
 /** The sync service of package reelbase.records.v1 (its own file, served by the records service). */
 export * as syncv1 from './gen/reelbase/records/v1/sync.js';
+/** The idempotency keys of package reelbase.records.v1 (its own file, served by the records service). */
+export * as idempotencyv1 from './gen/reelbase/records/v1/idempotency.js';
 export * as mediav1 from './gen/reelbase/media/v1/media.js';
 export * as notifierv1 from './gen/reelbase/notifier/v1/notifier.js';

@@ -9,7 +9,21 @@
  */
 import { credentials, Metadata } from '@grpc/grpc-js';
 import { createGrpcClient, type Metrics, type PromiseClient } from '@reelbase/lib-platform';
-import { actionsv1, addonsv1, authv1, eventsv1, farmv1, healthv1, notifierv1, recordsv1, schedulerv1, schemav1, sitesyncv1, syncv1 } from '@reelbase/proto';
+import {
+  actionsv1,
+  addonsv1,
+  authv1,
+  eventsv1,
+  farmv1,
+  healthv1,
+  idempotencyv1,
+  notifierv1,
+  recordsv1,
+  schedulerv1,
+  schemav1,
+  sitesyncv1,
+  syncv1,
+} from '@reelbase/proto';
 import { createMediaClient, type MediaPeer } from './media.client.js';
 
 /** What routes call. Tests pass fakes of the same shape. */
@@ -33,6 +47,8 @@ export interface Peers {
   sync: PromiseClient<syncv1.SyncServiceClient>;
   /** The scheduler (the schema service's SchedulerService, at the schema address). */
   scheduler: PromiseClient<schedulerv1.SchedulerServiceClient>;
+  /** Idempotency keys of POSTs (records' IdempotencyService, at the records address). */
+  idempotency: PromiseClient<idempotencyv1.IdempotencyServiceClient>;
 }
 
 /** The schema service: one call per schema and catalog route, JSON in and out. */
@@ -172,6 +188,13 @@ export function connectPeers(
     deadlineMs,
     metrics,
   });
+  const idempotency = createGrpcClient(idempotencyv1.IdempotencyServiceClient, idempotencyv1.IdempotencyServiceService, {
+    name: 'idempotency',
+    address: addrs.records,
+    internalAuthSecret,
+    deadlineMs,
+    metrics,
+  });
   const healthClients = {
     auth: new healthv1.HealthClient(addrs.auth, credentials.createInsecure()),
     records: new healthv1.HealthClient(addrs.records, credentials.createInsecure()),
@@ -191,6 +214,7 @@ export function connectPeers(
       sitesync: sitesync.call,
       sync: sync.call,
       scheduler: scheduler.call,
+      idempotency: idempotency.call,
     },
     health: {
       auth: healthCheck(healthClients.auth, 'auth', healthDeadlineMs),
@@ -198,7 +222,7 @@ export function connectPeers(
       events: healthCheck(healthClients.events, 'events', healthDeadlineMs),
     },
     close() {
-      for (const c of [auth, records, events, schema, addons, media, notifier, actions, farm, sitesync, sync, scheduler]) c.close();
+      for (const c of [auth, records, events, schema, addons, media, notifier, actions, farm, sitesync, sync, scheduler, idempotency]) c.close();
       for (const c of Object.values(healthClients)) c.close();
     },
   };

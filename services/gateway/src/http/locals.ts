@@ -18,6 +18,11 @@ export interface GatewayLocals {
   ctx: CallContext;
   /** A body-parser failure held back so authentication and roles are checked first. */
   bodyError?: unknown;
+  /**
+   * The Idempotency-Key this request claimed (http/idempotency.ts): a record create passes it to
+   * records, whose statement stores the answer with the record.
+   */
+  idempotency?: { scope: string; claim: string };
 }
 
 /** The gateway's view of `res.locals`. */

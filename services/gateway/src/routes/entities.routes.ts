@@ -5,6 +5,7 @@
 import { AppError, normalizeIfMatch } from '@reelbase/lib-platform';
 import type { recordsv1 } from '@reelbase/proto';
 import { assertMayWrite } from '../domain/write.policy.js';
+import { localsOf } from '../http/locals.js';
 import type { AnyRoute } from '../http/route.js';
 import { Reply, defineRoute } from '../http/route.js';
 import { etagOf, recordJson } from '../mappers/record.mapper.js';
@@ -79,7 +80,7 @@ export function entityRoutes({ peers, userChanged }: RouteDeps): AnyRoute[] {
       authorize: (p, raw) => assertMayWrite(p, raw.params.entity_type ?? '', 'create', raw.body),
       responses: { 200: etagResponse('The created record.') },
       errors: [404, 409, 503],
-      handler: async ({ params, body, ctx }) => {
+      handler: async ({ params, body, ctx, res }) => {
         const create: recordsv1.CreateRecordRequest = {
           entityType: params.entity_type,
           projectId: body.project_id ?? undefined,
@@ -88,10 +89,13 @@ export function entityRoutes({ peers, userChanged }: RouteDeps): AnyRoute[] {
           thumbnailId: body.thumbnail_id ?? undefined,
           dataJson: JSON.stringify(body.data),
           taskTemplate: body.task_template,
+          // The claimed Idempotency-Key: records stores the answer in the statement that writes the record
+          // (a User is written by auth, and its answer stored by the gateway after it).
+          idempotency: params.entity_type === USER ? undefined : localsOf(res).idempotency,
         };
         // A User's data.email is its login address: auth reserves it and writes the record (docs/architecture.md, "Auth decisions").
-        const res = params.entity_type === USER ? await peers.auth.createUser({ record: create }, ctx) : await records.createRecord(create, ctx);
-        return recordReply(res.record);
+        const created = params.entity_type === USER ? await peers.auth.createUser({ record: create }, ctx) : await records.createRecord(create, ctx);
+        return recordReply(created.record);
       },
     }),
     defineRoute({

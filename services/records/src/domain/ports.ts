@@ -44,6 +44,12 @@ export interface NewRecord extends RecordValues {
   createdBy: string | null;
 }
 
+/** A claimed idempotency key whose answer a create stores with its record (docs/api-notes.md, "Idempotent retries"). */
+export interface IdempotencyClaim {
+  scope: string;
+  claim: string;
+}
+
 /** An event for the outbox: `json` is `payload` encoded once (its size was checked from it). */
 export interface OutboxEvent {
   payload: StreamEvent;
@@ -100,6 +106,13 @@ export interface RecordTransaction {
   hasLiveShareLink(playlistId: string): Promise<boolean>;
   /** Adds the event to the outbox; it is published after the commit. */
   appendEvent(event: OutboxEvent): Promise<void>;
+  /** As insertWithEvent without the outbox row (a batch's create; its events are appended by appendBatch). */
+  insertRecord(record: NewRecord): Promise<StoredRecord | undefined>;
+  /**
+   * Adds a batch's events to the outbox as ONE row, published as one message, so the log
+   * appends them consecutively (docs/architecture.md, "Batches").
+   */
+  appendBatch(batchId: string, events: readonly OutboxEvent[]): Promise<void>;
 }
 
 export interface RecordStore {
@@ -110,7 +123,7 @@ export interface RecordStore {
    * to the record's `updated_at`. Nothing is written when `record.projectId` is set and names
    * no live Project, or when `guard` does not hold; the result then says why.
    */
-  insertWithEvent(record: NewRecord, event: OutboxEvent, guard: WriteGuard): Promise<InsertResult>;
+  insertWithEvent(record: NewRecord, event: OutboxEvent, guard: WriteGuard, idempotency?: IdempotencyClaim): Promise<InsertResult>;
   /** The stored schema version (0 before the first snapshot). */
   schemaVersion(): Promise<number>;
   /** The links that name no live record of their type (one statement for all of them). */

@@ -49,6 +49,8 @@ export interface CreateInput {
   dataJson?: string;
   /** A task template code: its tasks are created with the record, in the same transaction. */
   taskTemplate?: string;
+  /** The gateway's claimed Idempotency-Key: the create's statement stores its answer too. */
+  idempotency?: { scope: string; claim: string };
 }
 
 /**
@@ -65,4 +67,20 @@ export interface UpdateInput {
   /** A JSON object merged key by key; a key set to null is removed. */
   dataJson?: string;
   ifMatch?: string;
+}
+
+/** A record in its client form (what the gateway answers for a record). */
+export function toClientRecord(r: RecordView): ClientRecord {
+  return {
+    id: r.id,
+    entity_type: r.entityType,
+    project_id: r.projectId,
+    status: r.status,
+    active: r.active,
+    thumbnail_id: r.thumbnailId,
+    created_by: r.createdBy,
+    created_at: r.createdAt,
+    updated_at: r.updatedAt,
+    data: r.data,
+  };
 }

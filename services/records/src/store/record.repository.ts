@@ -6,7 +6,7 @@
  */
 import type { Knex } from '@mikro-orm/postgresql';
 import { sqlIsoMicros } from '@reelbase/lib-platform';
-import type { NewRecord, RecordValues, StoredRecord, WriteGuard } from '../domain/ports.js';
+import type { IdempotencyClaim, NewRecord, RecordValues, StoredRecord, WriteGuard } from '../domain/ports.js';
 import type { ClientRecord } from '../domain/record.types.js';
 import type { LinkRef } from '../domain/schema.validator.js';
 import { SCHEMA_SHARED_LOCK_SQL, SCHEMA_VERSION_SQL } from './schema.repository.js';
@@ -130,7 +130,12 @@ export class RecordRepository {
    * row serialise on MultiXact bookkeeping, and a Shot created while its project is being
    * retired is no different from one created a moment before (retirement is reversible).
    */
-  async insertWithEvent(v: NewRecord, event: { subject: string; eventId: string; json: string }, guard?: WriteGuard): Promise<StoredRecord | undefined> {
+  async insertWithEvent(
+    v: NewRecord,
+    event: { subject: string; eventId: string; json: string } | undefined,
+    guard?: WriteGuard,
+    idempotency?: IdempotencyClaim,
+  ): Promise<StoredRecord | undefined> {
     const guardSql =
       guard === undefined
         ? ''
@@ -154,11 +159,24 @@ export class RecordRepository {
                          where p.id = ?::uuid and p.entity_type = 'Project' and p.retired_at is null))
            ${guardSql}
          returning ${COLUMNS}
-       ),
-       o as (
+       )${event === undefined ? '' : ','}
+       ${
+         // Without an event (a batch's create: its events leave as one outbox row), the record only.
+         event === undefined
+           ? ''
+           : `o as (
          insert into records.outbox (event_id, subject, payload)
          select ?, ?, ?::jsonb || jsonb_build_object('occurred_at', r.updated_at) from r
-       )
+       )`
+       }${
+         // The claimed key's answer is this record: stored by the statement that writes it.
+         idempotency === undefined
+           ? ''
+           : `, k as (
+         update records.idempotency_key set status = 200, record = (select to_jsonb(r) from r)
+          where scope = ? and claim = ?::uuid and status is null and exists (select 1 from r)
+       )`
+       }
        select * from r`,
       [
         v.id,
@@ -172,9 +190,8 @@ export class RecordRepository {
         v.projectId,
         v.projectId,
         ...guardParams,
-        event.eventId,
-        event.subject,
-        event.json,
+        ...(event === undefined ? [] : [event.eventId, event.subject, event.json]),
+        ...(idempotency === undefined ? [] : [idempotency.scope, idempotency.claim]),
       ],
     );
   }

@@ -57,7 +57,20 @@ export interface CreateRecordRequest {
    * Code of a task template of the schema: its tasks are created with the record, in the same
    * transaction (Shot and Asset creates).
    */
-  taskTemplate?: string | undefined;
+  taskTemplate?:
+    | string
+    | undefined;
+  /**
+   * The Idempotency-Key the gateway claimed for this create: its answer is stored by the
+   * statement that writes the record (docs/api-notes.md, "Idempotent retries").
+   */
+  idempotency?: IdempotencyClaim | undefined;
+}
+
+/** A claimed idempotency key (IdempotencyService.Claim): its scope and claim token. */
+export interface IdempotencyClaim {
+  scope: string;
+  claim: string;
 }
 
 export interface CreateRecordResponse {
@@ -380,6 +393,37 @@ export interface CheckShareLinkResponse {
   playlistId: string;
 }
 
+/** POST /batch (docs/api-notes.md, "Batches"): the requests as the gateway validated them. */
+export interface BatchRecordsRequest {
+  /**
+   * The `requests` array as JSON, checked here request by request in order (shape, who may,
+   * the schema, existence, conflicts), so the first request that fails decides the answer.
+   */
+  requestsJson: string;
+}
+
+export interface BatchRecordsResponse {
+  /** {"results": [Record | true, ...]} as JSON. */
+  json: string;
+}
+
+/** POST /entities/{Type}/summarize (docs/api-notes.md, "Summaries"). */
+export interface SummarizeRecordsRequest {
+  entityType: string;
+  filtersJson?:
+    | string
+    | undefined;
+  /** [{"field","type","value"?}] as JSON. */
+  summaryFieldsJson: string;
+  /** [{"field","type","direction"?}] as JSON; absent: no grouping. */
+  groupingJson?: string | undefined;
+}
+
+export interface SummarizeRecordsResponse {
+  /** {"summaries": {...}, "groups": [...]} as JSON. */
+  json: string;
+}
+
 function createBaseRecord(): Record {
   return {
     id: "",
@@ -642,6 +686,7 @@ function createBaseCreateRecordRequest(): CreateRecordRequest {
     dataJson: "",
     id: undefined,
     taskTemplate: undefined,
+    idempotency: undefined,
   };
 }
 
@@ -670,6 +715,9 @@ export const CreateRecordRequest: MessageFns<CreateRecordRequest> = {
     }
     if (message.taskTemplate !== undefined) {
       writer.uint32(66).string(message.taskTemplate);
+    }
+    if (message.idempotency !== undefined) {
+      IdempotencyClaim.encode(message.idempotency, writer.uint32(74).fork()).join();
     }
     return writer;
   },
@@ -751,6 +799,14 @@ export const CreateRecordRequest: MessageFns<CreateRecordRequest> = {
             message.taskTemplate = reader.string();
             continue;
           }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.idempotency = IdempotencyClaim.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -793,6 +849,7 @@ export const CreateRecordRequest: MessageFns<CreateRecordRequest> = {
         : isSet(object.task_template)
         ? globalThis.String(object.task_template)
         : undefined,
+      idempotency: isSet(object.idempotency) ? IdempotencyClaim.fromJSON(object.idempotency) : undefined,
     };
   },
 
@@ -822,6 +879,9 @@ export const CreateRecordRequest: MessageFns<CreateRecordRequest> = {
     if (message.taskTemplate !== undefined) {
       obj.taskTemplate = message.taskTemplate;
     }
+    if (message.idempotency !== undefined) {
+      obj.idempotency = IdempotencyClaim.toJSON(message.idempotency);
+    }
     return obj;
   },
 
@@ -838,6 +898,94 @@ export const CreateRecordRequest: MessageFns<CreateRecordRequest> = {
     message.dataJson = object.dataJson ?? "";
     message.id = object.id ?? undefined;
     message.taskTemplate = object.taskTemplate ?? undefined;
+    message.idempotency = (object.idempotency !== undefined && object.idempotency !== null)
+      ? IdempotencyClaim.fromPartial(object.idempotency)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseIdempotencyClaim(): IdempotencyClaim {
+  return { scope: "", claim: "" };
+}
+
+export const IdempotencyClaim: MessageFns<IdempotencyClaim> = {
+  encode(message: IdempotencyClaim, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.scope !== "") {
+      writer.uint32(10).string(message.scope);
+    }
+    if (message.claim !== "") {
+      writer.uint32(18).string(message.claim);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): IdempotencyClaim {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseIdempotencyClaim();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.scope = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.claim = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): IdempotencyClaim {
+    return {
+      scope: isSet(object.scope) ? globalThis.String(object.scope) : "",
+      claim: isSet(object.claim) ? globalThis.String(object.claim) : "",
+    };
+  },
+
+  toJSON(message: IdempotencyClaim): unknown {
+    const obj: any = {};
+    if (message.scope !== "") {
+      obj.scope = message.scope;
+    }
+    if (message.claim !== "") {
+      obj.claim = message.claim;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<IdempotencyClaim>, I>>(base?: I): IdempotencyClaim {
+    return IdempotencyClaim.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<IdempotencyClaim>, I>>(object: I): IdempotencyClaim {
+    const message = createBaseIdempotencyClaim();
+    message.scope = object.scope ?? "";
+    message.claim = object.claim ?? "";
     return message;
   },
 };
@@ -4822,6 +4970,346 @@ export const CheckShareLinkResponse: MessageFns<CheckShareLinkResponse> = {
   },
 };
 
+function createBaseBatchRecordsRequest(): BatchRecordsRequest {
+  return { requestsJson: "" };
+}
+
+export const BatchRecordsRequest: MessageFns<BatchRecordsRequest> = {
+  encode(message: BatchRecordsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.requestsJson !== "") {
+      writer.uint32(10).string(message.requestsJson);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): BatchRecordsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseBatchRecordsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.requestsJson = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): BatchRecordsRequest {
+    return {
+      requestsJson: isSet(object.requestsJson)
+        ? globalThis.String(object.requestsJson)
+        : isSet(object.requests_json)
+        ? globalThis.String(object.requests_json)
+        : "",
+    };
+  },
+
+  toJSON(message: BatchRecordsRequest): unknown {
+    const obj: any = {};
+    if (message.requestsJson !== "") {
+      obj.requestsJson = message.requestsJson;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<BatchRecordsRequest>, I>>(base?: I): BatchRecordsRequest {
+    return BatchRecordsRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<BatchRecordsRequest>, I>>(object: I): BatchRecordsRequest {
+    const message = createBaseBatchRecordsRequest();
+    message.requestsJson = object.requestsJson ?? "";
+    return message;
+  },
+};
+
+function createBaseBatchRecordsResponse(): BatchRecordsResponse {
+  return { json: "" };
+}
+
+export const BatchRecordsResponse: MessageFns<BatchRecordsResponse> = {
+  encode(message: BatchRecordsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.json !== "") {
+      writer.uint32(10).string(message.json);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): BatchRecordsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseBatchRecordsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.json = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): BatchRecordsResponse {
+    return { json: isSet(object.json) ? globalThis.String(object.json) : "" };
+  },
+
+  toJSON(message: BatchRecordsResponse): unknown {
+    const obj: any = {};
+    if (message.json !== "") {
+      obj.json = message.json;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<BatchRecordsResponse>, I>>(base?: I): BatchRecordsResponse {
+    return BatchRecordsResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<BatchRecordsResponse>, I>>(object: I): BatchRecordsResponse {
+    const message = createBaseBatchRecordsResponse();
+    message.json = object.json ?? "";
+    return message;
+  },
+};
+
+function createBaseSummarizeRecordsRequest(): SummarizeRecordsRequest {
+  return { entityType: "", filtersJson: undefined, summaryFieldsJson: "", groupingJson: undefined };
+}
+
+export const SummarizeRecordsRequest: MessageFns<SummarizeRecordsRequest> = {
+  encode(message: SummarizeRecordsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.entityType !== "") {
+      writer.uint32(10).string(message.entityType);
+    }
+    if (message.filtersJson !== undefined) {
+      writer.uint32(18).string(message.filtersJson);
+    }
+    if (message.summaryFieldsJson !== "") {
+      writer.uint32(26).string(message.summaryFieldsJson);
+    }
+    if (message.groupingJson !== undefined) {
+      writer.uint32(34).string(message.groupingJson);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SummarizeRecordsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSummarizeRecordsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.entityType = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.filtersJson = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.summaryFieldsJson = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.groupingJson = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SummarizeRecordsRequest {
+    return {
+      entityType: isSet(object.entityType)
+        ? globalThis.String(object.entityType)
+        : isSet(object.entity_type)
+        ? globalThis.String(object.entity_type)
+        : "",
+      filtersJson: isSet(object.filtersJson)
+        ? globalThis.String(object.filtersJson)
+        : isSet(object.filters_json)
+        ? globalThis.String(object.filters_json)
+        : undefined,
+      summaryFieldsJson: isSet(object.summaryFieldsJson)
+        ? globalThis.String(object.summaryFieldsJson)
+        : isSet(object.summary_fields_json)
+        ? globalThis.String(object.summary_fields_json)
+        : "",
+      groupingJson: isSet(object.groupingJson)
+        ? globalThis.String(object.groupingJson)
+        : isSet(object.grouping_json)
+        ? globalThis.String(object.grouping_json)
+        : undefined,
+    };
+  },
+
+  toJSON(message: SummarizeRecordsRequest): unknown {
+    const obj: any = {};
+    if (message.entityType !== "") {
+      obj.entityType = message.entityType;
+    }
+    if (message.filtersJson !== undefined) {
+      obj.filtersJson = message.filtersJson;
+    }
+    if (message.summaryFieldsJson !== "") {
+      obj.summaryFieldsJson = message.summaryFieldsJson;
+    }
+    if (message.groupingJson !== undefined) {
+      obj.groupingJson = message.groupingJson;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<SummarizeRecordsRequest>, I>>(base?: I): SummarizeRecordsRequest {
+    return SummarizeRecordsRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<SummarizeRecordsRequest>, I>>(object: I): SummarizeRecordsRequest {
+    const message = createBaseSummarizeRecordsRequest();
+    message.entityType = object.entityType ?? "";
+    message.filtersJson = object.filtersJson ?? undefined;
+    message.summaryFieldsJson = object.summaryFieldsJson ?? "";
+    message.groupingJson = object.groupingJson ?? undefined;
+    return message;
+  },
+};
+
+function createBaseSummarizeRecordsResponse(): SummarizeRecordsResponse {
+  return { json: "" };
+}
+
+export const SummarizeRecordsResponse: MessageFns<SummarizeRecordsResponse> = {
+  encode(message: SummarizeRecordsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.json !== "") {
+      writer.uint32(10).string(message.json);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SummarizeRecordsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSummarizeRecordsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.json = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SummarizeRecordsResponse {
+    return { json: isSet(object.json) ? globalThis.String(object.json) : "" };
+  },
+
+  toJSON(message: SummarizeRecordsResponse): unknown {
+    const obj: any = {};
+    if (message.json !== "") {
+      obj.json = message.json;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<SummarizeRecordsResponse>, I>>(base?: I): SummarizeRecordsResponse {
+    return SummarizeRecordsResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<SummarizeRecordsResponse>, I>>(object: I): SummarizeRecordsResponse {
+    const message = createBaseSummarizeRecordsResponse();
+    message.json = object.json ?? "";
+    return message;
+  },
+};
+
 /**
  * Generic create, read, update, retire and revive. Writes commit with their event in one
  * transaction (outbox); the acting principal comes from call metadata.
@@ -5022,6 +5510,32 @@ export const RecordsServiceService = {
       Buffer.from(CheckShareLinkResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): CheckShareLinkResponse => CheckShareLinkResponse.decode(value),
   },
+  /**
+   * Creates, updates and retires in order in one transaction, all or nothing; the events of
+   * the batch are one outbox row, so they are consecutive in the log.
+   */
+  batchRecords: {
+    path: "/reelbase.records.v1.RecordsService/BatchRecords" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: BatchRecordsRequest): Buffer => Buffer.from(BatchRecordsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): BatchRecordsRequest => BatchRecordsRequest.decode(value),
+    responseSerialize: (value: BatchRecordsResponse): Buffer =>
+      Buffer.from(BatchRecordsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): BatchRecordsResponse => BatchRecordsResponse.decode(value),
+  },
+  /** Aggregates over the records a filter matches, grouped up to three levels; any caller. */
+  summarizeRecords: {
+    path: "/reelbase.records.v1.RecordsService/SummarizeRecords" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: SummarizeRecordsRequest): Buffer =>
+      Buffer.from(SummarizeRecordsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): SummarizeRecordsRequest => SummarizeRecordsRequest.decode(value),
+    responseSerialize: (value: SummarizeRecordsResponse): Buffer =>
+      Buffer.from(SummarizeRecordsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): SummarizeRecordsResponse => SummarizeRecordsResponse.decode(value),
+  },
 } as const;
 
 export interface RecordsServiceServer extends UntypedServiceImplementation {
@@ -5058,6 +5572,13 @@ export interface RecordsServiceServer extends UntypedServiceImplementation {
    * The gateway asks it for every guest media read.
    */
   checkShareLink: handleUnaryCall<CheckShareLinkRequest, CheckShareLinkResponse>;
+  /**
+   * Creates, updates and retires in order in one transaction, all or nothing; the events of
+   * the batch are one outbox row, so they are consecutive in the log.
+   */
+  batchRecords: handleUnaryCall<BatchRecordsRequest, BatchRecordsResponse>;
+  /** Aggregates over the records a filter matches, grouped up to three levels; any caller. */
+  summarizeRecords: handleUnaryCall<SummarizeRecordsRequest, SummarizeRecordsResponse>;
 }
 
 export interface RecordsServiceClient extends Client {
@@ -5345,6 +5866,41 @@ export interface RecordsServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: CheckShareLinkResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Creates, updates and retires in order in one transaction, all or nothing; the events of
+   * the batch are one outbox row, so they are consecutive in the log.
+   */
+  batchRecords(
+    request: BatchRecordsRequest,
+    callback: (error: ServiceError | null, response: BatchRecordsResponse) => void,
+  ): ClientUnaryCall;
+  batchRecords(
+    request: BatchRecordsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: BatchRecordsResponse) => void,
+  ): ClientUnaryCall;
+  batchRecords(
+    request: BatchRecordsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: BatchRecordsResponse) => void,
+  ): ClientUnaryCall;
+  /** Aggregates over the records a filter matches, grouped up to three levels; any caller. */
+  summarizeRecords(
+    request: SummarizeRecordsRequest,
+    callback: (error: ServiceError | null, response: SummarizeRecordsResponse) => void,
+  ): ClientUnaryCall;
+  summarizeRecords(
+    request: SummarizeRecordsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: SummarizeRecordsResponse) => void,
+  ): ClientUnaryCall;
+  summarizeRecords(
+    request: SummarizeRecordsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: SummarizeRecordsResponse) => void,
   ): ClientUnaryCall;
 }
 
