@@ -14,7 +14,7 @@ export function configFor(root) {
   const layers = ['error', { root, packages }];
   return [
     {
-      ignores: ['**/dist/**', '**/node_modules/**', 'proto/src/gen/**', '.data/**', '.test-data/**', 'bench/results/**', 'coverage/**'],
+      ignores: ['**/dist/**', '**/node_modules/**', 'proto/src/gen/**', 'clients/*/src/generated/**', '.data/**', '.test-data/**', 'bench/results/**', 'coverage/**'],
     },
     {
       linterOptions: { reportUnusedDisableDirectives: 'error' },
