@@ -211,10 +211,18 @@ export function buildProgram(io: Io, state: CliState): Command {
       .argument('[fields...]', 'data fields as key=value (values parsed as JSON when they are)'),
   )
     .option('--idempotency-key <key>', 'your own key, to repeat this very command safely')
-    .action(async (type: string, pairs: string[], o: { data?: string; project?: string; status?: string; idempotencyKey?: string }, cmd: Command) => {
-      const r = await client(cmd).create(type, dataOf(o, pairs), { project_id: o.project, status: o.status, idempotencyKey: o.idempotencyKey });
-      print(cmd, r, () => `created ${type} ${r.id}`);
-    });
+    .option('-q, --quiet', 'print only the new id')
+    .action(
+      async (
+        type: string,
+        pairs: string[],
+        o: { data?: string; project?: string; status?: string; idempotencyKey?: string; quiet?: boolean },
+        cmd: Command,
+      ) => {
+        const r = await client(cmd).create(type, dataOf(o, pairs), { project_id: o.project, status: o.status, idempotencyKey: o.idempotencyKey });
+        print(cmd, r, () => (o.quiet ? r.id : `created ${type} ${r.id}`));
+      },
+    );
 
   writeColumns(
     program
