@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { AuthenticationError, Conflict, NotFound, PermissionDenied, Reelbase, ValidationError, type ReelEvent } from '@reelbase/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, expectStatus } from './support/api.client.js';
+import { API_FEATURES } from './support/api.features.js';
 import { bootstrapAdmin, createUser, eventsAfter, lastEventId, startE2EStack, type E2EStack, type Session } from './support/e2e.stack.js';
 import { startFaultProxy } from './support/fault.proxy.js';
 
@@ -101,7 +102,8 @@ describe('TypeScript client (whole stack)', () => {
     expect(new Set(creates.map((ev) => ev.entity_id)).size).toBe(2500);
   }, 600_000);
 
-  it('retries a create whose answer was cut off: the same record comes back, and only one exists', async () => {
+  // Needs the Idempotency-Key header in the gateway (test/support/api.features.ts).
+  it.runIf(API_FEATURES.idempotencyKey)('retries a create whose answer was cut off: the same record comes back, and only one exists', async () => {
     const proxy = await startFaultProxy(e.stack.url, { cutFirst: /^POST \/entities\/Shot / });
     try {
       const before = await lastEventId(admin.api);
@@ -118,6 +120,40 @@ describe('TypeScript client (whole stack)', () => {
     } finally {
       await proxy.close();
     }
+  });
+
+  // Needs POST /batch and POST /entities/{Type}/summarize in the gateway (test/support/api.features.ts).
+  it.runIf(API_FEATURES.batch && API_FEATURES.summarize)('batches writes all or nothing, and summarizes them grouped', async () => {
+    for (const code of ['lay', 'lgt']) expectStatus(await admin.api.post('/schema/steps', { code, name: code }), 200, `step ${code}`);
+    const task = (name: string, step: string, estimate: number) => ({
+      request_type: 'create' as const,
+      entity_type: 'Task',
+      project_id: projectId,
+      data: { name, step, estimate_minutes: estimate },
+    });
+    const results = await rb.batch([task('B1', 'lay', 60), task('B2', 'lay', 30), task('B3', 'lgt', 15)]);
+    expect(results.map((r) => (r === true ? r : r.data.name))).toEqual(['B1', 'B2', 'B3']);
+    const bad = (await rb.batch([task('B4', 'lay', 1), task('B5', 'nope', 1)]).catch((err: unknown) => err)) as ValidationError;
+    expect(bad).toBeInstanceOf(ValidationError);
+    expect(bad.problems[0]!.loc.slice(0, 3)).toEqual(['body', 'requests', 1]);
+    expect(await rb.findOne('Task', [['name', 'is', 'B4']])).toBeNull();
+    const sum = await rb.summarize(
+      'Task',
+      [
+        ['project_id', 'is', projectId],
+        ['name', 'starts_with', 'B'],
+      ],
+      [
+        { field: 'estimate_minutes', type: 'sum' },
+        { field: 'id', type: 'record_count' },
+      ],
+      { grouping: [{ field: 'step', type: 'exact' }] },
+    );
+    expect(sum.summaries).toEqual({ estimate_minutes: 105, id: 3 });
+    expect(sum.groups?.map((g) => [g.group_value, g.summaries.estimate_minutes])).toEqual([
+      ['lay', 90],
+      ['lgt', 15],
+    ]);
   });
 
   it('waits out 429s for as long as Retry-After says, then succeeds', async () => {
