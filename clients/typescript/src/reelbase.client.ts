@@ -14,7 +14,7 @@ import { inspect } from 'node:util';
 import { ConnectionError, ReelbaseError, TimeoutError, errorFromAnswer } from './errors.js';
 import { exchange, type Answer } from './http.transport.js';
 import { DEFAULT_RETRY, mayRetry, retryDelayMs, type RetryOptions } from './retry.policy.js';
-import type { CallOptions, EntityRecord, Method, PathsWith, ReelEvent, ResponseBody, Schemas, paths } from './types.js';
+import type { CallOptions, EntityRecord, Method, PathsWith, ReelEvent, RequestBody, ResponseBody, Schemas, paths } from './types.js';
 
 export interface ReelbaseOptions {
   /** The gateway's address, e.g. `http://localhost:8080`. */
@@ -83,35 +83,14 @@ export interface UpdateOptions extends Omit<WriteOptions, 'idempotencyKey'> {
   ifMatch?: string;
 }
 
-export interface BatchRequest {
-  request_type: 'create' | 'update' | 'delete';
-  entity_type: string;
-  entity_id?: string;
-  project_id?: string | null;
-  status?: string | null;
-  data?: Record<string, unknown>;
-}
-
-export interface SummaryField {
-  field: string;
-  type: 'record_count' | 'count' | 'sum' | 'average' | 'minimum' | 'maximum' | 'earliest' | 'latest' | 'status_list' | 'percentage';
-  value?: unknown;
-}
-export interface Grouping {
-  field: string;
-  type: 'exact' | 'day' | 'week' | 'month' | 'year';
-  direction?: 'asc' | 'desc';
-}
-export interface SummaryGroup {
-  group_name: string | null;
-  group_value: unknown;
-  summaries: Record<string, unknown>;
-  groups?: SummaryGroup[];
-}
-export interface Summary {
-  summaries: Record<string, unknown>;
-  groups?: SummaryGroup[];
-}
+/** One request of a batch: a create, an update (data merged) or a delete of one record. */
+export type BatchRequest = Schemas['BatchRequest'];
+/** A summary of `POST /entities/{Type}/summarize`: `{ field, type }` (and `value` for `percentage`). */
+export type SummaryField = Schemas['SummarizeBody']['summary_fields'][number];
+/** A grouping level: `{ field, type: 'exact' | 'day' | 'week' | 'month' | 'year', direction? }`. */
+export type Grouping = NonNullable<Schemas['SummarizeBody']['grouping']>[number];
+export type SummaryGroup = Schemas['SummaryGroup'];
+export type Summary = Schemas['Summaries'];
 
 export interface EventsOptions {
   /** Events after this id; default: the newest when following, else 0 (the whole log). */
@@ -439,15 +418,18 @@ export class Reelbase {
   }
 
   /** Several writes in one transaction, all or nothing; results in request order (a record, or true for a delete). */
-  async batch(requests: BatchRequest[], opts: { idempotencyKey?: string } = {}): Promise<(EntityRecord | true)[]> {
-    const ans = await this.#send('POST', '/batch', { body: JSON.stringify({ requests }), idempotencyKey: opts.idempotencyKey ?? randomUUID() });
-    return (ans.body as { results: (EntityRecord | true)[] }).results;
+  batch(requests: BatchRequest[], opts: { idempotencyKey?: string } = {}): Promise<(EntityRecord | true)[]> {
+    return this.call('post', '/batch', { body: { requests }, idempotencyKey: opts.idempotencyKey }).then((out) => out.results);
   }
 
   /** Totals over the matching records, optionally grouped (up to three levels). */
   async summarize(entityType: string, filters: Filters, summaryFields: SummaryField[], opts: { grouping?: Grouping[] } = {}): Promise<Summary> {
-    const body = { filters, summary_fields: summaryFields, ...(opts.grouping ? { grouping: opts.grouping } : {}) };
-    // Reads only: repeated freely.
+    const body: RequestBody<'/entities/{entity_type}/summarize', 'post'> = {
+      filters,
+      summary_fields: summaryFields,
+      ...(opts.grouping ? { grouping: opts.grouping } : {}),
+    };
+    // Reads only: repeated freely, with no Idempotency-Key (nothing worth keeping on the server).
     const ans = await this.#send('POST', `/entities/${seg(entityType)}/summarize`, { body: JSON.stringify(body), idempotent: true });
     return ans.body as Summary;
   }

@@ -29,6 +29,10 @@ export async function checks(rb: Reelbase): Promise<void> {
   await rb.call('delete', '/schema');
   // @ts-expect-error a record id is a string
   await rb.create('Shot', { code: 'SH010' }, { project_id: 42 });
+  // @ts-expect-error a batch request is a create, an update or a delete
+  await rb.batch([{ request_type: 'upsert', entity_type: 'Shot' }]);
+  // @ts-expect-error summaries are of known types
+  await rb.summarize('Task', [], [{ field: 'estimate_minutes', type: 'total' }]);
   // @ts-expect-error the answer is typed: a Record has no `nonsense`
   void rec.nonsense;
   // @ts-expect-error an event's id is a number

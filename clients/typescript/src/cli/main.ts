@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { Command, CommanderError } from 'commander';
 import { Reelbase } from '../reelbase.client.js';
-import type { BatchRequest, Filters, Grouping, SummaryField } from '../reelbase.client.js';
+import type { BatchRequest, Filters, Grouping, SummaryField, SummaryGroup } from '../reelbase.client.js';
 import { configPath, readConfig, resolveTarget, sameOrigin, writeConfig } from './config.store.js';
 import { FarmAgent } from './farm.agent.js';
 import { describeLaunch, executableFor, launchEnvironment, parseLaunchUri, type LaunchPayload } from './launch.js';
@@ -294,7 +294,7 @@ export function buildProgram(io: Io, state: CliState): Command {
       const res = await client(cmd).summarize(type, buildFilters(o.filters, o.where), summaries, grouping.length ? { grouping } : {});
       print(cmd, res, () => {
         const lines = [`total  ${JSON.stringify(res.summaries)}`];
-        const walk = (groups: typeof res.groups, depth: number) => {
+        const walk = (groups: SummaryGroup[] | undefined, depth: number) => {
           for (const gr of groups ?? []) {
             lines.push(
               `${'  '.repeat(depth)}${gr.group_name ?? (gr.group_value === null ? '(none)' : JSON.stringify(gr.group_value))}  ${JSON.stringify(gr.summaries)}`,
