@@ -271,17 +271,16 @@ export class Reelbase {
           onProgress: o.onProgress,
         });
         const body = parseBody(ans.text);
-        if (ans.status < 400 || o.throwOnError === false) {
-          if (!(ans.status >= 400 && attempt < retries && mayRetry(method, { status: ans.status }, keyed))) {
-            return { status: ans.status, headers: ans.headers, body, text: ans.text };
-          }
-        }
+        if (ans.status < 400) return { status: ans.status, headers: ans.headers, body, text: ans.text };
         failure = errorFromAnswer(method, path, ans.status, body, ans.headers);
+        if (o.throwOnError === false && !(attempt < retries && mayRetry(method, failure, keyed))) {
+          return { status: ans.status, headers: ans.headers, body, text: ans.text };
+        }
       } catch (err) {
         if (!(err instanceof ConnectionError)) throw err;
         failure = err;
       }
-      const retryable = failure instanceof ConnectionError ? mayRetry(method, failure, keyed) : mayRetry(method, { status: failure.status }, keyed);
+      const retryable = mayRetry(method, failure, keyed);
       const delay = retryable && attempt < retries ? retryDelayMs(attempt + 1, this.#retry, ans?.headers.get('retry-after')) : undefined;
       if (delay === undefined) {
         if (ans && o.throwOnError === false) return { status: ans.status, headers: ans.headers, body: parseBody(ans.text), text: ans.text };

@@ -20,6 +20,9 @@ describe('retry policy', () => {
     for (const s of [400, 401, 403, 404, 409, 422, 500]) expect(mayRetry('GET', { status: s }, false)).toBe(false);
     expect(mayRetry('PATCH', { status: 502 }, false)).toBe(false);
     expect(mayRetry('PATCH', { status: 503 }, false)).toBe(true);
+    // A keyed POST whose first attempt is still running: asked again; any other 409 is final.
+    expect(mayRetry('POST', { status: 409, code: 'idempotency_in_progress' }, true)).toBe(true);
+    expect(mayRetry('POST', { status: 409, code: 'idempotency_conflict' }, true)).toBe(false);
   });
 
   it('honours Retry-After, and backs off exponentially with jitter otherwise', () => {

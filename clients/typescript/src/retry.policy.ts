@@ -24,12 +24,14 @@ const RETRY_STATUSES = new Set([429, 502, 503, 504]);
 const NOT_SENT = new Set(['ECONNREFUSED', 'connect_timeout', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
 
 /** Whether `method` may be sent again after a failure of this kind (an error answer's status, or a connection failure). */
-export function mayRetry(method: string, failure: { status: number } | ConnectionError, hasIdempotencyKey: boolean): boolean {
+export function mayRetry(method: string, failure: { status: number; code?: string } | ConnectionError, hasIdempotencyKey: boolean): boolean {
   const m = method.toUpperCase();
   if (failure instanceof ConnectionError) {
     if (NOT_SENT.has(failure.code)) return true;
     return m === 'GET' || m === 'HEAD' || m === 'PUT' || m === 'DELETE' || m === 'OPTIONS' || (m === 'POST' && hasIdempotencyKey);
   }
+  // The first request with this key is still running on the server: ask again for its answer.
+  if (failure.status === 409 && failure.code === 'idempotency_in_progress') return m === 'POST' && hasIdempotencyKey;
   if (!RETRY_STATUSES.has(failure.status)) return false;
   if (m === 'PATCH') return failure.status === 429 || failure.status === 503;
   if (m === 'POST') return hasIdempotencyKey || failure.status === 429;
