@@ -14,7 +14,16 @@ export function configFor(root) {
   const layers = ['error', { root, packages }];
   return [
     {
-      ignores: ['**/dist/**', '**/node_modules/**', 'proto/src/gen/**', '.data/**', '.test-data/**', 'bench/results/**', 'coverage/**'],
+      ignores: [
+        '**/dist/**',
+        '**/node_modules/**',
+        'proto/src/gen/**',
+        'clients/*/src/generated/**',
+        '.data/**',
+        '.test-data/**',
+        'bench/results/**',
+        'coverage/**',
+      ],
     },
     {
       linterOptions: { reportUnusedDisableDirectives: 'error' },
@@ -33,6 +42,9 @@ export function configFor(root) {
               'services/*/test/*.ts',
               'services/*/test/*/*.ts',
               'proto/src/*.spec.ts',
+              'clients/*/src/*.spec.ts',
+              'clients/*/src/*/*.spec.ts',
+              'clients/*/test/*.ts',
               'scripts/*.ts',
               '*.ts',
             ],

@@ -5,7 +5,14 @@ import { defineConfig } from 'vitest/config';
 // End-to-end tests have their own config in test/.
 export default defineConfig({
   test: {
-    include: ['services/*/src/**/*.spec.ts', 'services/*/test/**/*.spec.ts', 'proto/src/**/*.spec.ts', 'scripts/**/*.spec.ts', 'bench/src/**/*.spec.ts'],
+    include: [
+      'services/*/src/**/*.spec.ts',
+      'services/*/test/**/*.spec.ts',
+      'proto/src/**/*.spec.ts',
+      'scripts/**/*.spec.ts',
+      'bench/src/**/*.spec.ts',
+      'clients/*/src/**/*.spec.ts',
+    ],
     exclude: ['**/node_modules/**', '**/dist/**'],
     pool: 'forks',
     // Two files at a time (most of their time is spent waiting on PostgreSQL, NATS and child

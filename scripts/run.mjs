@@ -35,9 +35,11 @@ function manifestHash() {
   const h = createHash('sha256');
   const files = ['package.json', 'pnpm-workspace.yaml', 'pnpm-lock.yaml', '.npmrc'];
   for (const dir of ['proto', 'test', 'bench']) files.push(join(dir, 'package.json'));
-  const services = join(ROOT, 'services');
-  if (existsSync(services)) {
-    for (const d of readdirSync(services).sort()) files.push(join('services', d, 'package.json'));
+  for (const group of ['services', 'clients']) {
+    const dir = join(ROOT, group);
+    if (existsSync(dir)) {
+      for (const d of readdirSync(dir).sort()) files.push(join(group, d, 'package.json'));
+    }
   }
   for (const f of files) {
     const p = join(ROOT, f);

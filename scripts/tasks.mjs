@@ -47,6 +47,10 @@ function run(cmd, args, { quiet = false, ...opts } = {}) {
 async function build() {
   say('building (tsc -b)');
   await run(bin('tsc'), ['-b', 'tsconfig.json']);
+  // The TypeScript client's types come from the gateway's OpenAPI document, built just above.
+  say('TypeScript client: types from the OpenAPI document, then tsc -b');
+  await run(process.execPath, [join(ROOT, 'clients/typescript/scripts/generate.mjs')]);
+  await run(bin('tsc'), ['-b', 'clients/typescript']);
 }
 
 /** ESLint (type-aware; layer boundaries from scripts/eslint-layers.mjs), Prettier, the tests' types, and the generated env tables. */

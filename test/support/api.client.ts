@@ -1,13 +1,11 @@
 /**
- * A small HTTP client for the gateway: JSON in and out, a bearer token per call, and the
- * status, headers and parsed body of every answer (never throws on a status).
+ * The tests' HTTP client for the gateway: the raw `request` of the project's TypeScript client
+ * (@reelbase/client), with a bearer token per call and the status, headers and parsed body of
+ * every answer (never throws on a status, never retries).
  */
-export interface ApiResponse<T = any> {
-  status: number;
-  headers: Headers;
-  body: T;
-  text: string;
-}
+import { Reelbase, type RawAnswer } from '@reelbase/client';
+
+export type ApiResponse<T = any> = RawAnswer<T>;
 
 export interface CallOptions {
   body?: unknown;
@@ -19,33 +17,36 @@ export interface CallOptions {
 }
 
 export class Api {
+  private readonly raw: Reelbase;
+
   constructor(
     readonly baseUrl: string,
     private readonly token: string | null = null,
-  ) {}
+  ) {
+    this.raw = new Reelbase({ url: baseUrl, retry: { retries: 0 } });
+  }
 
   /** The same client acting with another token. */
   as(token: string | null): Api {
     return new Api(this.baseUrl, token);
   }
 
-  async call<T = any>(method: string, path: string, opts: CallOptions = {}): Promise<ApiResponse<T>> {
-    const headers: Record<string, string> = { ...opts.headers };
-    const token = opts.token === undefined ? this.token : opts.token;
-    if (token) headers.authorization = `Bearer ${token}`;
-    let body: string | undefined;
-    if (opts.rawBody !== undefined) body = opts.rawBody;
-    else if (opts.body !== undefined) body = JSON.stringify(opts.body);
-    if (body !== undefined) headers['content-type'] ??= 'application/json';
-    const res = await fetch(`${this.baseUrl}${path}`, { method, headers, body, signal: AbortSignal.timeout(30_000) });
-    const text = await res.text();
-    let parsed: unknown = text;
-    try {
-      parsed = text ? JSON.parse(text) : undefined;
-    } catch {
-      // not JSON: keep the text
-    }
-    return { status: res.status, headers: res.headers, body: parsed as T, text };
+  /** The full client (paging, idempotent creates, uploads, events) acting with this token. */
+  client(options: { retries?: number } = {}): Reelbase {
+    return new Reelbase({
+      url: this.baseUrl,
+      apiKey: this.token ?? undefined,
+      retry: options.retries === undefined ? undefined : { retries: options.retries },
+    });
+  }
+
+  call<T = any>(method: string, path: string, opts: CallOptions = {}): Promise<ApiResponse<T>> {
+    return this.raw.request<T>(method, path, {
+      body: opts.body,
+      rawBody: opts.rawBody,
+      headers: opts.headers,
+      token: opts.token === undefined ? this.token : opts.token,
+    });
   }
 
   get<T = any>(path: string, opts?: CallOptions) {
