@@ -15,5 +15,7 @@ export * as actionsv1 from './gen/reelbase/schema/v1/actions.js';
 export * as addonsv1 from './gen/reelbase/schema/v1/addons.js';
 /** The sync service of package reelbase.records.v1 (its own file, served by the records service). */
 export * as syncv1 from './gen/reelbase/records/v1/sync.js';
+/** The idempotency keys of package reelbase.records.v1 (its own file, served by the records service). */
+export * as idempotencyv1 from './gen/reelbase/records/v1/idempotency.js';
 export * as mediav1 from './gen/reelbase/media/v1/media.js';
 export * as notifierv1 from './gen/reelbase/notifier/v1/notifier.js';

@@ -21,7 +21,7 @@ export function expectValidation(res: ApiResponse, locPrefix: Array<string | num
   expect(detail.length).toBeGreaterThan(0);
   for (const d of detail) {
     expect(Array.isArray(d.loc), res.text).toBe(true);
-    expect(['body', 'query', 'path']).toContain(d.loc[0]);
+    expect(['body', 'query', 'path', 'header']).toContain(d.loc[0]);
     expect(typeof d.msg).toBe('string');
     expect(typeof d.type).toBe('string');
   }

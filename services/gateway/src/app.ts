@@ -96,6 +96,8 @@ export function createApp(deps: AppDeps): GatewayApp {
     trustProxyHops: deps.trustProxyHops,
     maxProblems: deps.maxProblems,
     bodyLimitBytes: deps.bodyLimitBytes,
+    idempotency: deps.peers.idempotency,
+    logger: deps.logger,
   });
   app.use(notFoundHandler);
   app.use(errorMiddleware(deps.logger));

@@ -98,6 +98,11 @@ export function parseStreamEvent(data: Uint8Array | string): StreamEventParse {
   } catch {
     return { ok: false, reason: 'payload is not JSON' };
   }
+  return checkStreamEvent(raw, text);
+}
+
+/** Checks one decoded event; `text` is the message it came from (for the cheap NUL test). */
+function checkStreamEvent(raw: unknown, text: string): StreamEventParse {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return { ok: false, reason: 'payload is not an object' };
   const p = raw as Record<string, unknown>;
   const missing = STREAM_EVENT_FIELDS.find((f) => !Object.hasOwn(p, f));
@@ -132,4 +137,44 @@ export function parseStreamEvent(data: Uint8Array | string): StreamEventParse {
   };
   if (p.changes_truncated === true) event.changes_truncated = true;
   return { ok: true, event };
+}
+
+/**
+ * The message of a batch's events (POST /batch): `{"batch": [event, ...]}` on the subject
+ * {@link NatsNames.eventBatchSubject}, one message so the log appends the events consecutively
+ * in one transaction (docs/architecture.md, "Batches").
+ */
+export function encodeStreamBatch(events: readonly StreamEvent[]): string {
+  return `{"batch":[${events.map(encodeStreamEvent).join(',')}]}`;
+}
+
+export type StreamMessageParse = { ok: true; events: StreamEvent[] } | { ok: false; reason: string };
+
+/** Decodes a message of the EVENTS stream: one event, or a batch of them (all valid, or the reason of the first that is not). */
+export function parseStreamMessage(data: Uint8Array | string): StreamMessageParse {
+  let text: string;
+  try {
+    text = typeof data === 'string' ? data : decoder.decode(data);
+  } catch {
+    return { ok: false, reason: 'payload is not UTF-8' };
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    return { ok: false, reason: 'payload is not JSON' };
+  }
+  if (raw !== null && typeof raw === 'object' && !Array.isArray(raw) && Object.hasOwn(raw, 'batch')) {
+    const batch = (raw as { batch: unknown }).batch;
+    if (!Array.isArray(batch) || batch.length === 0) return { ok: false, reason: 'batch must be a non-empty array' };
+    const events: StreamEvent[] = [];
+    for (const [i, item] of batch.entries()) {
+      const r = checkStreamEvent(item, text);
+      if (!r.ok) return { ok: false, reason: `batch[${i}]: ${r.reason}` };
+      events.push(r.event);
+    }
+    return { ok: true, events };
+  }
+  const r = checkStreamEvent(raw, text);
+  return r.ok ? { ok: true, events: [r.event] } : r;
 }

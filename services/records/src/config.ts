@@ -45,6 +45,8 @@ export const recordsConfigShape = {
    * the last attempt) with their events, instead of waiting for the next claim (docs/sitesync.md).
    */
   SITESYNC_SWEEP_MS: envInt(5000, 50, 3_600_000),
+  /** How often expired idempotency keys are deleted (docs/api-notes.md, "Idempotent retries"). */
+  IDEMPOTENCY_SWEEP_MS: envInt(600_000, 1000, 86_400_000),
   /** Kills the process at a chosen point of the write path, to prove crash recovery. Never set in production. */
   RECORDS_FAULT: envOptionalEnum(RECORDS_FAULTS),
 };

@@ -21,11 +21,12 @@ import {
   type Logger,
   type RunningService,
 } from '@reelbase/lib-platform';
-import { farmv1, recordsv1, sitesyncv1, syncv1 } from '@reelbase/proto';
+import { farmv1, idempotencyv1, recordsv1, sitesyncv1, syncv1 } from '@reelbase/proto';
 import type { RecordsConfig } from './config.js';
 import { RecordService, type RecordsBusTopics } from './domain/record.service.js';
 import { RecordViews } from './domain/record.views.js';
 import { RecordQueries } from './domain/record.query.js';
+import { RecordSummaries } from './domain/record.summary.js';
 import { SchemaAdmin } from './domain/schema.admin.js';
 import { ShareLinks } from './domain/share.links.js';
 import { SharePasswords } from './domain/share.secrets.js';
@@ -39,6 +40,9 @@ import { SYNC_SERVICE_NAME, syncHandlers } from './grpc/sync.handler.js';
 import { SyncImporter } from './domain/sync/sync.import.js';
 import { SyncReads } from './domain/sync/sync.reads.js';
 import { SyncRepository } from './store/sync.repository.js';
+import { IdempotencyKeys } from './domain/idempotency/idempotency.keys.js';
+import { IDEMPOTENCY_SERVICE_NAME, idempotencyHandlers } from './grpc/idempotency.handler.js';
+import { IdempotencyRepository } from './store/idempotency.repository.js';
 import { FaultSwitch } from './outbox/fault.switch.js';
 import { RECORDS_MIGRATIONS } from './store/migrations.js';
 import { OutboxEntitySchema } from './store/outbox.entity.js';
@@ -117,6 +121,7 @@ export function startRecords(config: RecordsConfig, logger?: Logger): Promise<Ru
           views: new RecordViews(store),
           queries: new RecordQueries(store),
           shares: new ShareLinks(store, service, new SharePasswords(config.SHARE_PASSWORD_SCRYPT_COST)),
+          summaries: new RecordSummaries(store),
         }),
       );
       const sitesync = new SiteSync({ store, bus });
@@ -128,6 +133,9 @@ export function startRecords(config: RecordsConfig, logger?: Logger): Promise<Ru
         syncv1.SyncServiceService,
         syncHandlers({ importer: new SyncImporter({ store: syncStore, records: service, bus }), reads: new SyncReads(syncStore) }),
       );
+      // Idempotency keys of the gateway's POSTs (docs/architecture.md, "Idempotency keys").
+      const keys = new IdempotencyKeys(new IdempotencyRepository(db));
+      grpc.add<idempotencyv1.IdempotencyServiceServer>(IDEMPOTENCY_SERVICE_NAME, idempotencyv1.IdempotencyServiceService, idempotencyHandlers({ keys }));
       const readiness = new Readiness().add('postgres', () => pingDb(orm)).add('nats', () => pingNats(nc));
       const ops = await startOpsServer({ port: config.HTTP_PORT, host: config.BIND_HOST, metrics, readiness, logger: log });
       resources.defer('ops', () => ops.close());
@@ -158,6 +166,16 @@ export function startRecords(config: RecordsConfig, logger?: Logger): Promise<Ru
           config.SITESYNC_SWEEP_MS,
           () => sitesync.sweep(),
           (err) => log.warn({ err }, 'site sync sweep failed; the next one tries again'),
+        ),
+      );
+      resources.startLoop(
+        'idempotency sweeper',
+        new IntervalLoop(
+          config.IDEMPOTENCY_SWEEP_MS,
+          async () => {
+            await keys.sweep();
+          },
+          (err) => log.warn({ err }, 'idempotency key sweep failed; the next one tries again'),
         ),
       );
       const grpcPort = await grpc.listen(config.GRPC_PORT, config.BIND_HOST);

@@ -4,7 +4,7 @@
  */
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
-import { natsNames, parseStreamEvent, type StreamEvent } from '@reelbase/lib-platform';
+import { natsNames, parseStreamMessage, type StreamEvent } from '@reelbase/lib-platform';
 
 export interface PublishedEvent {
   seq: number;
@@ -41,9 +41,10 @@ export class StreamReader {
     for (let seq = first; seq <= last && last > 0; seq++) {
       const m = await this.jsm.streams.getMessage(this.stream, { seq });
       if (!m) continue;
-      const parsed = parseStreamEvent(m.data);
+      const parsed = parseStreamMessage(m.data);
       if (!parsed.ok) throw new Error(`stream message ${m.seq} would be refused by the events service: ${parsed.reason}`);
-      out.push({ seq: m.seq, subject: m.subject, msgId: m.header?.get('Nats-Msg-Id'), payload: parsed.event });
+      // A batch's events share one message (and its sequence).
+      for (const event of parsed.events) out.push({ seq: m.seq, subject: m.subject, msgId: m.header?.get('Nats-Msg-Id'), payload: event });
     }
     return out;
   }

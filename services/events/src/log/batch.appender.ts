@@ -5,7 +5,7 @@
  * is rethrown (after nak-ing the batch) so the writer steps down and starts over.
  */
 import type { JsMsg } from '@nats-io/jetstream';
-import { encodeContractEvent, parseStreamEvent, type Logger, type NatsConnection, type NatsNames, type StreamEvent } from '@reelbase/lib-platform';
+import { encodeContractEvent, parseStreamMessage, type Logger, type NatsConnection, type NatsNames, type StreamEvent } from '@reelbase/lib-platform';
 import { toContractEvent } from '../domain/append.plan.js';
 import { StaleWriterError, type WriterSession } from '../store/writer.session.js';
 import type { WriterMetrics } from './writer.metrics.js';
@@ -15,7 +15,8 @@ const RETRY = Symbol('retry');
 
 interface Parsed {
   msg: JsMsg;
-  event: StreamEvent;
+  /** One event, or a batch's events (appended consecutively, in one transaction). */
+  events: StreamEvent[];
 }
 
 /** True for a failure that says nothing about the batch's content: step down and retry. */
@@ -47,9 +48,9 @@ export class BatchAppender {
   async append(session: WriterSession, last: number, msgs: readonly JsMsg[]): Promise<number> {
     const parsed: Parsed[] = [];
     for (const msg of msgs) {
-      const r = parseStreamEvent(msg.data);
+      const r = parseStreamMessage(msg.data);
       if (r.ok) {
-        parsed.push({ msg, event: r.event });
+        parsed.push({ msg, events: r.events });
         continue;
       }
       this.logger.warn({ subject: msg.subject, stream_seq: msg.seq, reason: r.reason }, 'skipping malformed event message');
@@ -72,7 +73,7 @@ export class BatchAppender {
     try {
       result = await session.append(
         last,
-        batch.map((p) => p.event),
+        batch.flatMap((p) => p.events),
       );
     } catch (err) {
       if (isWriterFailure(err, session)) {
@@ -97,11 +98,11 @@ export class BatchAppender {
       }
       const p = batch[0]!;
       if (isRowRejected(err)) {
-        this.logger.error({ err, event_id: p.event.event_id, stream_seq: p.msg.seq }, 'event rejected by the log; skipping it');
+        this.logger.error({ err, event_id: p.events[0]?.event_id, events: p.events.length, stream_seq: p.msg.seq }, 'event rejected by the log; skipping it');
         this.metrics.skipped.inc({ reason: 'rejected' });
         p.msg.term();
       } else {
-        this.logger.warn({ err, event_id: p.event.event_id }, 'event append failed; will be redelivered');
+        this.logger.warn({ err, event_id: p.events[0]?.event_id }, 'event append failed; will be redelivered');
         p.msg.nak(1000);
         return RETRY;
       }

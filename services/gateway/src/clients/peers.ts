@@ -9,7 +9,7 @@
  */
 import { credentials, Metadata } from '@grpc/grpc-js';
 import { createGrpcClient, type Metrics, type PromiseClient } from '@reelbase/lib-platform';
-import { actionsv1, addonsv1, authv1, eventsv1, farmv1, healthv1, notifierv1, recordsv1, schemav1, sitesyncv1, syncv1 } from '@reelbase/proto';
+import { actionsv1, addonsv1, authv1, eventsv1, farmv1, healthv1, idempotencyv1, notifierv1, recordsv1, schemav1, sitesyncv1, syncv1 } from '@reelbase/proto';
 import { createMediaClient, type MediaPeer } from './media.client.js';
 
 /** What routes call. Tests pass fakes of the same shape. */
@@ -31,6 +31,8 @@ export interface Peers {
   sitesync: PromiseClient<sitesyncv1.SiteSyncServiceClient>;
   /** Sync imports, mappings and changes (records' SyncService, at the records address). */
   sync: PromiseClient<syncv1.SyncServiceClient>;
+  /** Idempotency keys of POSTs (records' IdempotencyService, at the records address). */
+  idempotency: PromiseClient<idempotencyv1.IdempotencyServiceClient>;
 }
 
 /** The schema service: one call per schema and catalog route, JSON in and out. */
@@ -163,6 +165,13 @@ export function connectPeers(
     deadlineMs: deadlines.syncMs ?? 60_000,
     metrics,
   });
+  const idempotency = createGrpcClient(idempotencyv1.IdempotencyServiceClient, idempotencyv1.IdempotencyServiceService, {
+    name: 'idempotency',
+    address: addrs.records,
+    internalAuthSecret,
+    deadlineMs,
+    metrics,
+  });
   const healthClients = {
     auth: new healthv1.HealthClient(addrs.auth, credentials.createInsecure()),
     records: new healthv1.HealthClient(addrs.records, credentials.createInsecure()),
@@ -181,6 +190,7 @@ export function connectPeers(
       farm: farm.call,
       sitesync: sitesync.call,
       sync: sync.call,
+      idempotency: idempotency.call,
     },
     health: {
       auth: healthCheck(healthClients.auth, 'auth', healthDeadlineMs),
@@ -188,7 +198,7 @@ export function connectPeers(
       events: healthCheck(healthClients.events, 'events', healthDeadlineMs),
     },
     close() {
-      for (const c of [auth, records, events, schema, addons, media, notifier, actions, farm, sitesync, sync]) c.close();
+      for (const c of [auth, records, events, schema, addons, media, notifier, actions, farm, sitesync, sync, idempotency]) c.close();
       for (const c of Object.values(healthClients)) c.close();
     },
   };

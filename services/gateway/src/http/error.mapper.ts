@@ -43,7 +43,7 @@ export interface RequestShape {
   otherwise?: 'body' | 'query';
 }
 
-const SOURCES: ReadonlySet<unknown> = new Set(['body', 'query', 'path']);
+const SOURCES: ReadonlySet<unknown> = new Set(['body', 'query', 'path', 'header']);
 
 /**
  * Services name the field of a problem (`["project_id"]`, `["data", "user"]`); where the

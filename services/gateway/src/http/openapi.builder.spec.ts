@@ -43,6 +43,8 @@ describe('OpenAPI document', () => {
       'post /auth/users/{id}/revoke-sessions',
       'post /auth/password',
       'put /auth/users/{id}/password',
+      'post /batch',
+      'post /entities/{entity_type}/summarize',
       'post /entities/{entity_type}',
       'post /entities/{entity_type}/query',
       'get /entities/{entity_type}/{id}',
@@ -154,6 +156,28 @@ describe('OpenAPI document', () => {
       return doc.paths[p!][m!].operationId;
     });
     expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  it('documents Idempotency-Key on every POST (not replayed where the answer holds a credential), the batch item and the summaries', () => {
+    for (const [path, ops] of Object.entries(doc.paths as Record<string, Record<string, any>>)) {
+      for (const [method, op] of Object.entries(ops)) {
+        const header = (op.parameters as any[]).find((p) => p.in === 'header' && p.name === 'Idempotency-Key');
+        if (method !== 'post') {
+          expect(header, `${method} ${path}`).toBeUndefined();
+          continue;
+        }
+        expect(header, `${method} ${path}`).toMatchObject({ required: false, schema: { type: 'string', minLength: 1, maxLength: 255 } });
+        expect(op.responses['409'], `${method} ${path}`).toBeDefined();
+        const replayed = !['/auth/login', '/auth/api-keys', '/versions/{id}/reviewable'].includes(path);
+        if (!replayed) expect(header.description).toContain('not replayed');
+      }
+    }
+    const batch = doc.paths['/batch'].post;
+    expect(batch.requestBody.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/BatchBody' });
+    expect(doc.components.schemas.BatchRequest.properties.request_type.enum).toEqual(['create', 'update', 'delete']);
+    const summarize = doc.paths['/entities/{entity_type}/summarize'].post;
+    expect(summarize.requestBody.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/SummarizeBody' });
+    expect(summarize.responses['200'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Summaries' });
   });
 
   it('request bodies, parameters, responses and security come from the validating schemas', () => {

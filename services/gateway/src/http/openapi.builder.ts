@@ -83,6 +83,22 @@ export function buildOpenApi(routes: readonly AnyRoute[], info: OpenApiInfo): Js
     return out;
   };
 
+  /** The Idempotency-Key header every POST takes. */
+  const idempotencyParam = (kept: boolean): Json => ({
+    name: 'Idempotency-Key',
+    in: 'header',
+    required: false,
+    description: kept
+      ? 'Checked (1 to 255 printable ASCII characters, else 422 at `["header","idempotency-key"]`) but not replayed: this ' +
+        'answer holds a credential or this body is streamed, so it is never stored and a retry runs again.'
+      : 'Makes a retry safe: the same key from the same caller on this concrete path with the same body within 24 h ' +
+        'answers the first answer again (status, body, `ETag`; header `Idempotent-Replayed: true`) and writes nothing. ' +
+        'Another body with the key: 409 `idempotency_conflict`. While the first request still runs, a repeat waits for ' +
+        'it up to 30 s, then 409 `idempotency_in_progress`. A 5xx or 429 answer is not kept. 1 to 255 printable ASCII ' +
+        'characters, else 422 at `["header","idempotency-key"]` (docs/api-notes.md, "Idempotent retries").',
+    schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7E]+$' },
+  });
+
   const paths: Record<string, Json> = {};
   for (const r of routes) {
     const statuses = new Set<number>(r.errors ?? []);
@@ -93,6 +109,8 @@ export function buildOpenApi(routes: readonly AnyRoute[], info: OpenApiInfo): Js
     statuses.add(422);
     if (r.body) statuses.add(413).add(415);
     statuses.add(405).add(500);
+    // An Idempotency-Key used with another body (docs/api-notes.md, "Idempotent retries").
+    if (r.method === 'post') statuses.add(409);
     const responses: Json = {};
     for (const [status, resp] of Object.entries(r.responses)) responses[status] = response(resp);
     for (const s of [...statuses].sort()) if (!responses[s]) responses[s] = errorResponse(s);
@@ -111,6 +129,7 @@ export function buildOpenApi(routes: readonly AnyRoute[], info: OpenApiInfo): Js
           description: h.description,
           schema: h.schema ?? { type: 'string' },
         })),
+        ...(r.method === 'post' ? [idempotencyParam(r.replayable === false || r.bodyTypes !== undefined)] : []),
         {
           name: 'x-request-id',
           in: 'header',
@@ -123,7 +142,7 @@ export function buildOpenApi(routes: readonly AnyRoute[], info: OpenApiInfo): Js
       security: r.auth === 'public' ? [] : r.auth === 'optional' ? [{}, { bearerAuth: [] }] : [{ bearerAuth: [] }],
     };
     if (r.description) op.description = r.description;
-    if (r.body) op.requestBody = { required: true, content: { 'application/json': { schema: ref(r.body, 'input') } } };
+    if (r.body) op.requestBody = { required: true, content: { 'application/json': { schema: ref(r.docBody ?? r.body, 'input') } } };
     else if (r.bodyTypes?.length) {
       // Bodies the handler streams itself: a form with a `file` part, or the bytes as they are.
       const content: Record<string, Json> = {};

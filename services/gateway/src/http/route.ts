@@ -68,6 +68,8 @@ export interface RouteDef<P extends z.ZodType | undefined = any, Q extends z.Zod
   body?: B;
   /** Query parameters documented but validated elsewhere (the WebSocket upgrade). */
   docQuery?: z.ZodObject;
+  /** The body as documented when `body` validates less (a batch's requests are checked by records, in order). */
+  docBody?: z.ZodType;
   /** Path parameters documented but read by the handler itself (a key spanning several segments). */
   docParams?: z.ZodObject;
   /** The express path when `path` cannot say it (`/media/*key`: a parameter holding slashes). */
@@ -81,6 +83,12 @@ export interface RouteDef<P extends z.ZodType | undefined = any, Q extends z.Zod
   bodyTypes?: string[];
   /** A JSON body limit of this route below the gateway's BODY_LIMIT_BYTES (larger bodies: 413). */
   bodyLimitBytes?: number;
+  /**
+   * False for a POST whose answer carries a credential (a token, a key, a share link's token, a
+   * webhook's secret), which is never stored: its `Idempotency-Key` is checked but not replayed
+   * (docs/api-notes.md, "Idempotent retries").
+   */
+  replayable?: boolean;
   /** Role check: throws a `forbidden` AppError. Runs after authentication, before validation. */
   authorize?: (principal: AuthedPrincipal, raw: RawInput) => void;
   /**

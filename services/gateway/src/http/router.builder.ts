@@ -4,11 +4,13 @@
  * 422) → the handler, whose services decide existence (404) and conflicts (409). Paths that
  * exist with another method answer 405.
  */
-import { AppError, isAppError, type Problem } from '@reelbase/lib-platform';
+import { AppError, isAppError, type Logger, type Problem } from '@reelbase/lib-platform';
 import express, { type Express, type Request, type RequestHandler, type Response } from 'express';
 import type { AuthCache, AuthEntry } from '../domain/auth.cache.js';
 import type { RateLimiter } from '../domain/rate.limiter.js';
 import { clientAddress } from './client.address.js';
+import { toHttpError, requestShape } from './error.mapper.js';
+import { bodyHashOf, claimKey, idempotencyKeyOf, isKept, keptHeaders, REPLAYED_HEADER, scopeOf, type Answer, type IdempotencyClient } from './idempotency.js';
 import { inspectJson } from './json.guard.js';
 import { localsOf, type GatewayLocals } from './locals.js';
 import { Reply, expressPath, type AnyRoute } from './route.js';
@@ -25,6 +27,9 @@ export interface RouterDeps {
   /** Problems listed in a 422 at most. */
   maxProblems?: number;
   bodyLimitBytes: number;
+  /** Where idempotency keys are kept (records' IdempotencyService); unset: a POST with a key is 503. */
+  idempotency?: IdempotencyClient;
+  logger?: Logger;
 }
 
 const BEARER = /^Bearer[ \t]+([^\s]+)[ \t]*$/i;
@@ -67,6 +72,16 @@ function send(res: Response, out: unknown): void {
   res.json(out);
 }
 
+/** The answer `out` sends, as stored for an idempotency key; undefined when it cannot be told. */
+function answerOf(out: unknown): Answer | undefined {
+  if (out instanceof Reply) {
+    const body = out.raw ? String(out.body) : (JSON.stringify(out.body) ?? '');
+    const type = out.raw ? (out.contentType ?? 'application/json; charset=utf-8') : 'application/json; charset=utf-8';
+    return { status: out.status, headers: { ...keptHeaders(out.headers ?? {}), 'content-type': type }, body };
+  }
+  return { status: 200, headers: { 'content-type': 'application/json; charset=utf-8' }, body: JSON.stringify(out) ?? '' };
+}
+
 /** The bearer token of a request, or undefined when no Authorization header was sent. */
 function bearerToken(req: Request): string | undefined {
   const header = req.headers.authorization;
@@ -99,6 +114,14 @@ async function authenticate(req: Request, locals: GatewayLocals, deps: RouterDep
     if (failures && isAppError(err) && err.kind === 'unauthenticated') failures.take(addr);
     throw err;
   }
+}
+
+/**
+ * The answer was given but could not be stored: the key stays claimed until its lease runs
+ * out, then a retry with the same body runs again (docs/api-notes.md, "Idempotent retries").
+ */
+function forgetful(deps: RouterDeps, locals: GatewayLocals, err: unknown): void {
+  deps.logger?.warn({ err, request_id: locals.requestId }, 'the answer of an idempotency key could not be stored');
 }
 
 /** Builds the one express handler that runs a route's pipeline. */
@@ -147,9 +170,41 @@ function pipeline(route: AnyRoute, deps: RouterDeps): RequestHandler {
     let body: unknown;
     if (route.body) body = collect(route.body, req.body ?? {}, 'body', problems);
     else unexpectedBody(req.body, problems);
+    const key = route.method === 'post' ? idempotencyKeyOf(req, problems) : undefined;
     if (problems.length > 0) throw invalidOf(problems, maxProblems);
 
-    const out = await route.handler({ params, query, body, ctx: locals.ctx, principal: locals.principal, req, res });
+    const run = () => route.handler({ params, query, body, ctx: locals.ctx, principal: locals.principal, req, res });
+    // A streamed body (an upload) is never held, and an answer holding a credential is never stored.
+    if (key === undefined || route.replayable === false || route.bodyTypes !== undefined) {
+      const out = await run();
+      if (!res.headersSent) send(res, out);
+      return;
+    }
+    if (!deps.idempotency) throw AppError.unavailable('idempotency keys cannot be kept by this gateway');
+    // A guest is known by the share link in the path; everyone else by their user id.
+    const who = locals.principal?.userId ? `user:${locals.principal.userId}` : 'anonymous';
+    const claim = await claimKey(deps.idempotency, scopeOf(who, req.method, req.path, key), bodyHashOf(req.body, req.query), locals.ctx);
+    if ('replay' in claim) {
+      const { status, headers, body: text } = claim.replay;
+      res.status(status).set(headers).set(REPLAYED_HEADER, 'true').send(text);
+      return;
+    }
+    let out: unknown;
+    try {
+      out = await run();
+    } catch (err) {
+      const mapped = toHttpError(err, requestShape(route.path, req.query, req.method));
+      if (isKept(mapped.status)) {
+        const headers = { ...keptHeaders(mapped.headers ?? {}), 'content-type': 'application/json; charset=utf-8' };
+        await claim.claimed.finish({ status: mapped.status, headers, body: JSON.stringify(mapped.body) }).catch((e: unknown) => forgetful(deps, locals, e));
+      } else {
+        await claim.claimed.release().catch((e: unknown) => forgetful(deps, locals, e));
+      }
+      throw err;
+    }
+    const answer = res.headersSent ? undefined : answerOf(out);
+    if (answer && isKept(answer.status)) await claim.claimed.finish(answer).catch((e: unknown) => forgetful(deps, locals, e));
+    else await claim.claimed.release().catch((e: unknown) => forgetful(deps, locals, e));
     if (!res.headersSent) send(res, out);
   };
 }

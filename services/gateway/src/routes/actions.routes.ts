@@ -60,6 +60,8 @@ export function actionRoutes({ peers, share }: RouteDeps): AnyRoute[] {
     defineRoute({
       method: 'post',
       path: '/actions/execute',
+      // The answer holds a credential: never stored, so never replayed.
+      replayable: false,
       operationId: 'executeAction',
       summary: 'Runs an action listed for the caller on these records.',
       description:

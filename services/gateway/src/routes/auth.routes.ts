@@ -36,6 +36,8 @@ export function authRoutes({ peers, loginLimiter, addressOf, userChanged, signin
     defineRoute({
       method: 'post',
       path: '/auth/login',
+      // The answer holds a credential: never stored, so never replayed.
+      replayable: false,
       operationId: 'login',
       summary: 'Exchange email and password for a login token.',
       description:
@@ -68,6 +70,8 @@ export function authRoutes({ peers, loginLimiter, addressOf, userChanged, signin
     defineRoute({
       method: 'post',
       path: '/auth/register',
+      // The answer holds a credential: never stored, so never replayed.
+      replayable: false,
       operationId: 'register',
       summary: 'Create a user: the first one (as Admin) publicly, later ones with an Admin token.',
       description:
@@ -103,6 +107,8 @@ export function authRoutes({ peers, loginLimiter, addressOf, userChanged, signin
     defineRoute({
       method: 'post',
       path: '/auth/api-keys',
+      // The answer holds a credential: never stored, so never replayed.
+      replayable: false,
       operationId: 'createApiKey',
       summary: 'Issue an API key for the caller (shown once).',
       description:

@@ -13,6 +13,7 @@ import { mediaRoutes } from './media.routes.js';
 import { noteRoutes } from './notes.routes.js';
 import { notifierRoutes } from './notifier.routes.js';
 import { opsRoutes } from './ops.routes.js';
+import { pipelineRoutes } from './pipeline.routes.js';
 import type { RouteDeps } from './route.deps.js';
 import { schemaRoutes } from './schema.routes.js';
 import { shareRoutes } from './share.routes.js';
@@ -27,6 +28,7 @@ const GROUPS: ReadonlyArray<(deps: RouteDeps) => AnyRoute[]> = [
   authRoutes,
   eventRoutes,
   schemaRoutes,
+  pipelineRoutes,
   entityRoutes,
   noteRoutes,
   userRoutes,

@@ -188,6 +188,8 @@ export function shareRoutes({ peers, share }: RouteDeps): AnyRoute[] {
     defineRoute({
       method: 'post',
       path: '/playlists/{id}/share',
+      // The answer holds a credential: never stored, so never replayed.
+      replayable: false,
       operationId: 'createShareLink',
       summary: 'Share a playlist with guests (Admin, Supervisor, Coordinator).',
       description:

@@ -24,6 +24,8 @@ export interface NatsNames {
   readonly transcodeConsumer: string;
   /** The subject of one entity change. */
   eventSubject(entityType: string, action: string): string;
+  /** The subject of a batch's events, one message (stream-event.ts, encodeStreamBatch). */
+  readonly eventBatchSubject: string;
 }
 
 const TOKEN = /^[A-Za-z0-9_.-]+$/;
@@ -40,6 +42,7 @@ export function natsNames(prefix = ''): NatsNames {
     transcodeStream: `${prefix}TRANSCODE`,
     transcodeSubject: `${prefix}media.transcode`,
     transcodeConsumer: `${prefix}transcode-workers`,
+    eventBatchSubject: `${prefix}events.batch`,
     eventSubject(entityType: string, action: string): string {
       if (!TOKEN.test(entityType) || !TOKEN.test(action)) {
         throw new Error(`invalid subject token in ${entityType}.${action}`);

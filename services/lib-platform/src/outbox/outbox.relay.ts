@@ -17,7 +17,7 @@ import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import { ensureEventsStream, type NatsConnection } from '../nats/connection.js';
 import type { NatsNames } from '../nats/subjects.js';
-import { encodeStreamEvent, type StreamEvent } from '../stream-event.js';
+import { encodeStreamBatch, encodeStreamEvent, type StreamEvent } from '../stream-event.js';
 import { OutboxTable, type OutboxRow } from './outbox.table.js';
 import { RelaySession } from './relay.session.js';
 
@@ -173,14 +173,18 @@ export class OutboxRelay {
    * ever: it is published with its changes left out and `changes_truncated: true`, loudly.
    */
   private body(row: OutboxRow): string {
-    const json = encodeStreamEvent(row.payload);
+    // A batch's events travel as one message (stream-event.ts, encodeStreamBatch).
+    const batch = (row.payload as { batch?: unknown }).batch;
+    const events = Array.isArray(batch) ? (batch as StreamEvent[]) : undefined;
+    const json = events ? encodeStreamBatch(events) : encodeStreamEvent(row.payload);
     const max = (this.opts.nc.info?.max_payload ?? Number.MAX_SAFE_INTEGER) - 4096;
     if (json.length * 3 <= max || Buffer.byteLength(json) <= max) return json;
     this.opts.logger.error(
       { event_id: row.eventId, bytes: Buffer.byteLength(json), max },
       'event larger than the NATS max_payload: published without its changes',
     );
-    return encodeStreamEvent({ ...row.payload, changes: {}, changes_truncated: true });
+    const truncated = (e: StreamEvent): StreamEvent => ({ ...e, changes: {}, changes_truncated: true });
+    return events ? encodeStreamBatch(events.map(truncated)) : encodeStreamEvent(truncated(row.payload));
   }
 
   /**

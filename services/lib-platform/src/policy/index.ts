@@ -4,6 +4,7 @@
 export * from './entity-type.policy.js';
 export * from './if-match.policy.js';
 export * from './media-key.policy.js';
+export * from './record-write.policy.js';
 export * from './review-write.policy.js';
 export * from './schema-code.policy.js';
 export * as schemaBodies from './schema-bodies.js';

@@ -100,6 +100,13 @@ export interface RecordTransaction {
   hasLiveShareLink(playlistId: string): Promise<boolean>;
   /** Adds the event to the outbox; it is published after the commit. */
   appendEvent(event: OutboxEvent): Promise<void>;
+  /** As insertWithEvent without the outbox row (a batch's create; its events are appended by appendBatch). */
+  insertRecord(record: NewRecord): Promise<StoredRecord | undefined>;
+  /**
+   * Adds a batch's events to the outbox as ONE row, published as one message, so the log
+   * appends them consecutively (docs/architecture.md, "Batches").
+   */
+  appendBatch(batchId: string, events: readonly OutboxEvent[]): Promise<void>;
 }
 
 export interface RecordStore {

@@ -16,6 +16,7 @@ import {
   IF_MATCH_NEVER,
   ifMatchHolds,
   normalizeIfMatch,
+  recordWriteRefusal,
   SHARED_PLAYLIST_REFUSED,
   type CallContext,
   type EventAction,
@@ -24,12 +25,13 @@ import {
   type StreamEvent,
 } from '@reelbase/lib-platform';
 import { createChanges, dropNulls, mergeData, parseData, updateChanges } from './record.changes.js';
+import { atRequest, batchRequestProblems, parseBatchRequests, toBatchRequest } from './batch.input.js';
 import { actorOf, buildEventPayload } from './record.event.js';
 import { checkEntityType, projectMissing, projectNotFound, requiresProject, uuidProblems } from './record.rules.js';
 import { toView, type OutboxEvent, type RecordStore, type RecordTransaction, type RecordValues, type StoredRecord } from './ports.js';
 import { checkTimeLogChange, checkTimeLogCreate } from './timelog.rules.js';
 import { checkFieldWrite, checkNoteChange, foreignVersion, playlistVersionLinks, versionsChanged, withAuthor } from './review.rules.js';
-import { SchemaCache } from './schema.snapshot.js';
+import { SchemaCache, type CompiledSchema } from './schema.snapshot.js';
 import { FARM_FINAL_STATUSES, farmRecordWriteRefusal } from './farm/farm.rules.js';
 import { checkCreate, checkTransition, checkUpdate, type LinkRef } from './schema.validator.js';
 import type { CreateInput, DataObject, RecordView, UpdateInput } from './record.types.js';
@@ -105,19 +107,7 @@ export class RecordService {
    */
   async create(raw: CreateInput, ctx: CallContext): Promise<RecordView> {
     const principal = this.writer(ctx);
-    const input = withCanonicalIds(raw);
-    checkEntityType(input.entityType);
-    if (input.id !== undefined && principal.authKind !== 'service') {
-      throw new AppError('forbidden', 'only services may choose a record id');
-    }
-    const base: Problem[] = [];
-    const parsed = collect(base, () => canonicalLinks(parseData(input.dataJson)));
-    // Fields the caller may not write: 403 before the body is validated.
-    checkFieldWrite(principal, input.entityType, parsed);
-    if (input.entityType === 'FarmJob') throw new AppError('forbidden', farmRecordWriteRefusal('create', false, parsed)!);
-    const given = dropNulls(parsed);
-    const dataParsed = base.length === 0;
-    base.push(...uuidProblems({ id: input.id, project_id: input.projectId, thumbnail_id: input.thumbnailId }));
+    const { input, given, base, dataParsed } = this.prepareCreate(raw, principal);
     const projectId = input.projectId ?? null;
     if (input.taskTemplate !== undefined) return this.createWithTemplate(input, given, base, principal);
 
@@ -125,24 +115,9 @@ export class RecordService {
     const createdBy = actorOf(principal);
     let schema = await this.schemas.held();
     for (let attempt = 0; ; attempt += 1) {
-      const problems = [...base];
-      let data = given;
-      let links: LinkRef[] = [];
-      let refusal: AppError | undefined;
-      if (schema.version === 0) {
-        if (projectId === null && requiresProject(input.entityType)) problems.push(projectMissing(input.entityType));
-      } else {
-        try {
-          const checked = checkCreate(schema, { entityType: input.entityType, projectId, status: input.status, data: given });
-          // Field problems of data that did not parse would only repeat that problem.
-          problems.push(...(dataParsed ? checked.problems : checked.problems.filter((p) => p.loc[0] !== 'data')));
-          ({ data, links } = checked);
-        } catch (err) {
-          if (!(err instanceof AppError)) throw err;
-          refusal = err;
-        }
-      }
-      if (input.entityType === 'Playlist' && !refusal) problems.push(...(await this.foreignVersions(this.deps.store, projectId, data)));
+      const { problems, refusal, ...checked } = await this.checkCreateInput(schema, this.deps.store, input, given, base, dataParsed);
+      let { data } = checked;
+      const { links } = checked;
       if (problems.length || refusal) {
         // A refusal must not come from a schema older than the stored one.
         const stored = await this.deps.store.schemaVersion();
@@ -189,6 +164,83 @@ export class RecordService {
       // Nothing explains it: a link or the project changed in between; try again.
       if (attempt >= MAX_SCHEMA_RETRIES) throw AppError.unavailable('the records this write links kept changing; try again');
     }
+  }
+
+  /**
+   * The checks of a create that need no schema: the type, who may choose an id, the data's
+   * JSON, the fields the caller may not write (403) and the ids' spelling (problems in `base`).
+   */
+  private prepareCreate(raw: CreateInput, principal: Principal): { input: CreateInput; given: DataObject; base: Problem[]; dataParsed: boolean } {
+    const input = withCanonicalIds(raw);
+    checkEntityType(input.entityType);
+    if (input.id !== undefined && principal.authKind !== 'service') {
+      throw new AppError('forbidden', 'only services may choose a record id');
+    }
+    const base: Problem[] = [];
+    const parsed = collect(base, () => canonicalLinks(parseData(input.dataJson)));
+    // Fields the caller may not write: 403 before the body is validated.
+    checkFieldWrite(principal, input.entityType, parsed);
+    if (input.entityType === 'FarmJob') throw new AppError('forbidden', farmRecordWriteRefusal('create', false, parsed)!);
+    const given = dropNulls(parsed);
+    const dataParsed = base.length === 0;
+    base.push(...uuidProblems({ id: input.id, project_id: input.projectId, thumbnail_id: input.thumbnailId }));
+    return { input, given, base, dataParsed };
+  }
+
+  /** A create checked against `schema`: its problems (or a refusal), its data as stored and the links it makes. */
+  private async checkCreateInput(
+    schema: CompiledSchema,
+    store: Pick<RecordTransaction, 'linksOutsideProject'>,
+    input: CreateInput,
+    given: DataObject,
+    base: readonly Problem[],
+    dataParsed: boolean,
+  ): Promise<{ problems: Problem[]; refusal?: AppError; data: DataObject; links: LinkRef[] }> {
+    const projectId = input.projectId ?? null;
+    const problems = [...base];
+    let data = given;
+    let links: LinkRef[] = [];
+    let refusal: AppError | undefined;
+    if (schema.version === 0) {
+      if (projectId === null && requiresProject(input.entityType)) problems.push(projectMissing(input.entityType));
+    } else {
+      try {
+        const checked = checkCreate(schema, { entityType: input.entityType, projectId, status: input.status, data: given });
+        // Field problems of data that did not parse would only repeat that problem.
+        problems.push(...(dataParsed ? checked.problems : checked.problems.filter((p) => p.loc[0] !== 'data')));
+        ({ data, links } = checked);
+      } catch (err) {
+        if (!(err instanceof AppError)) throw err;
+        refusal = err;
+      }
+    }
+    if (input.entityType === 'Playlist' && !refusal) problems.push(...(await this.foreignVersions(store, projectId, data)));
+    return { problems, refusal, data, links };
+  }
+
+  /**
+   * A create inside `tx` (a batch's): the same checks as {@link create}, against the schema
+   * version read (and held) by this transaction; the event is returned for the caller to append.
+   */
+  private async createIn(tx: RecordTransaction, raw: CreateInput, principal: Principal): Promise<WriteOutcome & { event: OutboxEvent }> {
+    const { input, given, base, dataParsed } = this.prepareCreate(raw, principal);
+    const projectId = input.projectId ?? null;
+    const schema = await this.schemas.at(await tx.schemaVersion(), () => tx.loadSchema());
+    const { problems, refusal, ...checked } = await this.checkCreateInput(schema, tx, input, given, base, dataParsed);
+    if (refusal) throw refusal;
+    problems.push(...(await tx.deadLinks(checked.links)).map(linkNotFound));
+    if (problems.length) throw AppError.invalid(problems);
+    let data = checked.data;
+    if (input.entityType === 'TimeLog') checkTimeLogCreate(principal, data);
+    data = withAuthor(principal, input.entityType, data, schema);
+    const id = input.id ?? newId();
+    const createdBy = actorOf(principal);
+    const values: RecordValues = { projectId, status: input.status ?? null, active: input.active ?? true, thumbnailId: input.thumbnailId ?? null, data };
+    const draft: RecordView = { id, entityType: input.entityType, createdBy, createdAt: '', updatedAt: '', ...values };
+    const event = this.event(draft, 'create', principal, createChanges(draft));
+    const row = await tx.insertRecord({ id, entityType: input.entityType, createdBy, ...values });
+    if (!row) throw AppError.invalid([projectNotFound(projectId!)]);
+    return { record: toView(row), event: { ...event, payload: { ...event.payload, occurred_at: row.updatedAt } } };
   }
 
   /**
@@ -249,6 +301,75 @@ export class RecordService {
     return outcome.record;
   }
 
+  /**
+   * POST /batch (docs/api-notes.md, "Batches"): creates, updates and retires in request order in
+   * ONE transaction, each through the same checks as the single write (who may, the schema,
+   * existence, If-Match, conflicts). The first request that fails decides the answer (its 422
+   * located under `requests[i]`, or its error with `index: i`) and nothing is written. The
+   * events of the batch are one outbox row, published as one message, so they are consecutive
+   * in the log.
+   */
+  async batch(requestsJson: string, ctx: CallContext): Promise<(RecordView | true)[]> {
+    const principal = this.writer(ctx);
+    const requests = parseBatchRequests(requestsJson);
+    const outcome = await this.deps.store.transaction(async (tx) => {
+      const results: (RecordView | true)[] = [];
+      const events: OutboxEvent[] = [];
+      for (const [i, raw] of requests.entries()) {
+        try {
+          const shape = batchRequestProblems(raw, i);
+          if (shape.length) throw AppError.invalid(shape.map((p) => ({ ...p, loc: p.loc.slice(2) })));
+          const r = toBatchRequest(raw as Record<string, unknown>);
+          const op = r.requestType;
+          const refusal = recordWriteRefusal(principal, r.entityType, op, r.data);
+          if (refusal) throw new AppError('forbidden', refusal);
+          // A User's email is its login, which auth keeps with the record: one at a time, through /entities/User.
+          if (r.entityType === 'User') {
+            throw AppError.invalid([{ loc: ['entity_type'], msg: 'User records are written one at a time (/entities/User)', type: 'value_error' }]);
+          }
+          let out: WriteOutcome;
+          if (op === 'create') {
+            out = await this.createIn(
+              tx,
+              { entityType: r.entityType, id: r.entityId, projectId: r.projectId, status: r.status, dataJson: JSON.stringify(r.data ?? {}) },
+              principal,
+            );
+          } else if (op === 'update') {
+            const { input, patch } = this.prepareUpdate(
+              {
+                entityType: r.entityType,
+                id: r.entityId!,
+                projectId: r.projectId,
+                status: r.status,
+                dataJson: r.data === undefined ? undefined : JSON.stringify(r.data),
+              },
+              principal,
+            );
+            out = await this.updateIn(tx, input, patch, principal);
+          } else {
+            checkEntityType(r.entityType);
+            if (!isUuid(r.entityId)) throw notFound(r.entityType, String(r.entityId));
+            out = await this.retireIn(tx, r.entityType, canonicalUuid(r.entityId)!, undefined, principal);
+          }
+          results.push(op === 'delete' ? true : out.record);
+          if (out.event) events.push(out.event);
+        } catch (err) {
+          atRequest(i, err);
+        }
+      }
+      if (events.length) {
+        const bytes = events.reduce((n, e) => n + Buffer.byteLength(e.json) + 1, 16);
+        if (bytes > this.deps.maxEventBytes) {
+          throw new AppError('too_large', `this batch's events would be ${bytes} bytes together; the limit is ${this.deps.maxEventBytes}: split the batch`);
+        }
+        await tx.appendBatch(newId(), events);
+      }
+      return { results, events };
+    });
+    for (const event of outcome.events) this.deps.bus.emit('committed', event.payload);
+    return outcome.results;
+  }
+
   /** A live record of `entityType`; retired or missing ones are not found. */
   async get(entityType: string, id: string): Promise<RecordView> {
     if (!isUuid(id)) throw notFound(entityType, id);
@@ -263,6 +384,12 @@ export class RecordService {
    */
   async update(raw: UpdateInput, ctx: CallContext): Promise<RecordView> {
     const principal = this.writer(ctx);
+    const { input, patch } = this.prepareUpdate(raw, principal);
+    return this.write((tx) => this.updateIn(tx, input, patch, principal));
+  }
+
+  /** The checks of a PATCH that need no stored record: type, id, JSON, ids' spelling, fields the caller may not write. */
+  private prepareUpdate(raw: UpdateInput, principal: Principal): { input: UpdateInput; patch: DataObject | undefined } {
     const input = withCanonicalIds(raw);
     checkEntityType(input.entityType);
     if (!isUuid(input.id)) throw notFound(input.entityType, input.id);
@@ -275,8 +402,12 @@ export class RecordService {
     const farmRefusal = input.entityType === 'FarmJob' && farmRecordWriteRefusal('update', input.status !== undefined, patch);
     if (farmRefusal) throw new AppError('forbidden', farmRefusal);
     if (problems.length) throw AppError.invalid(problems);
+    return { input, patch };
+  }
 
-    return this.write(async (tx) => {
+  /** A PATCH inside `tx`, once prepared: the locked record, If-Match, the schema's checks, the write and its event. */
+  private async updateIn(tx: RecordTransaction, input: UpdateInput, patch: DataObject | undefined, principal: Principal): Promise<WriteOutcome> {
+    {
       const locked = await tx.lockForWrite(input.id);
       const current = this.checkLive(locked.record, input.entityType, input.id, input.ifMatch);
       const merged = patch ? mergeData(current.data, patch) : { data: current.data, changed: {} };
@@ -320,7 +451,7 @@ export class RecordService {
       if (next.projectId !== null && next.projectId !== current.projectId) await this.checkProject(tx, next.projectId);
       const record = toView(await tx.update(current.id, next));
       return { record, event: this.event(record, 'update', principal, changes) };
-    });
+    }
   }
 
   /** Soft-deletes a live record; the event is a `delete` with empty changes. */
@@ -328,7 +459,12 @@ export class RecordService {
     const principal = this.writer(ctx);
     checkEntityType(entityType);
     if (!isUuid(id)) throw notFound(entityType, id);
-    return this.write(async (tx) => {
+    return this.write((tx) => this.retireIn(tx, entityType, id, ifMatch, principal));
+  }
+
+  /** A retirement inside `tx`: the locked live record, If-Match, who may, the write and its event. */
+  private async retireIn(tx: RecordTransaction, entityType: string, id: string, ifMatch: string | undefined, principal: Principal): Promise<WriteOutcome> {
+    {
       const current = await this.live(tx, entityType, id, ifMatch);
       if (current.entityType === 'TimeLog') checkTimeLogChange(principal, current.data);
       if (current.entityType === 'Note') checkNoteChange(principal, 'retire', current.data);
@@ -340,7 +476,7 @@ export class RecordService {
       }
       const record = toView(await tx.setRetired(current.id, true));
       return { record, event: this.event(record, 'delete', principal, {}) };
-    });
+    }
   }
 
   /**

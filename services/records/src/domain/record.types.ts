@@ -66,3 +66,19 @@ export interface UpdateInput {
   dataJson?: string;
   ifMatch?: string;
 }
+
+/** A record in its client form (what the gateway answers for a record). */
+export function toClientRecord(r: RecordView): ClientRecord {
+  return {
+    id: r.id,
+    entity_type: r.entityType,
+    project_id: r.projectId,
+    status: r.status,
+    active: r.active,
+    thumbnail_id: r.thumbnailId,
+    created_by: r.createdBy,
+    created_at: r.createdAt,
+    updated_at: r.updatedAt,
+    data: r.data,
+  };
+}

@@ -10,6 +10,8 @@ import type { SchemaAdmin } from '../domain/schema.admin.js';
 import type { RenameKind } from '../domain/schema.rename.js';
 import type { ClientRecord, RecordView } from '../domain/record.types.js';
 import type { ShareLinkRow, ShareLinks } from '../domain/share.links.js';
+import type { RecordSummaries } from '../domain/record.summary.js';
+import { toClientRecord } from '../domain/record.types.js';
 
 /** The full proto name, used for registration and health checks. */
 export const RECORDS_SERVICE_NAME = 'reelbase.records.v1.RecordsService';
@@ -65,10 +67,11 @@ export interface RecordsHandlerDeps {
   views: RecordViews;
   queries: RecordQueries;
   shares: ShareLinks;
+  summaries: RecordSummaries;
 }
 
 /** Builds the handlers registered with GrpcServer under {@link RECORDS_SERVICE_NAME}. */
-export function recordsHandlers({ records, admin, views, queries, shares }: RecordsHandlerDeps): UnaryHandlers<recordsv1.RecordsServiceServer> {
+export function recordsHandlers({ records, admin, views, queries, shares, summaries }: RecordsHandlerDeps): UnaryHandlers<recordsv1.RecordsServiceServer> {
   return {
     async createRecord(req: recordsv1.CreateRecordRequest, ctx: CallContext) {
       const record = await records.create(
@@ -85,6 +88,19 @@ export function recordsHandlers({ records, admin, views, queries, shares }: Reco
         ctx,
       );
       return { record: toProtoRecord(record) };
+    },
+
+    async batchRecords(req: recordsv1.BatchRecordsRequest, ctx: CallContext) {
+      const results = await records.batch(req.requestsJson, ctx);
+      return { json: JSON.stringify({ results: results.map((r) => (r === true ? true : toClientRecord(r))) }) };
+    },
+
+    async summarizeRecords(req: recordsv1.SummarizeRecordsRequest, ctx: CallContext) {
+      const answer = await summaries.summarize(
+        { entityType: req.entityType, filtersJson: req.filtersJson, summaryFieldsJson: req.summaryFieldsJson, groupingJson: req.groupingJson },
+        ctx,
+      );
+      return { json: JSON.stringify(answer) };
     },
 
     async getRecord(req: recordsv1.GetRecordRequest) {

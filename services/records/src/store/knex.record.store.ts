@@ -5,7 +5,7 @@
  * failure mapped once); it names the subject each outbox row is published on.
  */
 import type { Knex } from '@mikro-orm/postgresql';
-import { AppError, guarded, type NatsNames, type SqlStateErrors } from '@reelbase/lib-platform';
+import { AppError, encodeStreamBatch, guarded, type NatsNames, type SqlStateErrors } from '@reelbase/lib-platform';
 import type {
   InsertResult,
   NewRecord,
@@ -38,13 +38,14 @@ import type { QueryPool } from './query.pool.js';
 import type { QueryPlan, QueryRow } from '../domain/record.query.js';
 import type { CodeRename } from '../domain/schema.rename.js';
 import type { LinkRef } from '../domain/schema.validator.js';
+import type { SummaryRow, SummaryStatement, SummaryStore } from '../domain/record.summary.js';
 
 /** A reused record id (only services choose ids) is a conflict, not a server failure. */
 const WRITE_ERRORS: SqlStateErrors = {
   '23505': () => AppError.conflict('duplicate_id', 'a record with this id already exists'),
 };
 
-export class KnexRecordStore implements RecordStore, SchemaAdminStore, RecordViewStore, RecordQueryStore, ShareLinkStore, SiteSyncStore {
+export class KnexRecordStore implements RecordStore, SchemaAdminStore, RecordViewStore, RecordQueryStore, ShareLinkStore, SiteSyncStore, SummaryStore {
   private readonly records: RecordRepository;
   private readonly outbox = new OutboxRepository();
   private readonly schema: SchemaRepository;
@@ -125,6 +126,25 @@ export class KnexRecordStore implements RecordStore, SchemaAdminStore, RecordVie
           code: 'query_timeout',
           cause: err,
         }),
+    });
+  }
+
+  /** A summary's one statement, on the query pool (read-only, with its statement timeout). */
+  summarize(statement: SummaryStatement): Promise<SummaryRow[]> {
+    const { timeoutMs } = this.queryPool;
+    return guarded(async () => (await this.queryPool.db.query<SummaryRow>(statement.sql, statement.params)).rows, {
+      '57014': (err) =>
+        new AppError('unavailable', `the summary ran longer than ${timeoutMs} ms and was cancelled: narrow its filter`, { code: 'query_timeout', cause: err }),
+    });
+  }
+
+  namesOf(ids: readonly string[]): Promise<Map<string, string | null>> {
+    return guarded(async () => {
+      const res = await this.queryPool.db.query<{ id: string; name: string | null }>(
+        `select id::text, coalesce(nullif(data->>'code', ''), data->>'name') as name from records.record where id = any($1::uuid[])`,
+        [ids],
+      );
+      return new Map(res.rows.map((r) => [r.id, r.name]));
     });
   }
 
@@ -241,6 +261,10 @@ export class KnexRecordStore implements RecordStore, SchemaAdminStore, RecordVie
       appendEvent: async (event) => {
         const row = this.outboxRow(event);
         await this.outbox.append(trx, row.subject, row.eventId, row.json);
+      },
+      insertRecord: (record) => records.insertWithEvent(record, undefined),
+      appendBatch: async (batchId, events) => {
+        await this.outbox.append(trx, this.names.eventBatchSubject, batchId, encodeStreamBatch(events.map((e) => e.payload)));
       },
     };
   }

@@ -13,6 +13,7 @@ import { RecordsLinkTableMigration } from './link.migration.js';
 import { RecordsFarmMigration } from './farm.migration.js';
 import { RecordsSiteSyncMigration } from './sitesync.migration.js';
 import { RecordsSyncMigration } from './sync.migration.js';
+import { RecordsIdempotencyMigration } from './idempotency.migration.js';
 
 /** Every migration of schema `records`, oldest first. */
 export const RECORDS_MIGRATIONS: MigrationObject[] = [
@@ -25,4 +26,5 @@ export const RECORDS_MIGRATIONS: MigrationObject[] = [
   { name: 'records-0007-farm', class: RecordsFarmMigration },
   { name: 'records-0008-sitesync', class: RecordsSiteSyncMigration },
   { name: 'records-0009-sync', class: RecordsSyncMigration },
+  { name: 'records-0010-idempotency', class: RecordsIdempotencyMigration },
 ];

@@ -130,7 +130,11 @@ export class RecordRepository {
    * row serialise on MultiXact bookkeeping, and a Shot created while its project is being
    * retired is no different from one created a moment before (retirement is reversible).
    */
-  async insertWithEvent(v: NewRecord, event: { subject: string; eventId: string; json: string }, guard?: WriteGuard): Promise<StoredRecord | undefined> {
+  async insertWithEvent(
+    v: NewRecord,
+    event: { subject: string; eventId: string; json: string } | undefined,
+    guard?: WriteGuard,
+  ): Promise<StoredRecord | undefined> {
     const guardSql =
       guard === undefined
         ? ''
@@ -154,11 +158,16 @@ export class RecordRepository {
                          where p.id = ?::uuid and p.entity_type = 'Project' and p.retired_at is null))
            ${guardSql}
          returning ${COLUMNS}
-       ),
-       o as (
+       )${event === undefined ? '' : ','}
+       ${
+         // Without an event (a batch's create: its events leave as one outbox row), the record only.
+         event === undefined
+           ? ''
+           : `o as (
          insert into records.outbox (event_id, subject, payload)
          select ?, ?, ?::jsonb || jsonb_build_object('occurred_at', r.updated_at) from r
-       )
+       )`
+       }
        select * from r`,
       [
         v.id,
@@ -172,9 +181,7 @@ export class RecordRepository {
         v.projectId,
         v.projectId,
         ...guardParams,
-        event.eventId,
-        event.subject,
-        event.json,
+        ...(event === undefined ? [] : [event.eventId, event.subject, event.json]),
       ],
     );
   }

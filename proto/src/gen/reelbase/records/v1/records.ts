@@ -380,6 +380,37 @@ export interface CheckShareLinkResponse {
   playlistId: string;
 }
 
+/** POST /batch (docs/api-notes.md, "Batches"): the requests as the gateway validated them. */
+export interface BatchRecordsRequest {
+  /**
+   * The `requests` array as JSON, checked here request by request in order (shape, who may,
+   * the schema, existence, conflicts), so the first request that fails decides the answer.
+   */
+  requestsJson: string;
+}
+
+export interface BatchRecordsResponse {
+  /** {"results": [Record | true, ...]} as JSON. */
+  json: string;
+}
+
+/** POST /entities/{Type}/summarize (docs/api-notes.md, "Summaries"). */
+export interface SummarizeRecordsRequest {
+  entityType: string;
+  filtersJson?:
+    | string
+    | undefined;
+  /** [{"field","type","value"?}] as JSON. */
+  summaryFieldsJson: string;
+  /** [{"field","type","direction"?}] as JSON; absent: no grouping. */
+  groupingJson?: string | undefined;
+}
+
+export interface SummarizeRecordsResponse {
+  /** {"summaries": {...}, "groups": [...]} as JSON. */
+  json: string;
+}
+
 function createBaseRecord(): Record {
   return {
     id: "",
@@ -4822,6 +4853,346 @@ export const CheckShareLinkResponse: MessageFns<CheckShareLinkResponse> = {
   },
 };
 
+function createBaseBatchRecordsRequest(): BatchRecordsRequest {
+  return { requestsJson: "" };
+}
+
+export const BatchRecordsRequest: MessageFns<BatchRecordsRequest> = {
+  encode(message: BatchRecordsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.requestsJson !== "") {
+      writer.uint32(10).string(message.requestsJson);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): BatchRecordsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseBatchRecordsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.requestsJson = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): BatchRecordsRequest {
+    return {
+      requestsJson: isSet(object.requestsJson)
+        ? globalThis.String(object.requestsJson)
+        : isSet(object.requests_json)
+        ? globalThis.String(object.requests_json)
+        : "",
+    };
+  },
+
+  toJSON(message: BatchRecordsRequest): unknown {
+    const obj: any = {};
+    if (message.requestsJson !== "") {
+      obj.requestsJson = message.requestsJson;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<BatchRecordsRequest>, I>>(base?: I): BatchRecordsRequest {
+    return BatchRecordsRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<BatchRecordsRequest>, I>>(object: I): BatchRecordsRequest {
+    const message = createBaseBatchRecordsRequest();
+    message.requestsJson = object.requestsJson ?? "";
+    return message;
+  },
+};
+
+function createBaseBatchRecordsResponse(): BatchRecordsResponse {
+  return { json: "" };
+}
+
+export const BatchRecordsResponse: MessageFns<BatchRecordsResponse> = {
+  encode(message: BatchRecordsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.json !== "") {
+      writer.uint32(10).string(message.json);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): BatchRecordsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseBatchRecordsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.json = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): BatchRecordsResponse {
+    return { json: isSet(object.json) ? globalThis.String(object.json) : "" };
+  },
+
+  toJSON(message: BatchRecordsResponse): unknown {
+    const obj: any = {};
+    if (message.json !== "") {
+      obj.json = message.json;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<BatchRecordsResponse>, I>>(base?: I): BatchRecordsResponse {
+    return BatchRecordsResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<BatchRecordsResponse>, I>>(object: I): BatchRecordsResponse {
+    const message = createBaseBatchRecordsResponse();
+    message.json = object.json ?? "";
+    return message;
+  },
+};
+
+function createBaseSummarizeRecordsRequest(): SummarizeRecordsRequest {
+  return { entityType: "", filtersJson: undefined, summaryFieldsJson: "", groupingJson: undefined };
+}
+
+export const SummarizeRecordsRequest: MessageFns<SummarizeRecordsRequest> = {
+  encode(message: SummarizeRecordsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.entityType !== "") {
+      writer.uint32(10).string(message.entityType);
+    }
+    if (message.filtersJson !== undefined) {
+      writer.uint32(18).string(message.filtersJson);
+    }
+    if (message.summaryFieldsJson !== "") {
+      writer.uint32(26).string(message.summaryFieldsJson);
+    }
+    if (message.groupingJson !== undefined) {
+      writer.uint32(34).string(message.groupingJson);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SummarizeRecordsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSummarizeRecordsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.entityType = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.filtersJson = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.summaryFieldsJson = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.groupingJson = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SummarizeRecordsRequest {
+    return {
+      entityType: isSet(object.entityType)
+        ? globalThis.String(object.entityType)
+        : isSet(object.entity_type)
+        ? globalThis.String(object.entity_type)
+        : "",
+      filtersJson: isSet(object.filtersJson)
+        ? globalThis.String(object.filtersJson)
+        : isSet(object.filters_json)
+        ? globalThis.String(object.filters_json)
+        : undefined,
+      summaryFieldsJson: isSet(object.summaryFieldsJson)
+        ? globalThis.String(object.summaryFieldsJson)
+        : isSet(object.summary_fields_json)
+        ? globalThis.String(object.summary_fields_json)
+        : "",
+      groupingJson: isSet(object.groupingJson)
+        ? globalThis.String(object.groupingJson)
+        : isSet(object.grouping_json)
+        ? globalThis.String(object.grouping_json)
+        : undefined,
+    };
+  },
+
+  toJSON(message: SummarizeRecordsRequest): unknown {
+    const obj: any = {};
+    if (message.entityType !== "") {
+      obj.entityType = message.entityType;
+    }
+    if (message.filtersJson !== undefined) {
+      obj.filtersJson = message.filtersJson;
+    }
+    if (message.summaryFieldsJson !== "") {
+      obj.summaryFieldsJson = message.summaryFieldsJson;
+    }
+    if (message.groupingJson !== undefined) {
+      obj.groupingJson = message.groupingJson;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<SummarizeRecordsRequest>, I>>(base?: I): SummarizeRecordsRequest {
+    return SummarizeRecordsRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<SummarizeRecordsRequest>, I>>(object: I): SummarizeRecordsRequest {
+    const message = createBaseSummarizeRecordsRequest();
+    message.entityType = object.entityType ?? "";
+    message.filtersJson = object.filtersJson ?? undefined;
+    message.summaryFieldsJson = object.summaryFieldsJson ?? "";
+    message.groupingJson = object.groupingJson ?? undefined;
+    return message;
+  },
+};
+
+function createBaseSummarizeRecordsResponse(): SummarizeRecordsResponse {
+  return { json: "" };
+}
+
+export const SummarizeRecordsResponse: MessageFns<SummarizeRecordsResponse> = {
+  encode(message: SummarizeRecordsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.json !== "") {
+      writer.uint32(10).string(message.json);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SummarizeRecordsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSummarizeRecordsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.json = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SummarizeRecordsResponse {
+    return { json: isSet(object.json) ? globalThis.String(object.json) : "" };
+  },
+
+  toJSON(message: SummarizeRecordsResponse): unknown {
+    const obj: any = {};
+    if (message.json !== "") {
+      obj.json = message.json;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<SummarizeRecordsResponse>, I>>(base?: I): SummarizeRecordsResponse {
+    return SummarizeRecordsResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<SummarizeRecordsResponse>, I>>(object: I): SummarizeRecordsResponse {
+    const message = createBaseSummarizeRecordsResponse();
+    message.json = object.json ?? "";
+    return message;
+  },
+};
+
 /**
  * Generic create, read, update, retire and revive. Writes commit with their event in one
  * transaction (outbox); the acting principal comes from call metadata.
@@ -5022,6 +5393,32 @@ export const RecordsServiceService = {
       Buffer.from(CheckShareLinkResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): CheckShareLinkResponse => CheckShareLinkResponse.decode(value),
   },
+  /**
+   * Creates, updates and retires in order in one transaction, all or nothing; the events of
+   * the batch are one outbox row, so they are consecutive in the log.
+   */
+  batchRecords: {
+    path: "/reelbase.records.v1.RecordsService/BatchRecords" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: BatchRecordsRequest): Buffer => Buffer.from(BatchRecordsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): BatchRecordsRequest => BatchRecordsRequest.decode(value),
+    responseSerialize: (value: BatchRecordsResponse): Buffer =>
+      Buffer.from(BatchRecordsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): BatchRecordsResponse => BatchRecordsResponse.decode(value),
+  },
+  /** Aggregates over the records a filter matches, grouped up to three levels; any caller. */
+  summarizeRecords: {
+    path: "/reelbase.records.v1.RecordsService/SummarizeRecords" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: SummarizeRecordsRequest): Buffer =>
+      Buffer.from(SummarizeRecordsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): SummarizeRecordsRequest => SummarizeRecordsRequest.decode(value),
+    responseSerialize: (value: SummarizeRecordsResponse): Buffer =>
+      Buffer.from(SummarizeRecordsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): SummarizeRecordsResponse => SummarizeRecordsResponse.decode(value),
+  },
 } as const;
 
 export interface RecordsServiceServer extends UntypedServiceImplementation {
@@ -5058,6 +5455,13 @@ export interface RecordsServiceServer extends UntypedServiceImplementation {
    * The gateway asks it for every guest media read.
    */
   checkShareLink: handleUnaryCall<CheckShareLinkRequest, CheckShareLinkResponse>;
+  /**
+   * Creates, updates and retires in order in one transaction, all or nothing; the events of
+   * the batch are one outbox row, so they are consecutive in the log.
+   */
+  batchRecords: handleUnaryCall<BatchRecordsRequest, BatchRecordsResponse>;
+  /** Aggregates over the records a filter matches, grouped up to three levels; any caller. */
+  summarizeRecords: handleUnaryCall<SummarizeRecordsRequest, SummarizeRecordsResponse>;
 }
 
 export interface RecordsServiceClient extends Client {
@@ -5345,6 +5749,41 @@ export interface RecordsServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: CheckShareLinkResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Creates, updates and retires in order in one transaction, all or nothing; the events of
+   * the batch are one outbox row, so they are consecutive in the log.
+   */
+  batchRecords(
+    request: BatchRecordsRequest,
+    callback: (error: ServiceError | null, response: BatchRecordsResponse) => void,
+  ): ClientUnaryCall;
+  batchRecords(
+    request: BatchRecordsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: BatchRecordsResponse) => void,
+  ): ClientUnaryCall;
+  batchRecords(
+    request: BatchRecordsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: BatchRecordsResponse) => void,
+  ): ClientUnaryCall;
+  /** Aggregates over the records a filter matches, grouped up to three levels; any caller. */
+  summarizeRecords(
+    request: SummarizeRecordsRequest,
+    callback: (error: ServiceError | null, response: SummarizeRecordsResponse) => void,
+  ): ClientUnaryCall;
+  summarizeRecords(
+    request: SummarizeRecordsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: SummarizeRecordsResponse) => void,
+  ): ClientUnaryCall;
+  summarizeRecords(
+    request: SummarizeRecordsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: SummarizeRecordsResponse) => void,
   ): ClientUnaryCall;
 }
 

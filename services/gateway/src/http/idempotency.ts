@@ -1,0 +1,152 @@
+/**
+ * `Idempotency-Key` on POST (docs/api-notes.md, "Idempotent retries"). The key is scoped by
+ * principal, method and concrete path; the records service keeps each scope's body hash and,
+ * once the request ends, its answer (status, the headers worth repeating, body) for 24 hours.
+ * A repeat with the same body gets that answer again without running the route; with another
+ * body, 409 `idempotency_conflict`; while the first still runs, the repeat waits for it (up to
+ * {@link IN_FLIGHT_WAIT_MS}, then 409 `idempotency_in_progress`). A 5xx or 429 answer is not
+ * kept: the key is released and a retry runs again.
+ */
+import { createHash } from 'node:crypto';
+import { AppError, type CallContext, type Problem, type PromiseClient } from '@reelbase/lib-platform';
+import { idempotencyv1 } from '@reelbase/proto';
+import type { Request } from 'express';
+
+/** The request header, as express lower-cases it. */
+export const IDEMPOTENCY_HEADER = 'idempotency-key';
+/** How long an answer is kept. */
+export const KEEP_MS = 24 * 3600 * 1000;
+/** How long a claim holds a key before a retry with the same body may take it over. */
+export const LEASE_MS = 150_000;
+/** How long a repeat waits for the first request with its key to end. */
+export const IN_FLIGHT_WAIT_MS = 30_000;
+/** The response header set on an answer given again. */
+export const REPLAYED_HEADER = 'idempotent-replayed';
+/** Response headers stored with an answer and repeated with it. */
+const KEPT_HEADERS = ['content-type', 'etag', 'location'];
+
+const PRINTABLE_ASCII = /^[\x20-\x7e]{1,255}$/;
+
+export type IdempotencyClient = PromiseClient<idempotencyv1.IdempotencyServiceClient>;
+
+/** One answer as sent (or to be sent again). */
+export interface Answer {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/**
+ * The request's key: undefined without the header; a problem located at the header when it is
+ * not 1..255 printable ASCII characters.
+ */
+export function idempotencyKeyOf(req: Request, problems: Problem[]): string | undefined {
+  const raw = req.headers[IDEMPOTENCY_HEADER];
+  if (raw === undefined) return undefined;
+  const value = Array.isArray(raw) ? raw.join(', ') : raw;
+  if (!PRINTABLE_ASCII.test(value)) {
+    problems.push({
+      loc: ['header', IDEMPOTENCY_HEADER],
+      msg: 'Idempotency-Key must be 1 to 255 printable ASCII characters',
+      type: 'value_error',
+    });
+    return undefined;
+  }
+  return value;
+}
+
+/** JSON with object keys sorted at every level: two spellings of one body hash alike. */
+export function canonicalJson(v: unknown): string {
+  if (v === undefined) return 'null';
+  if (v === null || typeof v !== 'object') return JSON.stringify(v);
+  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
+  const keys = Object.keys(v).sort();
+  return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson((v as Record<string, unknown>)[k])}`).join(',')}}`;
+}
+
+const sha256 = (s: string): string => createHash('sha256').update(s).digest('hex');
+
+/** The key's scope: who (a user, or a guest by the path's link), which method, which concrete path, which key. */
+export function scopeOf(principalId: string, method: string, path: string, key: string): string {
+  return sha256([principalId, method.toUpperCase(), path, key].join('\u0000'));
+}
+
+/** The hash of what the request asks: its body and query, canonical. */
+export function bodyHashOf(body: unknown, query: unknown): string {
+  return sha256(`${canonicalJson(body)}\u0000${canonicalJson(query ?? {})}`);
+}
+
+/** The headers of `headers` worth repeating, lower-cased. */
+export function keptHeaders(headers: Record<string, unknown>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(headers)) {
+    const name = k.toLowerCase();
+    if (KEPT_HEADERS.includes(name) && v !== undefined) out[name] = String(v);
+  }
+  return out;
+}
+
+/** True when an answer of `status` is kept: every answer below 500 except 429 (try again later). */
+export const isKept = (status: number): boolean => status < 500 && status !== 429;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+const Outcome = idempotencyv1.IdempotencyServiceClaimResponse_Outcome;
+
+/** A claimed key: finish it with the answer, or release it. */
+export interface Claimed {
+  finish(answer: Answer): Promise<void>;
+  release(): Promise<void>;
+}
+
+/**
+ * Claims the key: `{ replay }` when an answer is stored for the same body, `{ claimed }` when
+ * the request is to run now. Another body: 409 `idempotency_conflict`; still running after the
+ * wait: 409 `idempotency_in_progress`.
+ */
+export async function claimKey(
+  client: IdempotencyClient,
+  scope: string,
+  bodyHash: string,
+  ctx: CallContext,
+  waitMs = IN_FLIGHT_WAIT_MS,
+): Promise<{ replay: Answer } | { claimed: Claimed }> {
+  const until = Date.now() + waitMs;
+  let pause = 50;
+  for (;;) {
+    const r = await client.claim({ scope, bodyHash, leaseMs: LEASE_MS, keepMs: KEEP_MS }, ctx);
+    if (r.outcome === Outcome.OUTCOME_CLAIMED) {
+      const claim = r.claim;
+      return {
+        claimed: {
+          finish: async (answer) => {
+            await client.finish({ scope, claim, answer: { status: answer.status, headersJson: JSON.stringify(answer.headers), body: answer.body } }, ctx);
+          },
+          release: async () => {
+            await client.release({ scope, claim }, ctx);
+          },
+        },
+      };
+    }
+    if (r.outcome === Outcome.OUTCOME_REPLAY && r.answer) {
+      let headers: Record<string, string> = {};
+      try {
+        headers = JSON.parse(r.answer.headersJson || '{}') as Record<string, string>;
+      } catch {
+        headers = {};
+      }
+      return { replay: { status: r.answer.status, headers, body: r.answer.body } };
+    }
+    if (r.outcome === Outcome.OUTCOME_CONFLICT) {
+      throw AppError.conflict('idempotency_conflict', 'this Idempotency-Key was used with another request body; use a new key for a new request');
+    }
+    if (Date.now() + pause > until) {
+      throw AppError.conflict(
+        'idempotency_in_progress',
+        `the first request with this Idempotency-Key is still running after ${Math.round(waitMs / 1000)} s; retry later with the same key`,
+      );
+    }
+    await sleep(pause);
+    pause = Math.min(pause * 2, 500);
+  }
+}

@@ -1,0 +1,481 @@
+/**
+ * What pipeline code calls besides single records, end to end (docs/api-notes.md, "Idempotent
+ * retries", "Batches", "Summaries"): a retried create with an Idempotency-Key answers the first
+ * answer and writes one event; another body with the key is 409; a malformed key is 422; a batch
+ * is all or nothing, says which request failed, and its events are consecutive in the log even
+ * while other writes run; summaries with 1-, 2- and 3-level groupings on data made here.
+ */
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually, expectStatus, type Api } from './support/api.client.js';
+import { bootstrapAdmin, createUser, eventsAfter, lastEventId, startE2EStack, type E2EStack, type Session } from './support/e2e.stack.js';
+import { expectError, expectValidation } from './support/expect.helpers.js';
+
+const MISSING = '0190b3c4-0000-7000-8000-000000000000';
+
+describe('pipeline calls (whole stack)', () => {
+  let e: E2EStack;
+  let admin: Session;
+  let projectId: string;
+
+  beforeAll(async () => {
+    e = await startE2EStack('pipeline-calls');
+    admin = await bootstrapAdmin(e.api);
+    projectId = expectStatus(await admin.api.post('/entities/Project', { data: { name: 'Pipeline', code: 'pipe' } }), 200, 'project').id;
+  });
+  afterAll(async () => {
+    await e?.teardown();
+  });
+
+  /** Shots of the project with `code`, live. */
+  async function shotsWithCode(api: Api, code: string): Promise<any[]> {
+    const page = expectStatus(
+      await api.post('/entities/Shot/query', {
+        filters: [
+          ['project_id', 'is', projectId],
+          ['code', 'is', code],
+        ],
+      }),
+      200,
+      'query shots',
+    );
+    return page.items;
+  }
+
+  describe('Idempotency-Key', () => {
+    it('a retried create answers the first answer again and writes one record and one event', async () => {
+      const key = `create-${randomUUID()}`;
+      const body = { project_id: projectId, data: { code: 'idem010', cut_in: 1001 } };
+      const before = await lastEventId(admin.api);
+      const first = await admin.api.post('/entities/Shot', body, { headers: { 'idempotency-key': key } });
+      const created = expectStatus(first, 200, 'first create');
+      expect(first.headers.get('idempotent-replayed')).toBeNull();
+
+      // The same body with its keys in another order is the same request.
+      const again = await admin.api.post(
+        '/entities/Shot',
+        { data: { cut_in: 1001, code: 'idem010' }, project_id: projectId },
+        { headers: { 'idempotency-key': key } },
+      );
+      expect(again.status).toBe(200);
+      expect(again.text).toBe(first.text);
+      expect(again.headers.get('etag')).toBe(first.headers.get('etag'));
+      expect(again.headers.get('idempotent-replayed')).toBe('true');
+
+      expect(await shotsWithCode(admin.api, 'idem010')).toHaveLength(1);
+      // A marker write after both: once its event is in the log, every event of the two calls is too.
+      const marker = expectStatus(await admin.api.post('/entities/Shot', { project_id: projectId, data: { code: 'idem-marker' } }), 200);
+      const logged = await eventually(async () => {
+        const all = await eventsAfter(admin.api, before);
+        return all.some((ev) => ev.entity_id === marker.id) ? all : undefined;
+      });
+      expect(logged.filter((ev) => ev.entity_type === 'Shot' && ev.changes?.code === 'idem010').map((ev) => ev.entity_id)).toEqual([created.id]);
+    });
+
+    it('the same key with another body is 409 idempotency_conflict and writes nothing', async () => {
+      const key = `conflict-${randomUUID()}`;
+      expectStatus(await admin.api.post('/entities/Shot', { project_id: projectId, data: { code: 'idem020' } }, { headers: { 'idempotency-key': key } }), 200);
+      const other = await admin.api.post('/entities/Shot', { project_id: projectId, data: { code: 'idem021' } }, { headers: { 'idempotency-key': key } });
+      expectError(other, 409, 'idempotency_conflict');
+      expect(await shotsWithCode(admin.api, 'idem021')).toHaveLength(0);
+    });
+
+    it('keys are scoped by principal and by concrete path', async () => {
+      const key = `scope-${randomUUID()}`;
+      const artist = await createUser(admin.api, 'Artist', `artist-${randomUUID().slice(0, 8)}@studio.test`);
+      const body = { project_id: projectId, data: { code: 'idem030' } };
+      const a = expectStatus(await admin.api.post('/entities/Shot', body, { headers: { 'idempotency-key': key } }), 200);
+      const b = expectStatus(await artist.api.post('/entities/Shot', body, { headers: { 'idempotency-key': key } }), 200);
+      expect(b.id).not.toBe(a.id);
+      // The same key on another path is another request.
+      const c = expectStatus(await admin.api.post('/entities/Sequence', body, { headers: { 'idempotency-key': key } }), 200);
+      expect(c.entity_type).toBe('Sequence');
+      expect(await shotsWithCode(admin.api, 'idem030')).toHaveLength(2);
+    });
+
+    it('a client mistake is kept and answered again; a malformed key is 422 at the header', async () => {
+      const key = `mistake-${randomUUID()}`;
+      const body = { project_id: projectId, data: { code: 'idem040', no_such_field: 1 } };
+      const first = await admin.api.post('/entities/Shot', body, { headers: { 'idempotency-key': key } });
+      expectValidation(first, ['body', 'data', 'no_such_field']);
+      const again = await admin.api.post('/entities/Shot', body, { headers: { 'idempotency-key': key } });
+      expect(again.status).toBe(422);
+      expect(again.text).toBe(first.text);
+      expect(again.headers.get('idempotent-replayed')).toBe('true');
+
+      const long = await admin.api.post(
+        '/entities/Shot',
+        { project_id: projectId, data: { code: 'idem041' } },
+        { headers: { 'idempotency-key': 'k'.repeat(256) } },
+      );
+      expectValidation(long, ['header', 'idempotency-key']);
+      const latin = await admin.api.post('/entities/Shot', { project_id: projectId, data: { code: 'idem041' } }, { headers: { 'idempotency-key': 'clé' } });
+      expectValidation(latin, ['header', 'idempotency-key']);
+      expect(await shotsWithCode(admin.api, 'idem041')).toHaveLength(0);
+    });
+
+    it('a repeat sent while the first is still running waits for it and gets its answer', async () => {
+      const key = `race-${randomUUID()}`;
+      const requests = Array.from({ length: 6 }, (_, i) =>
+        admin.api.post(
+          '/batch',
+          {
+            requests: Array.from({ length: 50 }, (__, j) => ({
+              request_type: 'create',
+              entity_type: 'Shot',
+              project_id: projectId,
+              data: { code: `race${j}` },
+            })),
+          },
+          {
+            headers: { 'idempotency-key': key, 'x-request-id': `race-${i}` },
+          },
+        ),
+      );
+      const answers = await Promise.all(requests);
+      for (const a of answers) expect(a.status, a.text).toBe(200);
+      expect(new Set(answers.map((a) => a.text)).size).toBe(1);
+      expect(answers.filter((a) => a.headers.get('idempotent-replayed') === 'true')).toHaveLength(5);
+      expect(await shotsWithCode(admin.api, 'race7')).toHaveLength(1);
+    });
+  });
+
+  describe('POST /batch', () => {
+    it('writes creates, updates and deletes in order, answering each result', async () => {
+      const existing = expectStatus(await admin.api.post('/entities/Shot', { project_id: projectId, data: { code: 'b000' } }), 200);
+      const doomed = expectStatus(await admin.api.post('/entities/Shot', { project_id: projectId, data: { code: 'b001' } }), 200);
+      const res = await admin.api.post('/batch', {
+        requests: [
+          { request_type: 'create', entity_type: 'Shot', project_id: projectId, data: { code: 'b010', cut_in: 1 } },
+          { request_type: 'create', entity_type: 'Sequence', project_id: projectId, data: { code: 'bsq' } },
+          { request_type: 'update', entity_type: 'Shot', entity_id: existing.id, data: { cut_in: 1001 } },
+          { request_type: 'delete', entity_type: 'Shot', entity_id: doomed.id },
+        ],
+      });
+      const { results } = expectStatus(res, 200, 'batch');
+      expect(results).toHaveLength(4);
+      expect(results[0]).toMatchObject({ entity_type: 'Shot', project_id: projectId, data: { code: 'b010', cut_in: 1 } });
+      expect(results[1]).toMatchObject({ entity_type: 'Sequence', data: { code: 'bsq' } });
+      expect(results[2]).toMatchObject({ id: existing.id, data: { code: 'b000', cut_in: 1001 } });
+      expect(results[3]).toBe(true);
+      expectError(await admin.api.get(`/entities/Shot/${doomed.id}`), 404, 'not_found');
+      expect(expectStatus(await admin.api.get(`/entities/Shot/${results[0].id}`), 200)).toEqual(results[0]);
+    });
+
+    it('a bad request at index 3 writes nothing and says where', async () => {
+      const before = await lastEventId(admin.api);
+      const requests = [0, 1, 2, 3, 4].map((i) => ({
+        request_type: 'create',
+        entity_type: 'Shot',
+        project_id: projectId,
+        data: i === 3 ? { code: 'bad3', cut_in: 'not a number' } : { code: `bad${i}` },
+      }));
+      const res = await admin.api.post('/batch', { requests });
+      expectValidation(res, ['body', 'requests', 3, 'data', 'cut_in']);
+      for (const i of [0, 1, 2, 3, 4]) expect(await shotsWithCode(admin.api, `bad${i}`)).toHaveLength(0);
+
+      // A request whose shape is wrong is located the same way, after the requests before it passed.
+      const shape = await admin.api.post('/batch', {
+        requests: [...requests.slice(0, 3), { request_type: 'upsert', entity_type: 'Shot', extra: 1 }],
+      });
+      expectValidation(shape, ['body', 'requests', 3]);
+      expect(shape.body.detail.map((d: any) => d.loc.slice(0, 5))).toEqual(
+        expect.arrayContaining([
+          ['body', 'requests', 3, 'request_type'],
+          ['body', 'requests', 3, 'extra'],
+        ]),
+      );
+
+      // A 404 or 403 answers for the batch with the request's index.
+      const missing = await admin.api.post('/batch', {
+        requests: [requests[0], requests[1], { request_type: 'update', entity_type: 'Shot', entity_id: MISSING, data: { cut_in: 2 } }],
+      });
+      expectError(missing, 404, 'not_found');
+      expect(missing.body.index).toBe(2);
+      const viewer = await createUser(admin.api, 'Viewer', `viewer-${randomUUID().slice(0, 8)}@studio.test`);
+      const refused = await viewer.api.post('/batch', {
+        requests: [{ request_type: 'create', entity_type: 'Version', project_id: projectId, data: { code: 'v1' } }, requests[0]],
+      });
+      expectError(refused, 403, 'forbidden');
+      expect(refused.body.index).toBe(1);
+      for (const i of [0, 1]) expect(await shotsWithCode(admin.api, `bad${i}`)).toHaveLength(0);
+
+      // Nothing reached the log: a marker write is the first event after `before`.
+      const marker = expectStatus(await admin.api.post('/entities/Shot', { project_id: projectId, data: { code: 'bad-marker' } }), 200);
+      const logged = await eventually(async () => {
+        const all = await eventsAfter(admin.api, before);
+        return all.some((ev) => ev.entity_id === marker.id) ? all : undefined;
+      });
+      // The viewer's registration writes a User event; no Shot or Version event but the marker's.
+      expect(logged.filter((ev) => ev.entity_type === 'Shot' || ev.entity_type === 'Version').map((ev) => ev.entity_id)).toEqual([marker.id]);
+    });
+
+    it('the events of a batch are consecutive in the log while other writes run at the same time', async () => {
+      const before = await lastEventId(admin.api);
+      const size = 120;
+      const singles = Array.from({ length: 30 }, (_, i) => admin.api.post('/entities/Shot', { project_id: projectId, data: { code: `side${i}` } }));
+      const batches = [0, 1].map((b) =>
+        admin.api.post('/batch', {
+          requests: Array.from({ length: size }, (_, i) => ({
+            request_type: 'create',
+            entity_type: 'Shot',
+            project_id: projectId,
+            data: { code: `cons${b}_${i}` },
+          })),
+        }),
+      );
+      const [batchAnswers, singleAnswers] = await Promise.all([Promise.all(batches), Promise.all(singles)]);
+      for (const s of singleAnswers) expectStatus(s, 200, 'single');
+      const ids = batchAnswers.map((a) => new Set<string>(expectStatus(a, 200, 'batch').results.map((r: any) => r.id)));
+      const logged = await eventually(async () => {
+        const all = await eventsAfter(admin.api, before);
+        const n = all.filter((ev) => ids.some((s) => s.has(ev.entity_id))).length;
+        return n === size * 2 ? all : undefined;
+      }, 30_000);
+      for (const set of ids) {
+        const mine = logged.filter((ev) => set.has(ev.entity_id)).map((ev) => ev.id as number);
+        expect(mine).toHaveLength(size);
+        expect(Math.max(...mine) - Math.min(...mine)).toBe(size - 1);
+        // In request order too.
+        const byEntity = logged.filter((ev) => set.has(ev.entity_id)).map((ev) => ev.entity_id);
+        expect(byEntity).toEqual([...set]);
+      }
+    });
+  });
+
+  describe('POST /entities/{Type}/summarize', () => {
+    let shotA: any;
+    let shotB: any;
+    const filters = () => [['project_id', 'is', projectId]];
+
+    beforeAll(async () => {
+      for (const code of ['anim', 'comp']) {
+        const r = await admin.api.post('/schema/steps', { code, name: code });
+        if (r.status !== 200) expectError(r, 409, 'duplicate_code');
+      }
+      shotA = expectStatus(await admin.api.post('/entities/Shot', { project_id: projectId, data: { code: 'sum010' } }), 200);
+      shotB = expectStatus(await admin.api.post('/entities/Shot', { project_id: projectId, data: { code: 'sum020' } }), 200);
+      const task = (data: Record<string, unknown>) => ({ request_type: 'create', entity_type: 'Task', project_id: projectId, data });
+      const a = { type: 'Shot', id: shotA.id };
+      const b = { type: 'Shot', id: shotB.id };
+      const made = expectStatus(
+        await admin.api.post('/batch', {
+          requests: [
+            task({ name: 't1', entity: a, step: 'anim', estimate_minutes: 60, due_date: '2026-01-15' }),
+            task({ name: 't2', entity: a, step: 'anim', estimate_minutes: 30, due_date: '2026-02-03' }),
+            task({ name: 't3', entity: a, step: 'comp', estimate_minutes: 120, due_date: '2026-01-20' }),
+            task({ name: 't4', entity: b, step: 'comp', estimate_minutes: 45, due_date: '2026-01-05' }),
+            task({ name: 't5', entity: b, step: 'anim' }),
+            task({ name: 't6', step: 'comp', estimate_minutes: 15, due_date: '2026-03-01' }),
+            task({ name: 't7', entity: a, step: 'anim', estimate_minutes: 1000, due_date: '2026-01-01' }),
+          ],
+        }),
+        200,
+        'tasks',
+      );
+      // A retired task is left out of every summary.
+      expectStatus(await admin.api.delete(`/entities/Task/${made.results[6].id}`), 200);
+    });
+
+    const summarize = (body: unknown) => admin.api.post('/entities/Task/summarize', body);
+
+    it('summarizes every matching record with each summary type', async () => {
+      const res = expectStatus(
+        await summarize({
+          filters: filters(),
+          summary_fields: [
+            { field: 'id', type: 'record_count' },
+            { field: 'estimate_minutes', type: 'sum' },
+            { field: 'entity', type: 'count' },
+            { field: 'due_date', type: 'earliest' },
+            { field: 'updated_at', type: 'latest' },
+            { field: 'step', type: 'status_list' },
+            { field: 'name', type: 'minimum' },
+            { field: 'priority', type: 'count' },
+          ],
+        }),
+        200,
+        'summaries',
+      );
+      expect(res.groups).toEqual([]);
+      expect(res.summaries).toMatchObject({
+        id: 6,
+        estimate_minutes: 270,
+        entity: 5,
+        due_date: '2026-01-05',
+        updated_at: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T/),
+        step: ['anim', 'comp'],
+        name: 't1',
+        priority: 0,
+      });
+      const more = expectStatus(
+        await summarize({
+          filters: filters(),
+          summary_fields: [
+            { field: 'estimate_minutes', type: 'average' },
+            { field: 'due_date', type: 'latest' },
+            { field: 'step', type: 'percentage', value: 'anim' },
+            { field: 'name', type: 'maximum' },
+          ],
+        }),
+        200,
+      );
+      expect(more.summaries).toEqual({ estimate_minutes: 54, due_date: '2026-03-01', step: 50, name: 't6' });
+      const maxMin = expectStatus(
+        await summarize({ filters: [...filters(), ['step', 'is', 'comp']], summary_fields: [{ field: 'estimate_minutes', type: 'maximum' }] }),
+        200,
+      );
+      expect(maxMin.summaries).toEqual({ estimate_minutes: 120 });
+    });
+
+    it('groups one level exactly, by link and by month, the group without a value last', async () => {
+      const bySteps = expectStatus(
+        await summarize({
+          filters: filters(),
+          summary_fields: [{ field: 'estimate_minutes', type: 'sum' }],
+          grouping: [{ field: 'step', type: 'exact', direction: 'desc' }],
+        }),
+        200,
+      );
+      expect(bySteps.groups).toEqual([
+        { group_name: 'comp', group_value: 'comp', summaries: { estimate_minutes: 180 } },
+        { group_name: 'anim', group_value: 'anim', summaries: { estimate_minutes: 90 } },
+      ]);
+      const byShot = expectStatus(
+        await summarize({ filters: filters(), summary_fields: [{ field: 'id', type: 'record_count' }], grouping: [{ field: 'entity', type: 'exact' }] }),
+        200,
+      );
+      expect(byShot.groups).toEqual([
+        { group_name: 'sum010', group_value: { type: 'Shot', id: shotA.id }, summaries: { id: 3 } },
+        { group_name: 'sum020', group_value: { type: 'Shot', id: shotB.id }, summaries: { id: 2 } },
+        { group_name: null, group_value: null, summaries: { id: 1 } },
+      ]);
+      const byMonth = expectStatus(
+        await summarize({
+          filters: filters(),
+          summary_fields: [{ field: 'id', type: 'record_count' }],
+          grouping: [{ field: 'due_date', type: 'month', direction: 'desc' }],
+        }),
+        200,
+      );
+      expect(byMonth.groups.map((g: any) => [g.group_value, g.summaries.id])).toEqual([
+        ['2026-03', 1],
+        ['2026-02', 1],
+        ['2026-01', 3],
+        [null, 1],
+      ]);
+      const byWeek = expectStatus(
+        await summarize({ filters: filters(), summary_fields: [{ field: 'id', type: 'record_count' }], grouping: [{ field: 'due_date', type: 'week' }] }),
+        200,
+      );
+      expect(byWeek.groups[0]).toMatchObject({ group_value: '2026-W02', summaries: { id: 1 } });
+    });
+
+    it('groups two and three levels deep: by link, then exactly, then by month', async () => {
+      const two = expectStatus(
+        await summarize({
+          filters: filters(),
+          summary_fields: [{ field: 'estimate_minutes', type: 'sum' }],
+          grouping: [{ field: 'entity', type: 'exact' }, { field: 'step' }],
+        }),
+        200,
+      );
+      const shape = (groups: any[]): any[] => groups.map((g) => [g.group_name, g.summaries.estimate_minutes, ...(g.groups ? [shape(g.groups)] : [])]);
+      expect(shape(two.groups)).toEqual([
+        [
+          'sum010',
+          210,
+          [
+            ['anim', 90],
+            ['comp', 120],
+          ],
+        ],
+        [
+          'sum020',
+          45,
+          [
+            ['anim', 0],
+            ['comp', 45],
+          ],
+        ],
+        [null, 15, [['comp', 15]]],
+      ]);
+      const three = expectStatus(
+        await summarize({
+          filters: filters(),
+          summary_fields: [{ field: 'estimate_minutes', type: 'sum' }],
+          grouping: [{ field: 'entity', type: 'exact' }, { field: 'step' }, { field: 'due_date', type: 'month' }],
+        }),
+        200,
+      );
+      expect(shape(three.groups)).toEqual([
+        [
+          'sum010',
+          210,
+          [
+            [
+              'anim',
+              90,
+              [
+                ['2026-01', 60],
+                ['2026-02', 30],
+              ],
+            ],
+            ['comp', 120, [['2026-01', 120]]],
+          ],
+        ],
+        [
+          'sum020',
+          45,
+          [
+            ['anim', 0, [[null, 0]]],
+            ['comp', 45, [['2026-01', 45]]],
+          ],
+        ],
+        [null, 15, [['comp', 15, [['2026-03', 15]]]]],
+      ]);
+    });
+
+    it('refuses what it cannot answer with the query language’s 422s', async () => {
+      expectValidation(
+        await summarize({
+          filters: filters(),
+          summary_fields: [
+            { field: 'estimate_minutes', type: 'sum' },
+            { field: 'estimate_minutes', type: 'average' },
+          ],
+        }),
+        ['body', 'summary_fields', 1, 'field'],
+      );
+      expectValidation(await summarize({ filters: [['no_such_field', 'is', 1]], summary_fields: [{ field: 'id', type: 'record_count' }] }), [
+        'body',
+        'filters',
+        0,
+      ]);
+      expectValidation(await summarize({ filters: filters(), summary_fields: [{ field: 'name', type: 'sum' }] }), ['body', 'summary_fields', 0, 'type']);
+      expectValidation(await summarize({ filters: filters(), summary_fields: [{ field: 'step', type: 'percentage' }] }), [
+        'body',
+        'summary_fields',
+        0,
+        'value',
+      ]);
+      expectValidation(
+        await summarize({ filters: filters(), summary_fields: [{ field: 'id', type: 'record_count' }], grouping: [{ field: 'name', type: 'month' }] }),
+        ['body', 'grouping', 0, 'type'],
+      );
+      expectValidation(
+        await summarize({
+          filters: filters(),
+          summary_fields: [{ field: 'id', type: 'record_count' }],
+          grouping: [{ field: 'a' }, { field: 'b' }, { field: 'c' }, { field: 'd' }],
+        }),
+        ['body', 'grouping'],
+      );
+      expectError(
+        await admin.api.post('/entities/NoSuchType/summarize', { filters: [], summary_fields: [{ field: 'id', type: 'record_count' }] }),
+        404,
+        'not_found',
+      );
+    });
+  });
+});
