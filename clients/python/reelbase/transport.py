@@ -4,7 +4,8 @@ A request is retried (with exponential backoff and jitter, or after the ``Retry-
 service asked for) when the connection fails, breaks or times out, and on 429, 502, 503 and
 504 — but only when a retry cannot repeat a write: reads, and POSTs that carry an
 ``Idempotency-Key`` (the service answers a repeated key with its first answer and writes
-nothing). A PATCH or DELETE is retried only when it certainly never reached the service (the
+nothing; a 409 ``idempotency_in_progress``, the first attempt still running, is asked again the
+same way). A PATCH or DELETE is retried only when it certainly never reached the service (the
 connection could not be opened) or was refused with 429.
 """
 
@@ -227,6 +228,11 @@ class Transport:
             if 200 <= status < 300:
                 return Response(status, resp_headers, data)
             wait = retry_after_seconds(resp_headers.get("Retry-After"))
+            if status == 409 and "Idempotency-Key" in base_headers and _code(data) == "idempotency_in_progress" and attempt < self.retries:
+                # The first attempt with this key is still running on the service: ask again for its answer.
+                self._pause(attempt, wait, f"{method} {path}: the first attempt is still running")
+                attempt += 1
+                continue
             if status in RETRY_STATUSES and (retry_safe or status == 429) and attempt < self.retries:
                 if wait is None or wait <= self.max_retry_after:
                     self._pause(attempt, wait, f"{method} {path}: {status}")
@@ -307,6 +313,10 @@ def _dropped(conn: http.client.HTTPConnection) -> bool:
     except (OSError, ValueError):
         return True
     return bool(readable)
+
+
+def _code(data: Any) -> Optional[str]:
+    return data.get("code") if isinstance(data, dict) else None
 
 
 def _query_value(v: Any) -> str:
