@@ -80,7 +80,7 @@ describe.skipIf(!hasPython)('Python client (whole stack)', () => {
       REELBASE_PASSWORD: PASSWORD,
       REELBASE_CONTROL_URL: controlUrl,
     });
-    if (code !== 0) process.stdout.write(`[python-client] the suite failed (exit ${code}):\n${output}\n`);
+    process.stdout.write(`[python-client] ${code === 0 ? 'the suite passed' : `the suite failed (exit ${code})`}:\n${output}\n`);
     expect(code, output).toBe(0);
     // Every test ran: none skipped for want of the stack or the control address.
     expect(output).not.toMatch(/skipped/);

@@ -12,7 +12,7 @@ import uuid
 from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence
 from urllib.parse import quote
 
-from .errors import AuthenticationError, ConnectionFailed, NotFound, RateLimited, ReelbaseError, ServerError, WaitTimeout
+from .errors import ConnectionFailed, NotFound, RateLimited, ReelbaseError, ServerError, WaitTimeout
 from .transport import Send, Transport
 
 log = logging.getLogger("reelbase")
