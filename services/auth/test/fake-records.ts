@@ -53,6 +53,13 @@ export async function startFakeRecords(): Promise<FakeRecords> {
     stop: () => server.close(100),
   };
   server.add<recordsv1.RecordsServiceServer>('reelbase.records.v1.RecordsService', recordsv1.RecordsServiceService, {
+    // Batches and summaries are not asked of records by this service.
+    batchRecords: async () => {
+      throw AppError.unavailable('not served by this fake');
+    },
+    summarizeRecords: async () => {
+      throw AppError.unavailable('not served by this fake');
+    },
     async createRecord(req, ctx) {
       fake.createCalls.push({ request: req, ctx });
       if (fake.failNextCreate) {

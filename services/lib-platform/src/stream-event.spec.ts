@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { encodeStreamEvent, parseStreamEvent, STREAM_EVENT_FIELDS, type StreamEvent } from './stream-event.js';
+import { encodeStreamBatch, encodeStreamEvent, parseStreamEvent, parseStreamMessage, STREAM_EVENT_FIELDS, type StreamEvent } from './stream-event.js';
 
 const valid: StreamEvent = {
   event_id: '0190f5a4-8d2e-7c3b-9a1f-2b3c4d5e6f70',
@@ -86,5 +86,19 @@ describe('parseStreamEvent', () => {
   it('accepts an escaped backslash that merely looks like a NUL escape', () => {
     const r = parseStreamEvent(enc({ ...valid, changes: { path: 'C:\\u0000dir' } }));
     expect(r.ok).toBe(true);
+  });
+});
+
+describe('encodeStreamBatch → parseStreamMessage', () => {
+  it('reads one event, or a batch of them in order', () => {
+    expect(parseStreamMessage(encodeStreamEvent(valid))).toEqual({ ok: true, events: [valid] });
+    const second = { ...valid, event_id: '0190f5a4-8d2e-7c3b-9a1f-2b3c4d5e6f79', action: 'create' as const };
+    expect(parseStreamMessage(enc(encodeStreamBatch([valid, second])))).toEqual({ ok: true, events: [valid, second] });
+  });
+
+  it('refuses a whole batch for one bad event, naming it, and an empty batch', () => {
+    const text = encodeStreamBatch([valid, { ...valid, entity_id: 'nope' }]);
+    expect(parseStreamMessage(text)).toEqual({ ok: false, reason: 'batch[1]: entity_id must be a UUID' });
+    expect(parseStreamMessage('{"batch":[]}')).toEqual({ ok: false, reason: 'batch must be a non-empty array' });
   });
 });

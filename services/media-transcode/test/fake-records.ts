@@ -79,6 +79,13 @@ export async function startFakeRecords(): Promise<FakeRecords> {
     stop: () => server.close(100),
   };
   server.add<recordsv1.RecordsServiceServer>('reelbase.records.v1.RecordsService', recordsv1.RecordsServiceService, {
+    // Batches and summaries are not asked of records by this service.
+    batchRecords: async () => {
+      throw AppError.unavailable('not served by this fake');
+    },
+    summarizeRecords: async () => {
+      throw AppError.unavailable('not served by this fake');
+    },
     async createRecord(req, ctx) {
       fake.creates.push({ request: req, ctx });
       if (req.id !== undefined && ctx.principal?.authKind !== 'service') throw new AppError('forbidden', 'only a service may choose a record id');

@@ -76,6 +76,29 @@ describe('BatchAppender', () => {
     expect(msgs.map((m) => m.outcome)).toEqual(['ack', 'ack', 'ack']);
   });
 
+  it('appends the events of a batch message consecutively, in order, between the messages around it', async () => {
+    const { published, session, run } = setup();
+    const msgs = [msg(payload(1)), msg({ batch: [payload(2), payload(3), payload(4)] }, 2), msg(payload(5), 3)];
+    expect(await run(10, msgs)).toBe(15);
+    expect(session.calls).toBe(1);
+    expect(published.map((e) => [(e as { id: number }).id, (e as { changes: { n: number } }).changes.n])).toEqual([
+      [11, 1],
+      [12, 2],
+      [13, 3],
+      [14, 4],
+      [15, 5],
+    ]);
+    expect(msgs.map((m) => m.outcome)).toEqual(['ack', 'ack', 'ack']);
+  });
+
+  it('terminates a batch message with a bad event whole, appending the others', async () => {
+    const { session, run } = setup();
+    const bad = msg({ batch: [payload(2), payload(3, { entity_id: 'nope' })] }, 2);
+    expect(await run(0, [msg(payload(1)), bad])).toBe(1);
+    expect(bad.outcome).toBe('term');
+    expect([...session.rows.keys()]).toEqual([uuid(1)]);
+  });
+
   it('terminates a malformed message and logs the rest', async () => {
     const { session, run } = setup();
     const msgs = [msg('not json'), msg(payload(1)), msg({ ...payload(2), action: 'explode' })];

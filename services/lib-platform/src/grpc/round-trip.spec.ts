@@ -129,6 +129,8 @@ describe('GrpcServer + createGrpcClient over loopback', () => {
   beforeAll(async () => {
     server = new GrpcServer({ logger, metrics, internalAuthSecret: SECRET });
     server.add<recordsv1.RecordsServiceServer>(SERVICE, recordsv1.RecordsServiceService, {
+      batchRecords: async () => ({ json: '' }),
+      summarizeRecords: async () => ({ json: '' }),
       async createRecord(req, ctx) {
         seen.push(ctx);
         return { record: { ...record(req.id ?? 'new'), entityType: req.entityType, dataJson: req.dataJson } };
@@ -408,6 +410,8 @@ describe('GrpcServer + createGrpcClient over loopback', () => {
     expect(() =>
       other.add<recordsv1.RecordsServiceServer>(SERVICE, recordsv1.RecordsServiceService, {
         createRecord: async () => ({}),
+        batchRecords: async () => ({ json: '' }),
+        summarizeRecords: async () => ({ json: '' }),
         getRecord: async () => ({}),
       } as never),
     ).toThrow(/no handler for updateRecord/);
@@ -460,6 +464,8 @@ describe('GrpcServer.close', () => {
     const server = new GrpcServer({ logger: createLogger('close-test', 'silent'), metrics, internalAuthSecret: SECRET });
     server.add<recordsv1.RecordsServiceServer>(SERVICE, recordsv1.RecordsServiceService, {
       createRecord: async () => ({}),
+      batchRecords: async () => ({ json: '' }),
+      summarizeRecords: async () => ({ json: '' }),
       getRecord: async () => ({}),
       updateRecord: async () => ({}),
       retireRecord: async () => ({}),

@@ -121,6 +121,16 @@ class MemoryRecordStore implements RecordStore {
       appendEvent: async (event) => {
         outbox.push(event);
       },
+      insertRecord: async (r) => {
+        if (r.projectId !== null && !this.isLiveProject(rows, r.projectId)) return undefined;
+        const at = this.now();
+        const row: StoredRecord = { ...structuredClone(r), createdAt: at, updatedAt: at, retired: false };
+        rows.set(r.id, row);
+        return structuredClone(row);
+      },
+      appendBatch: async (_batchId, events) => {
+        outbox.push(...events);
+      },
     });
     this.rows = rows;
     this.outbox = outbox;
