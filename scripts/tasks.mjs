@@ -82,6 +82,8 @@ const tasks = {
     await run(process.execPath, [join(ROOT, 'scripts/proto-check.mjs')]);
     say('Helm chart: lint, render and validate');
     await run(process.execPath, [join(ROOT, 'scripts/helm-check.mjs')]);
+    say('alerting rules: promtool check rules and promtool test rules');
+    await run(process.execPath, [join(ROOT, 'scripts/rules-check.mjs')]);
     say('unit and integration tests');
     await run(bin('vitest'), ['run', '--config', 'vitest.config.ts', ...args]);
     say('end-to-end tests (whole stack)');
