@@ -132,6 +132,16 @@ const tasks = {
     await build();
     await run(process.execPath, [join(ROOT, 'bench/dist/sync.js'), ...args]);
   },
+  /** One image per service from deploy/Dockerfile with buildah, on a locally built Node 24 base (docs/operations.md, "Images"). */
+  async images(args) {
+    await build();
+    await run(process.execPath, [join(ROOT, 'scripts/images.mjs'), 'build', ...args]);
+  },
+  /** Every image as a container against the local PostgreSQL, NATS and S3 stand-in, and an API walk-through. */
+  async 'images:smoke'() {
+    await build();
+    await run(process.execPath, [join(ROOT, 'scripts/images-smoke.mjs')]);
+  },
   async hostile(args) {
     await build();
     await run(process.execPath, [join(ROOT, 'bench/dist/hostile.js'), ...args]);
