@@ -29,7 +29,7 @@ const CACHE = join(ROOT, 'node_modules', '.cache', 'helm', LAYER_VERSION);
 const HELM = join(CACHE, 'helm', 'helm');
 const RELEASE = 'reelbase';
 const NAMESPACE = 'reelbase';
-const CRD_APIS = ['monitoring.coreos.com/v1/ServiceMonitor'];
+const CRD_APIS = ['monitoring.coreos.com/v1/ServiceMonitor', 'monitoring.coreos.com/v1/PrometheusRule'];
 const MIN_KUBE = '1.27.0';
 const BASE_COMPONENTS = ['auth', 'events', 'gateway', 'media-transcode', 'media-worker', 'notifier', 'records', 'schema'];
 const KEDA_API = 'keda.sh/v1alpha1/ScaledObject';
@@ -435,6 +435,18 @@ async function main() {
       args: set('keda.requireCrd=false', 'config.natsPrefix=staging_', 'keda.natsServerMonitoringEndpoint=nats-mon.nats.svc:8222'),
     },
     {
+      id: 'runbook',
+      label: 'PrometheusRule rendered offline with a published runbook, dashboards in namespace monitoring',
+      args: set(
+        'metrics.prometheusRule.requireCrd=false',
+        'metrics.prometheusRule.runbookUrl=https://docs.studio.example/reelbase/runbook.html',
+        'metrics.prometheusRule.labels.release=kube-prometheus-stack',
+        'metrics.dashboards.namespace=monitoring',
+        'metrics.dashboards.annotations.grafana_folder=reelbase',
+      ),
+    },
+    { id: 'noDashboards', label: 'metrics.dashboards.enabled=false', args: set('metrics.dashboards.enabled=false') },
+    {
       id: 'noNetpol',
       label: 'networkPolicy.enabled=false, ServiceMonitors forced (requireCrd=false)',
       args: set('networkPolicy.enabled=false', 'metrics.serviceMonitor.requireCrd=false'),
@@ -709,6 +721,8 @@ async function main() {
   const gwMonitor = find(all, 'ServiceMonitor', fullname('gateway'))?.spec.endpoints?.[0];
   check(gwMonitor?.port === 'http-ops' && gwMonitor.path === '/metrics', 'ServiceMonitor: the gateway is scraped on its ops port (http-ops), not the API');
   check(find(all, 'Ingress', RELEASE)?.spec.rules[0].http.paths[0].backend.service.name === fullname('gateway'), 'Ingress routes to the gateway Service');
+  check(gwMonitor?.honorLabels === true, "ServiceMonitor: honorLabels keeps the services' own `service` label");
+  monitoringChecks(S);
 
   check(
     !byKind(S.existingSecret.objects, 'Secret').length &&
@@ -842,6 +856,71 @@ async function main() {
     disabledCallee.status !== 0 && disabledCallee.stderr.includes('components.gateway.calls records, which is disabled'),
     'refused: disabling a component that others call',
   );
+}
+
+/** The PrometheusRule (files/alerts.yaml) and the Grafana dashboard ConfigMaps (files/dashboards/). */
+function monitoringChecks(S) {
+  const rulesOf = (objects) => byKind(objects, 'PrometheusRule');
+  const ruleFile = (objects) => rulesOf(objects)[0]?.spec?.groups ?? [];
+  const alertsOf = (groups) => groups.flatMap((g) => g.rules ?? []).filter((r) => r.alert);
+  check(rulesOf(S.defaults.objects).length === 0, 'defaults: no PrometheusRule when the cluster lacks the CRD');
+  const served = alertsOf(ruleFile(S.everything.objects));
+  check(
+    rulesOf(S.everything.objects).length === 1 && served.length >= 10 && served.every((r) => r.annotations?.runbook_url?.startsWith('docs/runbook.md#')),
+    `PrometheusRule when the CRD is served: ${served.length} alerts, each with a runbook_url into docs/runbook.md`,
+  );
+  const published = rulesOf(S.runbook.objects)[0];
+  const publishedAlerts = alertsOf(published?.spec?.groups ?? []);
+  check(
+    published?.metadata?.labels?.release === 'kube-prometheus-stack' &&
+      publishedAlerts.length === served.length &&
+      publishedAlerts.every((r) => /^https:\/\/docs\.studio\.example\/reelbase\/runbook\.html#[a-z0-9-]+$/.test(r.annotations?.runbook_url ?? '')),
+    'metrics.prometheusRule: requireCrd=false renders it offline; runbookUrl replaces the docs/runbook.md prefix; labels are added',
+  );
+  const runbook = readFileSync(join(ROOT, 'docs', 'runbook.md'), 'utf8');
+  const slugs = new Set(
+    runbook
+      .split('\n')
+      .filter((l) => /^#{1,6} /.test(l))
+      .map((l) =>
+        l
+          .replace(/^#+ /, '')
+          .trim()
+          .toLowerCase()
+          .replace(/[^a-z0-9 _-]/g, '')
+          .replace(/ /g, '-'),
+      ),
+  );
+  const missing = served.map((r) => r.annotations.runbook_url.split('#')[1]).filter((a) => !slugs.has(a));
+  check(missing.length === 0, `every runbook_url names a heading of docs/runbook.md${missing.length ? ` (missing: ${missing.join(', ')})` : ''}`);
+
+  const generated = spawnSync(process.execPath, [join(ROOT, 'scripts', 'dashboards.mjs'), '--check'], { encoding: 'utf8' });
+  check(generated.status === 0, `files/dashboards/*.json are what scripts/dashboards.mjs makes${generated.status ? `: ${generated.stderr.trim()}` : ''}`);
+  const files = readdirSync(join(CHART, 'files', 'dashboards')).filter((f) => f.endsWith('.json'));
+  const dashboardMaps = (objects) => byKind(objects, 'ConfigMap').filter((c) => c.metadata?.labels?.grafana_dashboard === '1');
+  const maps = dashboardMaps(S.defaults.objects);
+  const parsed = maps.map((c) => {
+    const [key, text] = Object.entries(c.data ?? {})[0] ?? [];
+    try {
+      return { key, dashboard: JSON.parse(text) };
+    } catch {
+      return { key, dashboard: null };
+    }
+  });
+  const uids = parsed.map((p) => p.dashboard?.uid);
+  check(
+    files.length >= 2 &&
+      maps.length === files.length &&
+      parsed.every((p) => p.dashboard?.title && p.dashboard.panels?.length && /^reelbase-[a-z0-9-]+\.json$/.test(p.key)) &&
+      new Set(uids).size === uids.length,
+    `dashboards: one ConfigMap labelled grafana_dashboard "1" per files/dashboards/*.json (${maps.length}), each one valid JSON with a unique uid`,
+  );
+  const elsewhere = dashboardMaps(S.runbook.objects);
+  check(
+    elsewhere.length === files.length && elsewhere.every((c) => c.metadata.namespace === 'monitoring' && c.metadata.annotations?.grafana_folder === 'reelbase'),
+    'metrics.dashboards: namespace and annotations are applied',
+  );
+  check(dashboardMaps(S.noDashboards.objects).length === 0, 'metrics.dashboards.enabled=false renders none');
 }
 
 const scratch = mkdtempSync(join(tmpdir(), 'helm-check-'));

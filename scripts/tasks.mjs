@@ -86,6 +86,8 @@ const tasks = {
     await run(process.execPath, [join(ROOT, 'scripts/proto-check.mjs')]);
     say('Helm chart: lint, render and validate');
     await run(process.execPath, [join(ROOT, 'scripts/helm-check.mjs')]);
+    say('alerting rules: promtool check rules and promtool test rules');
+    await run(process.execPath, [join(ROOT, 'scripts/rules-check.mjs')]);
     say('unit and integration tests');
     await run(bin('vitest'), ['run', '--config', 'vitest.config.ts', ...args]);
     say('end-to-end tests (whole stack)');
@@ -133,6 +135,16 @@ const tasks = {
   async 'bench:import'(args) {
     await build();
     await run(process.execPath, [join(ROOT, 'bench/dist/sync.js'), ...args]);
+  },
+  /** One image per service from deploy/Dockerfile with buildah, on a locally built Node 24 base (docs/operations.md, "Images"). */
+  async images(args) {
+    await build();
+    await run(process.execPath, [join(ROOT, 'scripts/images.mjs'), 'build', ...args]);
+  },
+  /** Every image as a container against the local PostgreSQL, NATS and S3 stand-in, and an API walk-through. */
+  async 'images:smoke'() {
+    await build();
+    await run(process.execPath, [join(ROOT, 'scripts/images-smoke.mjs')]);
   },
   async hostile(args) {
     await build();

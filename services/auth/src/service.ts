@@ -19,6 +19,7 @@ import {
   withResources,
   type Logger,
   type RunningService,
+  ormPoolSample,
 } from '@reelbase/lib-platform';
 import { authv1, healthv1 } from '@reelbase/proto';
 import type { AuthConfig } from './config.js';
@@ -64,6 +65,8 @@ export function startAuth(config: AuthConfig, logger: Logger = createLogger('aut
       resources.defer('postgres', () => orm.close());
       const nc = await connectNats(config.NATS_URL, 'auth', logger);
       resources.defer('nats', () => nc.drain());
+      metrics.watchNats(nc);
+      metrics.watchPool('main', ormPoolSample(orm));
       const records = new RecordsClient({ address: config.RECORDS_ADDR, internalAuthSecret: config.INTERNAL_AUTH_SECRET, metrics });
       resources.defer('records client', () => records.close());
       const users = new RecordsUserDirectory(records);

@@ -18,6 +18,7 @@ import {
   withResources,
   type Logger,
   type RunningService,
+  ormPoolSample,
 } from '@reelbase/lib-platform';
 import type { EventsConfig } from './config.js';
 import { EVENTS_SERVICE_NAME, eventsHandlers } from './grpc/events.handler.js';
@@ -51,6 +52,8 @@ export function startEvents(config: EventsConfig, logger: Logger = createLogger(
       resources.defer('postgres', () => orm.close());
       const nc = await connectNats(config.NATS_URL, 'events', logger);
       resources.defer('nats', () => nc.drain());
+      metrics.watchNats(nc);
+      metrics.watchPool('main', ormPoolSample(orm));
       // records may start later; the stream must exist before the consumer.
       const jsm = await ensureEventsStream(nc, names);
 

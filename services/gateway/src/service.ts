@@ -100,6 +100,7 @@ async function openGateway(config: GatewayConfig, logger: Logger, adapters: Part
   if (!adapters.bus) {
     const natsConn = (nc = await connectNats(config.NATS_URL, 'gateway', logger));
     resources.defer('nats', () => natsConn.drain());
+    metrics.watchNats(natsConn);
     const feed = startNatsFeed(natsConn, natsNames(config.NATS_PREFIX), bus, logger);
     resources.defer('live feed', () => feed.stop());
   }
@@ -204,6 +205,7 @@ async function openGateway(config: GatewayConfig, logger: Logger, adapters: Part
     pingMs: config.WS_PING_SECONDS * 1000,
     principalRecheckMs: config.WS_PRINCIPAL_RECHECK_MS,
   });
+  metrics.collectedGauge('gateway_websocket_clients', 'WebSocket clients following /events/ws on this gateway', [], (g) => g.set(hub.size));
 
   /** Counts and logs an answer written outside express, then writes it. */
   const refuse = (socket: Duplex, err: RawError, requestId: string, line: { method?: string; route: string; [k: string]: unknown }) => {

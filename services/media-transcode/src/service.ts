@@ -19,6 +19,7 @@ import {
   withResources,
   type Logger,
   type RunningService,
+  ormPoolSample,
 } from '@reelbase/lib-platform';
 import type { MediaApiConfig } from './config.js';
 import { Reviewables } from './domain/reviewables.js';
@@ -54,6 +55,8 @@ export function startMediaApi(config: MediaApiConfig, logger: Logger = createLog
       resources.defer('postgres', () => orm.close());
       const nc = await connectNats(config.NATS_URL, 'media-transcode', logger);
       resources.defer('nats', () => nc.drain());
+      metrics.watchNats(nc);
+      metrics.watchPool('main', ormPoolSample(orm));
       await ensureTranscodeStream(nc, names);
       const store = new ObjectStore(config);
       await store.ensureBucket();

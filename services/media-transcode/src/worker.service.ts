@@ -19,6 +19,7 @@ import {
   withResources,
   type Logger,
   type RunningService,
+  ormPoolSample,
 } from '@reelbase/lib-platform';
 import type { MediaWorkerConfig } from './config.js';
 import { createWorkerMetrics } from './media.metrics.js';
@@ -49,6 +50,8 @@ export function startMediaWorker(config: MediaWorkerConfig, logger: Logger = cre
       resources.defer('postgres', () => orm.close());
       const nc = await connectNats(config.NATS_URL, 'media-worker', logger);
       resources.defer('nats', () => nc.drain());
+      metrics.watchNats(nc);
+      metrics.watchPool('main', ormPoolSample(orm));
       const jsm = await ensureTranscodeStream(nc, names);
       await ensureTranscodeConsumer(jsm, names, config.TRANSCODE_ACK_WAIT_MS);
       const consumer = await jetstream(nc).consumers.get(names.transcodeStream, names.transcodeConsumer);

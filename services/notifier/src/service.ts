@@ -22,6 +22,7 @@ import {
   withResources,
   type Logger,
   type RunningService,
+  ormPoolSample,
 } from '@reelbase/lib-platform';
 import type { NotifierConfig } from './config.js';
 import { DeliveryEngine, USER_AGENT } from './delivery/delivery.engine.js';
@@ -88,6 +89,8 @@ export function startNotifier(config: NotifierConfig, logger: Logger = createLog
       if (sealed > 0) logger.info({ sealed }, 'webhook secrets encrypted with the current SECRETS_KEY');
       const nc = await connectNats(config.NATS_URL, 'notifier', logger);
       resources.defer('nats', () => nc.drain());
+      metrics.watchNats(nc);
+      metrics.watchPool('main', ormPoolSample(orm));
 
       const events = createGrpcClient(eventsv1.EventsServiceClient, eventsv1.EventsServiceService, {
         name: 'events',

@@ -20,7 +20,10 @@ import {
   withResources,
   type Logger,
   type RunningService,
+  ormPoolSample,
+  pgPoolSample,
 } from '@reelbase/lib-platform';
+import type { Knex } from '@mikro-orm/postgresql';
 import { farmv1, idempotencyv1, recordsv1, sitesyncv1, syncv1 } from '@reelbase/proto';
 import type { RecordsConfig } from './config.js';
 import { RecordService, type RecordsBusTopics } from './domain/record.service.js';
@@ -50,6 +53,7 @@ import { RECORDS_OUTBOX } from './store/outbox.repository.js';
 import { RecordEntitySchema } from './store/record.entity.js';
 import { KnexRecordStore } from './store/knex.record.store.js';
 import { openQueryPool } from './store/query.pool.js';
+import { readQueueDepths } from './store/queue.depth.js';
 
 /** A running records service; its stop closes gRPC, then drains the relay a last time, then NATS, then the pool. */
 export interface RunningRecords extends RunningService {
@@ -75,6 +79,8 @@ export function startRecords(config: RecordsConfig, logger?: Logger): Promise<Ru
       resources.defer('postgres', () => orm.close(true));
       const nc = await connectNats(config.NATS_URL, 'records', log);
       resources.defer('nats', () => nc.drain());
+      metrics.watchNats(nc);
+      metrics.watchPool('main', ormPoolSample(orm));
       await ensureEventsStream(nc, names);
 
       const db = orm.em.getConnection().getKnex();
@@ -136,6 +142,9 @@ export function startRecords(config: RecordsConfig, logger?: Logger): Promise<Ru
       // Idempotency keys of the gateway's POSTs (docs/architecture.md, "Idempotency keys").
       const keys = new IdempotencyKeys(new IdempotencyRepository(db));
       grpc.add<idempotencyv1.IdempotencyServiceServer>(IDEMPOTENCY_SERVICE_NAME, idempotencyv1.IdempotencyServiceService, idempotencyHandlers({ keys }));
+      metrics.watchPool('query', pgPoolSample(queryDb, config.QUERY_POOL_MAX));
+      metrics.watchPool('farm', pgPoolSample(farmDb, config.FARM_POOL_MAX));
+      watchQueueDepths(metrics, db, log);
       const readiness = new Readiness().add('postgres', () => pingDb(orm)).add('nats', () => pingNats(nc));
       const ops = await startOpsServer({ port: config.HTTP_PORT, host: config.BIND_HOST, metrics, readiness, logger: log });
       resources.defer('ops', () => ops.close());
@@ -185,4 +194,22 @@ export function startRecords(config: RecordsConfig, logger?: Logger): Promise<Ru
     },
     config.SHUTDOWN_TIMEOUT_MS,
   );
+}
+
+/**
+ * `farm_chunks{state}` and `sitesync_states{status}`: the depth of the queues records keeps, read
+ * at every scrape (every replica reports the same database-wide counts: take the max). A failed
+ * read keeps the last values and is logged at debug.
+ */
+function watchQueueDepths(metrics: Metrics, db: Knex, log: Logger): void {
+  const sitesync = metrics.gauge('sitesync_states', 'Site-sync states by status (queued, in_progress, failed), database-wide', ['status']);
+  metrics.collectedGauge('farm_chunks', 'Render-farm chunks by state (queued, leased), database-wide', ['state'], async (farm) => {
+    try {
+      const d = await readQueueDepths(db);
+      for (const [state, n] of Object.entries(d.farm)) farm.set({ state }, n);
+      for (const [status, n] of Object.entries(d.sitesync)) sitesync.set({ status }, n);
+    } catch (err) {
+      log.debug({ err }, 'could not read the queue depths');
+    }
+  });
 }

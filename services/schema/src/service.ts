@@ -28,6 +28,7 @@ import {
   type Logger,
   type OutboxTopics,
   type RunningService,
+  ormPoolSample,
 } from '@reelbase/lib-platform';
 import { actionsv1, addonsv1, farmv1, notifierv1, schedulerv1, schemav1 } from '@reelbase/proto';
 import type { SchemaConfig } from './config.js';
@@ -70,6 +71,8 @@ export function startSchema(config: SchemaConfig, logger?: Logger): Promise<Runn
       resources.defer('postgres', () => orm.close(true));
       const nc = await connectNats(config.NATS_URL, 'schema', log);
       resources.defer('nats', () => nc.drain());
+      metrics.watchNats(nc);
+      metrics.watchPool('main', ormPoolSample(orm));
       await ensureEventsStream(nc, names);
       const db = orm.em.getConnection().getKnex();
 

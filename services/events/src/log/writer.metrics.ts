@@ -20,6 +20,8 @@ export interface WriterMetrics {
   active: Gauge;
   /** Time to append and commit one batch. */
   batchDuration: Histogram;
+  /** From the write's commit in records (occurred_at) to its row in the log (created_at). */
+  writeToLog: Histogram;
 }
 
 /** Registers the writer metrics on `metrics`. */
@@ -31,5 +33,11 @@ export function createWriterMetrics(metrics: Metrics): WriterMetrics {
     lag: metrics.gauge('events_consumer_lag', 'Messages of the event-log consumer not yet delivered (num_pending)'),
     active: metrics.gauge('events_writer_active', '1 while this replica holds the writer lock'),
     batchDuration: metrics.histogram('events_batch_duration_seconds', 'Time to append and commit one batch'),
+    writeToLog: metrics.histogram(
+      'events_write_to_log_seconds',
+      "From a write's commit (occurred_at) to its event's row in the log (created_at)",
+      [],
+      [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
+    ),
   };
 }

@@ -325,6 +325,10 @@ describe('GrpcServer + createGrpcClient over loopback', () => {
       expect([replayed?.code, replayed?.details]).toEqual([status.UNAUTHENTICATED, `internal call refused: replayed ${INTERNAL_AUTH_KEY} assertion`]);
       expect(seen).toEqual([admin]);
       expect(logLines.some((l) => l.msg === 'rpc refused: no valid internal assertion' && l.reason === 'replayed')).toBe(true);
+      // Counted by reason for the ReelbaseInternalAuthFailures alert.
+      const refusals = Object.fromEntries((await metrics.internalAuthFailures.get()).values.map((v) => [v.labels.reason, v.value]));
+      expect(refusals['bad signature']).toBeGreaterThanOrEqual(1);
+      expect(refusals.replayed).toBeGreaterThanOrEqual(1);
       // The client signs every call afresh: the same request twice is two calls.
       await client.call.createRecord(asked, admin);
       await client.call.createRecord(asked, admin);

@@ -153,6 +153,7 @@ export class GrpcServer {
     const refused = digest === undefined ? 'malformed' : this.auth.verify(metadata, path, digest);
     if (refused) {
       done(status.UNAUTHENTICATED);
+      metrics.internalAuthFailures.inc({ reason: refused });
       logger.warn({ rpc: label, reason: refused, peer: peer() }, 'rpc refused: no valid internal assertion');
       const error = { code: status.UNAUTHENTICATED, details: `${INTERNAL_AUTH_REFUSED}: ${refused} ${INTERNAL_AUTH_KEY} assertion` };
       return { refused: error, ctx: undefined, done, fail: () => error } as const;

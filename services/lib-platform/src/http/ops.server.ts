@@ -19,6 +19,7 @@ export interface OpsServerOptions {
 
 /** Starts the ops server; resolves once it listens. */
 export async function startOpsServer(opts: OpsServerOptions): Promise<{ server: Server; port: number; close(): Promise<void> }> {
+  opts.metrics.watchReadiness(opts.readiness);
   const server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     const send = (status: number, body: string, type = 'application/json') => {
