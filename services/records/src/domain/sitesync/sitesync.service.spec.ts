@@ -96,6 +96,19 @@ describe('claim', () => {
     expect(w.emitted).toHaveLength(4);
   });
 
+  it('answers in claim order (the lease indexes), whatever order the statement returned its rows in', async () => {
+    const [a, b, c] = [state({ status: 'in_progress' }), state({ status: 'in_progress' }), state({ status: 'in_progress' })];
+    const w = world({
+      claim: async () => [
+        { state: c, lapsed: false, lapsedAgent: null, leaseIndex: 2 },
+        { state: a, lapsed: false, lapsedAgent: null, leaseIndex: 0 },
+        { state: b, lapsed: false, lapsedAgent: null, leaseIndex: 1 },
+      ],
+    });
+    const out = await w.sync.claim({ site: 'paris', agent: 'box', limit: 3 }, artist);
+    expect(out.map((x) => x.state)).toEqual([a, b, c]);
+  });
+
   it('nothing due: an empty answer, no event; an unknown site: 422 on site', async () => {
     const w = world({
       claim: async () => [],

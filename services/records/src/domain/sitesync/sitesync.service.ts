@@ -199,7 +199,12 @@ export class SiteSync {
       return { moved, events };
     });
     this.emit(events);
-    return moved.filter((m) => m.leaseIndex !== null).map((m) => ({ state: m.state, lease: leases[m.leaseIndex!]!.token }));
+    // The statement returns its rows in no particular order: the answer is in claim order, which is
+    // the order of the lease indexes (priority, then oldest request, then representation id).
+    return moved
+      .filter((m) => m.leaseIndex !== null)
+      .sort((x, y) => x.leaseIndex! - y.leaseIndex!)
+      .map((m) => ({ state: m.state, lease: leases[m.leaseIndex!]!.token }));
   }
 
   /**
