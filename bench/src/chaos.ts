@@ -184,7 +184,23 @@ interface Load {
   otherStatus: Map<number, number>;
   refused: number;
   hung: number;
-  firstOkAfterFault: number | null;
+  /** Writes from the fault on: when sent, when answered, whether acknowledged. */
+  afterFault: Array<{ sentAt: number; doneAt: number; ok: boolean }>;
+  faultAt: number | null;
+  reconnectsBefore: number;
+}
+
+/**
+ * Time to recover: from the fault until the first write acknowledged that was sent after the last
+ * write that failed; 0 when no write failed; null when none succeeded after the last failure.
+ */
+function recoverMs(load: Load): number | null {
+  if (load.faultAt === null) return null;
+  const failures = load.afterFault.filter((w) => !w.ok);
+  if (!failures.length) return 0;
+  const lastFail = Math.max(...failures.map((w) => w.doneAt));
+  const oks = load.afterFault.filter((w) => w.ok && w.sentAt >= lastFail).map((w) => w.doneAt);
+  return oks.length ? Math.min(...oks) - load.faultAt : null;
 }
 
 export interface ChaosRow {
@@ -260,16 +276,16 @@ async function phase(gw: Gateway, projectId: string, clip: Buffer, fault: Fault,
     otherStatus: new Map(),
     refused: 0,
     hung: 0,
-    firstOkAfterFault: null,
+    afterFault: [],
+    faultAt: null,
+    reconnectsBefore: 0,
   };
-  let faultAt: number | null = null;
   const end = Date.now() + seconds * 1000;
   let n = 0;
   const count = (r: Outcome, write: boolean, sentAt: number) => {
-    if (r.kind === 'ok') {
-      load.ok++;
-      if (write && faultAt !== null && sentAt >= faultAt && load.firstOkAfterFault === null) load.firstOkAfterFault = Date.now() - faultAt;
-    } else if (r.kind === 'status') {
+    if (write && load.faultAt !== null && sentAt >= load.faultAt) load.afterFault.push({ sentAt, doneAt: Date.now(), ok: r.kind === 'ok' });
+    if (r.kind === 'ok') load.ok++;
+    else if (r.kind === 'status') {
       if (r.status === 503) load.s503++;
       else load.otherStatus.set(r.status, (load.otherStatus.get(r.status) ?? 0) + 1);
     } else if (r.kind === 'refused') load.refused++;
@@ -329,7 +345,7 @@ async function phase(gw: Gateway, projectId: string, clip: Buffer, fault: Fault,
   };
   const injector = async () => {
     await sleep((seconds * 1000) / 3);
-    faultAt = Date.now();
+    load.faultAt = Date.now();
     log(`${fault}: fault now`);
     await inject(fault, stack, own);
   };
@@ -423,7 +439,7 @@ async function settle(gw: Gateway, fault: Fault, load: Load, before: number, fol
     wsSeen: wsSet.size,
     wsInOrder,
     wsDuplicates: seen.length - wsSet.size,
-    wsReconnects: follower.reconnects,
+    wsReconnects: follower.reconnects - load.reconnectsBefore,
     hookExpected: hookIds.length,
     hookDelivered: got.length,
     hookInOrder: got.every((id, i) => i === 0 || id > got[i - 1]!),
@@ -436,7 +452,7 @@ async function settle(gw: Gateway, fault: Fault, load: Load, before: number, fol
     refused: load.refused,
     hung: load.hung,
     otherErrors: [...load.otherStatus].map(([s, k]) => `${k}×${s}`).join(' '),
-    recoverMs: load.firstOkAfterFault,
+    recoverMs: recoverMs(load),
     pass: {},
   };
   row.pass = {
@@ -550,7 +566,9 @@ async function main(): Promise<number> {
     const rows: ChaosRow[] = [];
     for (const [i, fault] of opts.faults.entries()) {
       const before = await lastEventId(gw);
+      const reconnects = follower.reconnects;
       const load = await phase(gw, fx.projectId, clip, fault, opts.seconds, stack, own, `p${i}`);
+      load.reconnectsBefore = reconnects;
       const row = await settle(gw, fault, load, before, follower, rx);
       rows.push(row);
       log(`${fault}: ${JSON.stringify(row)}`);
