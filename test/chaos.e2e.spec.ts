@@ -5,7 +5,7 @@
  * the webhook saw every event in order, no upload stuck, no request hung, writes recovered.
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '@reelbase/lib-testkit';
@@ -51,5 +51,7 @@ describe('faults, counted (whole stack, two faults)', () => {
       });
     }
     expect(code).toBe(0);
+    // The run's own PostgreSQL and NATS store (about 50 MB); the logs stay.
+    rmSync(join(dir, 'data'), { recursive: true, force: true });
   }, 150_000);
 });
