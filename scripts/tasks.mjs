@@ -124,6 +124,11 @@ const tasks = {
       env: { ...process.env, FARM_E2E_CHUNKS: process.env.FARM_E2E_CHUNKS ?? '10000' },
     });
   },
+  /** Each service killed with SIGKILL, NATS and PostgreSQL restarted, under a mixed load; a table of what was kept (docs/operations.md, "Faults, counted"). */
+  async chaos(args) {
+    await build();
+    await run(process.execPath, [join(ROOT, 'bench/dist/chaos.js'), ...args], { quiet: true });
+  },
   async 'bench:media'(args) {
     await build();
     await run(process.execPath, [join(ROOT, 'bench/dist/media.js'), ...args]);

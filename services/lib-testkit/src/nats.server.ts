@@ -51,12 +51,15 @@ export function ensureNatsServer(log: (line: string) => void): string {
   return path;
 }
 
-/** Starts `nats-server -js` on a free port with its store under `<dataDir>/nats`; resolves once it answers. */
-export async function startNatsServer(dataDir: string, log: (line: string) => void): Promise<NatsServerProcess> {
+/**
+ * Starts `nats-server -js` with its store under `<dataDir>/nats`; resolves once it answers.
+ * `port`: listen there (a restart on the port the services know); default a free one.
+ */
+export async function startNatsServer(dataDir: string, log: (line: string) => void, port?: number): Promise<NatsServerProcess> {
   const bin = ensureNatsServer(log);
   const dir = resolve(join(dataDir, 'nats'));
   mkdirSync(dir, { recursive: true });
-  const port = await freePort('127.0.0.1');
+  port ??= await freePort('127.0.0.1');
   const url = `nats://127.0.0.1:${port}`;
   const out = createWriteStream(join(dir, 'nats-server.log'), { flags: 'a' });
   const pidFile = join(dir, 'nats-server.pid');

@@ -73,10 +73,13 @@ function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
   }
 }
 
-/** Initialises (first time only) and starts the embedded server; `log` gets one line per step. */
-export async function startEmbeddedPostgres(dataDir: string, log: (line: string) => void): Promise<EmbeddedPostgres> {
+/**
+ * Initialises (first time only) and starts the embedded server; `log` gets one line per step.
+ * `port`: listen there (a restart on the port the services know); default a free one.
+ */
+export async function startEmbeddedPostgres(dataDir: string, log: (line: string) => void, port?: number): Promise<EmbeddedPostgres> {
   const directory = resolve(join(dataDir, 'pg'));
-  const port = await freePort('127.0.0.1');
+  port ??= await freePort('127.0.0.1');
   const EmbeddedPostgresClass = await loadWithoutExitHooks();
   const output: string[] = [];
   const pg = new EmbeddedPostgresClass({
