@@ -4,7 +4,7 @@
  */
 import { DEFINITION_CODE, DEFINITION_CODE_PATTERN } from '@reelbase/lib-platform';
 import { z } from 'zod';
-import { EntityTypeCode, Role, Uuid } from './common.schema.js';
+import { EntityTypeCode, OutboundUrl, Role, Uuid } from './common.schema.js';
 
 /** Most records one list or execute names. */
 export const MAX_ACTION_RECORDS = 100;
@@ -86,23 +86,11 @@ export const LaunchPayloadOut = z
   })
   .meta({ id: 'LaunchPayload', description: 'What the launcher starts: the application variant, its tools, environment, arguments and context.' });
 
-const ActionUrl = z
-  .url({ protocol: /^https?$/ })
-  .max(2048)
-  .refine((u) => {
-    try {
-      const url = new URL(u);
-      return !url.username && !url.password;
-    } catch {
-      return false;
-    }
-  }, 'the URL must not carry a user name or password');
-
 export const CustomAction = z
   .strictObject({
     id: z.string().regex(DEFINITION_CODE).describe(`Matches \`${DEFINITION_CODE_PATTERN}\` (never \`launch:…\`).`),
     label: z.string().min(1).max(200),
-    url: ActionUrl.describe('Where the action is POSTed (http or https).'),
+    url: OutboundUrl.describe('Where the action is POSTed (http or https).'),
     entity_types: z.array(EntityTypeCode).min(1).max(100).describe('Listed for records of these types.'),
     roles: z.array(Role).min(1).max(5).optional().describe('Listed for these roles only; absent: every role.'),
     secret: z

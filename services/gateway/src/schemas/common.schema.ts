@@ -14,6 +14,19 @@ export const Uuid = z.guid().overwrite((s) => s.toLowerCase());
 /** An entity type code such as `Shot` or a custom object code; a role. */
 export const { EntityTypeCode, Role } = schemaBodies;
 
+/** Where the service POSTs to (actions, scheduled webhooks): an http or https URL without credentials. */
+export const OutboundUrl = z
+  .url({ protocol: /^https?$/ })
+  .max(2048)
+  .refine((u) => {
+    try {
+      const url = new URL(u);
+      return !url.username && !url.password;
+    } catch {
+      return false;
+    }
+  }, 'the URL must not carry a user name or password');
+
 /** A JSON object with arbitrary keys. */
 export const JsonObject = z.record(z.string(), z.unknown());
 

@@ -6,7 +6,7 @@
  */
 import { MAX_CRON_LENGTH, SCHEDULE_NAMES, cronProblem, timezoneProblem } from '@reelbase/lib-platform';
 import { z } from 'zod';
-import { Uuid } from './common.schema.js';
+import { OutboundUrl, Uuid } from './common.schema.js';
 import { FarmJobCreate } from './farm.schema.js';
 
 const Name = z.string().min(1).max(200);
@@ -31,24 +31,12 @@ const Timezone = z
   })
   .describe('An IANA time zone name (`Europe/London`); the expression is read in its local time.');
 
-const WebhookUrl = z
-  .url({ protocol: /^https?$/ })
-  .max(2048)
-  .refine((u) => {
-    try {
-      const url = new URL(u);
-      return !url.username && !url.password;
-    } catch {
-      return false;
-    }
-  }, 'the URL must not carry a user name or password');
-
 export const ScheduleTarget = z
   .discriminatedUnion('kind', [
     z.strictObject({ kind: z.literal('farm_job'), job: FarmJobCreate.describe('The body of `POST /farm/jobs`: each run submits this job.') }),
     z.strictObject({
       kind: z.literal('webhook'),
-      url: WebhookUrl.describe('Where each run is POSTed: `{"schedule_id","run_id","scheduled_for"}`.'),
+      url: OutboundUrl.describe('Where each run is POSTed: `{"schedule_id","run_id","scheduled_for"}`.'),
       secret: z
         .string()
         .min(16)

@@ -5,7 +5,20 @@
  * at once.
  */
 import { AppError, type Problem } from '@reelbase/lib-platform';
-import type { z } from 'zod';
+import { z } from 'zod';
+
+/** Where the service POSTs to (custom actions, scheduled webhooks): http or https, no credentials. */
+export const OutboundUrl = z
+  .string()
+  .max(2048)
+  .refine((raw) => {
+    try {
+      const u = new URL(raw);
+      return (u.protocol === 'http:' || u.protocol === 'https:') && !u.username && !u.password && u.hostname !== '';
+    } catch {
+      return false;
+    }
+  }, 'an http or https URL without a user name or password');
 
 /** Problems of a zod failure, located under `body`. */
 function problemsOf(error: z.ZodError): Problem[] {

@@ -4,23 +4,11 @@
  */
 import { AppError, DEFINITION_CODE_PATTERN, ENTITY_TYPE_CODE_PATTERN, ROLES, isUuid, type Problem } from '@reelbase/lib-platform';
 import { z } from 'zod';
-import { parseBody } from '../bodies.js';
+import { OutboundUrl, parseBody } from '../bodies.js';
 import { MAX_ACTION_RECORDS } from './actions.rules.js';
 
 /** Most custom actions the studio list holds. */
 export const MAX_CUSTOM_ACTIONS = 200;
-
-const ActionUrl = z
-  .string()
-  .max(2048)
-  .refine((raw) => {
-    try {
-      const u = new URL(raw);
-      return (u.protocol === 'http:' || u.protocol === 'https:') && !u.username && !u.password && u.hostname !== '';
-    } catch {
-      return false;
-    }
-  }, 'an http or https URL without a user name or password');
 
 export const CustomActionsBody = z.strictObject({
   actions: z
@@ -28,7 +16,7 @@ export const CustomActionsBody = z.strictObject({
       z.strictObject({
         id: z.string().regex(new RegExp(DEFINITION_CODE_PATTERN), 'letters, digits, `_`, `-` and `.`, at most 64, starting with a letter or digit'),
         label: z.string().min(1).max(200),
-        url: ActionUrl,
+        url: OutboundUrl,
         entity_types: z
           .array(z.string().regex(new RegExp(ENTITY_TYPE_CODE_PATTERN), 'an entity type code'))
           .min(1)

@@ -6,22 +6,10 @@
  */
 import { AppError, isUuid, type Problem } from '@reelbase/lib-platform';
 import { z } from 'zod';
-import { parseBody } from '../bodies.js';
+import { OutboundUrl, parseBody } from '../bodies.js';
 import { scheduleTimeProblems } from './cron.js';
 
 const Text = z.string().min(1).max(200);
-
-const WebhookUrl = z
-  .string()
-  .max(2048)
-  .refine((raw) => {
-    try {
-      const u = new URL(raw);
-      return (u.protocol === 'http:' || u.protocol === 'https:') && !u.username && !u.password && u.hostname !== '';
-    } catch {
-      return false;
-    }
-  }, 'an http or https URL without a user name or password');
 
 const FarmJob = z.looseObject({
   project_id: z.string().refine(isUuid, 'Input should be a valid UUID'),
@@ -31,7 +19,7 @@ const FarmJob = z.looseObject({
 
 export const Target = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('farm_job'), job: FarmJob }),
-  z.strictObject({ kind: z.literal('webhook'), url: WebhookUrl, secret: z.string().min(16).max(256).nullable().optional() }),
+  z.strictObject({ kind: z.literal('webhook'), url: OutboundUrl, secret: z.string().min(16).max(256).nullable().optional() }),
   z.strictObject({ kind: z.literal('event'), name: Text, payload: z.unknown().optional() }),
 ]);
 
