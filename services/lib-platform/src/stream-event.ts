@@ -86,19 +86,23 @@ function deepHasNul(v: unknown): boolean {
  * duplicates compare equal; unknown fields are ignored (a newer sender may add some).
  */
 export function parseStreamEvent(data: Uint8Array | string): StreamEventParse {
+  const decoded = decodeMessage(data);
+  return decoded.ok ? checkStreamEvent(decoded.raw, decoded.text) : decoded;
+}
+
+/** A message's text and its JSON, or why it has neither. */
+function decodeMessage(data: Uint8Array | string): { ok: true; text: string; raw: unknown } | { ok: false; reason: string } {
   let text: string;
   try {
     text = typeof data === 'string' ? data : decoder.decode(data);
   } catch {
     return { ok: false, reason: 'payload is not UTF-8' };
   }
-  let raw: unknown;
   try {
-    raw = JSON.parse(text);
+    return { ok: true, text, raw: JSON.parse(text) as unknown };
   } catch {
     return { ok: false, reason: 'payload is not JSON' };
   }
-  return checkStreamEvent(raw, text);
 }
 
 /** Checks one decoded event; `text` is the message it came from (for the cheap NUL test). */
@@ -152,18 +156,9 @@ export type StreamMessageParse = { ok: true; events: StreamEvent[] } | { ok: fal
 
 /** Decodes a message of the EVENTS stream: one event, or a batch of them (all valid, or the reason of the first that is not). */
 export function parseStreamMessage(data: Uint8Array | string): StreamMessageParse {
-  let text: string;
-  try {
-    text = typeof data === 'string' ? data : decoder.decode(data);
-  } catch {
-    return { ok: false, reason: 'payload is not UTF-8' };
-  }
-  let raw: unknown;
-  try {
-    raw = JSON.parse(text);
-  } catch {
-    return { ok: false, reason: 'payload is not JSON' };
-  }
+  const decoded = decodeMessage(data);
+  if (!decoded.ok) return decoded;
+  const { text, raw } = decoded;
   if (raw !== null && typeof raw === 'object' && !Array.isArray(raw) && Object.hasOwn(raw, 'batch')) {
     const batch = (raw as { batch: unknown }).batch;
     if (!Array.isArray(batch) || batch.length === 0) return { ok: false, reason: 'batch must be a non-empty array' };
