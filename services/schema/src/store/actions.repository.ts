@@ -6,14 +6,12 @@
  * by the database clock). Events go to the schema outbox in the same transaction as the change.
  */
 import type { Knex } from '@mikro-orm/postgresql';
-import { OutboxTable, SecretCipher, guarded, type NatsNames, type StreamEvent } from '@reelbase/lib-platform';
+import { SecretCipher, guarded, type NatsNames, type StreamEvent } from '@reelbase/lib-platform';
 import type { ActionStore, NewLaunch } from '../domain/actions/actions.ports.js';
 import type { CustomAction, LaunchPayload } from '../domain/actions/actions.rules.js';
-import { SCHEMA_OUTBOX } from './definition.repository.js';
+import { appendSchemaEvent } from './definition.repository.js';
 
 type Db = Knex | Knex.Transaction;
-
-const outbox = new OutboxTable(SCHEMA_OUTBOX.table);
 
 /** The SecretCipher context of a custom action's secret. */
 const secretContext = (actionId: string) => `schema.custom_action:${actionId}`;
@@ -38,8 +36,7 @@ export class ActionRepository implements ActionStore {
   ) {}
 
   private async append(trx: Db, e: StreamEvent): Promise<void> {
-    const subject = this.names.eventSubject(e.entity_type.replace(/\./g, '_'), e.action);
-    await outbox.append(trx as Knex, subject, e.event_id, JSON.stringify(e));
+    await appendSchemaEvent(trx as Knex, this.names, e);
   }
 
   private async rows(db: Db): Promise<ActionRow[]> {

@@ -16,6 +16,14 @@ type Db = Knex | Knex.Transaction;
 export const SCHEMA_OUTBOX = { table: 'schema.outbox', lockKey: 'schema:outbox-relay' } as const;
 const outbox = new OutboxTable(SCHEMA_OUTBOX.table);
 
+/**
+ * Writes one event into the schema outbox inside `trx`. A dot would split the subject token:
+ * `Schema.Status` travels as `Schema_Status` in the subject only; the payload keeps the entity type.
+ */
+export async function appendSchemaEvent(trx: Knex, names: NatsNames, e: StreamEvent): Promise<void> {
+  await outbox.append(trx, names.eventSubject(e.entity_type.replace(/\./g, '_'), e.action), e.event_id, JSON.stringify(e));
+}
+
 interface Row {
   kind: string;
   code: string;
@@ -190,10 +198,7 @@ export class DefinitionRepository implements SchemaStore {
   }
 
   private async append(trx: Db, e: StreamEvent): Promise<void> {
-    // A dot would split the subject token: `Schema.Status` travels as `Schema_Status` in the
-    // subject only; the payload keeps the entity type as it is.
-    const subject = this.names.eventSubject(e.entity_type.replace(/\./g, '_'), e.action);
-    await outbox.append(trx, subject, e.event_id, JSON.stringify(e));
+    await appendSchemaEvent(trx, this.names, e);
   }
 
   pendingRenames(): Promise<JournalEntry[]> {

@@ -8,13 +8,11 @@
  * transaction as the change or the run.
  */
 import type { Knex } from '@mikro-orm/postgresql';
-import { OutboxTable, SecretCipher, guarded, type NatsNames, type StreamEvent } from '@reelbase/lib-platform';
+import { SecretCipher, guarded, type NatsNames, type StreamEvent } from '@reelbase/lib-platform';
 import type { NewSchedule, RunCursor, RunStatus, RunTx, Schedule, ScheduleChange, ScheduleRun, SchedulerStore } from '../domain/scheduler/scheduler.ports.js';
-import { SCHEMA_OUTBOX } from './definition.repository.js';
+import { appendSchemaEvent } from './definition.repository.js';
 
 type Db = Knex | Knex.Transaction;
-
-const outbox = new OutboxTable(SCHEMA_OUTBOX.table);
 
 /** The SecretCipher context of a schedule's webhook secret. */
 const secretContext = (scheduleId: string) => `schema.schedule:${scheduleId}`;
@@ -36,8 +34,7 @@ export class SchedulerRepository implements SchedulerStore {
   ) {}
 
   private async append(trx: Db, e: StreamEvent): Promise<void> {
-    const subject = this.names.eventSubject(e.entity_type.replace(/\./g, '_'), e.action);
-    await outbox.append(trx as Knex, subject, e.event_id, JSON.stringify(e));
+    await appendSchemaEvent(trx as Knex, this.names, e);
   }
 
   private opened(r: ScheduleRow): Schedule {
