@@ -5,7 +5,8 @@
  * target, an event — each run once per minute, within 5 s of the minute, for two minutes: the
  * FarmJob records exist, submitted for the schedule's creator, the webhook receiver got each run's
  * body signed, and the log holds `Schedule` and `ScheduleRun` events (the event target's name and
- * payload in `changes`); run now answers its run, listed first; `active: false` stops a schedule;
+ * payload in `changes`); `active: false` stops a schedule (a stopped one never runs over those two
+ * minutes); run now answers its run, listed first, and leaves a stopped schedule stopped;
  * a deleted schedule is 404.
  */
 import { startWebhookReceiver, verifySignature, type WebhookReceiver } from '@reelbase/lib-testkit';
@@ -30,6 +31,7 @@ describe('scheduler (whole stack, real clock)', () => {
   let artist: Session;
   let projectId: string;
   const schedules: Record<string, any> = {};
+  let stopped: any;
 
   beforeAll(async () => {
     rx = await startWebhookReceiver({ keepBodies: true });
@@ -68,6 +70,11 @@ describe('scheduler (whole stack, real clock)', () => {
     schedules.job = expectStatus(await every('render sweep', { kind: 'farm_job', job: { project_id: projectId, name: 'sweep', kind: 'cleanup' } }), 200, 'job');
     schedules.hook = expectStatus(await every('report', { kind: 'webhook', url: rx.target('report'), secret: SECRET }), 200, 'hook');
     schedules.event = expectStatus(await every('tick', { kind: 'event', name: 'tick', payload: { every: 'minute' } }), 200, 'event');
+    // A fourth every-minute schedule, stopped at once: the clock must never run it while the
+    // others run twice (checked below, so no extra minute is waited for it).
+    const idle = expectStatus(await every('idle', { kind: 'event', name: 'idle' }), 200, 'idle');
+    stopped = expectStatus(await admin.api.patch(`/scheduler/schedules/${idle.id}`, { active: false }), 200, 'stop');
+    expect(stopped).toMatchObject({ active: false, next_run_at: null });
     expect(schedules.hook.target).toEqual({ kind: 'webhook', url: rx.target('report'), has_secret: true });
     for (const sc of Object.values(schedules)) expect(Date.parse(sc.next_run_at) % 60_000).toBe(0);
 
@@ -124,28 +131,29 @@ describe('scheduler (whole stack, real clock)', () => {
     expect(log.find((x) => x.entity_id === runs.event![0].id).changes).toMatchObject({ kind: 'event', name: 'tick', payload: { every: 'minute' } });
     const created = await eventsAfter(admin.api, 0, '&entity_type=Schedule');
     expect(created.filter((x) => x.action === 'create').map((x) => x.entity_id)).toEqual(expect.arrayContaining(Object.values(schedules).map((s) => s.id)));
+    // `active: false` stops a schedule: two minute boundaries passed and it never ran.
+    expect(await runsOf(stopped)).toEqual([]);
   }, 200_000);
 
-  it('runs now, once (listed first); active false stops a schedule; a deleted one is 404', async () => {
-    const s = schedules.event;
-    const stopped = expectStatus(await admin.api.patch(`/scheduler/schedules/${s.id}`, { active: false }), 200, 'stop');
-    expect(stopped).toMatchObject({ active: false, next_run_at: null });
-    const before = expectStatus(await admin.api.get(`/scheduler/schedules/${s.id}/runs`), 200, 'runs').items.length;
+  it('runs a stopped schedule now, once (listed first); a deleted one is 404', async () => {
+    const s = stopped;
     const run = expectStatus(await admin.api.post(`/scheduler/schedules/${s.id}/run`, undefined), 200, 'run now');
-    expect(run).toMatchObject({ status: 'ok', result: { name: 'tick' }, error: null });
+    expect(run).toMatchObject({ status: 'ok', result: { name: 'idle' }, error: null });
     expect(Math.abs(Date.parse(run.scheduled_for) - Date.now())).toBeLessThan(10_000);
     const page = expectStatus(await admin.api.get(`/scheduler/schedules/${s.id}/runs?limit=1`), 200, 'runs');
     expect(page.items.map((r: any) => r.id)).toEqual([run.id]);
-    expect(page.next_cursor).toEqual(expect.any(String));
-    // Stopped: no run comes from the clock over the next minute boundary.
-    await new Promise((r) => setTimeout(r, 61_000));
-    expect(expectStatus(await admin.api.get(`/scheduler/schedules/${s.id}/runs`), 200, 'runs').items).toHaveLength(before + 1);
+    // Run now leaves the schedule stopped.
+    expect(expectStatus(await admin.api.get(`/scheduler/schedules/${s.id}`), 200, 'schedule')).toMatchObject({ active: false, next_run_at: null });
+    const runNow2 = expectStatus(await admin.api.post(`/scheduler/schedules/${schedules.event.id}/run`, undefined), 200, 'run now 2');
+    const newest = expectStatus(await admin.api.get(`/scheduler/schedules/${schedules.event.id}/runs?limit=1`), 200, 'runs');
+    expect(newest.items.map((r: any) => r.id)).toEqual([runNow2.id]);
+    expect(newest.next_cursor).toEqual(expect.any(String));
 
     expect((await admin.api.delete(`/scheduler/schedules/${s.id}`)).status).toBe(200);
     expect((await admin.api.get(`/scheduler/schedules/${s.id}`)).status).toBe(404);
     expect((await admin.api.post(`/scheduler/schedules/${s.id}/run`, undefined)).status).toBe(404);
     const list = expectStatus(await admin.api.get('/scheduler/schedules'), 200, 'list').items.map((x: any) => x.id);
     expect(list).not.toContain(s.id);
-    expect(list).toEqual(expect.arrayContaining([schedules.job.id, schedules.hook.id]));
+    expect(list).toEqual(expect.arrayContaining([schedules.job.id, schedules.hook.id, schedules.event.id]));
   }, 120_000);
 });
