@@ -11,8 +11,8 @@ function say(msg) {
   process.stderr.write(`[reelbase] ${msg}\n`);
 }
 
-/** The step running now, and the stop signal received, if any. */
-let current = null;
+/** The steps running now (more than one while a lane runs beside the main line), and the stop signal received, if any. */
+const running = new Set();
 let stopSignal = null;
 // Installed once for the whole task: a stop signal goes to the running step (which stops
 // itself, e.g. the stack in order) and no later step starts. This process exits only when
@@ -20,22 +20,28 @@ let stopSignal = null;
 for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
   process.on(sig, () => {
     stopSignal ??= sig;
-    current?.kill(sig);
+    for (const child of running) child.kill(sig);
   });
 }
 
 /**
  * Runs a command to completion, inheriting stdio; rejects on a non-zero exit or an earlier stop
  * signal. `quiet`: the command says itself why it failed, so only its exit status is passed on.
+ * `collect`: its output is kept (stdout and stderr in arrival order) and handed to this function
+ * instead of being printed, for a step that runs beside another.
  */
-function run(cmd, args, { quiet = false, ...opts } = {}) {
+function run(cmd, args, { quiet = false, collect, ...opts } = {}) {
   return new Promise((resolvePromise, reject) => {
     if (stopSignal) return reject(new Error(`stopped by ${stopSignal}`));
-    const child = spawn(cmd, args, { stdio: 'inherit', cwd: ROOT, ...opts });
-    current = child;
+    const child = spawn(cmd, args, { stdio: collect ? ['ignore', 'pipe', 'pipe'] : 'inherit', cwd: ROOT, ...opts });
+    running.add(child);
+    if (collect) {
+      child.stdout.on('data', collect);
+      child.stderr.on('data', collect);
+    }
     child.on('error', reject);
     child.on('exit', (code, signal) => {
-      current = null;
+      running.delete(child);
       if (code === 0) return resolvePromise();
       const err = new Error(`${cmd} ${args.join(' ')} exited with ${code ?? signal}`);
       if (quiet && code !== null) err.exitCode = code;
@@ -65,6 +71,9 @@ async function lint() {
   await run(process.execPath, [join(ROOT, 'scripts/env-tables.mjs'), '--check']);
 }
 
+/** The end-to-end file that mostly waits on the real clock (docs/scheduler.md). */
+const CLOCK_E2E = 'test/scheduler.e2e.spec.ts';
+
 const tasks = {
   build,
   async lint() {
@@ -81,17 +90,36 @@ const tasks = {
   },
   async test(args) {
     await build();
-    await lint();
-    say('proto: buf lint and generated-code drift check');
-    await run(process.execPath, [join(ROOT, 'scripts/proto-check.mjs')]);
-    say('Helm chart: lint, render and validate');
-    await run(process.execPath, [join(ROOT, 'scripts/helm-check.mjs')]);
-    say('alerting rules: promtool check rules and promtool test rules');
-    await run(process.execPath, [join(ROOT, 'scripts/rules-check.mjs')]);
+    // The scheduler's end-to-end file spends its two minutes waiting for the real clock's minute
+    // boundaries, with one idle stack: it runs beside the static checks (one core each), its
+    // output printed when it ends, and the other end-to-end files run one at a time after the
+    // unit tier as before.
+    say(`end-to-end, beside the static checks: ${CLOCK_E2E} (output when it ends)`);
+    const chunks = [];
+    const clockLane = run(bin('vitest'), ['run', '--config', 'test/vitest.config.ts', CLOCK_E2E], { collect: (d) => chunks.push(d) }).then(
+      () => null,
+      (err) => err,
+    );
+    let staticError = null;
+    try {
+      await lint();
+      say('proto: buf lint and generated-code drift check');
+      await run(process.execPath, [join(ROOT, 'scripts/proto-check.mjs')]);
+      say('Helm chart: lint, render and validate');
+      await run(process.execPath, [join(ROOT, 'scripts/helm-check.mjs')]);
+      say('alerting rules: promtool check rules and promtool test rules');
+      await run(process.execPath, [join(ROOT, 'scripts/rules-check.mjs')]);
+    } catch (err) {
+      staticError = err;
+    }
+    const clockError = await clockLane;
+    say(`${CLOCK_E2E}: ${clockError ? 'FAILED' : 'passed'}`);
+    process.stdout.write(Buffer.concat(chunks));
+    if (staticError ?? clockError) throw staticError ?? clockError;
     say('unit and integration tests');
     await run(bin('vitest'), ['run', '--config', 'vitest.config.ts', ...args]);
     say('end-to-end tests (whole stack)');
-    await run(bin('vitest'), ['run', '--config', 'test/vitest.config.ts']);
+    await run(bin('vitest'), ['run', '--config', 'test/vitest.config.ts', '--exclude', CLOCK_E2E]);
   },
   async bench(args) {
     await build();
