@@ -113,6 +113,33 @@ describe('the claim', () => {
     expect((await appErrorOf(claim('order', { leaseSeconds: 5 }))).problems[0]!.loc).toEqual(['lease_seconds']);
   });
 
+  it("a lease that ran out takes its place in the claim order among queued chunks, and another kind's does not", async () => {
+    const low = await job({ pool: 'lapse-order', priority: 10, frames: '1-3', chunkSize: 1 });
+    const c0 = await claim('lapse-order');
+    const c1 = await claim('lapse-order');
+    expect([c0.chunk!.index, c1.chunk!.index]).toEqual([0, 1]);
+    await expire(c1.chunk!.id);
+    await expire(c0.chunk!.id);
+    // Lapsed 0 and 1 come before queued 2 of the same job.
+    const again = [await claim('lapse-order'), await claim('lapse-order')];
+    expect(again.map((c) => [c.chunk!.index, c.chunk!.attempt])).toEqual([
+      [0, 2],
+      [1, 2],
+    ]);
+    // A higher-priority job's queued chunk comes before a lapsed chunk of the lower one.
+    const high = await job({ pool: 'lapse-order', priority: 90, frames: '1-1', chunkSize: 1, kind: 'sim' });
+    await expire(again[0]!.chunk!.id);
+    const first = await claim('lapse-order');
+    expect([first.job!.id, first.chunk!.index]).toEqual([high.id, 0]);
+    // A kinds filter applies to lapsed chunks as well.
+    const sim = await job({ pool: 'lapse-order', priority: 90, frames: '1-1', chunkSize: 1, kind: 'sim' });
+    const simClaim = await claim('lapse-order', { kinds: ['sim'] });
+    expect(simClaim.job!.id).toBe(sim.id);
+    expect(await claim('lapse-order', { kinds: ['sim'] })).toEqual({});
+    const next = await claim('lapse-order', { kinds: ['render'] });
+    expect([next.job!.id, next.chunk!.index, next.chunk!.attempt]).toEqual([low.id, 0, 3]);
+  });
+
   it('leases: heartbeat extends, a wrong or expired lease is lease_lost, an expired chunk is claimed again with an attempt counted', async () => {
     const j = await job({ pool: 'lease', frames: '1-1', chunkSize: 1 });
     const first = await claim('lease', { leaseSeconds: 60 });
@@ -285,17 +312,34 @@ describe('contention', () => {
 });
 
 describe('the claim plan', () => {
-  it('is one index scan of farm_chunk_claim_idx in claim order, locking one row (no sort, no scan of the chunks table)', async () => {
+  it('is one index scan of farm_chunk_queue_idx in claim order, never past held leases, plus the leases that ran out by farm_chunk_lease_idx', async () => {
     await job({ pool: 'plan', frames: '1-20000', chunkSize: 1 });
+    // 500 leases held at the head of the claim order.
+    await world.sql.query(
+      `update records.farm_chunk set state = 'leased', lease_expires_at = clock_timestamp() + interval '1 hour', claims = 1
+        where pool = 'plan' and idx < 500`,
+    );
     await world.sql.query('analyze records.farm_chunk');
     const { text, values } = claimStatement(
       'events.FarmJob.update',
       { pool: 'plan', kinds: null, worker: 'w', leaseSeconds: 60, leaseDigest: Buffer.alloc(32) },
       { eventId: newId(), actor: null },
     );
-    const plan = (await world.sql.query(`explain (costs off) ${text}`, values)).rows.map((r: Record<string, string>) => r['QUERY PLAN']).join('\n');
-    const pick = plan.slice(plan.indexOf('CTE pick'), plan.indexOf('CTE give'));
-    expect(pick).toMatch(/Limit\s+->\s+LockRows\s+->\s+Index Scan using farm_chunk_claim_idx on farm_chunk/);
-    expect(pick).not.toMatch(/Sort|Seq Scan/);
+    const explain = async (mode: string) =>
+      (await world.sql.query(`explain (${mode}) ${text}`, values)).rows.map((r: Record<string, string>) => r['QUERY PLAN']).join('\n');
+    const plan = await explain('costs off');
+    const queued = plan.slice(plan.indexOf('CTE queued'), plan.indexOf('CTE lapsed'));
+    expect(queued).toMatch(/Limit\s+->\s+LockRows\s+->\s+Index Scan using farm_chunk_queue_idx on farm_chunk/);
+    expect(queued).not.toMatch(/Sort|Seq Scan/);
+    const lapsed = plan.slice(plan.indexOf('CTE lapsed'), plan.indexOf('CTE pick'));
+    expect(lapsed).toMatch(/Index Scan using farm_chunk_lease_idx on farm_chunk[\s\S]*Index Cond: \(lease_expires_at <= statement_timestamp\(\)\)/);
+    expect(lapsed).not.toMatch(/Seq Scan/);
+    // Run, the statement reads the first queued chunk and no held lease.
+    const analyzed = await explain('analyze, costs off, timing off, summary off');
+    const scans = analyzed.slice(analyzed.indexOf('CTE queued'), analyzed.indexOf('CTE pick'));
+    expect(scans).toMatch(/Index Scan using farm_chunk_queue_idx on farm_chunk c \(actual rows=1 loops=1\)/);
+    expect(scans).not.toMatch(/Rows Removed by Filter/);
+    const given = await world.sql.query<{ chunk: { idx: number } | null }>(text, values);
+    expect(given.rows[0]!.chunk?.idx).toBe(501);
   });
 });

@@ -361,7 +361,8 @@ export type FarmClaimOutcome =
   | { kind: 'none' }
   /** An expired chunk whose attempts ran out was failed (and its job) instead of being handed out. */
   | { kind: 'burned' }
-  | { kind: 'given'; job: StoredRecord; chunk: FarmChunkRow };
+  /** `evented`: the claim changed the job too (its first claim, an attempt counted) and wrote its event. */
+  | { kind: 'given'; job: StoredRecord; chunk: FarmChunkRow; evented: boolean };
 
 /** A chunk's lease as presented by an agent. */
 export interface FarmLease {

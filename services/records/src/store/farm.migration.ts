@@ -2,7 +2,8 @@
  * The farm's tables (docs/farm.md): `farm_job`, one row beside each FarmJob record with what
  * the claim and the job-level rules read, and `farm_chunk`, the chunks agents claim. A chunk row
  * carries copies of its job's pool, kind, priority, order and whether the job is offerable, so
- * the claim is one index scan in claim order over `farm_chunk_claim_idx`.
+ * the claim is one index scan in claim order (`farm_chunk_queue_idx`, records-0012, which replaced
+ * `farm_chunk_claim_idx`).
  */
 import { Migration } from '@mikro-orm/migrations';
 

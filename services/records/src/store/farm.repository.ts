@@ -182,7 +182,16 @@ function jobChange(p: Params, stamp: FarmEventStamp, subject: string, lockOld: b
   )`;
 }
 
-/** The claim statement for `input` (docs/farm.md, "The claim: one statement"): its text and its values. */
+/**
+ * The claim statement for `input` (docs/farm.md, "The claim: one statement"): its text and its
+ * values. Two candidates, each the first of its kind in claim order that nobody else holds:
+ * - `queued`: the pool's first queued chunk (`farm_chunk_queue_idx`, which holds queued chunks
+ *   only, so a claim never walks past the leases other agents hold);
+ * - `lapsed`: the pool's first chunk whose lease ran out (`farm_chunk_lease_idx`, the leases
+ *   already past their expiry: usually none, the sweeper queues them again every second);
+ * `pick` is the first of the two in claim order. The other one, if any, stays locked until the
+ * statement commits and is skipped meanwhile by concurrent claims.
+ */
 export function claimStatement(subject: string, input: FarmClaimInput, stamp: FarmEventStamp): { text: string; values: unknown[] } {
   const p = new Params();
   const pool = p.add(input.pool);
@@ -190,14 +199,28 @@ export function claimStatement(subject: string, input: FarmClaimInput, stamp: Fa
   const lease = p.add(input.leaseDigest);
   const seconds = p.add(input.leaseSeconds);
   const worker = p.add(input.worker);
-  const sql = `with pick as (
-        select c.id, c.job_id, c.state = 'leased' as expired, c.attempts, c.max_attempts
+  const columns = 'c.id, c.job_id, c.attempts, c.max_attempts, c.priority, c.job_seq, c.idx';
+  const filter = `c.offerable and c.pool = ${pool} and (${kinds}::text[] is null or c.kind = any(${kinds}::text[]))`;
+  const sql = `with queued as (
+        select ${columns}, false as expired
           from records.farm_chunk c
-         where c.offerable and c.pool = ${pool} and c.state in ('queued', 'leased')
-           and (c.state = 'queued' or c.lease_expires_at <= clock_timestamp())
-           and (${kinds}::text[] is null or c.kind = any(${kinds}::text[]))
+         where c.state = 'queued' and ${filter}
          order by c.priority desc, c.job_seq, c.idx
          for update skip locked
+         limit 1
+      ),
+      lapsed as (
+        select ${columns}, true as expired
+          from records.farm_chunk c
+         where c.state = 'leased' and c.lease_expires_at <= statement_timestamp() and ${filter}
+         order by c.priority desc, c.job_seq, c.idx
+         for update skip locked
+         limit 1
+      ),
+      pick as (
+        select u.id, u.job_id, u.expired, u.attempts, u.max_attempts
+          from (select * from queued union all select * from lapsed) u
+         order by u.priority desc, u.job_seq, u.idx
          limit 1
       ),
       give as (
@@ -228,7 +251,8 @@ export function claimStatement(subject: string, input: FarmClaimInput, stamp: Fa
       select (select ${chunkJson('g')} from give g) as chunk,
              (select coalesce((select rec.json from rec where rec.id = g.job_id), (select ${recordJson('r')} from records.record r where r.id = g.job_id))
                 from give g) as job,
-             exists (select 1 from burn) as burned`;
+             exists (select 1 from burn) as burned,
+             exists (select 1 from rec) as evented`;
   return { text: sql, values: p.values };
 }
 
@@ -335,9 +359,9 @@ export class FarmRepository implements FarmStore {
   claim(input: FarmClaimInput, stamp: FarmEventStamp): Promise<FarmClaimOutcome> {
     const { text, values } = claimStatement(this.subject, input, stamp);
     return guarded(async () => {
-      const res = await retryingDeadlocks(() => this.pool.query<LeaseRow & { burned: boolean }>({ name: 'farm_claim', text, values }));
+      const res = await retryingDeadlocks(() => this.pool.query<LeaseRow & { burned: boolean; evented: boolean }>({ name: 'farm_claim', text, values }));
       const row = res.rows[0]!;
-      if (row.chunk && row.job) return { kind: 'given', chunk: toChunk(row.chunk), job: toStored(row.job) };
+      if (row.chunk && row.job) return { kind: 'given', chunk: toChunk(row.chunk), job: toStored(row.job), evented: row.evented };
       return row.burned ? { kind: 'burned' } : { kind: 'none' };
     });
   }
@@ -425,7 +449,7 @@ export class FarmRepository implements FarmStore {
         const p = new Params();
         const sql = `with pick as (
             select c.id, c.attempts, c.max_attempts from records.farm_chunk c
-             where c.state = 'leased' and c.lease_expires_at <= clock_timestamp()
+             where c.state = 'leased' and c.lease_expires_at <= statement_timestamp()
              order by c.lease_expires_at
              for update skip locked
              limit 1

@@ -15,6 +15,7 @@ import { RecordsSiteSyncMigration } from './sitesync.migration.js';
 import { RecordsSyncMigration } from './sync.migration.js';
 import { RecordsIdempotencyMigration } from './idempotency.migration.js';
 import { RecordsIdempotencyRecordMigration } from './idempotency-record.migration.js';
+import { RecordsFarmQueueMigration } from './farm-queue.migration.js';
 
 /** Every migration of schema `records`, oldest first. */
 export const RECORDS_MIGRATIONS: MigrationObject[] = [
@@ -29,4 +30,5 @@ export const RECORDS_MIGRATIONS: MigrationObject[] = [
   { name: 'records-0009-sync', class: RecordsSyncMigration },
   { name: 'records-0010-idempotency', class: RecordsIdempotencyMigration },
   { name: 'records-0011-idempotency-record', class: RecordsIdempotencyRecordMigration },
+  { name: 'records-0012-farm-queue-index', class: RecordsFarmQueueMigration },
 ];

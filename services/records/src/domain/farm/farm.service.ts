@@ -135,7 +135,8 @@ export class FarmService {
         this.stamp(principal),
       );
       if (out.kind === 'none') return undefined;
-      this.emitted();
+      // Most claims change the chunk only: no event, so nothing for the outbox relay to publish.
+      if (out.kind === 'burned' || out.evented) this.emitted();
       if (out.kind === 'given') return { job: toView(out.job), chunk: out.chunk, lease: lease.token };
     }
     return undefined;
