@@ -48,7 +48,7 @@ async function one(db: Db, sql: string, params: readonly unknown[]): Promise<Sto
 }
 
 /** Live records of the link's type, as a condition on `l.id` and `l.t`. */
-const LIVE_LINK_TARGET = `exists (select 1 from records.record x where x.id = l.id and x.entity_type = l.t and x.retired_at is null)`;
+export const LIVE_LINK_TARGET = `exists (select 1 from records.record x where x.id = l.id and x.entity_type = l.t and x.retired_at is null)`;
 
 /**
  * The statement of {@link RecordRepository.insertWithEvent} with Knex's `?` bindings: the record,
