@@ -2,11 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { parseBenchArgs } from './bench.args.js';
 
 describe('parseBenchArgs', () => {
-  it('defaults to 1 and 32 clients, 300 writes/s for 20 s', () => {
+  it('defaults to 1, 8 and 32 clients in two blocks of 5 s, 300 writes/s for 20 s', () => {
     expect(parseBenchArgs([])).toEqual({
-      duration: 12,
-      warmup: 3,
-      clients: [1, 32],
+      duration: 5,
+      blocks: 2,
+      warmup: 2,
+      clients: [1, 8, 32],
       wsRate: 300,
       wsSeconds: 20,
       skipWs: false,
@@ -18,8 +19,8 @@ describe('parseBenchArgs', () => {
   });
 
   it('reads every flag', () => {
-    const o = parseBenchArgs(['--duration', '5', '--warmup', '0', '--clients', '4, 8', '--ws-rate', '100', '--ws-seconds', '3', '--skip-ws']);
-    expect(o).toMatchObject({ duration: 5, warmup: 0, clients: [4, 8], wsRate: 100, wsSeconds: 3, skipWs: true });
+    const o = parseBenchArgs(['--duration', '5', '--blocks', '3', '--warmup', '0', '--clients', '4, 8', '--ws-rate', '100', '--ws-seconds', '3', '--skip-ws']);
+    expect(o).toMatchObject({ duration: 5, blocks: 3, warmup: 0, clients: [4, 8], wsRate: 100, wsSeconds: 3, skipWs: true });
   });
 
   it('implies --skip-ws with --skip-gateway', () => {

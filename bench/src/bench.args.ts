@@ -5,9 +5,11 @@ import { parseArgs } from 'node:util';
 
 /** Everything a run can be told. */
 export interface BenchOptions {
-  /** Seconds of each measured throughput phase. */
+  /** Seconds of each measured block of a contender. */
   duration: number;
-  /** Seconds of unmeasured load before each throughput phase. */
+  /** Measured blocks per contender and client count, run alternating with the other contenders'. */
+  blocks: number;
+  /** Seconds of unmeasured load of each contender before its first block. */
   warmup: number;
   clients: number[];
   wsRate: number;
@@ -22,7 +24,7 @@ export interface BenchOptions {
   logLevel: string;
 }
 
-export const USAGE = `usage: npm run bench -- [--duration 12] [--warmup 3] [--clients 1,32] [--ws-rate 300]
+export const USAGE = `usage: npm run bench -- [--duration 5] [--blocks 2] [--warmup 2] [--clients 1,8,32] [--ws-rate 300]
                       [--ws-seconds 20] [--skip-ws] [--skip-gateway] [--wrk-threads 1] [--pool 16] [--log-level warn]`;
 
 function positive(name: string, raw: string | undefined, fallback: number): number {
@@ -39,6 +41,7 @@ export function parseBenchArgs(argv: string[]): BenchOptions {
     strict: true,
     options: {
       duration: { type: 'string' },
+      blocks: { type: 'string' },
       warmup: { type: 'string' },
       clients: { type: 'string' },
       'ws-rate': { type: 'string' },
@@ -50,11 +53,12 @@ export function parseBenchArgs(argv: string[]): BenchOptions {
       'log-level': { type: 'string', default: 'warn' },
     },
   });
-  const clients = (values.clients ?? '1,32').split(',').map((c) => positive('clients', c.trim(), 0));
+  const clients = (values.clients ?? '1,8,32').split(',').map((c) => positive('clients', c.trim(), 0));
   if (clients.some((c) => !Number.isInteger(c))) throw new Error(`--clients must be whole numbers, got ${values.clients}`);
-  const warmup = values.warmup === '0' ? 0 : positive('warmup', values.warmup, 3);
+  const warmup = values.warmup === '0' ? 0 : positive('warmup', values.warmup, 2);
   return {
-    duration: Math.round(positive('duration', values.duration, 12)),
+    duration: Math.round(positive('duration', values.duration, 5)),
+    blocks: Math.round(positive('blocks', values.blocks, 2)),
     warmup: Math.round(warmup),
     clients,
     wsRate: positive('ws-rate', values['ws-rate'], 300),

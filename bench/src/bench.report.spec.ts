@@ -1,5 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { checkTargets, formatReport, ratios, wrkCreatesPerSec, type PhaseResults } from './bench.report.js';
+import {
+  blockRatioRange,
+  checkTargets,
+  combinePgbench,
+  combineWrk,
+  formatReport,
+  ratios,
+  wrkCreatesPerSec,
+  type PhaseResults,
+  type TargetCheck,
+} from './bench.report.js';
 import type { PgbenchRun } from './pgbench.js';
 import { summarize } from './stats.js';
 import type { WsLatencyResult } from './ws-latency.js';
@@ -27,6 +37,7 @@ const phase = (over: Partial<PhaseResults> = {}): PhaseResults => ({
   clients: 32,
   pgbench: pgbench(4485),
   baseline: wrk(1514),
+  bare: wrk(1400),
   gateway: wrk(1300),
   gatewayOutboxDrainMs: 40,
   ...over,
@@ -67,17 +78,65 @@ describe('ratios', () => {
     expect(r.gatewayToBaseline).toBeCloseTo(1300 / 1514);
     expect(r.gatewayToPgbench).toBeCloseTo(1300 / 4485);
     expect(r.baselineToPgbench).toBeCloseTo(0.3376, 3);
+    expect(r.gatewayToBare).toBeCloseTo(1300 / 1400);
+    expect(r.bareToBaseline).toBeCloseTo(1400 / 1514);
   });
 
   it('is null where a contender did not run', () => {
-    expect(ratios(phase({ gateway: null }))).toEqual({ gatewayToBaseline: null, gatewayToPgbench: null, baselineToPgbench: expect.any(Number) });
+    expect(ratios(phase({ gateway: null }))).toEqual({
+      gatewayToBaseline: null,
+      gatewayToPgbench: null,
+      baselineToPgbench: expect.any(Number),
+      gatewayToBare: null,
+      bareToBaseline: expect.any(Number),
+    });
+  });
+});
+
+describe('combining blocks', () => {
+  it('counts creates/s over the summed time, sums errors and takes the median of each percentile', () => {
+    const a = wrk(1000, { requests: 5000, durationSec: 5, latencyMs: { p50: 1, p75: 2, p90: 3, p99: 10 }, non2xx: 1 });
+    const b = wrk(2000, { requests: 10_000, durationSec: 5, latencyMs: { p50: 3, p75: 4, p90: 5, p99: 30 }, non2xx: 2 });
+    const c = combineWrk([a, b])!;
+    expect(c.requestsPerSec).toBe(1500);
+    expect(c.requests).toBe(15_000);
+    expect(c.non2xx).toBe(3);
+    expect(c.latencyMs.p50).toBe(2);
+    expect(c.latencyMs.p99).toBe(20);
+    expect(combineWrk([])).toBeNull();
+  });
+
+  it('weights pgbench blocks by their seconds', () => {
+    const c = combinePgbench([
+      { ...pgbench(100), seconds: 5 },
+      { ...pgbench(300), seconds: 15 },
+    ])!;
+    expect(c.tps).toBe(250);
+    expect(c.seconds).toBe(20);
+  });
+
+  it('gives the range of per-block ratios, or null with fewer than two blocks', () => {
+    expect(blockRatioRange([90, 100], [100, 100])).toEqual([0.9, 1]);
+    expect(blockRatioRange([90], [100])).toBeNull();
   });
 });
 
 describe('checkTargets', () => {
-  it('passes at ≥ 0.8× the baseline at 32 clients and a WS p99 within 50 ms', () => {
-    const t = checkTargets([phase({ clients: 1, gateway: wrk(1) }), phase()], wsResult());
-    expect(t.map((c) => c.status)).toEqual(['PASS', 'PASS']);
+  const named = (t: TargetCheck[], prefix: string) => t.find((c) => c.name.startsWith(prefix))!;
+
+  it('passes at ≥ 0.8× the baseline at 32 clients, ≥ 0.9× the bare chain, a p50 within 2× and a WS p99 within 20 ms', () => {
+    const t = checkTargets(
+      [phase({ clients: 1, gateway: wrk(1, { latencyMs: { p50: 2, p75: 2, p90: 3, p99: 4 } }), bare: wrk(1) }), phase()],
+      wsResult({ sendToEventMs: summarize([5, 10, 15]) }),
+    );
+    expect(t.map((c) => c.name)).toEqual([
+      'gateway ≥ 0.8× baseline at 32 clients',
+      'gateway ≥ 0.9× bare chain at 1 client',
+      'gateway ≥ 0.9× bare chain at 32 clients',
+      "gateway p50 ≤ 2× baseline's at 1 client",
+      'write → WS p99 ≤ 20 ms at 300 writes/s',
+    ]);
+    expect(t.map((c) => c.status)).toEqual(['PASS', 'PASS', 'PASS', 'PASS', 'PASS']);
     expect(t[0]!.detail).toBe('0.86×');
   });
 
@@ -88,17 +147,24 @@ describe('checkTargets', () => {
     expect(withErrors.detail).toContain('3 failed requests');
   });
 
+  it('misses below 0.9× the bare chain and above twice the baseline p50', () => {
+    const t = checkTargets([phase({ clients: 1, bare: wrk(1500), gateway: wrk(1300, { latencyMs: { p50: 2.5, p75: 3, p90: 3, p99: 4 } }) })], null);
+    expect(named(t, 'gateway ≥ 0.9× bare chain at 1').status).toBe('MISS');
+    expect(named(t, 'gateway p50').status).toBe('MISS');
+    expect(named(t, 'gateway p50').detail).toContain('2.50×');
+  });
+
   it('misses the WS target on a slow p99, lost events, failed creates or a lower rate', () => {
-    const check = (ws: WsLatencyResult) => checkTargets([], ws)[1]!;
-    expect(check(wsResult({ sendToEventMs: summarize([10, 51]) })).status).toBe('MISS');
+    const check = (ws: WsLatencyResult) => named(checkTargets([], ws), 'write → WS');
+    expect(check(wsResult({ sendToEventMs: summarize([10, 21]) })).status).toBe('MISS');
     expect(check(wsResult({ eventsMissing: 1 })).detail).toContain('1 events missing');
     expect(check(wsResult({ failed: 2 })).status).toBe('MISS');
     expect(check(wsResult({ rate: 100 })).detail).toContain('rate was only 100/s');
     expect(check(wsResult({ socketClosed: 'event socket closed: 1008 ' })).status).toBe('MISS');
   });
 
-  it('is n/a without 32-client figures or a latency phase', () => {
-    expect(checkTargets([phase({ clients: 16 })], null).map((c) => c.status)).toEqual(['n/a', 'n/a']);
+  it('is n/a without 32-client figures, a bare chain, 1-client figures or a latency phase', () => {
+    expect(checkTargets([phase({ clients: 16, bare: null })], null).map((c) => c.status)).toEqual(['n/a', 'n/a', 'n/a', 'n/a']);
   });
 });
 
@@ -120,6 +186,8 @@ describe('formatReport', () => {
       10,
     );
     expect(text).toContain('gateway/baseline 0.86×');
+    expect(text).toContain('gateway/bare 0.93×');
+    expect(text).toMatch(/bare chain \(2 procs\)\s+1400\.0\s+0/);
     expect(text).toMatch(/baseline \(Express\+pg\)\s+1514\.0\s+0/);
     expect(text).toContain('sent → event');
     expect(text).toContain('PASS  gateway ≥ 0.8× baseline at 32 clients');

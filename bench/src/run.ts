@@ -5,18 +5,20 @@
  * JSON to bench/results/. Exits non-zero only when something failed to run.
  */
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { cpus, tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import pg from 'pg';
 import { v7 as uuidv7 } from 'uuid';
 import { createTestDatabase, deleteStreams, uniquePrefix, type Stack } from '@reelbase/lib-testkit';
 import { parseBenchArgs, USAGE, type BenchOptions } from './bench.args.js';
-import { checkTargets, formatReport, ratios, type BenchReport, type PhaseResults } from './bench.report.js';
+import { checkTargets, combinePgbench, combineWrk, formatReport, ratios, wrkCreatesPerSec, type BenchReport, type PhaseResults } from './bench.report.js';
+import { startBareChain, WRITE_POOL_MAX, type BareChain } from './bare.chain.js';
 import { startBaselineProcess } from './baseline.process.js';
 import { pipelineState, postgresVersion, waitOutboxEmpty } from './db.probe.js';
 import { bootstrapGateway } from './gateway.bootstrap.js';
-import { runPgbench } from './pgbench.js';
-import { migrateRecordsSchema } from '@reelbase/records';
+import { runPgbench, type PgbenchRun } from './pgbench.js';
+import { insertWithEventPgStatement, migrateRecordsSchema } from '@reelbase/records';
 import { createShadowTables } from './shadow.schema.js';
 import { measureWsLatency, type WsLatencyResult } from './ws-latency.js';
 import { ensureWrk, runWrk, type WrkRun } from './wrk.js';
@@ -31,13 +33,29 @@ interface Target {
   projectId: string;
 }
 
-/** Unmeasured warm-up, then the measured wrk run. */
-async function loadWithWrk(name: string, t: Target, clients: number, o: BenchOptions, dir: string): Promise<WrkRun> {
-  const common = { url: `${t.url}/entities/Shot`, clients, threads: o.wrkThreads, dir, projectId: t.projectId, token: t.token };
-  if (o.warmup > 0) await runWrk({ ...common, seconds: o.warmup, name: `${name}_warmup` });
-  const run = await runWrk({ ...common, seconds: o.duration, name });
+/** One contender: runs `clients` clients for `seconds` (a block or, tagged `warmup`, the warm-up). */
+interface Contender {
+  name: 'pgbench' | 'baseline' | 'bare' | 'gateway';
+  run(clients: number, seconds: number, tag: string): Promise<WrkRun | PgbenchRun>;
+}
+
+/** One wrk run of creates. */
+async function loadWithWrk(name: string, t: Target, clients: number, seconds: number, o: BenchOptions, dir: string): Promise<WrkRun> {
+  const run = await runWrk({ url: `${t.url}/entities/Shot`, clients, threads: o.wrkThreads, dir, projectId: t.projectId, token: t.token, seconds, name });
   log(`${name}: ${run.requestsPerSec.toFixed(1)} req/s, ${run.non2xx} error responses`);
   return run;
+}
+
+/** The Project the bare chain's creates name, written with records' own statement. */
+async function insertProject(databaseUrl: string, id: string, actor: string | null): Promise<void> {
+  const c = new pg.Client({ connectionString: databaseUrl });
+  await c.connect();
+  try {
+    const record = { id, entityType: 'Project', projectId: null, status: null, active: true, thumbnailId: null, createdBy: actor, data: { name: 'bench' } };
+    await c.query(insertWithEventPgStatement(record, undefined));
+  } finally {
+    await c.end();
+  }
 }
 
 async function main(): Promise<number> {
@@ -49,6 +67,7 @@ async function main(): Promise<number> {
     return 2;
   }
   const startedAt = new Date();
+  const loadavgAtStart = loadavg().map((l) => Math.round(l * 100) / 100);
   const failures: string[] = [];
   const notes: string[] = [];
   const phases: PhaseResults[] = [];
@@ -60,6 +79,8 @@ async function main(): Promise<number> {
   const db = await createTestDatabase(undefined, 'rb_bench');
   const natsPrefix = uniquePrefix('bench');
   let stack: Stack | undefined;
+  let bareDb: Awaited<ReturnType<typeof createTestDatabase>> | undefined;
+  let bare: BareChain | undefined;
   try {
     pgVersion = await postgresVersion(db.url);
     let gateway: Target | null = null;
@@ -87,39 +108,85 @@ async function main(): Promise<number> {
     if (shadow.notCopied.length) notes.push(`not copied to ${shadow.schema}: ${shadow.notCopied.join(', ')}`);
     const input = { entityType: 'Shot', projectId, actor, data: { code: 'PGBENCH' } };
 
-    for (const clients of o.clients) {
-      const phase: PhaseResults = { clients, pgbench: null, baseline: null, gateway: null, gatewayOutboxDrainMs: null };
-      phases.push(phase);
-      try {
-        log(`pgbench, ${clients} client(s)`);
-        if (o.warmup > 0) await runPgbench({ databaseUrl: db.url, clients, seconds: o.warmup, dir, schema: shadow.schema, input });
-        phase.pgbench = await runPgbench({ databaseUrl: db.url, clients, seconds: o.duration, dir, schema: shadow.schema, input });
-        log(`pgbench: ${phase.pgbench.tps.toFixed(1)} tps`);
-      } catch (err) {
-        failures.push(`pgbench at ${clients} clients: ${(err as Error).message}`);
-      }
-      try {
-        log(`baseline, ${clients} client(s)`);
-        const baseline = await startBaselineProcess({ databaseUrl: db.url, poolSize: o.pool, schema: shadow.schema, actor });
-        try {
-          phase.baseline = await loadWithWrk(`baseline_c${clients}`, { url: baseline.url, token: null, projectId }, clients, o, dir);
-        } finally {
-          await baseline.stop();
-        }
-      } catch (err) {
-        failures.push(`baseline at ${clients} clients: ${(err as Error).message}`);
-      }
+    // The bare write chain on a database of its own, made by records' migrations (the same
+    // tables, indexes and link triggers) with the same Project: in the stack's database its outbox
+    // rows would be published by the records relay while the other contenders are measured.
+    bareDb = await createTestDatabase(undefined, 'rb_bench_bare');
+    await migrateRecordsSchema(bareDb.url);
+    await insertProject(bareDb.url, projectId, actor);
+    bare = await startBareChain(bareDb.url, { pool: WRITE_POOL_MAX, actor });
+    const baseline = await startBaselineProcess({ databaseUrl: db.url, poolSize: o.pool, schema: shadow.schema, actor });
+    try {
+      const current = { drainMs: [] as number[] };
+      const contenders: Contender[] = [
+        {
+          name: 'pgbench',
+          run: async (clients, seconds) => {
+            const r = await runPgbench({ databaseUrl: db.url, clients, seconds, dir, schema: shadow.schema, input });
+            log(`pgbench c${clients}: ${r.tps.toFixed(1)} tps`);
+            return r;
+          },
+        },
+        {
+          name: 'baseline',
+          run: (clients, seconds, tag) => loadWithWrk(`baseline_c${clients}_${tag}`, { url: baseline.url, token: null, projectId }, clients, seconds, o, dir),
+        },
+        {
+          name: 'bare',
+          run: (clients, seconds, tag) => loadWithWrk(`bare_c${clients}_${tag}`, { url: bare!.url, token: null, projectId }, clients, seconds, o, dir),
+        },
+      ];
       if (gateway) {
-        try {
-          log(`gateway, ${clients} client(s)`);
-          phase.gateway = await loadWithWrk(`gateway_c${clients}`, gateway, clients, o, dir);
-          // Let the event pipeline catch up so the next phase does not pay for this one.
-          phase.gatewayOutboxDrainMs = await waitOutboxEmpty(db.url, 120_000);
-          if (phase.gatewayOutboxDrainMs === null) notes.push(`outbox still not empty 120 s after the gateway phase at ${clients} clients`);
-        } catch (err) {
-          failures.push(`gateway at ${clients} clients: ${(err as Error).message}`);
-        }
+        const gw = gateway;
+        contenders.push({
+          name: 'gateway',
+          run: async (clients, seconds, tag) => {
+            const r = await loadWithWrk(`gateway_c${clients}_${tag}`, gw, clients, seconds, o, dir);
+            // Let the event pipeline catch up so the next block does not pay for this one.
+            const drained = await waitOutboxEmpty(db.url, 120_000);
+            if (drained === null) notes.push(`outbox still not empty 120 s after a gateway block at ${clients} clients`);
+            else if (tag !== 'warmup') current.drainMs.push(drained);
+            return r;
+          },
+        });
       }
+      for (const clients of o.clients) {
+        const runs: Record<string, (WrkRun | PgbenchRun)[]> = { pgbench: [], baseline: [], bare: [], gateway: [] };
+        const drainMs: number[] = [];
+        current.drainMs = drainMs;
+        const blocks = { pgbench: [] as number[], baseline: [] as number[], bare: [] as number[], gateway: [] as number[] };
+        const failed = new Set<string>();
+        const attempt = async (c: Contender, seconds: number, tag: string): Promise<void> => {
+          if (failed.has(c.name)) return;
+          try {
+            const r = await c.run(clients, seconds, tag);
+            if (tag === 'warmup') return;
+            runs[c.name]!.push(r);
+            blocks[c.name as keyof typeof blocks].push('tps' in r ? r.tps : wrkCreatesPerSec(r));
+          } catch (err) {
+            failed.add(c.name);
+            failures.push(`${c.name} at ${clients} clients: ${(err as Error).message}`);
+          }
+        };
+        log(`${clients} client(s): warm-up, then ${o.blocks} alternating block(s) of ${o.duration} s per contender`);
+        if (o.warmup > 0) for (const c of contenders) await attempt(c, o.warmup, 'warmup');
+        for (let b = 0; b < o.blocks; b += 1) {
+          // ABCD, DCBA, …: a drift of the machine over the run weighs on every contender alike.
+          const order = b % 2 === 0 ? contenders : [...contenders].reverse();
+          for (const c of order) await attempt(c, o.duration, `b${b}`);
+        }
+        phases.push({
+          clients,
+          pgbench: combinePgbench(runs.pgbench as PgbenchRun[]),
+          baseline: combineWrk(runs.baseline as WrkRun[]),
+          bare: combineWrk(runs.bare as WrkRun[]),
+          gateway: combineWrk(runs.gateway as WrkRun[]),
+          blocks,
+          gatewayOutboxDrainMs: drainMs.length ? Math.max(...drainMs) : null,
+        });
+      }
+    } finally {
+      await baseline.stop();
     }
 
     if (gateway && !o.skipWs) {
@@ -148,15 +215,17 @@ async function main(): Promise<number> {
   } catch (err) {
     failures.push((err as Error).stack ?? String(err));
   } finally {
+    bare?.stop();
     await stack?.stop().catch((err: Error) => failures.push(`stopping the stack: ${err.message}`));
     if (!o.skipGateway) await deleteStreams(natsPrefix).catch((err: Error) => log(`could not delete streams ${natsPrefix}*: ${err.message}`));
     await db.drop().catch((err: Error) => log(`could not drop ${db.name}: ${err.message}`));
+    await bareDb?.drop().catch((err: Error) => log(`could not drop ${bareDb!.name}: ${err.message}`));
   }
 
   const report: BenchReport = {
     startedAt: startedAt.toISOString(),
     finishedAt: new Date().toISOString(),
-    machine: { cpus: cpus().length, node: process.version, postgres: pgVersion },
+    machine: { cpus: cpus().length, node: process.version, postgres: pgVersion, loadavgAtStart, loadavgAtEnd: loadavg().map((l) => Math.round(l * 100) / 100) },
     options: o,
     notes,
     phases: phases.map((p) => ({ ...p, ratios: ratios(p) })),
@@ -164,7 +233,7 @@ async function main(): Promise<number> {
     targets: checkTargets(phases, ws),
     failures,
   };
-  process.stdout.write(`${formatReport(report, o.duration)}\n`);
+  process.stdout.write(`${formatReport(report, o.duration * o.blocks)}\n`);
   await mkdir(RESULTS_DIR, { recursive: true });
   const file = join(RESULTS_DIR, `${startedAt.toISOString().replace(/[:.]/g, '-')}.json`);
   await writeFile(file, `${JSON.stringify(report, null, 2)}\n`);

@@ -14,6 +14,8 @@ export type { QueryInput, QueryPlan, PlanOptions } from './domain/record.query.j
 export { compileSchema } from './domain/schema.snapshot.js';
 export type { SchemaSnapshot } from './domain/schema.snapshot.js';
 export { queryStatements, runQueryPlan } from './store/query.repository.js';
+export { insertWithEventPgStatement } from './store/record.repository.js';
+export { SCHEMA_VERSION_SQL } from './store/schema.repository.js';
 export type { Statement } from './store/query.repository.js';
 export { QUERY_INDEXES } from './store/query.migration.js';
 export { LINK_INDEXES, LINK_TABLE_OFF_SQL, LINK_TABLE_ON_SQL } from './store/link.migration.js';

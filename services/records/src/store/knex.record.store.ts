@@ -24,6 +24,7 @@ import type {
   StoredSchema,
   WriteGuard,
 } from '../domain/ports.js';
+import { GroupCommit } from './group.commit.js';
 import { OutboxRepository } from './outbox.repository.js';
 import { RecordRepository } from './record.repository.js';
 import { SchemaRepository } from './schema.repository.js';
@@ -55,6 +56,7 @@ export class KnexRecordStore implements RecordStore, SchemaAdminStore, RecordVie
   private readonly shares: ShareRepository;
   private readonly queries: QueryRepository;
   private readonly sitesync: SiteSyncRepository;
+  private readonly group: GroupCommit;
 
   constructor(
     private readonly db: Knex,
@@ -69,6 +71,7 @@ export class KnexRecordStore implements RecordStore, SchemaAdminStore, RecordVie
     this.shares = new ShareRepository(db);
     this.queries = new QueryRepository(queryPool.db);
     this.sitesync = new SiteSyncRepository(db);
+    this.group = new GroupCommit(db);
   }
 
   find(id: string): Promise<StoredRecord | undefined> {
@@ -77,7 +80,11 @@ export class KnexRecordStore implements RecordStore, SchemaAdminStore, RecordVie
 
   insertWithEvent(record: NewRecord, event: OutboxEvent, guard: WriteGuard, idempotency?: IdempotencyClaim): Promise<InsertResult> {
     return guarded(async () => {
-      const row = await this.records.insertWithEvent(record, this.outboxRow(event), guard, idempotency);
+      // A create without an idempotency key goes with the next group commit (group.commit.ts).
+      const row =
+        idempotency === undefined
+          ? await this.group.insert(record, this.outboxRow(event), guard)
+          : await this.records.insertWithEvent(record, this.outboxRow(event), guard, idempotency);
       if (row) return { row };
       return { row: undefined, ...(await this.records.whyNotInserted(record.projectId, guard.links)) };
     }, WRITE_ERRORS);

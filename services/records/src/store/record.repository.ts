@@ -48,7 +48,84 @@ async function one(db: Db, sql: string, params: readonly unknown[]): Promise<Sto
 }
 
 /** Live records of the link's type, as a condition on `l.id` and `l.t`. */
-const LIVE_LINK_TARGET = `exists (select 1 from records.record x where x.id = l.id and x.entity_type = l.t and x.retired_at is null)`;
+export const LIVE_LINK_TARGET = `exists (select 1 from records.record x where x.id = l.id and x.entity_type = l.t and x.retired_at is null)`;
+
+/**
+ * The statement of {@link RecordRepository.insertWithEvent} with Knex's `?` bindings: the record,
+ * its outbox row (without `event`, the record only) and the idempotency key's answer, in one
+ * statement; the link rows come from the triggers on `records.record` (link.migration.ts).
+ */
+export function insertWithEventStatement(
+  v: NewRecord,
+  event: { subject: string; eventId: string; json: string } | undefined,
+  guard?: WriteGuard,
+  idempotency?: IdempotencyClaim,
+): { sql: string; bindings: unknown[] } {
+  const guardSql =
+    guard === undefined
+      ? ''
+      : `and ${SCHEMA_SHARED_LOCK_SQL} and ${SCHEMA_VERSION_SQL} = ?::bigint` +
+        (guard.links.length > 0 ? ` and not exists (select 1 from unnest(?::uuid[], ?::text[]) l(id, t) where not ${LIVE_LINK_TARGET})` : '');
+  const guardParams: unknown[] =
+    guard === undefined
+      ? []
+      : guard.links.length > 0
+        ? [guard.schemaVersion, guard.links.map((l) => l.id), guard.links.map((l) => l.type)]
+        : [guard.schemaVersion];
+  return {
+    sql: `with c as (select clock_timestamp() as ts),
+     r as (
+       insert into records.record
+         (id, entity_type, project_id, status, active, thumbnail_id, created_by, created_at, updated_at, data)
+       select ?, ?, ?::uuid, ?, ?, ?, ?, c.ts, c.ts, ?::jsonb from c
+        where (?::uuid is null
+           or exists (select 1 from records.record p
+                       where p.id = ?::uuid and p.entity_type = 'Project' and p.retired_at is null))
+         ${guardSql}
+       returning ${COLUMNS}
+     )${event === undefined ? '' : ','}
+     ${
+       // Without an event (a batch's create: its events leave as one outbox row), the record only.
+       event === undefined
+         ? ''
+         : `o as (
+       insert into records.outbox (event_id, subject, payload)
+       select ?, ?, ?::jsonb || jsonb_build_object('occurred_at', r.updated_at) from r
+     )`
+     }${
+       // The claimed key's answer is this record: stored by the statement that writes it.
+       idempotency === undefined
+         ? ''
+         : `, k as (
+       update records.idempotency_key set status = 200, record = (select to_jsonb(r) from r)
+        where scope = ? and claim = ?::uuid and status is null and exists (select 1 from r)
+     )`
+     }
+     select * from r`,
+    bindings: [
+      v.id,
+      v.entityType,
+      v.projectId,
+      v.status,
+      v.active,
+      v.thumbnailId,
+      v.createdBy,
+      JSON.stringify(v.data),
+      v.projectId,
+      v.projectId,
+      ...guardParams,
+      ...(event === undefined ? [] : [event.eventId, event.subject, event.json]),
+      ...(idempotency === undefined ? [] : [idempotency.scope, idempotency.claim]),
+    ],
+  };
+}
+
+/** {@link insertWithEventStatement} as `pg` takes it, its bindings numbered `$1..$n`. */
+export function insertWithEventPgStatement(...args: Parameters<typeof insertWithEventStatement>): { text: string; values: unknown[] } {
+  const { sql, bindings } = insertWithEventStatement(...args);
+  let n = 0;
+  return { text: sql.replace(/\?/g, () => `$${++n}`), values: bindings };
+}
 
 /** Statements on `records.record`. */
 export class RecordRepository {
@@ -136,64 +213,8 @@ export class RecordRepository {
     guard?: WriteGuard,
     idempotency?: IdempotencyClaim,
   ): Promise<StoredRecord | undefined> {
-    const guardSql =
-      guard === undefined
-        ? ''
-        : `and ${SCHEMA_SHARED_LOCK_SQL} and ${SCHEMA_VERSION_SQL} = ?::bigint` +
-          (guard.links.length > 0 ? ` and not exists (select 1 from unnest(?::uuid[], ?::text[]) l(id, t) where not ${LIVE_LINK_TARGET})` : '');
-    const guardParams: unknown[] =
-      guard === undefined
-        ? []
-        : guard.links.length > 0
-          ? [guard.schemaVersion, guard.links.map((l) => l.id), guard.links.map((l) => l.type)]
-          : [guard.schemaVersion];
-    return one(
-      this.db,
-      `with c as (select clock_timestamp() as ts),
-       r as (
-         insert into records.record
-           (id, entity_type, project_id, status, active, thumbnail_id, created_by, created_at, updated_at, data)
-         select ?, ?, ?::uuid, ?, ?, ?, ?, c.ts, c.ts, ?::jsonb from c
-          where (?::uuid is null
-             or exists (select 1 from records.record p
-                         where p.id = ?::uuid and p.entity_type = 'Project' and p.retired_at is null))
-           ${guardSql}
-         returning ${COLUMNS}
-       )${event === undefined ? '' : ','}
-       ${
-         // Without an event (a batch's create: its events leave as one outbox row), the record only.
-         event === undefined
-           ? ''
-           : `o as (
-         insert into records.outbox (event_id, subject, payload)
-         select ?, ?, ?::jsonb || jsonb_build_object('occurred_at', r.updated_at) from r
-       )`
-       }${
-         // The claimed key's answer is this record: stored by the statement that writes it.
-         idempotency === undefined
-           ? ''
-           : `, k as (
-         update records.idempotency_key set status = 200, record = (select to_jsonb(r) from r)
-          where scope = ? and claim = ?::uuid and status is null and exists (select 1 from r)
-       )`
-       }
-       select * from r`,
-      [
-        v.id,
-        v.entityType,
-        v.projectId,
-        v.status,
-        v.active,
-        v.thumbnailId,
-        v.createdBy,
-        JSON.stringify(v.data),
-        v.projectId,
-        v.projectId,
-        ...guardParams,
-        ...(event === undefined ? [] : [event.eventId, event.subject, event.json]),
-        ...(idempotency === undefined ? [] : [idempotency.scope, idempotency.claim]),
-      ],
-    );
+    const { sql, bindings } = insertWithEventStatement(v, event, guard, idempotency);
+    return one(this.db, sql, bindings);
   }
 
   /** Overwrites the writable columns of a row and moves its updated_at. */
