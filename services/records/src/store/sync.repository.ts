@@ -23,10 +23,6 @@ const ERRORS = {
   '23505': () => AppError.conflict('duplicate_id', 'a record or mapping of this import exists already; try again'),
 };
 
-/** COLUMNS of the row `t` (an UPDATE … FROM names two relations). */
-const T_COLUMNS = `t.id, t.entity_type, t.project_id, t.status, t.active, t.thumbnail_id, t.created_by,
-  ${sqlIsoMicros('t.created_at')} as created_at, ${sqlIsoMicros('t.updated_at')} as updated_at, t.retired_at is not null as retired, t.data`;
-
 interface MappingRow {
   source: string;
   entity_type: string;
@@ -35,9 +31,9 @@ interface MappingRow {
 }
 const toMapping = (r: MappingRow): SyncMapping => ({ source: r.source, entityType: r.entity_type, externalId: r.external_id, id: r.id });
 
-/** Rows in the order of `ids` (statements return them in any order). */
-function inOrder(rows: Row[], ids: readonly string[]): StoredRecord[] {
-  const byId = new Map(rows.map((r) => [r.id, toStored(r)]));
+/** Each written row's `updated_at`, in the order of `ids` (statements return rows in any order). */
+function stampsInOrder(rows: { id: string; updated_at: string }[], ids: readonly string[]): string[] {
+  const byId = new Map(rows.map((r) => [r.id, r.updated_at]));
   return ids.map((id) => byId.get(id)!);
 }
 
@@ -160,7 +156,7 @@ export class SyncRepository implements SyncStore {
     return `[${parts.join(',')}]`;
   }
 
-  private async insertMany(db: Db, source: string, rows: readonly NewRecord[], events: readonly OutboxEvent[]): Promise<StoredRecord[]> {
+  private async insertMany(db: Db, source: string, rows: readonly NewRecord[], events: readonly OutboxEvent[]): Promise<string[]> {
     const input = rows.map((r) => ({
       id: r.id,
       entity_type: r.entityType,
@@ -171,30 +167,28 @@ export class SyncRepository implements SyncStore {
       created_by: r.createdBy,
       data: r.data,
     }));
-    const res = await db.raw<{ rows: Row[] }>(
+    // Every row of the statement gets the same clock_timestamp(): one value answers for all of them.
+    const res = await db.raw<{ rows: { updated_at: string }[] }>(
       `with c as (select clock_timestamp() as ts),
        v as (select * from jsonb_to_recordset(?::jsonb) as v(id uuid, entity_type text, project_id uuid, status text, active boolean,
                thumbnail_id uuid, created_by uuid, data jsonb, event_id uuid, subject text, ord int, payload jsonb)),
        r as (
          insert into records.record (id, entity_type, project_id, status, active, thumbnail_id, created_by, created_at, updated_at, data)
          select v.id, v.entity_type, v.project_id, v.status, v.active, v.thumbnail_id, v.created_by, c.ts, c.ts, v.data from v, c order by v.ord
-         returning ${COLUMNS}, updated_at as ts
+         returning id, updated_at, ${sqlIsoMicros('updated_at')} as at
        ),
        o as (
          insert into records.outbox (event_id, subject, payload)
-         select v.event_id, v.subject, v.payload || jsonb_build_object('occurred_at', r.updated_at) from v join r on r.id = v.id order by v.ord
+         select v.event_id, v.subject, v.payload || jsonb_build_object('occurred_at', r.at) from v join r on r.id = v.id order by v.ord
        ),
-       w as (insert into records.sync_write (record_id, updated_at, source) select r.id, r.ts, ? from r)
-       select * from r`,
+       w as (insert into records.sync_write (record_id, updated_at, source) select r.id, r.updated_at, ? from r)
+       select ${sqlIsoMicros('c.ts')} as updated_at from c`,
       [this.rowsJson(input, events), source],
     );
-    return inOrder(
-      res.rows,
-      rows.map((r) => r.id),
-    );
+    return rows.map(() => res.rows[0]!.updated_at);
   }
 
-  private async updateMany(db: Db, source: string, updates: readonly SyncUpdate[], events: readonly OutboxEvent[]): Promise<StoredRecord[]> {
+  private async updateMany(db: Db, source: string, updates: readonly SyncUpdate[], events: readonly OutboxEvent[]): Promise<string[]> {
     const ids = updates.map((u) => u.id);
     // The rows read without a lock are locked now, in id order (as every multi-row lock here), and
     // checked: one changed since the import read it means the plan is stale.
@@ -214,7 +208,7 @@ export class SyncRepository implements SyncStore {
       data: u.values.data,
     }));
     // updated_at strictly increases per row (as every update), so each write keeps its own ETag.
-    const res = await db.raw<{ rows: Row[] }>(
+    const res = await db.raw<{ rows: { id: string; updated_at: string }[] }>(
       `with v as (select * from jsonb_to_recordset(?::jsonb) as v(id uuid, project_id uuid, status text, active boolean,
                thumbnail_id uuid, data jsonb, event_id uuid, subject text, ord int, payload jsonb)),
        r as (
@@ -222,16 +216,16 @@ export class SyncRepository implements SyncStore {
             set project_id = v.project_id, status = v.status, active = v.active, thumbnail_id = v.thumbnail_id, data = v.data,
                 updated_at = greatest(clock_timestamp(), t.updated_at + interval '1 microsecond')
            from v where t.id = v.id
-         returning ${T_COLUMNS}, t.updated_at as ts
+         returning t.id, t.updated_at, ${sqlIsoMicros('t.updated_at')} as at
        ),
        o as (
          insert into records.outbox (event_id, subject, payload)
-         select v.event_id, v.subject, v.payload || jsonb_build_object('occurred_at', r.updated_at) from v join r on r.id = v.id order by v.ord
+         select v.event_id, v.subject, v.payload || jsonb_build_object('occurred_at', r.at) from v join r on r.id = v.id order by v.ord
        ),
-       w as (insert into records.sync_write (record_id, updated_at, source) select r.id, r.ts, ? from r)
-       select * from r`,
+       w as (insert into records.sync_write (record_id, updated_at, source) select r.id, r.updated_at, ? from r)
+       select r.id, r.at as updated_at from r`,
       [this.rowsJson(input, events), source],
     );
-    return inOrder(res.rows, ids);
+    return stampsInOrder(res.rows, ids);
   }
 }

@@ -264,8 +264,8 @@ export class SyncImporter {
     }
     if (dryRun) return { answer, events: [] };
     const events: OutboxEvent[] = [];
-    const stamp = (list: OutboxEvent[], rows: StoredRecord[]) =>
-      list.forEach((e, k) => events.push({ ...e, payload: { ...e.payload, occurred_at: rows[k]!.updatedAt } }));
+    const stamp = (list: OutboxEvent[], updatedAt: string[]) =>
+      list.forEach((e, k) => events.push({ ...e, payload: { ...e.payload, occurred_at: updatedAt[k]! } }));
     if (creates.length) stamp(createEvents, await tx.insertMany(source, creates, createEvents));
     if (updates.length) stamp(updateEvents, await tx.updateMany(source, updates, updateEvents));
     if (newMappings.length) await tx.addMappings(newMappings);
