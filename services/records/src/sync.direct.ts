@@ -50,21 +50,7 @@ function timed(tx: SyncTransaction, spent: Spent): SyncTransaction {
 }
 
 export function openDirectSyncImporter(o: { databaseUrl: string; natsPrefix: string; maxEventBytes?: number }): DirectSyncImporter {
-  const db = knex({
-    client: 'pg',
-    connection: o.databaseUrl,
-    pool: {
-      min: 1,
-      max: 2,
-      afterCreate: (conn: { query: (sql: string, cb: (err: Error | null) => void) => void }, done: (err: Error | null, c: unknown) => void) => {
-        if (!process.env.I23_EXPLAIN) return done(null, conn);
-        conn.query(
-          "load 'auto_explain'; set auto_explain.log_min_duration = 15; set auto_explain.log_analyze = on; set auto_explain.log_buffers = on; set auto_explain.log_nested_statements = on",
-          (err) => done(err, conn),
-        );
-      },
-    },
-  });
+  const db = knex({ client: 'pg', connection: o.databaseUrl, pool: { min: 1, max: 2 } });
   const names = natsNames(o.natsPrefix);
   const queryDb = openQueryPool({ databaseUrl: o.databaseUrl, timeoutMs: 10_000, max: 1 });
   const bus = new InProcessBus<RecordsBusTopics>(() => {});

@@ -445,17 +445,17 @@ export interface SyncTransaction {
   deadLinks(links: readonly LinkRef[]): Promise<LinkRef[]>;
   linksOutsideProject(links: readonly LinkRef[], projectId: string | null): Promise<LinkRef[]>;
   /**
-   * Inserts the records with their outbox events (each event's `occurred_at` = its row's `updated_at`)
-   * and remembers each write as `source`'s, in one statement. Answers each row's `updated_at` (ISO, as
-   * StoredRecord's), in input order: nothing else of the rows is sent back.
+   * Inserts the records with their outbox events (each event's `occurred_at` = its row's `updated_at`),
+   * maps each to `source` and its external id (`externalIds`, in the order of `records`) and remembers
+   * each write as `source`'s, in one statement. Answers each row's `updated_at` (ISO, as StoredRecord's),
+   * in input order: nothing else of the rows is sent back.
    */
-  insertMany(source: string, records: readonly NewRecord[], events: readonly OutboxEvent[]): Promise<string[]>;
+  insertMany(source: string, records: readonly NewRecord[], events: readonly OutboxEvent[], externalIds: readonly string[]): Promise<string[]>;
   /**
    * As insertMany for updates (`updated_at` moves strictly forward per row); rows in input order. Writes
    * only when every row still has its `readAt`; otherwise writes nothing and throws StaleSyncRead.
    */
   updateMany(source: string, updates: readonly SyncUpdate[], events: readonly OutboxEvent[]): Promise<string[]>;
-  addMappings(mappings: readonly SyncMapping[]): Promise<void>;
 }
 
 /** What sync needs from storage. */

@@ -1,7 +1,7 @@
 /**
  * Sync on PostgreSQL (docs/architecture.md, "Sync"): implements the SyncStore port. An import is one
- * transaction whose writes are multi-row statements: the records with their outbox rows and echo marks
- * in one statement, the updates likewise, the new mappings in one more. Every public method runs inside
+ * transaction whose writes are multi-row statements: the new records with their outbox rows, mappings
+ * and echo marks in one statement, the updates with theirs in one more. Every public method runs inside
  * `guarded`.
  */
 import type { Knex } from '@mikro-orm/postgresql';
@@ -125,21 +125,8 @@ export class SyncRepository implements SyncStore {
       },
       deadLinks: (links) => records.deadLinks(links),
       linksOutsideProject: (links, projectId) => records.linksOutsideProject(links, projectId),
-      insertMany: (source, rows, events) => this.insertMany(trx, source, rows, events),
+      insertMany: (source, rows, events, externalIds) => this.insertMany(trx, source, rows, events, externalIds),
       updateMany: (source, updates, events) => this.updateMany(trx, source, updates, events),
-      addMappings: async (mappings) => {
-        if (mappings.length === 0) return;
-        await trx.raw(
-          `insert into records.sync_mapping (source, entity_type, external_id, id)
-           select * from unnest(?::text[], ?::text[], ?::text[], ?::uuid[])`,
-          [
-            mappings.map((m) => m.source),
-            mappings.map((m) => m.entityType),
-            mappings.map((m) => m.externalId),
-            mappings.map((m) => m.id),
-          ] as unknown as Knex.RawBinding[],
-        );
-      },
     };
   }
 
@@ -156,8 +143,14 @@ export class SyncRepository implements SyncStore {
     return `[${parts.join(',')}]`;
   }
 
-  private async insertMany(db: Db, source: string, rows: readonly NewRecord[], events: readonly OutboxEvent[]): Promise<string[]> {
-    const input = rows.map((r) => ({
+  private async insertMany(
+    db: Db,
+    source: string,
+    rows: readonly NewRecord[],
+    events: readonly OutboxEvent[],
+    externalIds: readonly string[],
+  ): Promise<string[]> {
+    const input = rows.map((r, k) => ({
       id: r.id,
       entity_type: r.entityType,
       project_id: r.projectId,
@@ -166,12 +159,13 @@ export class SyncRepository implements SyncStore {
       thumbnail_id: r.thumbnailId,
       created_by: r.createdBy,
       data: r.data,
+      external_id: externalIds[k],
     }));
     // Every row of the statement gets the same clock_timestamp(): one value answers for all of them.
     const res = await db.raw<{ rows: { updated_at: string }[] }>(
       `with c as (select clock_timestamp() as ts),
        v as (select * from jsonb_to_recordset(?::jsonb) as v(id uuid, entity_type text, project_id uuid, status text, active boolean,
-               thumbnail_id uuid, created_by uuid, data jsonb, event_id uuid, subject text, ord int, payload jsonb)),
+               thumbnail_id uuid, created_by uuid, data jsonb, external_id text, event_id uuid, subject text, ord int, payload jsonb)),
        r as (
          insert into records.record (id, entity_type, project_id, status, active, thumbnail_id, created_by, created_at, updated_at, data)
          select v.id, v.entity_type, v.project_id, v.status, v.active, v.thumbnail_id, v.created_by, c.ts, c.ts, v.data from v, c order by v.ord
@@ -181,9 +175,10 @@ export class SyncRepository implements SyncStore {
          insert into records.outbox (event_id, subject, payload)
          select v.event_id, v.subject, v.payload || jsonb_build_object('occurred_at', r.at) from v join r on r.id = v.id order by v.ord
        ),
-       w as (insert into records.sync_write (record_id, updated_at, source) select r.id, r.updated_at, ? from r)
+       w as (insert into records.sync_write (record_id, updated_at, source) select r.id, r.updated_at, ? from r),
+       m as (insert into records.sync_mapping (source, entity_type, external_id, id) select ?, v.entity_type, v.external_id, v.id from v)
        select ${sqlIsoMicros('c.ts')} as updated_at from c`,
-      [this.rowsJson(input, events), source],
+      [this.rowsJson(input, events), source, source],
     );
     return rows.map(() => res.rows[0]!.updated_at);
   }

@@ -21,7 +21,6 @@ import {
   type OutboxEvent,
   type RecordValues,
   type StoredRecord,
-  type SyncMapping,
   type SyncStore,
   type SyncTransaction,
   type SyncUpdate,
@@ -243,7 +242,7 @@ export class SyncImporter {
     const createEvents: OutboxEvent[] = [];
     const updates: SyncUpdate[] = [];
     const updateEvents: OutboxEvent[] = [];
-    const newMappings: SyncMapping[] = [];
+    const createdExternalIds: string[] = [];
     for (const [i, plan] of plans.entries()) {
       const item = items[i]!;
       const id = plan.kind === 'create' ? plan.record.id : plan.current.id;
@@ -255,7 +254,7 @@ export class SyncImporter {
         const draft: RecordView = { ...plan.record, createdAt: '', updatedAt: '' };
         creates.push(plan.record);
         createEvents.push(this.event(i, draft, 'create', principal, createChanges(draft)));
-        newMappings.push({ source, entityType: item.entityType, externalId: item.externalId, id });
+        createdExternalIds.push(item.externalId);
       } else if (plan.kind === 'update') {
         const draft: RecordView = { ...toView(plan.current), ...plan.values };
         updates.push({ id, readAt: plan.current.updatedAt, values: plan.values });
@@ -266,9 +265,8 @@ export class SyncImporter {
     const events: OutboxEvent[] = [];
     const stamp = (list: OutboxEvent[], updatedAt: string[]) =>
       list.forEach((e, k) => events.push({ ...e, payload: { ...e.payload, occurred_at: updatedAt[k]! } }));
-    if (creates.length) stamp(createEvents, await tx.insertMany(source, creates, createEvents));
+    if (creates.length) stamp(createEvents, await tx.insertMany(source, creates, createEvents, createdExternalIds));
     if (updates.length) stamp(updateEvents, await tx.updateMany(source, updates, updateEvents));
-    if (newMappings.length) await tx.addMappings(newMappings);
     return { answer, events };
   }
 
