@@ -435,13 +435,16 @@ export interface SyncTransaction {
   /** As RecordTransaction.schemaVersion (under the shared schema lock). */
   schemaVersion(): Promise<number>;
   loadSchema(): Promise<StoredSchema | undefined>;
-  /** The mappings of `source` among `keys` (one statement). */
-  mapped(source: string, keys: readonly { entityType: string; externalId: string }[]): Promise<SyncMapping[]>;
   /**
-   * The rows with these ids, read without a lock (one statement): an unchanged item then writes nothing,
-   * not even a row lock. The rows an import changes are checked again as they are written (updateMany).
+   * The mappings of `source` among `keys` and, of the keys marked `own` (the batch's items), the mapped
+   * records as stored, in one statement. The records are read without a lock: an unchanged item then
+   * writes nothing, not even a row lock. The rows an import changes are checked again as they are
+   * written (updateMany).
    */
-  readMany(ids: readonly string[]): Promise<StoredRecord[]>;
+  mapped(
+    source: string,
+    keys: readonly { entityType: string; externalId: string; own: boolean }[],
+  ): Promise<{ mappings: SyncMapping[]; records: StoredRecord[] }>;
   deadLinks(links: readonly LinkRef[]): Promise<LinkRef[]>;
   linksOutsideProject(links: readonly LinkRef[], projectId: string | null): Promise<LinkRef[]>;
   /**

@@ -23,6 +23,10 @@ const ERRORS = {
   '23505': () => AppError.conflict('duplicate_id', 'a record or mapping of this import exists already; try again'),
 };
 
+/** COLUMNS of the row `r` (the mappings' statement names two relations). */
+const R_COLUMNS = `r.id, r.entity_type, r.project_id, r.status, r.active, r.thumbnail_id, r.created_by,
+  ${sqlIsoMicros('r.created_at')} as created_at, ${sqlIsoMicros('r.updated_at')} as updated_at, r.retired_at is not null as retired, r.data`;
+
 interface MappingRow {
   source: string;
   entity_type: string;
@@ -107,21 +111,21 @@ export class SyncRepository implements SyncStore {
       schemaVersion: () => schema.lockedVersion(),
       loadSchema: () => schema.load(),
       mapped: async (source, keys) => {
-        if (keys.length === 0) return [];
-        const res = await trx.raw<{ rows: MappingRow[] }>(
-          `select m.source, m.entity_type, m.external_id, m.id
-             from unnest(?::text[], ?::text[]) k(t, e)
-             join records.sync_mapping m on m.source = ? and m.entity_type = k.t and m.external_id = k.e`,
-          [keys.map((k) => k.entityType), keys.map((k) => k.externalId), source] as unknown as Knex.RawBinding[],
+        if (keys.length === 0) return { mappings: [], records: [] };
+        const res = await trx.raw<{ rows: (Row & { map_type: string; map_external_id: string; map_id: string })[] }>(
+          `select m.entity_type as map_type, m.external_id as map_external_id, m.id as map_id, ${R_COLUMNS}
+             from unnest(?::text[], ?::text[], ?::boolean[]) k(t, e, own)
+             join records.sync_mapping m on m.source = ? and m.entity_type = k.t and m.external_id = k.e
+             left join records.record r on k.own and r.id = m.id`,
+          [keys.map((k) => k.entityType), keys.map((k) => k.externalId), keys.map((k) => k.own), source] as unknown as Knex.RawBinding[],
         );
-        return res.rows.map(toMapping);
-      },
-      readMany: async (ids) => {
-        if (ids.length === 0) return [];
-        const res = await trx.raw<{ rows: Row[] }>(`select ${COLUMNS} from records.record where id = any(?::uuid[])`, [
-          ids as string[],
-        ] as unknown as Knex.RawBinding[]);
-        return res.rows.map(toStored);
+        const mappings: SyncMapping[] = [];
+        const records: StoredRecord[] = [];
+        for (const row of res.rows) {
+          mappings.push({ source, entityType: row.map_type, externalId: row.map_external_id, id: row.map_id });
+          if (row.id !== null) records.push(toStored(row));
+        }
+        return { mappings, records };
       },
       deadLinks: (links) => records.deadLinks(links),
       linksOutsideProject: (links, projectId) => records.linksOutsideProject(links, projectId),

@@ -149,20 +149,26 @@ export class SyncImporter {
     const schema = await this.schemas.at(version, () => tx.loadSchema());
 
     // Every key the batch names: its items, their projects and their links by external id.
-    const wanted = new Map<string, { entityType: string; externalId: string }>();
-    const want = (entityType: string, externalId: string) => wanted.set(keyOf(entityType, externalId), { entityType, externalId });
+    const wanted = new Map<string, { entityType: string; externalId: string; own: boolean }>();
+    const want = (entityType: string, externalId: string, own: boolean) => {
+      const key = keyOf(entityType, externalId);
+      if (!wanted.has(key)) wanted.set(key, { entityType, externalId, own });
+    };
+    for (const item of items) want(item.entityType, item.externalId, true);
     for (const item of items) {
-      want(item.entityType, item.externalId);
-      if (item.projectExternalId !== undefined) want('Project', item.projectExternalId);
+      if (item.projectExternalId !== undefined) want('Project', item.projectExternalId, false);
       for (const value of Object.values(item.data)) {
         for (const v of Array.isArray(value) ? value : [value]) {
           const link = externalLink(v);
-          if (link) want(link.type, link.externalId);
+          if (link) want(link.type, link.externalId, false);
         }
       }
     }
+    const found = await tx.mapped(source, [...wanted.values()]);
     const mapped = new Map<string, string>();
-    for (const m of await tx.mapped(source, [...wanted.values()])) mapped.set(keyOf(m.entityType, m.externalId), m.id);
+    for (const m of found.mappings) mapped.set(keyOf(m.entityType, m.externalId), m.id);
+    const existing = new Map<string, StoredRecord>();
+    for (const row of found.records) existing.set(row.id, row);
 
     // The batch's own records: mapped ones keep their id, new ones get one now.
     const inBatch = new Map<string, { id: string; index: number; isNew: boolean }>();
@@ -171,9 +177,6 @@ export class SyncImporter {
       const id = mapped.get(key);
       inBatch.set(key, { id: id ?? newId(), index, isNew: id === undefined });
     });
-    const existing = new Map<string, StoredRecord>();
-    const existingIds = [...inBatch.values()].filter((b) => !b.isNew).map((b) => b.id);
-    for (const row of await tx.readMany(existingIds)) existing.set(row.id, row);
     const newIds = new Map<string, string>();
     for (const [key, b] of inBatch) if (b.isNew) newIds.set(b.id, items[b.index]!.entityType);
     const resolve = (type: string, externalId: string): string | undefined => {
