@@ -205,7 +205,6 @@ async function main(): Promise<number> {
 
     const importAll = async (source: string, list: Item[][], expect: 'created' | 'unchanged'): Promise<{ seconds: number; slowestMs: number }> => {
       const t0 = performance.now();
-      log(`PHASE ${source} ${expect} start ${process.hrtime.bigint() / 1000n}`);
       let slowest = 0;
       for (const [k, batch] of list.entries()) {
         const b0 = performance.now();
@@ -215,7 +214,6 @@ async function main(): Promise<number> {
           throw new Error(`batch ${k}: expected ${batch.length} ${expect}, got ${JSON.stringify({ ...res, items: undefined })}`);
         if (k % 20 === 0) log(`${source} ${expect}: batch ${k + 1}/${list.length}`);
       }
-      log(`PHASE ${source} ${expect} end ${process.hrtime.bigint() / 1000n}`);
       return { seconds: (performance.now() - t0) / 1000, slowestMs: slowest };
     };
     const first = await importAll('shotgrid', batches, 'created');

@@ -150,11 +150,12 @@ export class SyncImporter {
 
     // Every key the batch names: its items, their projects and their links by external id.
     const wanted = new Map<string, { entityType: string; externalId: string; own: boolean }>();
-    const want = (entityType: string, externalId: string, own: boolean) => {
-      const key = keyOf(entityType, externalId);
+    const want = (entityType: string, externalId: string, own: boolean, key = keyOf(entityType, externalId)) => {
       if (!wanted.has(key)) wanted.set(key, { entityType, externalId, own });
     };
-    for (const item of items) want(item.entityType, item.externalId, true);
+    // Each item's key, made once (a key is hashed by every map it is looked up in).
+    const itemKeys = items.map((item) => keyOf(item.entityType, item.externalId));
+    items.forEach((item, i) => want(item.entityType, item.externalId, true, itemKeys[i]));
     for (const item of items) {
       if (item.projectExternalId !== undefined) want('Project', item.projectExternalId, false);
       for (const value of Object.values(item.data)) {
@@ -173,7 +174,7 @@ export class SyncImporter {
     // The batch's own records: mapped ones keep their id, new ones get one now.
     const inBatch = new Map<string, { id: string; index: number; isNew: boolean }>();
     items.forEach((item, index) => {
-      const key = keyOf(item.entityType, item.externalId);
+      const key = itemKeys[index]!;
       const id = mapped.get(key);
       inBatch.set(key, { id: id ?? newId(), index, isNew: id === undefined });
     });
@@ -191,7 +192,7 @@ export class SyncImporter {
     for (const [i, item] of items.entries()) {
       const itemProblems: Problem[] = [];
       const data = canonicalLinks(this.resolveLinks(schema, item, resolve, source, itemProblems));
-      const own = inBatch.get(keyOf(item.entityType, item.externalId))!;
+      const own = inBatch.get(itemKeys[i]!)!;
       const current = own.isNew ? undefined : existing.get(own.id);
       let projectId: string | null | undefined = item.projectId;
       if (item.projectExternalId !== undefined) {
