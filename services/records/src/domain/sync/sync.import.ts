@@ -229,14 +229,23 @@ export class SyncImporter {
       problems.push(...located(i, itemProblems));
     }
 
-    // Links: targets created by this batch are checked here (their type), the rest in one statement.
+    // Links: targets created by this batch are checked here (their type), the rest in one statement,
+    // each target once (a batch's thousand Tasks name one Project and a few Shots and Users many times).
     const stored: LinkRef[] = [];
+    const targets = new Map<string, LinkRef>();
+    const targetKey = (link: LinkRef) => keyOf(link.type, link.id);
     for (const link of links) {
       const newType = newIds.get(link.id);
-      if (newType === undefined) stored.push(link);
-      else if (newType !== link.type) problems.push({ loc: link.loc, msg: `no live ${link.type} with id ${link.id}`, type: 'link_not_found' });
+      if (newType === undefined) {
+        stored.push(link);
+        const key = targetKey(link);
+        if (!targets.has(key)) targets.set(key, link);
+      } else if (newType !== link.type) problems.push({ loc: link.loc, msg: `no live ${link.type} with id ${link.id}`, type: 'link_not_found' });
     }
-    for (const dead of await tx.deadLinks(stored)) problems.push({ loc: dead.loc, msg: `no live ${dead.type} with id ${dead.id}`, type: 'link_not_found' });
+    const dead = new Set((await tx.deadLinks([...targets.values()])).map(targetKey));
+    for (const link of stored) {
+      if (dead.has(targetKey(link))) problems.push({ loc: link.loc, msg: `no live ${link.type} with id ${link.id}`, type: 'link_not_found' });
+    }
     for (const check of playlistChecks) problems.push(...(await this.foreignVersions(tx, check, plans)));
     if (problems.length) throw AppError.invalid(problems.sort((a, b) => Number(a.loc[1]) - Number(b.loc[1])));
 
