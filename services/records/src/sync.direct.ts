@@ -1,9 +1,9 @@
 /**
  * The sync import without the services around it (bench/README.md, "Sync import"): records' own
  * SyncImporter and SyncRepository on a pool of their own, in the caller's process — no gateway, no
- * gRPC, no outbox relay, no event consumers. The statements are the ones the service runs; `timing`
- * adds up the time spent in them (each statement of the transaction, and BEGIN/COMMIT), so a caller can
- * tell the SQL apart from the checks around it.
+ * gRPC, no outbox relay, no event consumers. The statements are the ones the service runs; `sqlMs` and
+ * `sqlMsBy` add up the time spent in them (each statement of the transaction, and BEGIN/COMMIT), so a
+ * caller can tell the SQL apart from the checks around it.
  */
 import { knex } from '@mikro-orm/postgresql';
 import { InProcessBus, natsNames, type CallContext } from '@reelbase/lib-platform';
