@@ -11,19 +11,24 @@
  *   4. A second production of the same size from another source (created), and more up to `--rounds`:
  *      memory that grows with what was imported grows again in the last one; a heap that only settled
  *      after the first does not.
- *   5. For comparison, the same rows (as stored) written with plain multi-row INSERTs of 1,000 into a
+ *   5. The floor: with the stack stopped, one more production of the same shape (source `floor`) imported
+ *      by records' own SyncImporter and SyncRepository in this process on a pool of their own (the same
+ *      checks and the same statements, no gateway, gRPC, relay or event consumers), then again unchanged;
+ *      the time spent in its SQL statements is counted apart.
+ *   6. For comparison, the same rows (as stored) written with plain multi-row INSERTs of 1,000 into a
  *      shadow copy of `records.record` (bench_shadow) in the same database, in the same run.
  *   RSS of every service (its /metrics `process_resident_memory_bytes`) before and after each phase;
  *   targets printed PASS or MISS.
  * Prints a table and writes JSON to bench/results/.
  */
 import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { createTestDatabase, deleteStreams, type Stack } from '@reelbase/lib-testkit';
+import { openDirectSyncImporter } from '@reelbase/records';
 import { bootstrapGateway } from './gateway.bootstrap.js';
 import { startBenchStack } from './bench.stack.js';
 import { createShadowTables } from './shadow.schema.js';
@@ -194,6 +199,9 @@ async function main(): Promise<number> {
     const batches = batchesOf(items);
     log(`${items.length} items in ${batches.length} batches`);
     const memBefore = await memory(stack);
+    const loadBefore = loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ');
 
     const importAll = async (source: string, list: Item[][], expect: 'created' | 'unchanged'): Promise<{ seconds: number; slowestMs: number }> => {
       const t0 = performance.now();
@@ -217,12 +225,41 @@ async function main(): Promise<number> {
     const second = await importAll('shotgrid-b', batchesOf(production(shots, 'b')), 'created');
     const memRounds = [memFirst, await memory(stack)];
     // --rounds N: N productions in all; memory is judged on the last one.
+    let lastSeconds = second.seconds;
     for (let round = 3; round <= rounds; round += 1) {
-      await importAll(`shotgrid-${round}`, batchesOf(production(shots, `r${round}`)), 'created');
+      lastSeconds = (await importAll(`shotgrid-${round}`, batchesOf(production(shots, `r${round}`)), 'created')).seconds;
       memRounds.push(await memory(stack));
     }
     const memSecond = memRounds.at(-1)!;
     const memPrevious = memRounds.at(-2)!;
+    const lastRound = rounds > 2 ? lastSeconds : second.seconds;
+
+    // The floor: the stack stopped (no relay publishing, no consumers), the same import in this process.
+    await stack.stop();
+    stack = undefined;
+    const direct = openDirectSyncImporter({ databaseUrl: db.url, natsPrefix });
+    const ctx = { requestId: 'bench-floor', principal: { userId: fx.userId, role: 'Admin' as const, authKind: 'api_key' as const } };
+    const floorBatches = batchesOf(production(shots, 'floor'));
+    const directAll = async (expect: 'created' | 'unchanged'): Promise<{ seconds: number; sqlSeconds: number; sqlSecondsBy: Record<string, number> }> => {
+      const t0 = performance.now();
+      const sql0 = direct.sqlMs;
+      const by0 = new Map(direct.sqlMsBy);
+      for (const [k, batch] of floorBatches.entries()) {
+        const res = await direct.import(JSON.stringify({ source: 'floor', items: batch }), ctx);
+        if (res[expect] !== batch.length) throw new Error(`floor batch ${k}: expected ${batch.length} ${expect}, got ${res[expect]}`);
+      }
+      const sqlSecondsBy: Record<string, number> = {};
+      for (const [name, ms] of direct.sqlMsBy) sqlSecondsBy[name] = Number(((ms - (by0.get(name) ?? 0)) / 1000).toFixed(2));
+      return { seconds: (performance.now() - t0) / 1000, sqlSeconds: (direct.sqlMs - sql0) / 1000, sqlSecondsBy };
+    };
+    let floorCreate: Awaited<ReturnType<typeof directAll>>;
+    let floorAgain: Awaited<ReturnType<typeof directAll>>;
+    try {
+      floorCreate = await directAll('created');
+      floorAgain = await directAll('unchanged');
+    } finally {
+      await direct.close();
+    }
 
     // The same rows, as stored, with plain multi-row INSERTs into a shadow copy of the record table.
     await sql.connect();
@@ -262,6 +299,13 @@ async function main(): Promise<number> {
       reimport_records_per_s: Math.round(items.length / again.seconds),
       reimport_seconds: Number(again.seconds.toFixed(1)),
       second_import_records_per_s: Math.round(items.length / second.seconds),
+      last_import_records_per_s: Math.round(items.length / lastRound),
+      floor_import_records_per_s: Math.round(items.length / floorCreate.seconds),
+      floor_import_sql_records_per_s: Math.round(items.length / floorCreate.sqlSeconds),
+      floor_reimport_records_per_s: Math.round(items.length / floorAgain.seconds),
+      floor_reimport_sql_records_per_s: Math.round(items.length / floorAgain.sqlSeconds),
+      floor_import_sql_seconds_by_statement: floorCreate.sqlSecondsBy,
+      floor_reimport_sql_seconds_by_statement: floorAgain.sqlSecondsBy,
       shadow_insert_records_per_s: Math.round(rows.length / shadowSeconds),
       shadow_insert_seconds: Number(shadowSeconds.toFixed(2)),
       memory_mib_before: memBefore,
@@ -274,9 +318,17 @@ async function main(): Promise<number> {
     process.stdout.write(
       [
         `sync import of a ShotGrid-shaped production: ${items.length} records, ${batches.length} batches of ${BATCH}, one in flight`,
+        `  load average (1, 5, 15 min) at the start: ${loadBefore}; at the end: ${loadavg()
+          .map((l) => l.toFixed(2))
+          .join(' ')}`,
         `  POST /sync/import (created)            ${report.import_records_per_s} records/s  (${report.import_seconds} s, slowest batch ${report.import_slowest_batch_ms} ms)  target ≥ ${TARGET_CREATE}: ${mark(report.import_records_per_s >= TARGET_CREATE)}`,
         `  POST /sync/import again (unchanged)    ${report.reimport_records_per_s} records/s  (${report.reimport_seconds} s, nothing written)  target ≥ ${TARGET_UNCHANGED}: ${mark(report.reimport_records_per_s >= TARGET_UNCHANGED)}`,
         `  a second production (created)          ${report.second_import_records_per_s} records/s`,
+        `  production ${rounds} (created)               ${report.last_import_records_per_s} records/s`,
+        `  floor, in process (created)            ${report.floor_import_records_per_s} records/s  (records' checks and SQL, no gateway/gRPC/relay/consumers; its SQL alone ${report.floor_import_sql_records_per_s} records/s)`,
+        `  floor, in process (unchanged)          ${report.floor_reimport_records_per_s} records/s  (its SQL alone ${report.floor_reimport_sql_records_per_s} records/s)`,
+        `  floor SQL seconds by statement: created ${JSON.stringify(floorCreate.sqlSecondsBy)}; unchanged ${JSON.stringify(floorAgain.sqlSecondsBy)}`,
+        `  gateway / floor: created ${(report.last_import_records_per_s / report.floor_import_records_per_s).toFixed(2)} (production ${rounds} vs floor, same table size), unchanged ${(report.reimport_records_per_s / report.floor_reimport_records_per_s).toFixed(2)}; gateway / floor SQL: created ${(report.last_import_records_per_s / report.floor_import_sql_records_per_s).toFixed(2)}, unchanged ${(report.reimport_records_per_s / report.floor_reimport_sql_records_per_s).toFixed(2)}`,
         `  multi-row INSERT into a shadow table   ${report.shadow_insert_records_per_s} records/s  (${report.shadow_insert_seconds} s, no checks, no events)`,
         `  RSS MiB before:                 ${JSON.stringify(memBefore.rss)}`,
         `  RSS MiB after the first import: ${JSON.stringify(memFirst.rss)}`,

@@ -22,3 +22,5 @@ export { LINK_INDEXES, LINK_TABLE_OFF_SQL, LINK_TABLE_ON_SQL } from './store/lin
 export { FarmRepository, openFarmPool } from './store/farm.repository.js';
 export type { FarmPool } from './store/farm.repository.js';
 export { newLease } from './domain/farm/farm.rules.js';
+export { openDirectSyncImporter } from './sync.direct.js';
+export type { DirectSyncImporter } from './sync.direct.js';

@@ -402,6 +402,36 @@ describe('link hops answer exactly what their EXISTS form answers', () => {
     expect(capped.total).toBe(exists.total);
   });
 
+  it('one INSERT of many rows writes the link rows of each live row it inserted, and only those', async () => {
+    const [target, task, retiredTask, note] = [newId(), newId(), newId(), newId()];
+    const taskData = JSON.stringify({ entity: { type: 'User', id: target }, assignees: [{ type: 'User', id: target.toUpperCase() }] });
+    await sql.query(
+      `insert into records.record (id, entity_type, project_id, status, created_at, updated_at, data, retired_at) values
+         ($1, 'User', null, 'ip', now(), now(), '{"name":"T"}', null),
+         ($2, 'Task', null, 'ip', now(), now(), $5::jsonb, null),
+         ($3, 'Task', null, 'ip', now(), now(), $5::jsonb, now()),
+         ($4, 'Note', null, 'ip', now(), now(), $6::jsonb, null)`,
+      [
+        target,
+        task,
+        retiredTask,
+        note,
+        taskData,
+        JSON.stringify({
+          links: [
+            { type: 'User', id: target },
+            { type: 'User', id: target },
+          ],
+        }),
+      ],
+    );
+    const stored = await storedLinks();
+    expect(stored).toEqual(await expectedLinks());
+    expect(stored.filter((r) => [task, retiredTask, note].some((id) => r.startsWith(id)))).toEqual(
+      [`${task} Task.entity ${target} -`, `${task} Task.assignees[] ${target} -`, `${note} Note.links[] ${target} -`].sort(),
+    );
+  });
+
   it('the cases above run both ways: hops where the form allows, the EXISTS fallback past the cap', async () => {
     let hops = 0;
     let fellBack = 0;

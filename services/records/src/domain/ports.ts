@@ -436,26 +436,30 @@ export interface SyncTransaction {
   /** As RecordTransaction.schemaVersion (under the shared schema lock). */
   schemaVersion(): Promise<number>;
   loadSchema(): Promise<StoredSchema | undefined>;
-  /** The mappings of `source` among `keys` (one statement). */
-  mapped(source: string, keys: readonly { entityType: string; externalId: string }[]): Promise<SyncMapping[]>;
   /**
-   * The rows with these ids, read without a lock (one statement): an unchanged item then writes nothing,
-   * not even a row lock. The rows an import changes are checked again as they are written (updateMany).
+   * The mappings of `source` among `keys` and, of the keys marked `own` (the batch's items), the mapped
+   * records as stored, in one statement. The records are read without a lock: an unchanged item then
+   * writes nothing, not even a row lock. The rows an import changes are checked again as they are
+   * written (updateMany).
    */
-  readMany(ids: readonly string[]): Promise<StoredRecord[]>;
+  mapped(
+    source: string,
+    keys: readonly { entityType: string; externalId: string; own: boolean }[],
+  ): Promise<{ mappings: SyncMapping[]; records: StoredRecord[] }>;
   deadLinks(links: readonly LinkRef[]): Promise<LinkRef[]>;
   linksOutsideProject(links: readonly LinkRef[], projectId: string | null): Promise<LinkRef[]>;
   /**
-   * Inserts the records with their outbox events (each event's `occurred_at` = its row's `updated_at`)
-   * and remembers each write as `source`'s, in one statement; rows in input order.
+   * Inserts the records with their outbox events (each event's `occurred_at` = its row's `updated_at`),
+   * maps each to `source` and its external id (`externalIds`, in the order of `records`) and remembers
+   * each write as `source`'s, in one statement. Answers each row's `updated_at` (ISO, as StoredRecord's),
+   * in input order: nothing else of the rows is sent back.
    */
-  insertMany(source: string, records: readonly NewRecord[], events: readonly OutboxEvent[]): Promise<StoredRecord[]>;
+  insertMany(source: string, records: readonly NewRecord[], events: readonly OutboxEvent[], externalIds: readonly string[]): Promise<string[]>;
   /**
    * As insertMany for updates (`updated_at` moves strictly forward per row); rows in input order. Writes
    * only when every row still has its `readAt`; otherwise writes nothing and throws StaleSyncRead.
    */
-  updateMany(source: string, updates: readonly SyncUpdate[], events: readonly OutboxEvent[]): Promise<StoredRecord[]>;
-  addMappings(mappings: readonly SyncMapping[]): Promise<void>;
+  updateMany(source: string, updates: readonly SyncUpdate[], events: readonly OutboxEvent[]): Promise<string[]>;
 }
 
 /** What sync needs from storage. */

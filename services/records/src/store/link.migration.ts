@@ -81,6 +81,17 @@ const SYNC_SQL = `create or replace function records.record_link_sync() returns 
     return null;
   end $$`;
 
+/**
+ * The insert trigger, one per statement: the rows of every record the statement inserted, from its
+ * transition table, in one INSERT … SELECT (a multi-row insert — a sync import's 1,000 records — runs
+ * one statement here instead of a trigger call and a statement per record).
+ */
+const INSERT_ROWS_SQL = `create or replace function records.record_link_insert_rows() returns trigger language plpgsql as $$
+  begin
+    insert into records.record_link (from_id, link, to_id, project_id) ${linkRowsOf('n', 'inserted n, ')} where n.retired_at is null;
+    return null;
+  end $$`;
+
 /** Fills the table from every live record (the migration, and the bench after a bulk seed). */
 export const LINK_BACKFILL_SQL = `insert into records.record_link (from_id, link, to_id, project_id)
   ${linkRowsOf('r', 'records.record r, ')} where r.retired_at is null`;
@@ -143,6 +154,14 @@ export const LINK_TABLE_SQL: readonly string[] = [
   'analyze records.record_link',
 ];
 
+/** Migration 0012: the per-row insert trigger replaced by INSERT_ROWS_SQL (same name, same rows). */
+export const LINK_INSERT_STATEMENT_SQL: readonly string[] = [
+  INSERT_ROWS_SQL,
+  'drop trigger if exists record_link_insert on records.record',
+  `create trigger record_link_insert after insert on records.record
+     referencing new table as inserted for each statement execute function records.record_link_insert_rows()`,
+];
+
 export class RecordsLinkTableMigration extends Migration {
   override async up(): Promise<void> {
     for (const sql of LINK_TABLE_SQL) this.addSql(sql);
@@ -154,5 +173,17 @@ export class RecordsLinkTableMigration extends Migration {
     this.addSql('drop function if exists records.record_link_sync()');
     this.addSql('drop table if exists records.record_link');
     this.addSql('drop function if exists records.record_links_in(jsonb)');
+  }
+}
+
+export class RecordsLinkInsertStatementMigration extends Migration {
+  override async up(): Promise<void> {
+    for (const sql of LINK_INSERT_STATEMENT_SQL) this.addSql(sql);
+  }
+
+  override async down(): Promise<void> {
+    this.addSql('drop trigger if exists record_link_insert on records.record');
+    this.addSql(LINK_TRIGGER_SQL[0]!);
+    this.addSql('drop function if exists records.record_link_insert_rows()');
   }
 }

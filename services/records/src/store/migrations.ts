@@ -9,7 +9,7 @@ import { RecordsSchemaMigration } from './schema.migration.js';
 import { RecordsViewsMigration } from './views.migration.js';
 import { RecordsQueryIndexesMigration } from './query.migration.js';
 import { RecordsShareLinksMigration } from './share.migration.js';
-import { RecordsLinkTableMigration } from './link.migration.js';
+import { RecordsLinkInsertStatementMigration, RecordsLinkTableMigration } from './link.migration.js';
 import { RecordsFarmMigration } from './farm.migration.js';
 import { RecordsSiteSyncMigration } from './sitesync.migration.js';
 import { RecordsSyncMigration } from './sync.migration.js';
@@ -31,4 +31,5 @@ export const RECORDS_MIGRATIONS: MigrationObject[] = [
   { name: 'records-0010-idempotency', class: RecordsIdempotencyMigration },
   { name: 'records-0011-idempotency-record', class: RecordsIdempotencyRecordMigration },
   { name: 'records-0012-farm-queue-index', class: RecordsFarmQueueMigration },
+  { name: 'records-0013-link-insert-statement', class: RecordsLinkInsertStatementMigration },
 ];

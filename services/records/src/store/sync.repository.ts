@@ -1,7 +1,7 @@
 /**
  * Sync on PostgreSQL (docs/architecture.md, "Sync"): implements the SyncStore port. An import is one
- * transaction whose writes are multi-row statements: the records with their outbox rows and echo marks
- * in one statement, the updates likewise, the new mappings in one more. Every public method runs inside
+ * transaction whose writes are multi-row statements: the new records with their outbox rows, mappings
+ * and echo marks in one statement, the updates with theirs in one more. Every public method runs inside
  * `guarded`.
  */
 import type { Knex } from '@mikro-orm/postgresql';
@@ -23,9 +23,9 @@ const ERRORS = {
   '23505': () => AppError.conflict('duplicate_id', 'a record or mapping of this import exists already; try again'),
 };
 
-/** COLUMNS of the row `t` (an UPDATE … FROM names two relations). */
-const T_COLUMNS = `t.id, t.entity_type, t.project_id, t.status, t.active, t.thumbnail_id, t.created_by,
-  ${sqlIsoMicros('t.created_at')} as created_at, ${sqlIsoMicros('t.updated_at')} as updated_at, t.retired_at is not null as retired, t.data`;
+/** COLUMNS of the row `r` (the mappings' statement names two relations). */
+const R_COLUMNS = `r.id, r.entity_type, r.project_id, r.status, r.active, r.thumbnail_id, r.created_by,
+  ${sqlIsoMicros('r.created_at')} as created_at, ${sqlIsoMicros('r.updated_at')} as updated_at, r.retired_at is not null as retired, r.data`;
 
 interface MappingRow {
   source: string;
@@ -35,9 +35,9 @@ interface MappingRow {
 }
 const toMapping = (r: MappingRow): SyncMapping => ({ source: r.source, entityType: r.entity_type, externalId: r.external_id, id: r.id });
 
-/** Rows in the order of `ids` (statements return them in any order). */
-function inOrder(rows: Row[], ids: readonly string[]): StoredRecord[] {
-  const byId = new Map(rows.map((r) => [r.id, toStored(r)]));
+/** Each written row's `updated_at`, in the order of `ids` (statements return rows in any order). */
+function stampsInOrder(rows: { id: string; updated_at: string }[], ids: readonly string[]): string[] {
+  const byId = new Map(rows.map((r) => [r.id, r.updated_at]));
   return ids.map((id) => byId.get(id)!);
 }
 
@@ -111,39 +111,26 @@ export class SyncRepository implements SyncStore {
       schemaVersion: () => schema.lockedVersion(),
       loadSchema: () => schema.load(),
       mapped: async (source, keys) => {
-        if (keys.length === 0) return [];
-        const res = await trx.raw<{ rows: MappingRow[] }>(
-          `select m.source, m.entity_type, m.external_id, m.id
-             from unnest(?::text[], ?::text[]) k(t, e)
-             join records.sync_mapping m on m.source = ? and m.entity_type = k.t and m.external_id = k.e`,
-          [keys.map((k) => k.entityType), keys.map((k) => k.externalId), source] as unknown as Knex.RawBinding[],
+        if (keys.length === 0) return { mappings: [], records: [] };
+        const res = await trx.raw<{ rows: (Row & { map_type: string; map_external_id: string; map_id: string })[] }>(
+          `select m.entity_type as map_type, m.external_id as map_external_id, m.id as map_id, ${R_COLUMNS}
+             from unnest(?::text[], ?::text[], ?::boolean[]) k(t, e, own)
+             join records.sync_mapping m on m.source = ? and m.entity_type = k.t and m.external_id = k.e
+             left join records.record r on k.own and r.id = m.id`,
+          [keys.map((k) => k.entityType), keys.map((k) => k.externalId), keys.map((k) => k.own), source] as unknown as Knex.RawBinding[],
         );
-        return res.rows.map(toMapping);
-      },
-      readMany: async (ids) => {
-        if (ids.length === 0) return [];
-        const res = await trx.raw<{ rows: Row[] }>(`select ${COLUMNS} from records.record where id = any(?::uuid[])`, [
-          ids as string[],
-        ] as unknown as Knex.RawBinding[]);
-        return res.rows.map(toStored);
+        const mappings: SyncMapping[] = [];
+        const records: StoredRecord[] = [];
+        for (const row of res.rows) {
+          mappings.push({ source, entityType: row.map_type, externalId: row.map_external_id, id: row.map_id });
+          if (row.id !== null) records.push(toStored(row));
+        }
+        return { mappings, records };
       },
       deadLinks: (links) => records.deadLinks(links),
       linksOutsideProject: (links, projectId) => records.linksOutsideProject(links, projectId),
-      insertMany: (source, rows, events) => this.insertMany(trx, source, rows, events),
+      insertMany: (source, rows, events, externalIds) => this.insertMany(trx, source, rows, events, externalIds),
       updateMany: (source, updates, events) => this.updateMany(trx, source, updates, events),
-      addMappings: async (mappings) => {
-        if (mappings.length === 0) return;
-        await trx.raw(
-          `insert into records.sync_mapping (source, entity_type, external_id, id)
-           select * from unnest(?::text[], ?::text[], ?::text[], ?::uuid[])`,
-          [
-            mappings.map((m) => m.source),
-            mappings.map((m) => m.entityType),
-            mappings.map((m) => m.externalId),
-            mappings.map((m) => m.id),
-          ] as unknown as Knex.RawBinding[],
-        );
-      },
     };
   }
 
@@ -160,8 +147,14 @@ export class SyncRepository implements SyncStore {
     return `[${parts.join(',')}]`;
   }
 
-  private async insertMany(db: Db, source: string, rows: readonly NewRecord[], events: readonly OutboxEvent[]): Promise<StoredRecord[]> {
-    const input = rows.map((r) => ({
+  private async insertMany(
+    db: Db,
+    source: string,
+    rows: readonly NewRecord[],
+    events: readonly OutboxEvent[],
+    externalIds: readonly string[],
+  ): Promise<string[]> {
+    const input = rows.map((r, k) => ({
       id: r.id,
       entity_type: r.entityType,
       project_id: r.projectId,
@@ -170,31 +163,31 @@ export class SyncRepository implements SyncStore {
       thumbnail_id: r.thumbnailId,
       created_by: r.createdBy,
       data: r.data,
+      external_id: externalIds[k],
     }));
-    const res = await db.raw<{ rows: Row[] }>(
+    // Every row of the statement gets the same clock_timestamp(): one value answers for all of them.
+    const res = await db.raw<{ rows: { updated_at: string }[] }>(
       `with c as (select clock_timestamp() as ts),
        v as (select * from jsonb_to_recordset(?::jsonb) as v(id uuid, entity_type text, project_id uuid, status text, active boolean,
-               thumbnail_id uuid, created_by uuid, data jsonb, event_id uuid, subject text, ord int, payload jsonb)),
+               thumbnail_id uuid, created_by uuid, data jsonb, external_id text, event_id uuid, subject text, ord int, payload jsonb)),
        r as (
          insert into records.record (id, entity_type, project_id, status, active, thumbnail_id, created_by, created_at, updated_at, data)
          select v.id, v.entity_type, v.project_id, v.status, v.active, v.thumbnail_id, v.created_by, c.ts, c.ts, v.data from v, c order by v.ord
-         returning ${COLUMNS}, updated_at as ts
+         returning id, updated_at, ${sqlIsoMicros('updated_at')} as at
        ),
        o as (
          insert into records.outbox (event_id, subject, payload)
-         select v.event_id, v.subject, v.payload || jsonb_build_object('occurred_at', r.updated_at) from v join r on r.id = v.id order by v.ord
+         select v.event_id, v.subject, v.payload || jsonb_build_object('occurred_at', r.at) from v join r on r.id = v.id order by v.ord
        ),
-       w as (insert into records.sync_write (record_id, updated_at, source) select r.id, r.ts, ? from r)
-       select * from r`,
-      [this.rowsJson(input, events), source],
+       w as (insert into records.sync_write (record_id, updated_at, source) select r.id, r.updated_at, ? from r),
+       m as (insert into records.sync_mapping (source, entity_type, external_id, id) select ?, v.entity_type, v.external_id, v.id from v)
+       select ${sqlIsoMicros('c.ts')} as updated_at from c`,
+      [this.rowsJson(input, events), source, source],
     );
-    return inOrder(
-      res.rows,
-      rows.map((r) => r.id),
-    );
+    return rows.map(() => res.rows[0]!.updated_at);
   }
 
-  private async updateMany(db: Db, source: string, updates: readonly SyncUpdate[], events: readonly OutboxEvent[]): Promise<StoredRecord[]> {
+  private async updateMany(db: Db, source: string, updates: readonly SyncUpdate[], events: readonly OutboxEvent[]): Promise<string[]> {
     const ids = updates.map((u) => u.id);
     // The rows read without a lock are locked now, in id order (as every multi-row lock here), and
     // checked: one changed since the import read it means the plan is stale.
@@ -214,7 +207,7 @@ export class SyncRepository implements SyncStore {
       data: u.values.data,
     }));
     // updated_at strictly increases per row (as every update), so each write keeps its own ETag.
-    const res = await db.raw<{ rows: Row[] }>(
+    const res = await db.raw<{ rows: { id: string; updated_at: string }[] }>(
       `with v as (select * from jsonb_to_recordset(?::jsonb) as v(id uuid, project_id uuid, status text, active boolean,
                thumbnail_id uuid, data jsonb, event_id uuid, subject text, ord int, payload jsonb)),
        r as (
@@ -222,16 +215,16 @@ export class SyncRepository implements SyncStore {
             set project_id = v.project_id, status = v.status, active = v.active, thumbnail_id = v.thumbnail_id, data = v.data,
                 updated_at = greatest(clock_timestamp(), t.updated_at + interval '1 microsecond')
            from v where t.id = v.id
-         returning ${T_COLUMNS}, t.updated_at as ts
+         returning t.id, t.updated_at, ${sqlIsoMicros('t.updated_at')} as at
        ),
        o as (
          insert into records.outbox (event_id, subject, payload)
-         select v.event_id, v.subject, v.payload || jsonb_build_object('occurred_at', r.updated_at) from v join r on r.id = v.id order by v.ord
+         select v.event_id, v.subject, v.payload || jsonb_build_object('occurred_at', r.at) from v join r on r.id = v.id order by v.ord
        ),
-       w as (insert into records.sync_write (record_id, updated_at, source) select r.id, r.ts, ? from r)
-       select * from r`,
+       w as (insert into records.sync_write (record_id, updated_at, source) select r.id, r.updated_at, ? from r)
+       select r.id, r.at as updated_at from r`,
       [this.rowsJson(input, events), source],
     );
-    return inOrder(res.rows, ids);
+    return stampsInOrder(res.rows, ids);
   }
 }

@@ -21,7 +21,6 @@ import {
   type OutboxEvent,
   type RecordValues,
   type StoredRecord,
-  type SyncMapping,
   type SyncStore,
   type SyncTransaction,
   type SyncUpdate,
@@ -150,31 +149,35 @@ export class SyncImporter {
     const schema = await this.schemas.at(version, () => tx.loadSchema());
 
     // Every key the batch names: its items, their projects and their links by external id.
-    const wanted = new Map<string, { entityType: string; externalId: string }>();
-    const want = (entityType: string, externalId: string) => wanted.set(keyOf(entityType, externalId), { entityType, externalId });
+    const wanted = new Map<string, { entityType: string; externalId: string; own: boolean }>();
+    const want = (entityType: string, externalId: string, own: boolean, key = keyOf(entityType, externalId)) => {
+      if (!wanted.has(key)) wanted.set(key, { entityType, externalId, own });
+    };
+    // Each item's key, made once (a key is hashed by every map it is looked up in).
+    const itemKeys = items.map((item) => keyOf(item.entityType, item.externalId));
+    items.forEach((item, i) => want(item.entityType, item.externalId, true, itemKeys[i]));
     for (const item of items) {
-      want(item.entityType, item.externalId);
-      if (item.projectExternalId !== undefined) want('Project', item.projectExternalId);
+      if (item.projectExternalId !== undefined) want('Project', item.projectExternalId, false);
       for (const value of Object.values(item.data)) {
         for (const v of Array.isArray(value) ? value : [value]) {
           const link = externalLink(v);
-          if (link) want(link.type, link.externalId);
+          if (link) want(link.type, link.externalId, false);
         }
       }
     }
+    const found = await tx.mapped(source, [...wanted.values()]);
     const mapped = new Map<string, string>();
-    for (const m of await tx.mapped(source, [...wanted.values()])) mapped.set(keyOf(m.entityType, m.externalId), m.id);
+    for (const m of found.mappings) mapped.set(keyOf(m.entityType, m.externalId), m.id);
+    const existing = new Map<string, StoredRecord>();
+    for (const row of found.records) existing.set(row.id, row);
 
     // The batch's own records: mapped ones keep their id, new ones get one now.
     const inBatch = new Map<string, { id: string; index: number; isNew: boolean }>();
     items.forEach((item, index) => {
-      const key = keyOf(item.entityType, item.externalId);
+      const key = itemKeys[index]!;
       const id = mapped.get(key);
       inBatch.set(key, { id: id ?? newId(), index, isNew: id === undefined });
     });
-    const existing = new Map<string, StoredRecord>();
-    const existingIds = [...inBatch.values()].filter((b) => !b.isNew).map((b) => b.id);
-    for (const row of await tx.readMany(existingIds)) existing.set(row.id, row);
     const newIds = new Map<string, string>();
     for (const [key, b] of inBatch) if (b.isNew) newIds.set(b.id, items[b.index]!.entityType);
     const resolve = (type: string, externalId: string): string | undefined => {
@@ -189,7 +192,7 @@ export class SyncImporter {
     for (const [i, item] of items.entries()) {
       const itemProblems: Problem[] = [];
       const data = canonicalLinks(this.resolveLinks(schema, item, resolve, source, itemProblems));
-      const own = inBatch.get(keyOf(item.entityType, item.externalId))!;
+      const own = inBatch.get(itemKeys[i]!)!;
       const current = own.isNew ? undefined : existing.get(own.id);
       let projectId: string | null | undefined = item.projectId;
       if (item.projectExternalId !== undefined) {
@@ -226,14 +229,23 @@ export class SyncImporter {
       problems.push(...located(i, itemProblems));
     }
 
-    // Links: targets created by this batch are checked here (their type), the rest in one statement.
+    // Links: targets created by this batch are checked here (their type), the rest in one statement,
+    // each target once (a batch's thousand Tasks name one Project and a few Shots and Users many times).
     const stored: LinkRef[] = [];
+    const targets = new Map<string, LinkRef>();
+    const targetKey = (link: LinkRef) => keyOf(link.type, link.id);
     for (const link of links) {
       const newType = newIds.get(link.id);
-      if (newType === undefined) stored.push(link);
-      else if (newType !== link.type) problems.push({ loc: link.loc, msg: `no live ${link.type} with id ${link.id}`, type: 'link_not_found' });
+      if (newType === undefined) {
+        stored.push(link);
+        const key = targetKey(link);
+        if (!targets.has(key)) targets.set(key, link);
+      } else if (newType !== link.type) problems.push({ loc: link.loc, msg: `no live ${link.type} with id ${link.id}`, type: 'link_not_found' });
     }
-    for (const dead of await tx.deadLinks(stored)) problems.push({ loc: dead.loc, msg: `no live ${dead.type} with id ${dead.id}`, type: 'link_not_found' });
+    const dead = new Set((await tx.deadLinks([...targets.values()])).map(targetKey));
+    for (const link of stored) {
+      if (dead.has(targetKey(link))) problems.push({ loc: link.loc, msg: `no live ${link.type} with id ${link.id}`, type: 'link_not_found' });
+    }
     for (const check of playlistChecks) problems.push(...(await this.foreignVersions(tx, check, plans)));
     if (problems.length) throw AppError.invalid(problems.sort((a, b) => Number(a.loc[1]) - Number(b.loc[1])));
 
@@ -243,7 +255,7 @@ export class SyncImporter {
     const createEvents: OutboxEvent[] = [];
     const updates: SyncUpdate[] = [];
     const updateEvents: OutboxEvent[] = [];
-    const newMappings: SyncMapping[] = [];
+    const createdExternalIds: string[] = [];
     for (const [i, plan] of plans.entries()) {
       const item = items[i]!;
       const id = plan.kind === 'create' ? plan.record.id : plan.current.id;
@@ -255,7 +267,7 @@ export class SyncImporter {
         const draft: RecordView = { ...plan.record, createdAt: '', updatedAt: '' };
         creates.push(plan.record);
         createEvents.push(this.event(i, draft, 'create', principal, createChanges(draft)));
-        newMappings.push({ source, entityType: item.entityType, externalId: item.externalId, id });
+        createdExternalIds.push(item.externalId);
       } else if (plan.kind === 'update') {
         const draft: RecordView = { ...toView(plan.current), ...plan.values };
         updates.push({ id, readAt: plan.current.updatedAt, values: plan.values });
@@ -264,11 +276,10 @@ export class SyncImporter {
     }
     if (dryRun) return { answer, events: [] };
     const events: OutboxEvent[] = [];
-    const stamp = (list: OutboxEvent[], rows: StoredRecord[]) =>
-      list.forEach((e, k) => events.push({ ...e, payload: { ...e.payload, occurred_at: rows[k]!.updatedAt } }));
-    if (creates.length) stamp(createEvents, await tx.insertMany(source, creates, createEvents));
+    const stamp = (list: OutboxEvent[], updatedAt: string[]) =>
+      list.forEach((e, k) => events.push({ ...e, payload: { ...e.payload, occurred_at: updatedAt[k]! } }));
+    if (creates.length) stamp(createEvents, await tx.insertMany(source, creates, createEvents, createdExternalIds));
     if (updates.length) stamp(updateEvents, await tx.updateMany(source, updates, updateEvents));
-    if (newMappings.length) await tx.addMappings(newMappings);
     return { answer, events };
   }
 
