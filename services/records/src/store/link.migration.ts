@@ -154,7 +154,7 @@ export const LINK_TABLE_SQL: readonly string[] = [
   'analyze records.record_link',
 ];
 
-/** Migration 0012: the per-row insert trigger replaced by INSERT_ROWS_SQL (same name, same rows). */
+/** Migration 0013: the per-row insert trigger replaced by INSERT_ROWS_SQL (same name, same rows). */
 export const LINK_INSERT_STATEMENT_SQL: readonly string[] = [
   INSERT_ROWS_SQL,
   'drop trigger if exists record_link_insert on records.record',
