@@ -49,8 +49,8 @@ export interface OutboxRelayOptions {
   afterPublish?: () => void;
 }
 
-/** Outcome of one locked pass over the outbox. */
-type Pass = { published: number; more: boolean; error?: unknown } | 'locked';
+/** Outcome of one locked drain of the outbox. */
+type Pass = { published: number; error?: unknown } | 'locked';
 
 export class OutboxRelay {
   private readonly js: JetStreamClient;
@@ -65,6 +65,9 @@ export class OutboxRelay {
   private stopped = true;
   /** Seqs published and acknowledged, deleted by the next drain step. */
   private publishedSeqs: string[] = [];
+  /** Commits announced by {@link nudge}, and their count when the last drain step was issued. */
+  private commits = 0;
+  private commitsSeen = 0;
   private readonly session: RelaySession;
 
   constructor(private readonly opts: OutboxRelayOptions) {
@@ -92,6 +95,7 @@ export class OutboxRelay {
 
   /** Asks for a drain as soon as possible (called after each commit). */
   nudge(): void {
+    this.commits++;
     if (this.stopped || Date.now() < this.retryAt) return;
     void this.drain();
   }
@@ -138,13 +142,8 @@ export class OutboxRelay {
 
   private async drainAll(): Promise<void> {
     try {
-      let pass: Pass;
-      for (;;) {
-        pass = await this.pass();
-        if (pass === 'locked') break;
-        if (pass.error !== undefined) throw pass.error;
-        if (!pass.more) break;
-      }
+      const pass = await this.pass();
+      if (pass !== 'locked' && pass.error !== undefined) throw pass.error;
       this.failures = 0;
       this.retryAt = 0;
       if (pass !== 'locked') {
@@ -188,38 +187,77 @@ export class OutboxRelay {
   }
 
   /**
-   * One drain step: (as the lock holder) delete what the last step published and read the
-   * next batch in one statement, publish it in order, await the acks. The acknowledged rows
-   * are deleted by the next step, so a crash in between re-publishes them and JetStream
-   * drops the copies (Nats-Msg-Id); consumers drop them by event id after that.
+   * Drains until a step finds nothing (as the lock holder). Each step is one statement that
+   * deletes what earlier steps published and reads the next batch; a batch is published in
+   * order and its acks awaited together. The statement that reads the next batch runs while
+   * the current batch's acks are awaited (it leaves that batch's rows alone), so a busy outbox
+   * pays for the larger of the two round trips, not their sum; the next batch is published
+   * only once every row of the current one is acknowledged, so rows still reach the stream in
+   * `seq` order. Rows are deleted only by a statement issued after their acks, so a crash in
+   * between re-publishes them and JetStream drops the copies (Nats-Msg-Id); consumers drop
+   * them by event id after that.
    */
   private async pass(): Promise<Pass> {
     const batchSize = this.opts.batchSize ?? 200;
     const timeout = this.opts.publishTimeoutMs ?? 5000;
-    const rows = await guarded(async () => {
-      if (!(await this.session.acquire())) return 'locked' as const;
-      return this.table.nextBatch(this.session, this.publishedSeqs, batchSize);
-    });
-    if (rows === 'locked') return 'locked';
+    const step = (remove: readonly string[], skip: readonly string[]) =>
+      guarded(async () => {
+        if (!(await this.session.acquire())) return 'locked' as const;
+        // This step sees every commit announced so far.
+        this.commitsSeen = this.commits;
+        return this.table.nextBatch(this.session, remove, batchSize, skip);
+      });
+    let published = 0;
+    let first = await step(this.publishedSeqs, []);
+    if (first === 'locked') return 'locked';
     this.publishedSeqs = [];
-    if (rows.length === 0) return { published: 0, more: false };
-    // Publishes are issued back to back on one connection, so the stream stores them in
-    // seq order; only the acks are awaited together.
-    const acks = rows.map((r) => this.js.publish(r.subject, this.body(r), { msgID: r.eventId, timeout }));
-    const settled = await Promise.allSettled(acks);
-    const firstFailure = settled.findIndex((s) => s.status === 'rejected');
-    const done = firstFailure === -1 ? settled.length : firstFailure;
-    for (const s of settled.slice(0, done)) {
-      if (s.status === 'fulfilled') this.published.inc({ duplicate: String(s.value.duplicate) });
+    let rows: OutboxRow[] = first;
+    while (rows.length > 0) {
+      // Publishes are issued back to back on one connection, so the stream stores them in
+      // seq order; only the acks are awaited together.
+      const acks = rows.map((r) => this.js.publish(r.subject, this.body(r), { msgID: r.eventId, timeout }));
+      const remove = this.publishedSeqs;
+      // Read on while the acks are awaited only when a commit was announced since the last
+      // step: otherwise that read would most likely find nothing and cost a statement.
+      const next =
+        this.commits !== this.commitsSeen
+          ? step(
+              remove,
+              rows.map((r) => r.seq),
+            ).then(
+              (v) => ({ ok: true as const, v }),
+              (err: unknown) => ({ ok: false as const, err }),
+            )
+          : null;
+      const settled = await Promise.allSettled(acks);
+      const firstFailure = settled.findIndex((s) => s.status === 'rejected');
+      const done = firstFailure === -1 ? settled.length : firstFailure;
+      for (const s of settled.slice(0, done)) {
+        if (s.status === 'fulfilled') this.published.inc({ duplicate: String(s.value.duplicate) });
+      }
+      if (done > 0) this.opts.afterPublish?.();
+      published += done;
+      const read = next ? await next : null;
+      // Only the acknowledged prefix is deleted (by a later statement): the rest is retried in
+      // order (a later row that did get through is dropped by JetStream as a duplicate on retry).
+      const acked = rows.slice(0, done).map((r) => r.seq);
+      const removed = read !== null && read.ok && read.v !== 'locked';
+      this.publishedSeqs = removed ? acked : [...remove, ...acked];
+      if (firstFailure !== -1) {
+        return { published, error: (settled[firstFailure] as PromiseRejectedResult).reason };
+      }
+      if (read && !read.ok) return { published, error: read.err };
+      if (read?.v === 'locked') return 'locked';
+      rows = read ? (read.v as OutboxRow[]) : [];
+      if (rows.length === 0 && this.publishedSeqs.length > 0) {
+        // The batch is published and nothing was read beside it: one more step deletes its
+        // rows and looks for more.
+        first = await step(this.publishedSeqs, []);
+        if (first === 'locked') return 'locked';
+        this.publishedSeqs = [];
+        rows = first;
+      }
     }
-    if (done > 0) this.opts.afterPublish?.();
-    // Only the acknowledged prefix is deleted: the rest is retried in order (a later row
-    // that did get through is dropped by JetStream as a duplicate on retry).
-    this.publishedSeqs = rows.slice(0, done).map((r) => r.seq);
-    if (firstFailure !== -1) {
-      return { published: done, more: false, error: (settled[firstFailure] as PromiseRejectedResult).reason };
-    }
-    // Go round once more even after a short batch: that step deletes these rows.
-    return { published: rows.length, more: true };
+    return { published };
   }
 }

@@ -33,18 +33,19 @@ export class OutboxTable {
   }
 
   /**
-   * One drain step in one statement: deletes the rows published by the previous step and
-   * reads the next batch in publication order. The read sees the snapshot from before the
-   * delete, so the deleted rows are excluded explicitly.
+   * One drain step in one statement: deletes the rows in `published` (published by earlier
+   * steps) and reads the next batch in publication order, leaving out the rows in `skip`
+   * (published, not yet acknowledged). The read sees the snapshot from before the delete, so
+   * the deleted rows are excluded explicitly.
    */
-  async nextBatch(session: OutboxSession, published: readonly string[], limit: number): Promise<OutboxRow[]> {
+  async nextBatch(session: OutboxSession, published: readonly string[], limit: number, skip: readonly string[] = []): Promise<OutboxRow[]> {
     const rows = await session.query<{ seq: string; event_id: string; subject: string; payload: StreamEvent }>(
       `with d as (delete from ${this.name} where seq = any($1::bigint[]))
        select seq, event_id, subject, payload from ${this.name}
-        where seq <> all($1::bigint[])
+        where seq <> all($1::bigint[]) and seq <> all($3::bigint[])
         order by seq
         limit $2`,
-      [`{${published.join(',')}}`, limit],
+      [`{${published.join(',')}}`, limit, `{${skip.join(',')}}`],
     );
     return rows.map((r) => ({ seq: String(r.seq), eventId: r.event_id, subject: r.subject, payload: r.payload }));
   }
