@@ -115,10 +115,12 @@ export class BatchAppender {
     });
     for (const p of batch) p.msg.ack();
     this.metrics.appended.inc(result.rows.length);
-    result.rows.forEach((row, i) => {
-      const lag = (Date.parse(result.createdAt[i]!) - Date.parse(row.occurred_at)) / 1000;
+    // The row's created_at is the write's occurred_at, so the lag is measured against the clock now.
+    const now = Date.now();
+    for (const row of result.rows) {
+      const lag = (now - Date.parse(row.occurred_at)) / 1000;
       if (Number.isFinite(lag)) this.metrics.writeToLog.observe(Math.max(0, lag));
-    });
+    }
     if (result.duplicates) this.metrics.duplicates.inc(result.duplicates);
     return result.last;
   }

@@ -20,7 +20,7 @@ export interface WriterMetrics {
   active: Gauge;
   /** Time to append and commit one batch. */
   batchDuration: Histogram;
-  /** From the write's commit in records (occurred_at) to its row in the log (created_at). */
+  /** From the write's commit in records (occurred_at) to the commit of its row in the log. */
   writeToLog: Histogram;
 }
 
@@ -35,7 +35,7 @@ export function createWriterMetrics(metrics: Metrics): WriterMetrics {
     batchDuration: metrics.histogram('events_batch_duration_seconds', 'Time to append and commit one batch'),
     writeToLog: metrics.histogram(
       'events_write_to_log_seconds',
-      "From a write's commit (occurred_at) to its event's row in the log (created_at)",
+      "From a write's commit (occurred_at) to the commit of its event's row in the log",
       [],
       [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
     ),
