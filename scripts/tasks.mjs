@@ -165,6 +165,10 @@ const tasks = {
     await build();
     await run(process.execPath, [join(ROOT, 'bench/dist/addons.js'), ...args]);
   },
+  async 'bench:lone'(args) {
+    await build();
+    await run(process.execPath, [join(ROOT, 'bench/dist/write.probe.js'), ...args]);
+  },
   async 'bench:import'(args) {
     await build();
     await run(process.execPath, [join(ROOT, 'bench/dist/sync.js'), ...args]);

@@ -1,13 +1,13 @@
 /**
  * The one outbox relay against the real PostgreSQL and NATS: two relays (two replicas) on one
  * table publish every row exactly once in `seq` order, a commit wakes the relay at once (no
- * poll), a row published before a crash is re-published as a JetStream duplicate and then
+ * poll; on the next turn of the event loop, after the committing code ran on), a row published before a crash is re-published as a JetStream duplicate and then
  * deleted, and a second table with its own lock drains independently.
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../lib-testkit/src/database.js';
 import { deleteStreams, uniquePrefix } from '../../lib-testkit/src/nats.js';
 import { InProcessBus } from '../src/bus.js';
@@ -166,6 +166,25 @@ describe('OutboxRelay (PostgreSQL + NATS)', () => {
     expect(out.map((m) => m.event.event_id)).toEqual(events.map((e) => e.event_id));
     const text = await metrics.registry.metrics();
     expect(text).toMatch(/^outbox_published_total\{duplicate="false"[^}]*\} 60$/m);
+    await r.stop();
+  });
+
+  it('starts the drain a commit asks for after the committing code has run on, once for the commits of a turn', async () => {
+    const bus = new InProcessBus<OutboxTopics>();
+    const r = relay(a, 'relay_a.outbox', 'test:outbox-relay', new Metrics('outbox-wake-later'), 60_000);
+    r.wakeOn(bus);
+    r.start();
+    await new Promise((res) => setTimeout(res, 300));
+    const before = (await published()).length;
+    const drain = vi.spyOn(r, 'drain');
+    const two = [event(4), event(5)];
+    await append(table, two);
+    for (const e of two) bus.emit('committed', e);
+    // The write answers its caller first: nothing of the relay ran inside emit.
+    expect(drain).not.toHaveBeenCalled();
+    await new Promise((res) => setImmediate(res));
+    expect(drain).toHaveBeenCalledTimes(1);
+    await until(async () => (await published()).length === before + 2, 3000);
     await r.stop();
   });
 

@@ -3,14 +3,28 @@
  * (`auth.revocations`: an API key, a user, or every login token after an emergency signing-key
  * rotation). Malformed messages are logged and skipped.
  */
-import { encodeContractEvent, parseContractEvent, type Logger, type NatsConnection, type NatsNames } from '@reelbase/lib-platform';
-import type { GatewayBus, Revocation } from './gateway.bus.js';
+import { encodeContractEvent, parseContractEvent, type ContractEvent, type Logger, type NatsConnection, type NatsNames } from '@reelbase/lib-platform';
+import type { GatewayBus, LiveItem, Revocation } from './gateway.bus.js';
 
 export interface LiveFeed {
   stop(): void;
 }
 
 const str = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : null);
+
+/**
+ * A live row whose JSON text is made the first time a socket asks for it (once, then shared): with
+ * no socket open, or none that takes the row, the gateway does not serialise every write's event.
+ */
+function liveItem(row: ContractEvent): LiveItem {
+  let text: string | undefined;
+  return {
+    row,
+    get text() {
+      return (text ??= encodeContractEvent(row));
+    },
+  };
+}
 
 /** Subscribes to both subjects and emits on `bus`. */
 export function startNatsFeed(nc: NatsConnection, names: NatsNames, bus: GatewayBus, logger: Logger): LiveFeed {
@@ -19,7 +33,7 @@ export function startNatsFeed(nc: NatsConnection, names: NatsNames, bus: Gateway
       if (err) return logger.warn({ err }, 'live events subscription error');
       const parsed = parseContractEvent(msg.data);
       if (!parsed.ok) return logger.warn({ reason: parsed.reason }, 'skipped a malformed live event');
-      bus.emit('event', { row: parsed.event, text: encodeContractEvent(parsed.event) });
+      bus.emit('event', liveItem(parsed.event));
     },
   });
   const revocations = nc.subscribe(names.authRevocations, {

@@ -58,6 +58,8 @@ export class OutboxRelay {
   private readonly backlog;
   private readonly published;
   private timer: NodeJS.Timeout | undefined;
+  /** A drain asked for by a commit of this turn of the event loop (see {@link wakeOn}). */
+  private wake: NodeJS.Immediate | undefined;
   private running: Promise<void> | null = null;
   private again = false;
   private failures = 0;
@@ -82,9 +84,25 @@ export class OutboxRelay {
     );
   }
 
-  /** Subscribes the relay to `committed` on the service's bus: every commit asks for a drain. */
+  /**
+   * Subscribes the relay to `committed` on the service's bus: every commit asks for a drain. The
+   * drain starts on the next turn of the event loop (one `setImmediate` for all the commits of a
+   * turn), so the write that committed answers its caller first: the relay's statement is not
+   * built and sent on the write's path.
+   */
   wakeOn(bus: InProcessBus<OutboxTopics>): () => void {
-    return bus.subscribe('committed', () => this.nudge());
+    const off = bus.subscribe('committed', () => {
+      if (this.wake !== undefined) return;
+      this.wake = setImmediate(() => {
+        this.wake = undefined;
+        this.nudge();
+      });
+    });
+    return () => {
+      off();
+      if (this.wake !== undefined) clearImmediate(this.wake);
+      this.wake = undefined;
+    };
   }
 
   /** Starts polling and drains whatever is already waiting. */

@@ -1,0 +1,138 @@
+/**
+ * `npm run bench:lone -- [--n 200] [--rounds 2] [--pause 0] [--kill events,notifier]`: where a lone
+ * create's milliseconds go (bench/README.md, "One create at a time"). One client, one request in
+ * flight: creates through the gateway and through the bare write chain, alternating in rounds of
+ * `--n`, each timed by the client; the services' own latency histograms (the gateway's gRPC call to
+ * records, records' handler) read before and after give the split. `--kill` stops services of the
+ * stack before the measured rounds (those the write does not wait for), to show what the work they
+ * do after each write costs the next one; `--pause` waits that many ms between creates.
+ */
+import http from 'node:http';
+import { mkdtemp } from 'node:fs/promises';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { createTestDatabase, deleteStreams, uniquePrefix } from '@reelbase/lib-testkit';
+import { insertWithEventPgStatement, migrateRecordsSchema } from '@reelbase/records';
+import { startBareChain, WRITE_POOL_MAX } from './bare.chain.js';
+import { startBenchStack } from './bench.stack.js';
+import { bootstrapGateway } from './gateway.bootstrap.js';
+import { histogramTotals, meansBetween } from './metrics.scrape.js';
+
+const log = (s: string) => process.stderr.write(`${s}\n`);
+const num = (name: string, d: number) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i < 0 ? d : Number(process.argv[i + 1]);
+};
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+let seq = 0;
+function create(base: string, token: string | null, projectId: string): Promise<number> {
+  const body = JSON.stringify({ project_id: projectId, data: { code: `P${process.pid}_${seq++}` } });
+  const u = new URL('/entities/Shot', base);
+  return new Promise((resolve, reject) => {
+    const t0 = performance.now();
+    const req = http.request(
+      {
+        agent,
+        host: u.hostname,
+        port: u.port,
+        path: u.pathname,
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...(token ? { authorization: `Bearer ${token}` } : {}) },
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => (res.statusCode! < 300 ? resolve(performance.now() - t0) : reject(new Error(`status ${res.statusCode}`))));
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
+};
+
+async function main(): Promise<void> {
+  const n = num('n', 300);
+  const rounds = num('rounds', 3);
+  const pause = num('pause', 0);
+  log(
+    `load ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
+  const dir = await mkdtemp(join(tmpdir(), 'reelbase-probe-'));
+  const db = await createTestDatabase(undefined, 'rb_probe');
+  const natsPrefix = uniquePrefix('probe');
+  const stack = await startBenchStack({ databaseUrl: db.url, natsPrefix, logDir: join(dir, 'logs'), log });
+  const bareDb = await createTestDatabase(undefined, 'rb_probe_bare');
+  let bare: Awaited<ReturnType<typeof startBareChain>> | undefined;
+  try {
+    const fx = await bootstrapGateway(stack.url);
+    await migrateRecordsSchema(bareDb.url);
+    const c = new pg.Client({ connectionString: bareDb.url });
+    await c.connect();
+    await c.query(
+      insertWithEventPgStatement(
+        { id: fx.projectId, entityType: 'Project', projectId: null, status: null, active: true, thumbnailId: null, createdBy: fx.userId, data: { name: 'p' } },
+        undefined,
+      ),
+    );
+    await c.end();
+    bare = await startBareChain(bareDb.url, { pool: WRITE_POOL_MAX, actor: fx.userId });
+    const killIdx = process.argv.indexOf('--kill');
+    if (killIdx > 0) for (const name of process.argv[killIdx + 1]!.split(',')) await stack.kill(name);
+    const gwOps = stack.ports.gateway!.ops!;
+    const recOps = stack.ports.records!.http;
+    const times: Record<string, number[]> = { gateway: [], bare: [] };
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    for (let i = 0; i < 50; i++) {
+      await create(stack.url, fx.apiKey, fx.projectId);
+      await create(bare!.url, null, fx.projectId);
+    }
+    const g0 = await histogramTotals(gwOps);
+    const r0 = await histogramTotals(recOps);
+    for (let r = 0; r < rounds; r++) {
+      for (const who of r % 2 ? ['bare', 'gateway'] : ['gateway', 'bare']) {
+        for (let i = 0; i < n; i++) {
+          times[who]!.push(who === 'gateway' ? await create(stack.url, fx.apiKey, fx.projectId) : await create(bare!.url, null, fx.projectId));
+          if (pause) await sleep(pause);
+        }
+      }
+    }
+    const g1 = await histogramTotals(gwOps);
+    const r1 = await histogramTotals(recOps);
+    for (const [k, v] of Object.entries(times)) {
+      log(
+        `${k}: n ${v.length} p50 ${pct(v, 50).toFixed(2)} p90 ${pct(v, 90).toFixed(2)} p99 ${pct(v, 99).toFixed(2)} mean ${(v.reduce((a, b) => a + b, 0) / v.length).toFixed(2)} ms`,
+      );
+    }
+    log('gateway:');
+    for (const l of meansBetween(g0, g1)) log(`  ${l}`);
+    log('records:');
+    for (const l of meansBetween(r0, r1)) log(`  ${l}`);
+    log(
+      `load ${loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')}`,
+    );
+  } finally {
+    bare?.stop();
+    await stack.stop();
+    await deleteStreams(natsPrefix).catch(() => {});
+    await db.drop().catch(() => {});
+    await bareDb.drop().catch(() => {});
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    log(String((err as Error).stack ?? err));
+    process.exit(1);
+  },
+);
