@@ -27,26 +27,17 @@ import { insertWithEventPgStatement, runQueryPlan, SCHEMA_VERSION_SQL, type Quer
 const METHOD = '/bench.BareChain/Query';
 const CREATE = '/bench.BareChain/Create';
 const same = (b: Buffer): Buffer => b;
-const SERVICE: grpc.ServiceDefinition = {
-  Query: {
-    path: METHOD,
-    requestStream: false,
-    responseStream: false,
-    requestSerialize: same,
-    requestDeserialize: same,
-    responseSerialize: same,
-    responseDeserialize: same,
-  },
-  Create: {
-    path: CREATE,
-    requestStream: false,
-    responseStream: false,
-    requestSerialize: same,
-    requestDeserialize: same,
-    responseSerialize: same,
-    responseDeserialize: same,
-  },
-};
+/** A unary method passing raw bytes both ways. */
+const unary = (path: string): grpc.MethodDefinition<Buffer, Buffer> => ({
+  path,
+  requestStream: false,
+  responseStream: false,
+  requestSerialize: same,
+  requestDeserialize: same,
+  responseSerialize: same,
+  responseDeserialize: same,
+});
+const SERVICE: grpc.ServiceDefinition = { Query: unary(METHOD), Create: unary(CREATE) };
 
 /** The connections records' writes use (its main pool: lib-platform db.ts). */
 const WRITE_POOL_MAX = 10;
