@@ -22,7 +22,7 @@ import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import pg from 'pg';
 import { v7 as uuidv7 } from 'uuid';
-import { insertWithEventPgStatement, runQueryPlan, SCHEMA_VERSION_SQL, type QueryPlan } from '@reelbase/records';
+import { insertWithEventPgStatement, migrateRecordsSchema, runQueryPlan, SCHEMA_VERSION_SQL, type QueryPlan } from '@reelbase/records';
 
 const METHOD = '/bench.BareChain/Query';
 const CREATE = '/bench.BareChain/Create';
@@ -155,6 +155,31 @@ function startRole(args: string[]): Promise<{ child: ChildProcess; port: number 
 }
 
 export { WRITE_POOL_MAX };
+
+/**
+ * Makes `databaseUrl` ready for the bare write chain: records' migrations (the same tables, indexes
+ * and link triggers) and the Project its creates name, written with records' own statement.
+ */
+export async function prepareBareWriteDatabase(databaseUrl: string, projectId: string, actor: string | null): Promise<void> {
+  await migrateRecordsSchema(databaseUrl);
+  const c = new pg.Client({ connectionString: databaseUrl });
+  await c.connect();
+  try {
+    const record = {
+      id: projectId,
+      entityType: 'Project',
+      projectId: null,
+      status: null,
+      active: true,
+      thumbnailId: null,
+      createdBy: actor,
+      data: { name: 'bench' },
+    };
+    await c.query(insertWithEventPgStatement(record, undefined));
+  } finally {
+    await c.end();
+  }
+}
 
 export interface BareChain {
   url: string;

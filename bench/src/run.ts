@@ -8,17 +8,16 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
 import { v7 as uuidv7 } from 'uuid';
 import { createTestDatabase, deleteStreams, uniquePrefix, type Stack } from '@reelbase/lib-testkit';
 import { parseBenchArgs, USAGE, type BenchOptions } from './bench.args.js';
 import { checkTargets, combinePgbench, combineWrk, formatReport, ratios, wrkCreatesPerSec, type BenchReport, type PhaseResults } from './bench.report.js';
-import { startBareChain, WRITE_POOL_MAX, type BareChain } from './bare.chain.js';
+import { prepareBareWriteDatabase, startBareChain, WRITE_POOL_MAX, type BareChain } from './bare.chain.js';
 import { startBaselineProcess } from './baseline.process.js';
 import { pipelineState, postgresVersion, waitOutboxEmpty } from './db.probe.js';
 import { bootstrapGateway } from './gateway.bootstrap.js';
 import { runPgbench, type PgbenchRun } from './pgbench.js';
-import { insertWithEventPgStatement, migrateRecordsSchema } from '@reelbase/records';
+import { migrateRecordsSchema } from '@reelbase/records';
 import { createShadowTables } from './shadow.schema.js';
 import { measureWsLatency, type WsLatencyResult } from './ws-latency.js';
 import { ensureWrk, runWrk, type WrkRun } from './wrk.js';
@@ -44,18 +43,6 @@ async function loadWithWrk(name: string, t: Target, clients: number, seconds: nu
   const run = await runWrk({ url: `${t.url}/entities/Shot`, clients, threads: o.wrkThreads, dir, projectId: t.projectId, token: t.token, seconds, name });
   log(`${name}: ${run.requestsPerSec.toFixed(1)} req/s, ${run.non2xx} error responses`);
   return run;
-}
-
-/** The Project the bare chain's creates name, written with records' own statement. */
-async function insertProject(databaseUrl: string, id: string, actor: string | null): Promise<void> {
-  const c = new pg.Client({ connectionString: databaseUrl });
-  await c.connect();
-  try {
-    const record = { id, entityType: 'Project', projectId: null, status: null, active: true, thumbnailId: null, createdBy: actor, data: { name: 'bench' } };
-    await c.query(insertWithEventPgStatement(record, undefined));
-  } finally {
-    await c.end();
-  }
 }
 
 async function main(): Promise<number> {
@@ -112,8 +99,7 @@ async function main(): Promise<number> {
     // tables, indexes and link triggers) with the same Project: in the stack's database its outbox
     // rows would be published by the records relay while the other contenders are measured.
     bareDb = await createTestDatabase(undefined, 'rb_bench_bare');
-    await migrateRecordsSchema(bareDb.url);
-    await insertProject(bareDb.url, projectId, actor);
+    await prepareBareWriteDatabase(bareDb.url, projectId, actor);
     bare = await startBareChain(bareDb.url, { pool: WRITE_POOL_MAX, actor });
     const baseline = await startBaselineProcess({ databaseUrl: db.url, poolSize: o.pool, schema: shadow.schema, actor });
     try {

@@ -11,13 +11,12 @@ import http from 'node:http';
 import { mkdtemp } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import { createTestDatabase, deleteStreams, uniquePrefix } from '@reelbase/lib-testkit';
-import { insertWithEventPgStatement, migrateRecordsSchema } from '@reelbase/records';
-import { startBareChain, WRITE_POOL_MAX } from './bare.chain.js';
+import { prepareBareWriteDatabase, startBareChain, WRITE_POOL_MAX } from './bare.chain.js';
 import { startBenchStack } from './bench.stack.js';
 import { bootstrapGateway } from './gateway.bootstrap.js';
 import { histogramTotals, meansBetween } from './metrics.scrape.js';
+import { summarize } from './stats.js';
 
 const log = (s: string) => process.stderr.write(`${s}\n`);
 const num = (name: string, d: number) => {
@@ -51,11 +50,6 @@ function create(base: string, token: string | null, projectId: string): Promise<
   });
 }
 
-const pct = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
-};
-
 async function main(): Promise<void> {
   const n = num('n', 300);
   const rounds = num('rounds', 3);
@@ -73,16 +67,7 @@ async function main(): Promise<void> {
   let bare: Awaited<ReturnType<typeof startBareChain>> | undefined;
   try {
     const fx = await bootstrapGateway(stack.url);
-    await migrateRecordsSchema(bareDb.url);
-    const c = new pg.Client({ connectionString: bareDb.url });
-    await c.connect();
-    await c.query(
-      insertWithEventPgStatement(
-        { id: fx.projectId, entityType: 'Project', projectId: null, status: null, active: true, thumbnailId: null, createdBy: fx.userId, data: { name: 'p' } },
-        undefined,
-      ),
-    );
-    await c.end();
+    await prepareBareWriteDatabase(bareDb.url, fx.projectId, fx.userId);
     bare = await startBareChain(bareDb.url, { pool: WRITE_POOL_MAX, actor: fx.userId });
     const killIdx = process.argv.indexOf('--kill');
     if (killIdx > 0) for (const name of process.argv[killIdx + 1]!.split(',')) await stack.kill(name);
@@ -107,9 +92,8 @@ async function main(): Promise<void> {
     const g1 = await histogramTotals(gwOps);
     const r1 = await histogramTotals(recOps);
     for (const [k, v] of Object.entries(times)) {
-      log(
-        `${k}: n ${v.length} p50 ${pct(v, 50).toFixed(2)} p90 ${pct(v, 90).toFixed(2)} p99 ${pct(v, 99).toFixed(2)} mean ${(v.reduce((a, b) => a + b, 0) / v.length).toFixed(2)} ms`,
-      );
+      const s = summarize(v);
+      log(`${k}: n ${s.count} p50 ${s.p50.toFixed(2)} p90 ${s.p90.toFixed(2)} p99 ${s.p99.toFixed(2)} mean ${s.mean.toFixed(2)} ms`);
     }
     log('gateway:');
     for (const l of meansBetween(g0, g1)) log(`  ${l}`);

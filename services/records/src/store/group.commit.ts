@@ -13,7 +13,7 @@
  */
 import type { Knex } from '@mikro-orm/postgresql';
 import type { NewRecord, StoredRecord, WriteGuard } from '../domain/ports.js';
-import { COLUMNS, insertWithEventStatement, LIVE_LINK_TARGET, toStored, type Row } from './record.repository.js';
+import { COLUMNS, LIVE_LINK_TARGET, toStored, type RecordRepository, type Row } from './record.repository.js';
 import { SCHEMA_SHARED_LOCK_SQL, SCHEMA_VERSION_SQL } from './schema.repository.js';
 
 /** An outbox row as a write stores it. */
@@ -95,6 +95,8 @@ export class GroupCommit {
 
   constructor(
     private readonly db: Knex,
+    /** Writes a create on its own (a group of one, or each create of a group whose statement failed). */
+    private readonly records: RecordRepository,
     /** Groups written at the same time (each on its own connection). */
     private readonly maxInFlight = 1,
   ) {}
@@ -135,13 +137,10 @@ export class GroupCommit {
     }
   }
 
-  /** One create in its own statement: records' single insert (record.repository.ts). */
+  /** One create in its own statement: records' single insert (RecordRepository.insertWithEvent). */
   private async alone(p: Pending): Promise<void> {
     try {
-      const { sql, bindings } = insertWithEventStatement(p.record, p.event, p.guard);
-      const res = await this.db.raw<{ rows: Row[] }>(sql, bindings as Knex.RawBinding[]);
-      const row = res.rows[0];
-      p.resolve(row ? toStored(row) : undefined);
+      p.resolve(await this.records.insertWithEvent(p.record, p.event, p.guard));
     } catch (err) {
       p.reject(err);
     }

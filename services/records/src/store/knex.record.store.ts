@@ -71,7 +71,7 @@ export class KnexRecordStore implements RecordStore, SchemaAdminStore, RecordVie
     this.shares = new ShareRepository(db);
     this.queries = new QueryRepository(queryPool.db);
     this.sitesync = new SiteSyncRepository(db);
-    this.group = new GroupCommit(db);
+    this.group = new GroupCommit(db, this.records);
   }
 
   find(id: string): Promise<StoredRecord | undefined> {
