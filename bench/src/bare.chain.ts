@@ -183,6 +183,8 @@ export async function prepareBareWriteDatabase(databaseUrl: string, projectId: s
 
 export interface BareChain {
   url: string;
+  /** Process ids of the HTTP and the gRPC process. */
+  pids: { http: number; grpc: number };
   stop(): void;
 }
 
@@ -199,6 +201,7 @@ export async function startBareChain(databaseUrl: string, opts: { pool?: number;
   for (const c of [g.child, h.child]) c.removeAllListeners('exit');
   return {
     url: `http://127.0.0.1:${h.port}`,
+    pids: { http: h.child.pid!, grpc: g.child.pid! },
     stop() {
       h.child.kill();
       g.child.kill();

@@ -1,5 +1,5 @@
 /**
- * `npm run bench:lone -- [--n 200] [--rounds 2] [--pause 0] [--kill events,notifier]`: where a lone
+ * `npm run bench:lone -- [--n 200] [--rounds 2] [--pause 0] [--kill events,notifier] [--env K=V,…]`: where a lone
  * create's milliseconds go (bench/README.md, "One create at a time"). One client, one request in
  * flight: creates through the gateway and through the bare write chain, alternating in rounds of
  * `--n`, each timed by the client; the services' own latency histograms (the gateway's gRPC call to
@@ -16,6 +16,7 @@ import { prepareBareWriteDatabase, startBareChain, WRITE_POOL_MAX } from './bare
 import { startBenchStack } from './bench.stack.js';
 import { bootstrapGateway } from './gateway.bootstrap.js';
 import { histogramTotals, meansBetween } from './metrics.scrape.js';
+import { cpuBetween, cpuSnapshot, type CpuGroups } from './proc.cpu.js';
 import { summarize } from './stats.js';
 
 const log = (s: string) => process.stderr.write(`${s}\n`);
@@ -62,7 +63,10 @@ async function main(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'reelbase-probe-'));
   const db = await createTestDatabase(undefined, 'rb_probe');
   const natsPrefix = uniquePrefix('probe');
-  const stack = await startBenchStack({ databaseUrl: db.url, natsPrefix, logDir: join(dir, 'logs'), log });
+  // `--env K=V,K=V`: settings for every service of the stack (to compare one setting's two values).
+  const envIdx = process.argv.indexOf('--env');
+  const env = envIdx > 0 ? Object.fromEntries(process.argv[envIdx + 1]!.split(',').map((kv) => kv.split('=', 2) as [string, string])) : {};
+  const stack = await startBenchStack({ databaseUrl: db.url, natsPrefix, logDir: join(dir, 'logs'), log, env });
   const bareDb = await createTestDatabase(undefined, 'rb_probe_bare');
   let bare: Awaited<ReturnType<typeof startBareChain>> | undefined;
   try {
@@ -79,14 +83,31 @@ async function main(): Promise<void> {
       await create(stack.url, fx.apiKey, fx.projectId);
       await create(bare!.url, null, fx.projectId);
     }
+    const groups: CpuGroups = {
+      pids: {
+        ...Object.fromEntries(Object.keys(stack.ports).map((name) => [name, [stack.pid(name)]])),
+        'bare http': [bare.pids.http],
+        'bare grpc': [bare.pids.grpc],
+        'bench client': [process.pid],
+      },
+      comms: { postgres: 'postgres', 'nats-server': 'nats-server' },
+    };
+    const cpu: Record<string, Map<string, number>> = { gateway: new Map(), bare: new Map() };
     const g0 = await histogramTotals(gwOps);
     const r0 = await histogramTotals(recOps);
     for (let r = 0; r < rounds; r++) {
       for (const who of r % 2 ? ['bare', 'gateway'] : ['gateway', 'bare']) {
+        const c0 = cpuSnapshot(groups);
+        const from = process.hrtime.bigint() / 1000n;
         for (let i = 0; i < n; i++) {
           times[who]!.push(who === 'gateway' ? await create(stack.url, fx.apiKey, fx.projectId) : await create(bare!.url, null, fx.projectId));
           if (pause) await sleep(pause);
         }
+        // Work the creates set going (the relay, the log's append) ends a little after the last answer.
+        await sleep(50);
+        for (const [name, ms] of cpuBetween(c0, cpuSnapshot(groups))) cpu[who]!.set(name, (cpu[who]!.get(name) ?? 0) + ms);
+        // The monotonic clock in µs, as V8's CPU profiles time their samples (REELBASE_CPU_PROF_DIR).
+        if (process.env.REELBASE_CPU_PROF_DIR) log(`window ${who} ${from} ${process.hrtime.bigint() / 1000n}`);
       }
     }
     const g1 = await histogramTotals(gwOps);
@@ -94,6 +115,12 @@ async function main(): Promise<void> {
     for (const [k, v] of Object.entries(times)) {
       const s = summarize(v);
       log(`${k}: n ${s.count} p50 ${s.p50.toFixed(2)} p90 ${s.p90.toFixed(2)} p99 ${s.p99.toFixed(2)} mean ${s.mean.toFixed(2)} ms`);
+    }
+    log('CPU ms per create, by process (the rounds of each contender, /proc):');
+    for (const [who, m] of Object.entries(cpu)) {
+      const per = [...m].filter(([, ms]) => ms > 0).map(([name, ms]) => [name, ms / times[who]!.length] as const);
+      const total = per.reduce((a, [, v]) => a + v, 0);
+      log(`  ${who}: total ${total.toFixed(2)} — ${per.map(([name, v]) => `${name} ${v.toFixed(2)}`).join(', ')}`);
     }
     log('gateway:');
     for (const l of meansBetween(g0, g1)) log(`  ${l}`);

@@ -35,7 +35,7 @@ import { clientErrorOf, writeRawError, type RawError } from './http/raw.response
 import { isUploadRequest } from './routes/media.routes.js';
 import { requestIdFrom } from './http/request.context.js';
 import { authChangesOf, createGatewayBus, type GatewayBus } from './live/gateway.bus.js';
-import { startNatsFeed } from './live/nats.feed.js';
+import { startNatsFeed, type LiveFeed } from './live/nats.feed.js';
 import { EventsHub } from './ws/events.hub.js';
 import { handshakeProblem } from './ws/handshake.js';
 
@@ -96,13 +96,14 @@ async function openGateway(config: GatewayConfig, logger: Logger, adapters: Part
   if (conns) resources.defer('peers', () => conns.close());
 
   let nc: NatsConnection | undefined;
+  let feed: LiveFeed | undefined;
   const bus = adapters.bus ?? createGatewayBus(logger);
   if (!adapters.bus) {
     const natsConn = (nc = await connectNats(config.NATS_URL, 'gateway', logger));
     resources.defer('nats', () => natsConn.drain());
     metrics.watchNats(natsConn);
-    const feed = startNatsFeed(natsConn, natsNames(config.NATS_PREFIX), bus, logger);
-    resources.defer('live feed', () => feed.stop());
+    const live = (feed = startNatsFeed(natsConn, natsNames(config.NATS_PREFIX), bus, logger));
+    resources.defer('live feed', () => live.stop());
   }
 
   let readiness = adapters.readiness;
@@ -204,6 +205,7 @@ async function openGateway(config: GatewayConfig, logger: Logger, adapters: Part
     logger,
     pingMs: config.WS_PING_SECONDS * 1000,
     principalRecheckMs: config.WS_PRINCIPAL_RECHECK_MS,
+    live: feed,
   });
   metrics.collectedGauge('gateway_websocket_clients', 'WebSocket clients following /events/ws on this gateway', [], (g) => g.set(hub.size));
 

@@ -1,8 +1,9 @@
 /**
  * The one outbox relay against the real PostgreSQL and NATS: two relays (two replicas) on one
  * table publish every row exactly once in `seq` order, a commit wakes the relay at once (no
- * poll; on the next turn of the event loop, after the committing code ran on), a row published before a crash is re-published as a JetStream duplicate and then
- * deleted, and a second table with its own lock drains independently.
+ * poll; on the next turn of the event loop, after the committing code ran on), a commit's published row
+ * is deleted by the next commit's step (or after `lingerMs`), a row published before a crash is
+ * re-published as a JetStream duplicate and then deleted, and a second table with its own lock drains independently.
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
@@ -75,7 +76,14 @@ async function until(check: () => Promise<boolean>, ms = 10_000): Promise<void> 
   }
 }
 
-function relay(orm: MikroORM, table: string, lockKey: string, metrics: Metrics, pollMs: number, extra: { afterPublish?: () => void; batchSize?: number } = {}) {
+function relay(
+  orm: MikroORM,
+  table: string,
+  lockKey: string,
+  metrics: Metrics,
+  pollMs: number,
+  extra: { afterPublish?: () => void; batchSize?: number; lingerMs?: number } = {},
+) {
   const r = new OutboxRelay({ db: knex(orm), table, lockKey, nc, names, logger, metrics, pollMs, ...extra });
   relays.push(r);
   return r;
@@ -176,15 +184,44 @@ describe('OutboxRelay (PostgreSQL + NATS)', () => {
     r.start();
     await new Promise((res) => setTimeout(res, 300));
     const before = (await published()).length;
-    const drain = vi.spyOn(r, 'drain');
+    const nudge = vi.spyOn(r, 'nudge');
     const two = [event(4), event(5)];
     await append(table, two);
     for (const e of two) bus.emit('committed', e);
     // The write answers its caller first: nothing of the relay ran inside emit.
-    expect(drain).not.toHaveBeenCalled();
+    expect(nudge).not.toHaveBeenCalled();
     await new Promise((res) => setImmediate(res));
-    expect(drain).toHaveBeenCalledTimes(1);
+    expect(nudge).toHaveBeenCalledTimes(1);
     await until(async () => (await published()).length === before + 2, 3000);
+    await r.stop();
+  });
+
+  it("leaves a commit's published row to the next commit's step to delete, or to lingerMs when none comes", async () => {
+    const bus = new InProcessBus<OutboxTopics>();
+    const r = relay(a, 'relay_a.outbox', 'test:outbox-relay', new Metrics('outbox-linger'), 60_000, { lingerMs: 1000 });
+    r.wakeOn(bus);
+    r.start();
+    await until(async () => (await table.count(knex(a))) === 0);
+    const before = (await published()).length;
+    const ids = async () =>
+      ((await knex(a).raw('select event_id from relay_a.outbox order by seq')) as { rows: { event_id: string }[] }).rows.map((x) => x.event_id);
+    const first = event(6);
+    await append(table, [first]);
+    bus.emit('committed', first);
+    await until(async () => (await published()).length === before + 1, 3000);
+    await new Promise((res) => setTimeout(res, 100));
+    // Published and acknowledged, the row waits for the next step instead of a statement of its own.
+    expect(await ids()).toEqual([first.event_id]);
+    const second = event(7);
+    await append(table, [second]);
+    bus.emit('committed', second);
+    await until(async () => (await published()).length === before + 2, 3000);
+    await new Promise((res) => setTimeout(res, 100));
+    // The step that read the second row deleted the first.
+    expect(await ids()).toEqual([second.event_id]);
+    // No commit comes: lingerMs later a step deletes it.
+    await until(async () => (await table.count(knex(a))) === 0, 3000);
+    expect((await published()).slice(before).map((m) => m.event.event_id)).toEqual([first.event_id, second.event_id]);
     await r.stop();
   });
 

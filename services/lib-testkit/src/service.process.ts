@@ -43,6 +43,11 @@ const PARENT_WATCH = [new URL('./parent.watch.js', import.meta.url), new URL('..
  * a byte stream early (lib-platform `memory/stream.gc.ts`, docs/media.md "Memory").
  */
 export const SERVICE_NODE_FLAGS = ['--expose-gc'];
+/**
+ * `REELBASE_CPU_PROF_DIR`: every service writes a V8 CPU profile there when it exits (bench/README.md,
+ * "Profiling the stack"); Node refuses `--cpu-prof` in NODE_OPTIONS, so it is passed as a flag.
+ */
+const profileFlags = (): string[] => (process.env.REELBASE_CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.REELBASE_CPU_PROF_DIR}`] : []);
 /** Status 78 (EX_CONFIG) is how services report bad configuration: restarting cannot help. */
 const EXIT_CONFIG = 78;
 
@@ -103,13 +108,17 @@ export class ServiceProcess {
     clearTimeout(this.restartTimer);
     this.restartTimer = undefined;
     this.expected = false;
-    const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, ...(PARENT_WATCH ? ['--import', PARENT_WATCH.href] : []), this.opts.mainPath], {
-      env: this.opts.env(this.extraEnv),
-      stdio: ['ignore', 'pipe', 'pipe'],
-      // Own process group: a Ctrl-C in the terminal reaches only the stack, which then
-      // stops the services in order instead of racing them.
-      detached: true,
-    });
+    const child = spawn(
+      process.execPath,
+      [...SERVICE_NODE_FLAGS, ...profileFlags(), ...(PARENT_WATCH ? ['--import', PARENT_WATCH.href] : []), this.opts.mainPath],
+      {
+        env: this.opts.env(this.extraEnv),
+        stdio: ['ignore', 'pipe', 'pipe'],
+        // Own process group: a Ctrl-C in the terminal reaches only the stack, which then
+        // stops the services in order instead of racing them.
+        detached: true,
+      },
+    );
     this.child = child;
     this.write(`---- ${new Date().toISOString()} started ${this.name} (pid ${child.pid}) ----`, false);
     this.pipeLines(child.stdout!);

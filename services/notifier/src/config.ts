@@ -37,7 +37,7 @@ export const notifierConfigShape = {
   /** How often the log is read when no `live.events` announcement arrives, and how often due retries are looked for. */
   NOTIFIER_POLL_MS: envInt(1000, 10, 60_000),
   /** How long a `live.events` announcement waits before the log is read, so events appended meanwhile share one page. */
-  NOTIFIER_COALESCE_MS: envInt(20, 0, 1000),
+  NOTIFIER_COALESCE_MS: envInt(100, 0, 1000),
   /** Attempts in flight at once, across every webhook (each webhook has at most one). */
   WEBHOOK_CONCURRENCY: envInt(16, 1, 1024),
   /** Limit of one attempt: connect, request, answer headers and the first 2 KiB of the answer. */

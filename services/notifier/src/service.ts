@@ -3,6 +3,7 @@
  * engine, the gRPC API and the ops server. Used by main.ts and by tests in-process.
  */
 import { lookup } from 'node:dns/promises';
+import type { Subscription } from '@nats-io/nats-core';
 import { eventsv1, notifierv1 } from '@reelbase/proto';
 import {
   connectNats,
@@ -124,6 +125,7 @@ export function startNotifier(config: NotifierConfig, logger: Logger = createLog
         logger,
         metrics: nm,
       });
+      let announcement: Subscription | undefined;
       const follower = new LogFollower({
         repo: ingest,
         source,
@@ -132,6 +134,14 @@ export function startNotifier(config: NotifierConfig, logger: Logger = createLog
         batchMax: config.NOTIFIER_BATCH_MAX,
         pollMs: config.NOTIFIER_POLL_MS,
         coalesceMs: config.NOTIFIER_COALESCE_MS,
+        // Every appended log row is announced on live.events: the follower reads the log when one
+        // comes instead of at the next poll. It listens for one announcement at a time (a
+        // subscription that ends after one message, renewed before the next read, the flush making
+        // sure the server has it), so a busy log costs it a message per page, not one per event.
+        listen: async () => {
+          announcement = nc.subscribe(names.liveEvents, { max: 1, callback: () => follower.nudge() });
+          await nc.flush();
+        },
         onDeliveries: (webhookIds) => engine.nudge(webhookIds),
       });
 
@@ -156,9 +166,7 @@ export function startNotifier(config: NotifierConfig, logger: Logger = createLog
       const ops = await startOpsServer({ port: config.HTTP_PORT, host: config.BIND_HOST, metrics, readiness, logger });
       resources.defer('ops', () => ops.close());
 
-      // Every appended log row is announced on live.events: read the log at once instead of at the next poll.
-      const sub = nc.subscribe(names.liveEvents, { callback: () => follower.nudge() });
-      resources.defer('live.events subscription', () => sub.unsubscribe());
+      resources.defer('live.events subscription', () => announcement?.unsubscribe());
 
       resources.startLoop('delivery engine', engine);
       const retention = new DeliveryRetention({

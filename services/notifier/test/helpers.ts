@@ -82,7 +82,7 @@ export class FakeEventLog {
       ...e,
     };
     this.events.push(event);
-    this.nc.publish(natsNames(this.prefix).liveEvents, encodeContractEvent(event));
+    this.nc.publish(natsNames(this.prefix).liveEvent(event.entity_type), encodeContractEvent(event));
     return event;
   }
 

@@ -111,7 +111,7 @@ export class BatchAppender {
     stopTimer();
     // Publish in id order before acking: subscribers see rows as soon as they are durable.
     result.rows.forEach((row, i) => {
-      this.nc.publish(this.names.liveEvents, encodeContractEvent(toContractEvent(row, result.createdAt[i]!)));
+      this.nc.publish(this.names.liveEvent(row.entity_type), encodeContractEvent(toContractEvent(row, result.createdAt[i]!)));
     });
     for (const p of batch) p.msg.ack();
     this.metrics.appended.inc(result.rows.length);

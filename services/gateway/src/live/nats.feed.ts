@@ -1,12 +1,27 @@
 /**
- * Core NATS → gateway bus: appended log rows (`live.events`) and auth revocations
+ * Core NATS → gateway bus: appended log rows (`live.events.<EntityType>`) and auth revocations
  * (`auth.revocations`: an API key, a user, or every login token after an emergency signing-key
  * rotation). Malformed messages are logged and skipped.
+ *
+ * Rows of every type are received only while a WebSocket client needs them (docs/architecture.md,
+ * "The write path and its events"): with no socket open, the gateway takes the `User` rows its
+ * auth cache follows and nothing else, so a write costs the gateway no message of its own after
+ * it answered. A socket's cursor asks with {@link LiveInterest.follow} before it fixes where it
+ * starts; the last socket's close lets the subscription go after `lingerMs`.
  */
+import type { Subscription } from '@nats-io/nats-core';
 import { encodeContractEvent, parseContractEvent, type ContractEvent, type Logger, type NatsConnection, type NatsNames } from '@reelbase/lib-platform';
 import type { GatewayBus, LiveItem, Revocation } from './gateway.bus.js';
 
-export interface LiveFeed {
+/** What the WebSocket hub tells the feed. */
+export interface LiveInterest {
+  /** Resolves once every appended row reaches the bus (never rejects: with NATS down none does). */
+  follow(): Promise<void>;
+  /** No socket needs every row any more. */
+  idle(): void;
+}
+
+export interface LiveFeed extends LiveInterest {
   stop(): void;
 }
 
@@ -26,16 +41,30 @@ function liveItem(row: ContractEvent): LiveItem {
   };
 }
 
-/** Subscribes to both subjects and emits on `bus`. */
-export function startNatsFeed(nc: NatsConnection, names: NatsNames, bus: GatewayBus, logger: Logger): LiveFeed {
-  const live = nc.subscribe(names.liveEvents, {
-    callback: (err, msg) => {
-      if (err) return logger.warn({ err }, 'live events subscription error');
-      const parsed = parseContractEvent(msg.data);
-      if (!parsed.ok) return logger.warn({ reason: parsed.reason }, 'skipped a malformed live event');
-      bus.emit('event', liveItem(parsed.event));
-    },
-  });
+interface AllRows {
+  sub: Subscription;
+  /** Settles when the server has the subscription. */
+  ready: Promise<void>;
+  active: boolean;
+}
+
+/** How long every row is still received after the last socket closed (a reconnect finds it on). */
+const LINGER_MS = 30_000;
+
+/** Subscribes to the auth subjects at once, to every row while {@link LiveInterest.follow} asks, and emits on `bus`. */
+export function startNatsFeed(nc: NatsConnection, names: NatsNames, bus: GatewayBus, logger: Logger, opts: { lingerMs?: number } = {}): LiveFeed {
+  const emit = (err: Error | null, data: Uint8Array) => {
+    if (err) return logger.warn({ err }, 'live events subscription error');
+    const parsed = parseContractEvent(data);
+    if (!parsed.ok) return logger.warn({ reason: parsed.reason }, 'skipped a malformed live event');
+    bus.emit('event', liveItem(parsed.event));
+  };
+  /** Every row, while a socket needs them; `active` once the server has the subscription. */
+  let all: AllRows | undefined;
+  let linger: NodeJS.Timeout | undefined;
+  // Users, always (the auth cache). While `all` is active it brings them, so this one stays quiet;
+  // around a switch both may emit a row, which the bus's subscribers take twice without harm.
+  const users = nc.subscribe(names.liveEvent('User'), { callback: (err, msg) => (all?.active ? undefined : emit(err, msg.data)) });
   const revocations = nc.subscribe(names.authRevocations, {
     callback: (err, msg) => {
       if (err) return logger.warn({ err }, 'revocations subscription error');
@@ -50,9 +79,39 @@ export function startNatsFeed(nc: NatsConnection, names: NatsNames, bus: Gateway
       }
     },
   });
+  const drop = () => {
+    if (!all) return;
+    all.active = false;
+    all.sub.unsubscribe();
+    all = undefined;
+  };
   return {
+    follow() {
+      clearTimeout(linger);
+      linger = undefined;
+      if (!all) {
+        const sub = nc.subscribe(names.liveEvents, { callback: (err, msg) => emit(err, msg.data) });
+        const entry: AllRows = { sub, active: false, ready: Promise.resolve() };
+        // The flush's answer comes after the server took the subscription: from then on every row reaches it.
+        entry.ready = nc.flush().then(
+          () => {
+            entry.active = all === entry;
+          },
+          (err: unknown) => logger.warn({ err }, 'live events subscription not confirmed'),
+        );
+        all = entry;
+      }
+      return all.ready;
+    },
+    idle() {
+      clearTimeout(linger);
+      linger = setTimeout(drop, opts.lingerMs ?? LINGER_MS);
+      linger.unref();
+    },
     stop() {
-      live.unsubscribe();
+      clearTimeout(linger);
+      drop();
+      users.unsubscribe();
       revocations.unsubscribe();
     },
   };

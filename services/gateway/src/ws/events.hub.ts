@@ -15,6 +15,7 @@ import type { AuthCache, AuthEntry } from '../domain/auth.cache.js';
 import type { AuthedPrincipal } from '../http/locals.js';
 import { requestIdFrom } from '../http/request.context.js';
 import type { GatewayBus, LiveItem, Revocation } from '../live/gateway.bus.js';
+import type { LiveInterest } from '../live/nats.feed.js';
 import { WsQuery } from '../schemas/event.schema.js';
 import { EventCursor, type EventLog } from './event.cursor.js';
 
@@ -28,6 +29,8 @@ export interface HubOptions {
   principalRecheckMs?: number;
   /** Bytes queued in a socket beyond which the client counts as too slow. */
   maxBufferedBytes?: number;
+  /** The live feed, told when sockets need every row (live/nats.feed.ts); absent with a bus of tests. */
+  live?: LiveInterest;
 }
 
 interface Conn {
@@ -93,6 +96,11 @@ export class EventsHub {
     return this.sockets.size + this.pending;
   }
 
+  /** With no socket open or being opened, the feed may stop taking every row. */
+  private settled(): void {
+    if (this.open === 0) this.opts.live?.idle();
+  }
+
   /**
    * Takes over an HTTP upgrade for `/events/ws`. The token is checked and the start of the
    * cursor read BEFORE the handshake completes, so a client that writes as soon as its socket
@@ -112,12 +120,15 @@ export class EventsHub {
 
   private complete(req: IncomingMessage, socket: Duplex, head: Buffer, admission: Admission): void {
     this.pending--;
-    if (socket.destroyed) return;
+    if (socket.destroyed) return this.settled();
     // A handshake that finishes while the hub closes is turned away, or close() would miss it.
     if (this.closing) admission = { refuse: [1001, 'server shutting down'] };
     this.wss.handleUpgrade(req, socket, head, (ws) => {
       this.sockets.add(ws);
-      ws.on('close', () => this.sockets.delete(ws));
+      ws.on('close', () => {
+        this.sockets.delete(ws);
+        this.settled();
+      });
       ws.on('error', (err) => this.opts.logger.debug({ err }, 'websocket error'));
       if ('refuse' in admission) return ws.close(...admission.refuse);
       this.register(ws, admission);
@@ -146,6 +157,9 @@ export class EventsHub {
       return { refuse: [1013, 'authentication unavailable'] };
     }
     ctx.principal = principal;
+    // Every row reaches the bus from here on, before the cursor's start is fixed and its first
+    // catch-up reads the log.
+    await this.opts.live?.follow();
     let start = parsed.data.since;
     if (start === undefined) {
       // Read before subscribing: rows appended meanwhile are replayed by the first catch-up.

@@ -12,8 +12,13 @@ export interface NatsNames {
   readonly eventsSubjects: string;
   /** Durable consumer of the event-log writer. */
   readonly eventLogConsumer: string;
-  /** Core NATS subject on which the events service announces appended log rows. */
+  /** Core NATS subjects (a wildcard) on which the events service announces appended log rows. */
   readonly liveEvents: string;
+  /**
+   * The subject of one appended row of `entityType`: `live.events.<EntityType>`, so that a
+   * subscriber can take the rows of one type only (the gateway's auth cache: Users).
+   */
+  liveEvent(entityType: string): string;
   /** Core NATS subject on which auth announces revoked API keys and disabled users. */
   readonly authRevocations: string;
   /** JetStream work-queue stream of reviewable transcode jobs (media api → media workers). */
@@ -29,6 +34,7 @@ export interface NatsNames {
 }
 
 const TOKEN = /^[A-Za-z0-9_.-]+$/;
+const LIVE_TYPE = /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/;
 
 /** Names for a given prefix ('' in production). */
 export function natsNames(prefix = ''): NatsNames {
@@ -37,7 +43,12 @@ export function natsNames(prefix = ''): NatsNames {
     eventsStream: `${prefix}EVENTS`,
     eventsSubjects: `${prefix}events.>`,
     eventLogConsumer: `${prefix}event-log`,
-    liveEvents: `${prefix}live.events`,
+    liveEvents: `${prefix}live.events.>`,
+    liveEvent(entityType: string): string {
+      // Dotted types (`Schema.Status`) are several tokens, which `>` matches; a type that could
+      // not be a subject (none can: types are identifiers) still goes out, under `_`.
+      return `${prefix}live.events.${LIVE_TYPE.test(entityType) ? entityType : '_'}`;
+    },
     authRevocations: `${prefix}auth.revocations`,
     transcodeStream: `${prefix}TRANSCODE`,
     transcodeSubject: `${prefix}media.transcode`,

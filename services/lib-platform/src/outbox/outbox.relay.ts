@@ -47,6 +47,11 @@ export interface OutboxRelayOptions {
   maxBackoffMs?: number;
   /** Called right after JetStream acknowledged a batch, before its rows are deleted (the test-only fault switch). */
   afterPublish?: () => void;
+  /**
+   * How long acknowledged rows may wait for the next commit's step to delete them (default 25 ms);
+   * when no commit comes by then, a step of their own deletes them.
+   */
+  lingerMs?: number;
 }
 
 /** Outcome of one locked drain of the outbox. */
@@ -62,6 +67,13 @@ export class OutboxRelay {
   private wake: NodeJS.Immediate | undefined;
   private running: Promise<void> | null = null;
   private again = false;
+  /**
+   * A drain asked for by {@link drain} (a poll, stop, a test) deletes what it published before it
+   * ends; one woken by a commit leaves that delete to the next commit's step (see {@link pass}).
+   */
+  private settle = false;
+  /** Deletes acknowledged rows that no commit's step took along (see {@link pass}). */
+  private linger: NodeJS.Timeout | undefined;
   private failures = 0;
   private retryAt = 0;
   private stopped = true;
@@ -115,14 +127,20 @@ export class OutboxRelay {
   nudge(): void {
     this.commits++;
     if (this.stopped || Date.now() < this.retryAt) return;
-    void this.drain();
+    void this.run();
   }
 
   /**
-   * Drains until the outbox is empty, another relay holds the lock, or a publish fails.
-   * Concurrent calls share one run; a call during a run makes it go round once more.
+   * Drains until the outbox is empty (what was published deleted too), another relay holds the
+   * lock, or a publish fails. Concurrent calls share one run; a call during a run makes it go
+   * round once more.
    */
   drain(): Promise<void> {
+    this.settle = true;
+    return this.run();
+  }
+
+  private run(): Promise<void> {
     if (this.running) {
       this.again = true;
       return this.running;
@@ -135,6 +153,7 @@ export class OutboxRelay {
         } while (this.again && Date.now() >= this.retryAt);
       } finally {
         this.running = null;
+        this.settle = false;
       }
     })();
     return this.running;
@@ -144,6 +163,7 @@ export class OutboxRelay {
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
+    clearTimeout(this.linger);
     this.retryAt = 0;
     await this.drain();
     await this.session.release();
@@ -214,6 +234,11 @@ export class OutboxRelay {
    * `seq` order. Rows are deleted only by a statement issued after their acks, so a crash in
    * between re-publishes them and JetStream drops the copies (Nats-Msg-Id); consumers drop
    * them by event id after that.
+   *
+   * A run woken by commits does not spend a statement of its own on deleting its last batch:
+   * the next commit's step deletes it while it reads that commit's row, so one create at a time
+   * costs one relay statement instead of two. When no commit comes within `lingerMs`, a drain
+   * deletes them (and a crash meanwhile only re-publishes rows JetStream already has).
    */
   private async pass(): Promise<Pass> {
     const batchSize = this.opts.batchSize ?? 200;
@@ -226,6 +251,8 @@ export class OutboxRelay {
         return this.table.nextBatch(this.session, remove, batchSize, skip);
       });
     let published = 0;
+    clearTimeout(this.linger);
+    this.linger = undefined;
     let first = await step(this.publishedSeqs, []);
     if (first === 'locked') return 'locked';
     this.publishedSeqs = [];
@@ -268,6 +295,15 @@ export class OutboxRelay {
       if (read?.v === 'locked') return 'locked';
       rows = read ? (read.v as OutboxRow[]) : [];
       if (rows.length === 0 && this.publishedSeqs.length > 0) {
+        if (!this.settle) {
+          // Woken by a commit: the next one's step deletes these rows.
+          this.linger ??= setTimeout(() => {
+            this.linger = undefined;
+            if (!this.stopped) void this.drain();
+          }, this.opts.lingerMs ?? 25);
+          this.linger.unref();
+          break;
+        }
         // The batch is published and nothing was read beside it: one more step deletes its
         // rows and looks for more.
         first = await step(this.publishedSeqs, []);

@@ -52,8 +52,9 @@ function memoryRepo(): IngestStore {
   return { transaction: (fn) => fn(tx) };
 }
 
-function follower(log: MemoryLog, coalesceMs: number, batchMax = 500): LogFollower {
+function follower(log: MemoryLog, coalesceMs: number, batchMax = 500, listen?: () => Promise<void>): LogFollower {
   return new LogFollower({
+    listen,
     repo: memoryRepo(),
     source: log,
     logger: createLogger('notifier-test', 'silent'),
@@ -106,5 +107,36 @@ describe('LogFollower', () => {
     running.nudge();
     await sleep(30);
     expect(log.reads).toBe(4);
+  });
+
+  it('listens for one announcement at a time, renewed before the read that follows it', async () => {
+    const log = new MemoryLog();
+    const order: string[] = [];
+    const read = log.after.bind(log);
+    log.after = (after, limit) => (order.push('read'), read(after, limit));
+    // A bus that delivers to the follower only while it listens, one announcement per listen.
+    let listening = 0;
+    const f = follower(log, 40, 500, async () => {
+      order.push('listen');
+      listening++;
+    });
+    const announce = () => {
+      log.append();
+      if (listening === 0) return;
+      listening--;
+      f.nudge();
+    };
+    running = f;
+    f.start();
+    await sleep(20);
+    expect(order).toEqual(['listen', 'read']);
+    for (let i = 0; i < 10; i++) {
+      announce();
+      await sleep(2);
+    }
+    await sleep(120);
+    expect(position.lastEventId).toBe(10);
+    // The first announcement woke it; the other nine reached nobody, and the page has them all.
+    expect(order).toEqual(['listen', 'read', 'listen', 'read']);
   });
 });

@@ -33,6 +33,14 @@ export interface LogFollowerOptions {
    */
   coalesceMs?: number;
   /**
+   * Listens for the next announcement (one only: {@link LogFollower.nudge} is called when it comes).
+   * Called before a read whenever the last announcement listened for has come, and resolved only
+   * once the bus will deliver the next one, so an event appended after the read is announced;
+   * while a page is read and applied, the events appended meanwhile send the follower nothing.
+   * Without it, every announcement reaches {@link LogFollower.nudge}.
+   */
+  listen?: () => Promise<void>;
+  /**
    * Called after a page that wrote deliveries committed, with the webhooks they are for (wakes the
    * delivery engine).
    */
@@ -56,6 +64,8 @@ export class LogFollower {
   private wake: (() => void) | null = null;
   private nudged = false;
   private coalesceTimer: NodeJS.Timeout | null = null;
+  /** Whether an announcement is listened for (see {@link LogFollowerOptions.listen}). */
+  private listening = false;
 
   constructor(private readonly opts: LogFollowerOptions) {}
 
@@ -68,6 +78,7 @@ export class LogFollower {
   /** Reads the log now (a `live.events` announcement arrived). */
   nudge(): void {
     this.nudged = true;
+    this.listening = false;
     const delay = this.opts.coalesceMs ?? 0;
     if (delay <= 0) {
       this.wake?.();
@@ -92,6 +103,10 @@ export class LogFollower {
     while (this.running) {
       let applied = 0;
       try {
+        if (!this.listening && this.opts.listen) {
+          await this.opts.listen();
+          this.listening = true;
+        }
         this.nudged = false;
         applied = (await this.step()).events;
         failures = 0;

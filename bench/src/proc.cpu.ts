@@ -1,0 +1,67 @@
+/**
+ * CPU time by process, read from `/proc` (Linux): what each part of the stack spends while a bench
+ * phase runs. A group is either named process ids (a service, the bench client) or every process
+ * whose command name matches (`postgres` backends, `nats-server`), so that a backend opened during
+ * the phase counts whole and one that exited is left out.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+
+const TICK_MS = 10; // USER_HZ is 100 on Linux (getconf CLK_TCK)
+
+/** utime + stime of one process in ms, or undefined once it is gone. */
+function cpuMs(pid: number): { comm: string; ms: number } | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const close = stat.lastIndexOf(')');
+    const comm = stat.slice(stat.indexOf('(') + 1, close);
+    const fields = stat.slice(close + 2).split(' ');
+    // fields[0] is the state (field 3); utime and stime are fields 14 and 15.
+    return { comm, ms: (Number(fields[11]) + Number(fields[12])) * TICK_MS };
+  } catch {
+    return undefined;
+  }
+}
+
+export interface CpuGroups {
+  /** Groups of named processes: name → process ids (undefined ids are skipped). */
+  pids: Record<string, Array<number | undefined>>;
+  /** Groups of processes by command name: name → the `comm` to match. */
+  comms: Record<string, string>;
+}
+
+export type CpuSnapshot = Map<string, Map<number, number>>;
+
+export function cpuSnapshot(groups: CpuGroups): CpuSnapshot {
+  const snap: CpuSnapshot = new Map();
+  for (const [name, pids] of Object.entries(groups.pids)) {
+    const m = new Map<number, number>();
+    for (const pid of pids) {
+      const c = pid === undefined ? undefined : cpuMs(pid);
+      if (c) m.set(pid!, c.ms);
+    }
+    snap.set(name, m);
+  }
+  const byComm = new Map(Object.entries(groups.comms).map(([name, comm]) => [comm, name]));
+  for (const name of Object.keys(groups.comms)) snap.set(name, new Map());
+  if (byComm.size) {
+    for (const entry of readdirSync('/proc')) {
+      const pid = Number(entry);
+      if (!Number.isInteger(pid)) continue;
+      const c = cpuMs(pid);
+      const name = c && byComm.get(c.comm);
+      if (name) snap.get(name)!.set(pid, c.ms);
+    }
+  }
+  return snap;
+}
+
+/** CPU ms spent per group between two snapshots (a process new in `after` counts from 0). */
+export function cpuBetween(before: CpuSnapshot, after: CpuSnapshot): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const [name, procs] of after) {
+    let ms = 0;
+    for (const [pid, t] of procs) ms += t - (before.get(name)?.get(pid) ?? 0);
+    out.set(name, ms);
+  }
+  return out;
+}
