@@ -4,6 +4,7 @@
  * arithmetic is tested without running anything.
  */
 import type { PgbenchRun } from './pgbench.js';
+import type { PhaseCpu } from './proc.cpu.js';
 import type { WsLatencyResult } from './ws-latency.js';
 import { wrkErrors, type WrkRun } from './wrk.js';
 
@@ -98,6 +99,8 @@ export interface BenchReport {
   notes: string[];
   phases: (PhaseResults & { ratios: Ratios })[];
   ws: WsLatencyResult | null;
+  /** The machine's CPU during the WebSocket phase, and CPU ms per create by process. */
+  wsCpu?: PhaseCpu | null;
   targets: TargetCheck[];
   failures: string[];
 }
@@ -264,6 +267,12 @@ export function formatReport(report: BenchReport, seconds: number): string {
       `  generator: largest send delay ${fmt(ws.maxSendLagMs, 1)} ms; wait for the probe event before start ${fmt(ws.probeWaitMs)} ms (${ws.probesSent} probe${ws.probesSent === 1 ? '' : 's'})`,
     );
     if (ws.failures.length) out.push(`  failures: ${ws.failures.join(' | ')}`);
+    const c = report.wsCpu;
+    if (c) {
+      const per = Object.entries(c.perOpMs).sort((a, b) => b[1] - a[1]);
+      const total = per.reduce((a, [, v]) => a + v, 0);
+      out.push(`  CPUs ${fmt(c.busyPercent, 1)}% busy; CPU ms per create ${fmt(total, 2)}: ${per.map(([k, v]) => `${k} ${fmt(v, 2)}`).join(', ')}`);
+    }
   }
   const m = report.machine;
   if (m.loadavgAtStart) out.push(`\nload average at start ${m.loadavgAtStart.join(' ')}, at end ${m.loadavgAtEnd?.join(' ') ?? '–'} (${m.cpus} CPUs)`);

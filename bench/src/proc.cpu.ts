@@ -65,3 +65,32 @@ export function cpuBetween(before: CpuSnapshot, after: CpuSnapshot): Map<string,
   }
   return out;
 }
+
+/** The whole machine's CPU time so far, in ticks: busy (everything but idle and iowait) and total. */
+export function machineTicks(): { busy: number; total: number } {
+  const line = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!;
+  const t = line.trim().split(/\s+/).slice(1).map(Number);
+  const total = t.slice(0, 8).reduce((a, b) => a + b, 0);
+  return { busy: total - t[3]! - t[4]!, total };
+}
+
+/** What a phase cost the machine: how busy its CPUs were, and CPU ms per operation by process. */
+export interface PhaseCpu {
+  busyPercent: number;
+  perOpMs: Record<string, number>;
+}
+
+/** Starts counting; `end(ops)` gives the phase's {@link PhaseCpu}. */
+export function countPhaseCpu(groups: CpuGroups): { end(ops: number): PhaseCpu } {
+  const m0 = machineTicks();
+  const c0 = cpuSnapshot(groups);
+  return {
+    end(ops) {
+      const m1 = machineTicks();
+      const perOpMs: Record<string, number> = {};
+      for (const [name, ms] of cpuBetween(c0, cpuSnapshot(groups))) if (ms > 0 && ops > 0) perOpMs[name] = Math.round((ms / ops) * 100) / 100;
+      const total = m1.total - m0.total;
+      return { busyPercent: total > 0 ? Math.round(((m1.busy - m0.busy) / total) * 1000) / 10 : 0, perOpMs };
+    },
+  };
+}

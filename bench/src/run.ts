@@ -20,6 +20,7 @@ import { runPgbench, type PgbenchRun } from './pgbench.js';
 import { migrateRecordsSchema } from '@reelbase/records';
 import { createShadowTables } from './shadow.schema.js';
 import { measureWsLatency, type WsLatencyResult } from './ws-latency.js';
+import { countPhaseCpu, type PhaseCpu } from './proc.cpu.js';
 import { ensureWrk, runWrk, type WrkRun } from './wrk.js';
 import { startBenchStack } from './bench.stack.js';
 
@@ -59,6 +60,7 @@ async function main(): Promise<number> {
   const notes: string[] = [];
   const phases: PhaseResults[] = [];
   let ws: WsLatencyResult | null = null;
+  let wsCpu: PhaseCpu | null = null;
   let pgVersion: string | null = null;
 
   await ensureWrk(log);
@@ -178,6 +180,13 @@ async function main(): Promise<number> {
     if (gateway && !o.skipWs) {
       try {
         log(`write → WebSocket latency: ${o.wsRate} creates/s for ${o.wsSeconds} s`);
+        // CPU of the machine and of each process while the writes go (bench/README.md: the tail follows it).
+        const cpu = stack
+          ? countPhaseCpu({
+              pids: { ...Object.fromEntries(Object.keys(stack.ports).map((name) => [name, [stack!.pid(name)]])), 'bench client': [process.pid] },
+              comms: { postgres: 'postgres', 'nats-server': 'nats-server' },
+            })
+          : null;
         ws = await measureWsLatency({
           baseUrl: gateway.url,
           token: gateway.token!,
@@ -189,6 +198,7 @@ async function main(): Promise<number> {
           graceMs: 10_000,
           probeTimeoutMs: Number(process.env.BENCH_PROBE_TIMEOUT_MS ?? 120_000),
         });
+        if (cpu) wsCpu = cpu.end(ws.sent);
       } catch (err) {
         const state = await pipelineState(db.url).catch((e: Error) => `state unknown: ${e.message}`);
         failures.push(`WebSocket latency: ${(err as Error).message} (${state})`);
@@ -216,6 +226,7 @@ async function main(): Promise<number> {
     notes,
     phases: phases.map((p) => ({ ...p, ratios: ratios(p) })),
     ws,
+    wsCpu,
     targets: checkTargets(phases, ws),
     failures,
   };

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../lib-testkit/src/database.js';
 import { deleteStreams, uniquePrefix } from '../../lib-testkit/src/nats.js';
 import { InProcessBus } from '../src/bus.js';
-import { openOrm } from '../src/db.js';
+import { LockedConnection, openOrm } from '../src/db.js';
 import { newId } from '../src/ids.js';
 import { createLogger } from '../src/logger.js';
 import { Metrics } from '../src/metrics.js';
@@ -223,6 +223,22 @@ describe('OutboxRelay (PostgreSQL + NATS)', () => {
     await until(async () => (await table.count(knex(a))) === 0, 3000);
     expect((await published()).slice(before).map((m) => m.event.event_id)).toEqual([first.event_id, second.event_id]);
     await r.stop();
+  });
+
+  it("turns synchronous_commit off for a deleting step's own transaction only, never for the connection", async () => {
+    const conn = (await LockedConnection.tryAcquire(knex(a), 'test:outbox-sync'))!;
+    try {
+      const e = event(8);
+      await append(table, [e]);
+      const [row] = await table.nextBatch(conn, [], 10);
+      expect(row!.eventId).toBe(e.event_id);
+      await table.nextBatch(conn, [row!.seq], 10);
+      expect(await table.count(knex(a))).toBe(0);
+      // The connection goes back to the pool as it came: every other write on it waits for its flush.
+      expect(await conn.query<{ synchronous_commit: string }>('show synchronous_commit')).toEqual([{ synchronous_commit: 'on' }]);
+    } finally {
+      await conn.release();
+    }
   });
 
   it('re-publishes a row whose delete a crash prevented; JetStream keeps one copy and the row is deleted', async () => {
