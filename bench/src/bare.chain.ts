@@ -22,6 +22,7 @@ import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import pg from 'pg';
 import { v7 as uuidv7 } from 'uuid';
+import { statementName } from '@reelbase/lib-platform';
 import { insertWithEventPgStatement, migrateRecordsSchema, runQueryPlan, SCHEMA_VERSION_SQL, type QueryPlan } from '@reelbase/records';
 
 const METHOD = '/bench.BareChain/Query';
@@ -75,7 +76,9 @@ async function create(pool: pg.Pool, request: Buffer, actor: string | null, sche
   const record = { id, entityType, projectId, status: null, active: true, thumbnailId: null, createdBy: actor, data };
   const event = { subject: `bench.${entityType}.create`, eventId, json: JSON.stringify(payload) };
   for (let attempt = 0; attempt < 2; attempt += 1) {
-    const res = await pool.query(insertWithEventPgStatement(record, event, { schemaVersion: schemaVersion.v, links: [] }));
+    // Prepared once per connection, as records runs it (lib-platform's queryPrepared).
+    const st = insertWithEventPgStatement(record, event, { schemaVersion: schemaVersion.v, links: [] });
+    const res = await pool.query({ name: statementName(st.text), ...st });
     if (res.rows[0]) return Buffer.from(JSON.stringify(res.rows[0]));
     // Nothing written: the schema version moved (or the project is not live); read it once again.
     schemaVersion.v = Number((await pool.query<{ v: string }>(`select ${SCHEMA_VERSION_SQL} as v`)).rows[0]!.v);

@@ -213,6 +213,18 @@ export async function measureWsLatency(opts: WsLatencyOptions): Promise<WsLatenc
     });
     await Promise.all(pending);
     const ok = creates.filter((c) => c.id !== undefined);
+    if (process.env.BENCH_WS_DUMP) {
+      const { writeFileSync } = await import('node:fs');
+      writeFileSync(
+        process.env.BENCH_WS_DUMP,
+        creates
+          .map(
+            (c) =>
+              `${(c.sentAt - start).toFixed(1)} ${c.answeredAt ? (c.answeredAt - c.sentAt).toFixed(2) : -1} ${c.id && events.get(c.id) ? (events.get(c.id)! - c.sentAt).toFixed(2) : -1}`,
+          )
+          .join('\n'),
+      );
+    }
     await waitFor(() => ok.every((c) => events.has(c.id!)), opts.graceMs);
 
     const matched = ok.filter((c) => events.has(c.id!));

@@ -3,6 +3,7 @@
  * start-up under an advisory lock so replicas starting together never race, and short
  * connection timeouts so a database that is down surfaces as `unavailable` quickly.
  */
+import { createHash } from 'node:crypto';
 import { MikroORM, type EntitySchema, type Knex, type MigrationObject } from '@mikro-orm/postgresql';
 import { Migrator } from '@mikro-orm/migrations';
 import { AppError } from './errors.js';
@@ -76,7 +77,7 @@ async function migrate(orm: MikroORM, opts: OrmOptions): Promise<void> {
 
 /** The part of a `pg` client a {@link LockedConnection} uses. */
 interface PgConnection {
-  query<R>(sql: string, params?: unknown[]): Promise<{ rows: R[] }>;
+  query<R>(sql: string | { name: string; text: string; values: unknown[] }, params?: unknown[]): Promise<{ rows: R[] }>;
   on(event: 'error' | 'end', fn: (err?: Error) => void): unknown;
   removeListener(event: 'error' | 'end', fn: (err?: Error) => void): unknown;
 }
@@ -85,6 +86,51 @@ interface PgConnection {
 interface PoolClient {
   acquireConnection(): Promise<unknown>;
   releaseConnection(conn: unknown): Promise<unknown>;
+}
+
+/** Names of prepared statements by their text (a hash of it, so two texts never share a name). */
+const statementNames = new Map<string, string>();
+
+/**
+ * The name a statement is prepared under on every connection: `s_` and a hash of its text. A
+ * connection parses and plans a named statement once and then only binds and executes it, which
+ * for the statements of the write path (a create's insert, the relay's step, the log's append)
+ * is most of PostgreSQL's work per call (docs/architecture.md, "The write path and its events").
+ * Only for texts from a small fixed set (each name stays prepared on its connection for good), and
+ * only for statements whose generic plan is as good as one made for the values (equality on a
+ * primary key): after five runs PostgreSQL may keep a plan made without them, and with the
+ * statistics of that moment. Neither the relay's step (`seq = any(…)` on an outbox of deleted
+ * rows) nor the log's append (`event_id = any(…)` on a log that was small when first planned)
+ * is one: their generic plans scan the whole table.
+ */
+export function statementName(text: string): string {
+  let name = statementNames.get(text);
+  if (name === undefined) {
+    name = `s_${createHash('sha256').update(text).digest('hex').slice(0, 24)}`;
+    statementNames.set(text, name);
+  }
+  return name;
+}
+
+/** `sql` with Knex's `?` bindings numbered `$1..$n`, as `pg` takes them (for texts without `??` or a literal `?`). */
+export function pgPlaceholders(sql: string): string {
+  let n = 0;
+  return sql.replace(/\?/g, () => `$${++n}`);
+}
+
+/**
+ * Runs `text` (`$n` placeholders; a text from a small fixed set, see {@link statementName}) as a
+ * named prepared statement on a connection of `db`: a pooled one, or the transaction's when `db`
+ * is a transaction. Errors are `pg`'s, as through `db.raw`.
+ */
+export async function queryPrepared<R>(db: Knex, text: string, values: unknown[]): Promise<R[]> {
+  const client = db.client as PoolClient;
+  const conn = (await client.acquireConnection()) as PgConnection;
+  try {
+    return (await conn.query<R>({ name: statementName(text), text, values })).rows;
+  } finally {
+    await client.releaseConnection(conn);
+  }
 }
 
 /**
@@ -153,10 +199,15 @@ export class LockedConnection {
     return new Promise((resolve) => this.lostWaiters.push(resolve));
   }
 
-  /** Runs one statement on the locked connection; resolves with its rows. */
-  async query<R = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<R[]> {
+  /**
+   * Runs one statement on the locked connection; resolves with its rows. `prepared`: prepare it
+   * once on this connection ({@link statementName}; a text from a small fixed set, and one whose
+   * generic plan is as good as a planned one, such as lookups by a unique index).
+   */
+  async query<R = Record<string, unknown>>(sql: string, params?: unknown[], opts: { prepared?: boolean } = {}): Promise<R[]> {
     if (this.released) throw new Error(`advisory lock ${this.key} was released`);
-    return (await this.conn.query<R>(sql, params)).rows;
+    if (!opts.prepared || params === undefined) return (await this.conn.query<R>(sql, params)).rows;
+    return (await this.conn.query<R>({ name: statementName(sql), text: sql, values: params })).rows;
   }
 
   /** Unlocks (unless the connection is gone) and returns the connection to the pool; idempotent. */

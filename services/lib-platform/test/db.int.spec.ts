@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // lib-testkit depends on lib-platform, so lib-platform cannot depend on it back; its
 // database helper only needs `pg`, which resolves from lib-testkit's own folder.
 import { createTestDatabase, type TestDatabase } from '../../lib-testkit/src/database.js';
-import { dbError, openOrm, pingDb } from '../src/db.js';
+import { dbError, openOrm, pgPlaceholders, pingDb, queryPrepared, statementName } from '../src/db.js';
 import { AppError } from '../src/errors.js';
 import { createLogger } from '../src/logger.js';
 
@@ -126,6 +126,29 @@ describe('openOrm (PostgreSQL)', () => {
           and database = (select oid from pg_database where datname = current_database())`,
     );
     expect(locks).toEqual([{ n: 0 }]);
+  });
+
+  it('queryPrepared prepares a statement once per connection, and runs on the transaction it is given', async () => {
+    const orm = await open(FIRST, 1);
+    const knex = orm.em.getConnection().getKnex();
+    const text = `insert into ${SCHEMA}.thing (id, name) values ($1, $2) returning name`;
+    expect(await queryPrepared(knex, text, ['p1', 'one'])).toEqual([{ name: 'one' }]);
+    expect(await queryPrepared(knex, text, ['p2', 'two'])).toEqual([{ name: 'two' }]);
+    // One connection in the pool: the statement is prepared on it under its name, once.
+    const prepared = await knex.raw<{ rows: { name: string }[] }>('select name from pg_prepared_statements');
+    expect(prepared.rows.map((r) => r.name)).toEqual([statementName(text)]);
+    expect(statementName(text)).toMatch(/^s_[0-9a-f]{24}$/);
+    expect(statementName(`${text} `)).not.toBe(statementName(text));
+    await knex
+      .transaction(async (trx) => {
+        await queryPrepared(trx, text, ['p3', 'three']);
+        // Seen inside the transaction, then rolled back with it.
+        expect((await trx.raw<{ rows: unknown[] }>(`select 1 from ${SCHEMA}.thing where id = 'p3'`)).rows).toHaveLength(1);
+        throw new Error('roll back');
+      })
+      .catch(() => {});
+    expect(await rows(orm, `select id from ${SCHEMA}.thing where id like 'p%' order by id`)).toEqual([{ id: 'p1' }, { id: 'p2' }]);
+    expect(pgPlaceholders('select ?, ?::int where x = ?')).toBe('select $1, $2::int where x = $3');
   });
 
   it('pingDb answers while the pool is open, and fails once it is closed', async () => {

@@ -12,6 +12,7 @@
  * per statement, so the failing create fails alone.
  */
 import type { Knex } from '@mikro-orm/postgresql';
+import { pgPlaceholders, queryPrepared } from '@reelbase/lib-platform';
 import type { NewRecord, StoredRecord, WriteGuard } from '../domain/ports.js';
 import { COLUMNS, LIVE_LINK_TARGET, toStored, type RecordRepository, type Row } from './record.repository.js';
 import { SCHEMA_SHARED_LOCK_SQL, SCHEMA_VERSION_SQL } from './schema.repository.js';
@@ -64,6 +65,9 @@ export const GROUP_INSERT_SQL = `with v as materialized (
      order by v.i
   )
   select * from r`;
+
+/** {@link GROUP_INSERT_SQL} as `pg` takes it, prepared once per connection like a lone create's insert. */
+const GROUP_INSERT_PG_SQL = pgPlaceholders(GROUP_INSERT_SQL);
 
 /** The bindings of {@link GROUP_INSERT_SQL} for `group`. */
 export function groupInsertBindings(group: readonly Pick<Pending, 'record' | 'event' | 'guard'>[]): unknown[] {
@@ -124,7 +128,7 @@ export class GroupCommit {
     if (group.length === 1) return this.alone(group[0]!);
     let rows: Row[];
     try {
-      rows = (await this.db.raw<{ rows: Row[] }>(GROUP_INSERT_SQL, groupInsertBindings(group) as Knex.RawBinding[])).rows;
+      rows = await queryPrepared<Row>(this.db, GROUP_INSERT_PG_SQL, groupInsertBindings(group));
     } catch {
       // One create broke the statement (a reused id, a constraint): each on its own, so it fails alone.
       await Promise.all(group.map((p) => this.alone(p)));

@@ -5,7 +5,7 @@
  * formatted with microseconds: a JS Date would cut them to milliseconds and break ETags.
  */
 import type { Knex } from '@mikro-orm/postgresql';
-import { sqlIsoMicros } from '@reelbase/lib-platform';
+import { pgPlaceholders, queryPrepared, sqlIsoMicros } from '@reelbase/lib-platform';
 import type { IdempotencyClaim, NewRecord, RecordValues, StoredRecord, WriteGuard } from '../domain/ports.js';
 import type { ClientRecord } from '../domain/record.types.js';
 import type { LinkRef } from '../domain/schema.validator.js';
@@ -123,8 +123,7 @@ export function insertWithEventStatement(
 /** {@link insertWithEventStatement} as `pg` takes it, its bindings numbered `$1..$n`. */
 export function insertWithEventPgStatement(...args: Parameters<typeof insertWithEventStatement>): { text: string; values: unknown[] } {
   const { sql, bindings } = insertWithEventStatement(...args);
-  let n = 0;
-  return { text: sql.replace(/\?/g, () => `$${++n}`), values: bindings };
+  return { text: pgPlaceholders(sql), values: bindings };
 }
 
 /** Statements on `records.record`. */
@@ -213,8 +212,11 @@ export class RecordRepository {
     guard?: WriteGuard,
     idempotency?: IdempotencyClaim,
   ): Promise<StoredRecord | undefined> {
-    const { sql, bindings } = insertWithEventStatement(v, event, guard, idempotency);
-    return one(this.db, sql, bindings);
+    // Prepared once per connection: planning this statement costs PostgreSQL more than running it
+    // (docs/architecture.md, "The write path and its events"). Its text is one of a few variants.
+    const { text, values } = insertWithEventPgStatement(v, event, guard, idempotency);
+    const [row] = await queryPrepared<Row>(this.db as Knex, text, values);
+    return row ? toStored(row) : undefined;
   }
 
   /** Overwrites the writable columns of a row and moves its updated_at. */
