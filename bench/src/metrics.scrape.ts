@@ -38,3 +38,19 @@ export function meansBetween(before: Map<string, SeriesTotals>, after: Map<strin
   }
   return lines;
 }
+
+/** Garbage collections of each kind on `http://127.0.0.1:<port>/metrics` so far, and how many of them paused over 10 ms. */
+export async function gcPauses(port: number): Promise<Map<string, { count: number; over10ms: number }>> {
+  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`, { signal: AbortSignal.timeout(10_000) })).text();
+  const out = new Map<string, { count: number; over10ms: number }>();
+  const entry = (kind: string) => out.get(kind) ?? out.set(kind, { count: 0, over10ms: 0 }).get(kind)!;
+  for (const line of text.split('\n')) {
+    const m = /^nodejs_gc_duration_seconds_(count|bucket)\{([^}]*)\} ([0-9.eE+-]+)$/.exec(line);
+    const kind = m && /kind="([a-z]+)"/.exec(m[2]!)?.[1];
+    if (!m || !kind) continue;
+    if (m[1] === 'count') entry(kind).count = Number(m[3]);
+    else if (/le="0.01"/.test(m[2]!)) entry(kind).over10ms = -Number(m[3]);
+  }
+  for (const v of out.values()) v.over10ms += v.count;
+  return out;
+}

@@ -15,7 +15,7 @@ import { createTestDatabase, deleteStreams, uniquePrefix } from '@reelbase/lib-t
 import { prepareBareWriteDatabase, startBareChain, WRITE_POOL_MAX } from './bare.chain.js';
 import { startBenchStack } from './bench.stack.js';
 import { bootstrapGateway } from './gateway.bootstrap.js';
-import { histogramTotals, meansBetween } from './metrics.scrape.js';
+import { gcPauses, histogramTotals, meansBetween } from './metrics.scrape.js';
 import { cpuBetween, cpuSnapshot, type CpuGroups } from './proc.cpu.js';
 import { summarize } from './stats.js';
 
@@ -65,7 +65,8 @@ async function main(): Promise<void> {
   const natsPrefix = uniquePrefix('probe');
   // `--env K=V,K=V`: settings for every service of the stack (to compare one setting's two values).
   const envIdx = process.argv.indexOf('--env');
-  const env = envIdx > 0 ? Object.fromEntries(process.argv[envIdx + 1]!.split(',').map((kv) => kv.split('=', 2) as [string, string])) : {};
+  const env =
+    envIdx > 0 ? Object.fromEntries(process.argv[envIdx + 1]!.split(',').map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)])) : {};
   const stack = await startBenchStack({ databaseUrl: db.url, natsPrefix, logDir: join(dir, 'logs'), log, env });
   const bareDb = await createTestDatabase(undefined, 'rb_probe_bare');
   let bare: Awaited<ReturnType<typeof startBareChain>> | undefined;
@@ -95,6 +96,7 @@ async function main(): Promise<void> {
     const cpu: Record<string, Map<string, number>> = { gateway: new Map(), bare: new Map() };
     const g0 = await histogramTotals(gwOps);
     const r0 = await histogramTotals(recOps);
+    const gc0 = { gateway: await gcPauses(gwOps), records: await gcPauses(recOps) };
     for (let r = 0; r < rounds; r++) {
       for (const who of r % 2 ? ['bare', 'gateway'] : ['gateway', 'bare']) {
         const c0 = cpuSnapshot(groups);
@@ -112,6 +114,14 @@ async function main(): Promise<void> {
     }
     const g1 = await histogramTotals(gwOps);
     const r1 = await histogramTotals(recOps);
+    const gc1 = { gateway: await gcPauses(gwOps), records: await gcPauses(recOps) };
+    for (const who of ['gateway', 'records'] as const) {
+      const line = [...gc1[who]].map(([kind, a]) => {
+        const b = gc0[who].get(kind) ?? { count: 0, over10ms: 0 };
+        return `${kind} ${a.count - b.count} (${a.over10ms - b.over10ms} over 10 ms)`;
+      });
+      log(`${who} garbage collections during the rounds: ${line.join(', ')}`);
+    }
     for (const [k, v] of Object.entries(times)) {
       const s = summarize(v);
       log(`${k}: n ${s.count} p50 ${s.p50.toFixed(2)} p90 ${s.p90.toFixed(2)} p99 ${s.p99.toFixed(2)} mean ${s.mean.toFixed(2)} ms`);
