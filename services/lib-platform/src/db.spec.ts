@@ -23,6 +23,9 @@ describe('dbError', () => {
     ['knex pool timeout', Object.assign(new Error('Knex: Timeout acquiring a connection. The pool is probably full.'), { name: 'KnexTimeoutError' })],
     ['terminated connection', new Error('Connection terminated unexpectedly')],
     ['pg connect timeout', new Error('timeout exceeded when trying to connect')],
+    // A transaction's COMMIT on a client whose connection broke while PostgreSQL restarted (knex prefixes the SQL).
+    ['broken client', new Error('COMMIT; - Client has encountered a connection error and is not queryable')],
+    ['closed client', new Error('Client was closed and is not queryable')],
     ['wrapped ECONNREFUSED message', new Error('select 1 - connect ECONNREFUSED 127.0.0.1:1')],
     ['MikroORM ConnectionException', Object.assign(new Error('boom'), { name: 'ConnectionException' })],
   ])('maps %s to unavailable', (_label, err) => {

@@ -240,7 +240,7 @@ export function dbError(err: unknown): never {
   const msg = String(e?.message ?? '');
   if (
     (e?.code && CONNECTION_CODES.has(e.code)) ||
-    /Knex: Timeout acquiring a connection|Connection terminated|connect ECONNREFUSED|timeout exceeded when trying to connect/i.test(msg) ||
+    /Knex: Timeout acquiring a connection|Connection terminated|connect ECONNREFUSED|timeout exceeded when trying to connect|is not queryable/i.test(msg) ||
     e?.name === 'ConnectionException'
   ) {
     throw AppError.unavailable('database is unavailable', err);
