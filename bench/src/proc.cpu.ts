@@ -5,6 +5,7 @@
  * the phase counts whole and one that exited is left out.
  */
 import { readdirSync, readFileSync } from 'node:fs';
+import type { Stack } from '@reelbase/lib-testkit';
 
 const TICK_MS = 10; // USER_HZ is 100 on Linux (getconf CLK_TCK)
 
@@ -30,6 +31,14 @@ export interface CpuGroups {
 }
 
 export type CpuSnapshot = Map<string, Map<number, number>>;
+
+/** Every service of `stack`, PostgreSQL's backends, nats-server, this process (the bench client), and `extra`. */
+export function stackCpuGroups(stack: Pick<Stack, 'ports' | 'pid'>, extra: CpuGroups['pids'] = {}): CpuGroups {
+  return {
+    pids: { ...Object.fromEntries(Object.keys(stack.ports).map((name) => [name, [stack.pid(name)]])), ...extra, 'bench client': [process.pid] },
+    comms: { postgres: 'postgres', 'nats-server': 'nats-server' },
+  };
+}
 
 export function cpuSnapshot(groups: CpuGroups): CpuSnapshot {
   const snap: CpuSnapshot = new Map();

@@ -20,7 +20,7 @@ import { runPgbench, type PgbenchRun } from './pgbench.js';
 import { migrateRecordsSchema } from '@reelbase/records';
 import { createShadowTables } from './shadow.schema.js';
 import { measureWsLatency, type WsLatencyResult } from './ws-latency.js';
-import { countPhaseCpu, type PhaseCpu } from './proc.cpu.js';
+import { countPhaseCpu, stackCpuGroups, type PhaseCpu } from './proc.cpu.js';
 import { ensureWrk, runWrk, type WrkRun } from './wrk.js';
 import { startBenchStack } from './bench.stack.js';
 
@@ -181,12 +181,7 @@ async function main(): Promise<number> {
       try {
         log(`write → WebSocket latency: ${o.wsRate} creates/s for ${o.wsSeconds} s`);
         // CPU of the machine and of each process while the writes go (bench/README.md: the tail follows it).
-        const cpu = stack
-          ? countPhaseCpu({
-              pids: { ...Object.fromEntries(Object.keys(stack.ports).map((name) => [name, [stack!.pid(name)]])), 'bench client': [process.pid] },
-              comms: { postgres: 'postgres', 'nats-server': 'nats-server' },
-            })
-          : null;
+        const cpu = stack ? countPhaseCpu(stackCpuGroups(stack)) : null;
         ws = await measureWsLatency({
           baseUrl: gateway.url,
           token: gateway.token!,

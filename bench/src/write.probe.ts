@@ -16,7 +16,7 @@ import { prepareBareWriteDatabase, startBareChain, WRITE_POOL_MAX } from './bare
 import { startBenchStack } from './bench.stack.js';
 import { bootstrapGateway } from './gateway.bootstrap.js';
 import { gcPauses, histogramTotals, meansBetween } from './metrics.scrape.js';
-import { cpuBetween, cpuSnapshot, type CpuGroups } from './proc.cpu.js';
+import { cpuBetween, cpuSnapshot, stackCpuGroups } from './proc.cpu.js';
 import { summarize } from './stats.js';
 
 const log = (s: string) => process.stderr.write(`${s}\n`);
@@ -84,15 +84,7 @@ async function main(): Promise<void> {
       await create(stack.url, fx.apiKey, fx.projectId);
       await create(bare!.url, null, fx.projectId);
     }
-    const groups: CpuGroups = {
-      pids: {
-        ...Object.fromEntries(Object.keys(stack.ports).map((name) => [name, [stack.pid(name)]])),
-        'bare http': [bare.pids.http],
-        'bare grpc': [bare.pids.grpc],
-        'bench client': [process.pid],
-      },
-      comms: { postgres: 'postgres', 'nats-server': 'nats-server' },
-    };
+    const groups = stackCpuGroups(stack, { 'bare http': [bare.pids.http], 'bare grpc': [bare.pids.grpc] });
     const cpu: Record<string, Map<string, number>> = { gateway: new Map(), bare: new Map() };
     const g0 = await histogramTotals(gwOps);
     const r0 = await histogramTotals(recOps);

@@ -102,8 +102,8 @@ async function openGateway(config: GatewayConfig, logger: Logger, adapters: Part
     const natsConn = (nc = await connectNats(config.NATS_URL, 'gateway', logger));
     resources.defer('nats', () => natsConn.drain());
     metrics.watchNats(natsConn);
-    const live = (feed = startNatsFeed(natsConn, natsNames(config.NATS_PREFIX), bus, logger));
-    resources.defer('live feed', () => live.stop());
+    feed = startNatsFeed(natsConn, natsNames(config.NATS_PREFIX), bus, logger);
+    resources.defer('live feed', () => feed?.stop());
   }
 
   let readiness = adapters.readiness;

@@ -94,8 +94,8 @@ const statementNames = new Map<string, string>();
 /**
  * The name a statement is prepared under on every connection: `s_` and a hash of its text. A
  * connection parses and plans a named statement once and then only binds and executes it, which
- * for the statements of the write path (a create's insert, the relay's step, the log's append)
- * is most of PostgreSQL's work per call (docs/architecture.md, "The write path and its events").
+ * for a create's insert is most of PostgreSQL's work per call (docs/architecture.md, "The write
+ * path and its events").
  * Only for texts from a small fixed set (each name stays prepared on its connection for good), and
  * only for statements whose generic plan is as good as one made for the values (equality on a
  * primary key): after five runs PostgreSQL may keep a plan made without them, and with the
@@ -199,15 +199,10 @@ export class LockedConnection {
     return new Promise((resolve) => this.lostWaiters.push(resolve));
   }
 
-  /**
-   * Runs one statement on the locked connection; resolves with its rows. `prepared`: prepare it
-   * once on this connection ({@link statementName}; a text from a small fixed set, and one whose
-   * generic plan is as good as a planned one, such as lookups by a unique index).
-   */
-  async query<R = Record<string, unknown>>(sql: string, params?: unknown[], opts: { prepared?: boolean } = {}): Promise<R[]> {
+  /** Runs one statement on the locked connection; resolves with its rows. */
+  async query<R = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<R[]> {
     if (this.released) throw new Error(`advisory lock ${this.key} was released`);
-    if (!opts.prepared || params === undefined) return (await this.conn.query<R>(sql, params)).rows;
-    return (await this.conn.query<R>({ name: statementName(sql), text: sql, values: params })).rows;
+    return (await this.conn.query<R>(sql, params)).rows;
   }
 
   /** Unlocks (unless the connection is gone) and returns the connection to the pool; idempotent. */

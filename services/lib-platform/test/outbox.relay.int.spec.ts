@@ -89,6 +89,15 @@ function relay(
   return r;
 }
 
+/** A started relay on relay_a.outbox that only a commit announced on the returned bus wakes (its poll is a minute). */
+function wokenRelay(metrics: Metrics, extra: Parameters<typeof relay>[5] = {}) {
+  const bus = new InProcessBus<OutboxTopics>();
+  const r = relay(a, 'relay_a.outbox', 'test:outbox-relay', metrics, 60_000, extra);
+  r.wakeOn(bus);
+  r.start();
+  return { bus, r };
+}
+
 beforeAll(async () => {
   db = await createTestDatabase();
   a = await openOrm({ clientUrl: db.url, schema: 'relay_a', entities: [], migrations: [], logger });
@@ -141,10 +150,7 @@ describe('OutboxRelay (PostgreSQL + NATS)', () => {
   });
 
   it('drains at once when the bus says a write committed, without waiting for the poll', async () => {
-    const bus = new InProcessBus<OutboxTopics>();
-    const r = relay(a, 'relay_a.outbox', 'test:outbox-relay', new Metrics('outbox-wake'), 60_000);
-    r.wakeOn(bus);
-    r.start();
+    const { bus, r } = wokenRelay(new Metrics('outbox-wake'));
     await new Promise((res) => setTimeout(res, 300));
     const before = (await published()).length;
     const e = event(1);
@@ -156,11 +162,8 @@ describe('OutboxRelay (PostgreSQL + NATS)', () => {
   });
 
   it('reads the next batch while a batch is being acknowledged: each row once, in seq order, the outbox emptied', async () => {
-    const bus = new InProcessBus<OutboxTopics>();
     const metrics = new Metrics('outbox-overlap');
-    const r = relay(a, 'relay_a.outbox', 'test:outbox-relay', metrics, 60_000, { batchSize: 3 });
-    r.wakeOn(bus);
-    r.start();
+    const { bus, r } = wokenRelay(metrics, { batchSize: 3 });
     await new Promise((res) => setTimeout(res, 300));
     const before = (await published()).length;
     const events = Array.from({ length: 60 }, (_, i) => event(i));
@@ -178,10 +181,7 @@ describe('OutboxRelay (PostgreSQL + NATS)', () => {
   });
 
   it('starts the drain a commit asks for after the committing code has run on, once for the commits of a turn', async () => {
-    const bus = new InProcessBus<OutboxTopics>();
-    const r = relay(a, 'relay_a.outbox', 'test:outbox-relay', new Metrics('outbox-wake-later'), 60_000);
-    r.wakeOn(bus);
-    r.start();
+    const { bus, r } = wokenRelay(new Metrics('outbox-wake-later'));
     await new Promise((res) => setTimeout(res, 300));
     const before = (await published()).length;
     const nudge = vi.spyOn(r, 'nudge');
@@ -197,10 +197,7 @@ describe('OutboxRelay (PostgreSQL + NATS)', () => {
   });
 
   it("leaves a commit's published row to the next commit's step to delete, or to lingerMs when none comes", async () => {
-    const bus = new InProcessBus<OutboxTopics>();
-    const r = relay(a, 'relay_a.outbox', 'test:outbox-relay', new Metrics('outbox-linger'), 60_000, { lingerMs: 1000 });
-    r.wakeOn(bus);
-    r.start();
+    const { bus, r } = wokenRelay(new Metrics('outbox-linger'), { lingerMs: 1000 });
     await until(async () => (await table.count(knex(a))) === 0);
     const before = (await published()).length;
     const ids = async () =>

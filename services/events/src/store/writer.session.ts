@@ -109,8 +109,8 @@ export class WriterSession {
         r.map((x) => JSON.stringify(x.changes)),
         r.map((x) => x.occurred_at),
       ],
-      // Not prepared: a generic plan made while the log was small scans it whole (`event_id = any(…)`
-      // of an array of unknown length) until the next analyze, as measured in docs/architecture.md.
+      // Not a prepared statement (lib-platform's queryPrepared): a generic plan made while the log was
+      // small scans it whole (`event_id = any(…)`) until the next analyze (docs/architecture.md).
     );
   }
 

@@ -39,9 +39,10 @@ export class OutboxTable {
    * the deleted rows are excluded explicitly.
    *
    * A step that deletes does not wait for its WAL flush at commit (`synchronous_commit` off for
-   * this statement's transaction only, set before its first row is deleted): a delete that a database crash loses re-publishes rows
-   * JetStream already has, which it drops as duplicates (and consumers by event id), so the
-   * relay need not wait for the disk before it publishes the next rows.
+   * this statement's transaction only, set before its first row is deleted): a delete that a
+   * database crash loses re-publishes rows JetStream already has, which it drops as duplicates
+   * (and consumers by event id), so the relay need not wait for the disk before it publishes the
+   * next rows.
    */
   async nextBatch(session: OutboxSession, published: readonly string[], limit: number, skip: readonly string[] = []): Promise<OutboxRow[]> {
     const rows = await session.query<{ seq: string; event_id: string; subject: string; payload: StreamEvent }>(

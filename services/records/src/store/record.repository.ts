@@ -215,7 +215,7 @@ export class RecordRepository {
     // Prepared once per connection: planning this statement costs PostgreSQL more than running it
     // (docs/architecture.md, "The write path and its events"). Its text is one of a few variants.
     const { text, values } = insertWithEventPgStatement(v, event, guard, idempotency);
-    const [row] = await queryPrepared<Row>(this.db as Knex, text, values);
+    const [row] = await queryPrepared<Row>(this.db, text, values);
     return row ? toStored(row) : undefined;
   }
 
