@@ -53,5 +53,5 @@ describe('faults, counted (whole stack, two faults)', () => {
     expect(code).toBe(0);
     // The run's own PostgreSQL and NATS store (about 50 MB); the logs stay.
     rmSync(join(dir, 'data'), { recursive: true, force: true });
-  }, 150_000);
+  }, 330_000);
 });

@@ -6,12 +6,15 @@
  * while other writes run; summaries with 1-, 2- and 3-level groupings on data made here.
  */
 import { randomUUID } from 'node:crypto';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, expectStatus, type Api } from './support/api.client.js';
 import { bootstrapAdmin, createUser, eventsAfter, lastEventId, startE2EStack, type E2EStack, type Session } from './support/e2e.stack.js';
 import { expectError, expectValidation } from './support/expect.helpers.js';
 
 const MISSING = '0190b3c4-0000-7000-8000-000000000000';
+/** Live Idempotency-Keys a principal may hold in this stack (lowered from 10,000 so the limit is reached here). */
+const MAX_KEYS = 40;
 
 describe('pipeline calls (whole stack)', () => {
   let e: E2EStack;
@@ -19,13 +22,24 @@ describe('pipeline calls (whole stack)', () => {
   let projectId: string;
 
   beforeAll(async () => {
-    e = await startE2EStack('pipeline-calls');
+    e = await startE2EStack('pipeline-calls', { gateway: { IDEMPOTENCY_MAX_KEYS: String(MAX_KEYS) } });
     admin = await bootstrapAdmin(e.api);
     projectId = expectStatus(await admin.api.post('/entities/Project', { data: { name: 'Pipeline', code: 'pipe' } }), 200, 'project').id;
   });
   afterAll(async () => {
     await e?.teardown();
   });
+
+  /** One value from the stack's database. */
+  async function scalar<T>(sql: string, params: unknown[] = []): Promise<T> {
+    const db = new pg.Client({ connectionString: e.db.url });
+    await db.connect();
+    try {
+      return Object.values((await db.query(sql, params)).rows[0] as Record<string, T>)[0]!;
+    } finally {
+      await db.end();
+    }
+  }
 
   /** Shots of the project with `code`, live. */
   async function shotsWithCode(api: Api, code: string): Promise<any[]> {
@@ -137,6 +151,72 @@ describe('pipeline calls (whole stack)', () => {
       expect(new Set(answers.map((a) => a.text)).size).toBe(1);
       expect(answers.filter((a) => a.headers.get('idempotent-replayed') === 'true')).toHaveLength(5);
       expect(await shotsWithCode(admin.api, 'race7')).toHaveLength(1);
+    });
+    it('read-only answers and answers carrying a lease are never stored: the key is checked and the request runs again', async () => {
+      const viewer = await createUser(admin.api, 'Viewer', `viewer-${randomUUID().slice(0, 8)}@studio.test`);
+      const filters = [
+        ['project_id', 'is', projectId],
+        ['code', 'is', 'idem050'],
+      ];
+      for (let i = 0; i < 20; i++) {
+        expectStatus(await viewer.api.post('/entities/Shot/query', { filters }, { headers: { 'idempotency-key': `q-${randomUUID()}` } }), 200, 'query');
+      }
+      const summary = { filters, summary_fields: [{ field: 'id', type: 'record_count' }] };
+      expectStatus(await viewer.api.post('/entities/Shot/summarize', summary, { headers: { 'idempotency-key': 'sum-1' } }), 200, 'summarize');
+      expect(await scalar<string>(`select count(*) from records.idempotency_key where principal = $1`, [`user:${viewer.user.id}`])).toBe('0');
+      // The same key again runs again: a record made in between is seen.
+      const key = { headers: { 'idempotency-key': 'q-repeat' } };
+      expect(expectStatus(await viewer.api.post('/entities/Shot/query', { filters }, key), 200).items).toHaveLength(0);
+      expectStatus(await admin.api.post('/entities/Shot', { project_id: projectId, data: { code: 'idem050' } }), 200);
+      expect(expectStatus(await viewer.api.post('/entities/Shot/query', { filters }, key), 200).items).toHaveLength(1);
+      const counted = expectStatus(await viewer.api.post('/entities/Shot/summarize', summary, { headers: { 'idempotency-key': 'sum-1' } }), 200);
+      expect(counted.summaries.id).toBe(1);
+
+      // A farm claim's lease (the CLI's agent sends a key with every call) is never kept in clear.
+      const pool = `idem-${randomUUID().slice(0, 8)}`;
+      expectStatus(await admin.api.post('/farm/jobs', { project_id: projectId, name: 'idem', kind: 'render', pool, frames: '1-2', chunk_size: 1 }), 200);
+      const claimKey = { headers: { 'idempotency-key': `claim-${randomUUID()}` } };
+      const first = expectStatus(await admin.api.post('/farm/claim', { pool, worker: 'host-1' }, claimKey), 200, 'claim');
+      expect(first.chunk.lease).toMatch(/^lease_/);
+      // The same key again claims again: the next chunk, under a lease of its own.
+      const second = expectStatus(await admin.api.post('/farm/claim', { pool, worker: 'host-1' }, claimKey), 200, 'claim again');
+      expect(second.chunk.id).not.toBe(first.chunk.id);
+      const completed = { headers: { 'idempotency-key': `complete-${randomUUID()}` } };
+      expectStatus(await admin.api.post(`/farm/chunks/${first.chunk.id}/complete`, { lease: first.chunk.lease }, completed), 200, 'complete');
+      // Stored answers there are (the completion's), but no lease token in any of them.
+      expect(Number(await scalar<string>(`select count(*) from records.idempotency_key where status is not null`))).toBeGreaterThan(0);
+      const leases = `select count(*) from records.idempotency_key where coalesce(body, '') || coalesce(record::text, '') ~ 'lease_[A-Za-z0-9_-]{32}'`;
+      expect(await scalar<string>(leases)).toBe('0');
+    });
+
+    it('a principal holds a bounded number of live keys: a new one past it is 429, a known one still answers', async () => {
+      const artist = await createUser(admin.api, 'Artist', `artist-${randomUUID().slice(0, 8)}@studio.test`);
+      const keyed = (i: number) =>
+        artist.api.post('/entities/Shot', { project_id: projectId, data: { code: `cap${i}` } }, { headers: { 'idempotency-key': `cap-${i}` } });
+      for (let i = 0; i < MAX_KEYS; i++) expectStatus(await keyed(i), 200, `keyed create ${i}`);
+      const refused = await keyed(MAX_KEYS);
+      expectError(refused, 429, 'rate_limited');
+      // Until the oldest of them expires, a day after it was used.
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(23 * 3600);
+      expect(await shotsWithCode(admin.api, `cap${MAX_KEYS}`)).toHaveLength(0);
+      const replay = await keyed(0);
+      expect(replay.status).toBe(200);
+      expect(replay.headers.get('idempotent-replayed')).toBe('true');
+      // Without a key nothing is counted.
+      expectStatus(await artist.api.post('/entities/Shot', { project_id: projectId, data: { code: `cap-free` } }), 200);
+    });
+
+    it('many repeats of a key still running: a few wait for its answer, the rest are told at once, none runs twice', async () => {
+      const key = `crowd-${randomUUID()}`;
+      const body = {
+        requests: Array.from({ length: 100 }, (_, j) => ({ request_type: 'create', entity_type: 'Shot', project_id: projectId, data: { code: `crowd${j}` } })),
+      };
+      const answers = await Promise.all(Array.from({ length: 16 }, () => admin.api.post('/batch', body, { headers: { 'idempotency-key': key } })));
+      const ok = answers.filter((a) => a.status === 200);
+      for (const a of answers.filter((x) => x.status !== 200)) expectError(a, 409, 'idempotency_in_progress');
+      expect(ok.length).toBeGreaterThanOrEqual(1);
+      expect(new Set(ok.map((a) => a.text)).size).toBe(1);
+      expect(await shotsWithCode(admin.api, 'crowd42')).toHaveLength(1);
     });
   });
 

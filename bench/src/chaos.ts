@@ -43,6 +43,13 @@ const DOWN_MS = 1_500;
 /** How long the events, deliveries and uploads of a phase may take to settle once the load stops. */
 const SETTLE_MS = 90_000;
 const WRITERS = 4;
+/**
+ * How long after the load's end the writers go on while writes have not recovered (no write
+ * acknowledged since the last that failed): a service restarting slowly on a busy machine still
+ * shows whether it comes back, and the target is recovery within this bound of the fault's end
+ * of load, not within the load's seconds.
+ */
+const RECOVERY_BOUND_MS = 60_000;
 const WEBHOOK = 'chaos';
 
 function args() {
@@ -295,8 +302,10 @@ async function phase(gw: Gateway, projectId: string, clip: Buffer, fault: Fault,
   const pause = async (r: Outcome) => {
     if (r.kind !== 'ok') await sleep(100);
   };
+  // Past `end`, writers go on only while writes have not recovered since the fault.
+  const writing = () => Date.now() < end || (load.faultAt !== null && recoverMs(load) === null && Date.now() < end + RECOVERY_BOUND_MS);
   const writer = async () => {
-    while (Date.now() < end) {
+    while (writing()) {
       const code = `${tag}_${n++}`;
       let t = Date.now();
       const c = count(await gw.call('POST', '/entities/Shot', { project_id: projectId, data: { code } }), true, t);

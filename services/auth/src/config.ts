@@ -42,6 +42,8 @@ export const authConfigShape = {
   SECRETS_KEY_PREVIOUS: envSecretsKeysPrevious(),
   /** How long the gateway may cache a resolved principal. */
   PRINCIPAL_CACHE_SECONDS: envInt(5, 0, 3600),
+  /** Live (not revoked, not expired) API keys a user may hold; one more is 409 `limit_reached`. */
+  API_KEYS_PER_USER: envInt(100, 1, 100_000),
 };
 
 export type AuthConfig = ReturnType<typeof parseAuthConfig>;

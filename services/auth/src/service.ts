@@ -108,7 +108,7 @@ export function startAuth(config: AuthConfig, logger: Logger = createLogger('aut
         registration: new RegistrationService({ credentials, users, hasher, tokens, logger }),
         login: new LoginService({ credentials, users, hasher, tokens, throttle, logger }),
         authenticator: new Authenticator({ apiKeys: apiKeyStore, sessions, tokens, users, cacheSeconds: config.PRINCIPAL_CACHE_SECONDS, logger }),
-        apiKeys: new ApiKeyService({ store: apiKeyStore, sessions, users, notifier: revocations, logger }),
+        apiKeys: new ApiKeyService({ store: apiKeyStore, sessions, users, notifier: revocations, logger, maxPerUser: config.API_KEYS_PER_USER }),
         rotation: new SigningKeyRotation(ring, revocations, logger),
         accounts,
       });

@@ -7,21 +7,18 @@ import { randomBytes } from 'node:crypto';
 import { generateKeyPair, exportJWK, decodeProtectedHeader } from 'jose';
 import { MikroORM } from '@mikro-orm/postgresql';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { connectNats, createGrpcClient, createLogger, natsNames, newId, SecretCipher, type GrpcClient, type NatsConnection } from '@reelbase/lib-platform';
-import { createTestDatabase, deleteStreams, uniquePrefix, TEST_INTERNAL_AUTH_SECRET, TEST_SECRETS_KEY, type TestDatabase } from '@reelbase/lib-testkit';
-import { authv1 } from '@reelbase/proto';
+import { connectNats, createLogger, natsNames, newId, SecretCipher, type NatsConnection } from '@reelbase/lib-platform';
+import { createTestDatabase, deleteStreams, uniquePrefix, TEST_SECRETS_KEY, type TestDatabase } from '@reelbase/lib-testkit';
+import type { authv1 } from '@reelbase/proto';
 import { parseAuthConfig, type AuthConfig } from '../src/config.js';
-import { startAuth, type RunningAuth } from '../src/service.js';
+import { startAuth } from '../src/service.js';
 import { startFakeRecords, type FakeRecords } from './fake-records.js';
-import { anon, asPrincipal, authTestEnv, failure } from './helpers.js';
+import { anon, asPrincipal, authTestEnv, failure, startAuthReplica, type AuthReplica } from './helpers.js';
 
 const logger = createLogger('auth-test', 'silent');
 const as = asPrincipal;
 
-interface Replica {
-  auth: RunningAuth;
-  client: GrpcClient<authv1.AuthServiceClient>;
-}
+type Replica = AuthReplica;
 
 let db: TestDatabase;
 let prefix: string;
@@ -35,15 +32,7 @@ let legacyKid: string;
 
 const configEnv = () => authTestEnv(db.url, prefix, fake.port);
 
-async function startReplica(): Promise<Replica> {
-  const auth = await startAuth(config, logger);
-  const client = createGrpcClient(authv1.AuthServiceClient, authv1.AuthServiceService, {
-    internalAuthSecret: TEST_INTERNAL_AUTH_SECRET,
-    name: 'auth',
-    address: `127.0.0.1:${auth.grpcPort}`,
-  });
-  return { auth, client };
-}
+const startReplica = (): Promise<Replica> => startAuthReplica(config);
 const query = <T = Record<string, unknown>>(text: string, params: unknown[] = []) => sql.em.getConnection().execute<T[]>(text, params);
 const rejects = async (r: Replica, token: string) => expect((await failure(r.client.call.authenticate({ token }, anon))).kind).toBe('unauthenticated');
 const resolves = async (r: Replica, token: string) => (await r.client.call.authenticate({ token }, anon)).principal!;

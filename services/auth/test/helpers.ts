@@ -2,9 +2,11 @@
  * What auth's integration specs share: the contexts calls are made with, a call expected to
  * fail, and the environment of an auth service on a test database beside a records stand-in.
  */
-import type { AppError, CallContext } from '@reelbase/lib-platform';
+import { createGrpcClient, createLogger, type AppError, type CallContext, type GrpcClient } from '@reelbase/lib-platform';
 import { TEST_INTERNAL_AUTH_SECRET, TEST_SECRETS_KEY } from '@reelbase/lib-testkit';
-import type { authv1 } from '@reelbase/proto';
+import { authv1 } from '@reelbase/proto';
+import type { AuthConfig } from '../src/config.js';
+import { startAuth, type RunningAuth } from '../src/service.js';
 
 /** A call without a principal (register, login). */
 export const anon: CallContext = { requestId: 'test' };
@@ -37,4 +39,21 @@ export function authTestEnv(databaseUrl: string, natsPrefix: string, recordsPort
     PASSWORD_SCRYPT_COST: '1024',
     LOG_LEVEL: 'silent',
   };
+}
+
+/** One running auth service and a signed client of it. */
+export interface AuthReplica {
+  auth: RunningAuth;
+  client: GrpcClient<authv1.AuthServiceClient>;
+}
+
+/** Starts an auth service with `config` (silent) and a client of it; stop with `client.close()` then `auth.stop()`. */
+export async function startAuthReplica(config: AuthConfig): Promise<AuthReplica> {
+  const auth = await startAuth(config, createLogger('auth-test', 'silent'));
+  const client = createGrpcClient(authv1.AuthServiceClient, authv1.AuthServiceService, {
+    internalAuthSecret: TEST_INTERNAL_AUTH_SECRET,
+    name: 'auth',
+    address: `127.0.0.1:${auth.grpcPort}`,
+  });
+  return { auth, client };
 }

@@ -37,6 +37,8 @@ export interface AppDeps {
   loginLimiter?: RateLimiter;
   trustProxyHops?: number;
   maxProblems?: number;
+  /** Live idempotency keys a principal may hold (router.builder.ts). */
+  maxIdempotencyKeys?: number;
   /** Per-link limits of the guest routes; unset: not limited. */
   share?: ShareRouteOptions;
   /** Largest reviewable upload (MEDIA_MAX_BYTES); default 8 GiB. */
@@ -95,6 +97,7 @@ export function createApp(deps: AppDeps): GatewayApp {
     authFailures: deps.authFailures,
     trustProxyHops: deps.trustProxyHops,
     maxProblems: deps.maxProblems,
+    maxIdempotencyKeys: deps.maxIdempotencyKeys,
     bodyLimitBytes: deps.bodyLimitBytes,
     idempotency: deps.peers.idempotency,
     logger: deps.logger,

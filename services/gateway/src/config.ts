@@ -34,6 +34,8 @@ export const gatewayConfigShape = {
   RATE_LIMIT_RPS: envInt(50, 1),
   /** Requests a principal may make at once above the sustained rate. */
   RATE_LIMIT_BURST: envInt(200, 1),
+  /** Live `Idempotency-Key`s (each kept 24 hours) a principal may hold; a new key beyond it is 429 (0: no limit). */
+  IDEMPOTENCY_MAX_KEYS: envInt(10_000, 0, 10_000_000),
   /** Upper bound on how long a resolved token is trusted without asking auth again. */
   AUTH_CACHE_SECONDS: envInt(5, 0, 3600),
   /** How long a refused token is answered 401 without asking auth again (0: never). */

@@ -153,6 +153,7 @@ async function openGateway(config: GatewayConfig, logger: Logger, adapters: Part
     loginLimiter,
     trustProxyHops: config.TRUST_PROXY_HOPS,
     maxProblems: config.MAX_PROBLEMS,
+    maxIdempotencyKeys: config.IDEMPOTENCY_MAX_KEYS,
     share: {
       notesLimiter: new RateLimiter(config.SHARE_NOTES_PER_MINUTE / 60, config.SHARE_NOTES_PER_MINUTE),
       passwordFailures: new RateLimiter(config.SHARE_PASSWORD_FAILURES_PER_MINUTE / 60, config.SHARE_PASSWORD_FAILURES_PER_MINUTE),

@@ -24,6 +24,8 @@ export interface ReceivedRequest {
   at: number;
   /** What was answered: a status, or `hang`. */
   answered: number | 'hang';
+  /** A held (`hang`) request: `Date.now()` when its connection closed (the sender gave up, or the target let go); unset while held. */
+  closedAt?: number;
 }
 
 export interface WebhookReceiverOptions {
@@ -104,7 +106,10 @@ export async function startWebhookReceiver(opts: WebhookReceiverOptions = {}): P
       opts.onRequest?.(entry, raw);
       if (answered === 'hang') {
         hanging.add(res);
-        res.on('close', () => hanging.delete(res));
+        res.on('close', () => {
+          hanging.delete(res);
+          entry.closedAt = Date.now();
+        });
         return;
       }
       const answer = () => {

@@ -32,6 +32,12 @@ export const recordsConfigShape = {
   /** Connections of the pool queries run on, apart from the one writes use. */
   QUERY_POOL_MAX: envInt(5, 1, 100),
   /**
+   * Summaries (POST /entities/{Type}/summarize) running at once on the query pool; more wait in
+   * line (up to QUERY_TIMEOUT_MS, 20 at most), then 503 `busy`. Kept below QUERY_POOL_MAX, so
+   * long aggregates never take every connection short queries and single reads need.
+   */
+  SUMMARY_CONCURRENCY: envInt(2, 1, 100),
+  /**
    * scrypt N of share-link passwords (docs/review.md), a power of two. Every guest request on a
    * protected link verifies it once, so it is lower than auth's login cost; tests lower it further.
    */

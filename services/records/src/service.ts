@@ -52,7 +52,7 @@ import { OutboxEntitySchema } from './store/outbox.entity.js';
 import { RECORDS_OUTBOX } from './store/outbox.repository.js';
 import { RecordEntitySchema } from './store/record.entity.js';
 import { KnexRecordStore } from './store/knex.record.store.js';
-import { openQueryPool } from './store/query.pool.js';
+import { openQueryPool, QueryGate, SUMMARY_LINE } from './store/query.pool.js';
 import { readQueueDepths } from './store/queue.depth.js';
 
 /** A running records service; its stop closes gRPC, then drains the relay a last time, then NATS, then the pool. */
@@ -103,7 +103,14 @@ export function startRecords(config: RecordsConfig, logger?: Logger): Promise<Ru
       const maxEventBytes = Math.min(config.MAX_EVENT_BYTES, serverMax - 16 * 1024);
       const queryDb = openQueryPool({ databaseUrl: config.DATABASE_URL, timeoutMs: config.QUERY_TIMEOUT_MS, max: config.QUERY_POOL_MAX });
       resources.defer('query pool', () => queryDb.end());
-      const store = new KnexRecordStore(db, names, { db: queryDb, timeoutMs: config.QUERY_TIMEOUT_MS });
+      // At least one connection is always left to short queries.
+      const summaryGate = new QueryGate(
+        Math.max(1, Math.min(config.SUMMARY_CONCURRENCY, config.QUERY_POOL_MAX - 1)),
+        config.QUERY_TIMEOUT_MS,
+        SUMMARY_LINE,
+        'summaries',
+      );
+      const store = new KnexRecordStore(db, names, { db: queryDb, timeoutMs: config.QUERY_TIMEOUT_MS, summaries: summaryGate });
       const service = new RecordService({ store, bus, maxEventBytes });
 
       const farmDb = openFarmPool({ databaseUrl: config.DATABASE_URL, max: config.FARM_POOL_MAX });

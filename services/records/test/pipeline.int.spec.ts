@@ -77,8 +77,8 @@ const countShots = async (codes: string[]) =>
   );
 
 describe('idempotency keys', () => {
-  const claim = (scope: string, body: string, leaseMs = 60_000) =>
-    keys.call.claim({ scope: sha(scope), bodyHash: sha(body), leaseMs, keepMs: 86_400_000 }, asService);
+  const claim = (scope: string, body: string, leaseMs = 60_000, principal = 'user:tester', maxKeys = 10_000) =>
+    keys.call.claim({ scope: sha(scope), bodyHash: sha(body), leaseMs, keepMs: 86_400_000, principal, maxKeys }, asService);
 
   it('claims once, tells a repeat it is in flight, answers the stored answer, and conflicts on another body', async () => {
     const first = await claim('k1', 'a');
@@ -154,8 +154,29 @@ describe('idempotency keys', () => {
     expect((await claim('k6', 'a')).outcome).toBe(Outcome.OUTCOME_IN_FLIGHT);
   });
 
+  it('holds a principal to its live keys: a new key past the limit is refused until one expires; known keys still answer', async () => {
+    const who = 'user:capped';
+    const first = await claim('cap-0', 'a', 60_000, who, 3);
+    await keys.call.finish({ scope: sha('cap-0'), claim: first.claim, answer: { status: 200, headersJson: '{}', body: 'zero' } }, asService);
+    expect((await claim('cap-1', 'a', 60_000, who, 3)).outcome).toBe(Outcome.OUTCOME_CLAIMED);
+    expect((await claim('cap-2', 'a', 60_000, who, 3)).outcome).toBe(Outcome.OUTCOME_CLAIMED);
+    const refused = await claim('cap-3', 'a', 60_000, who, 3);
+    expect(refused.outcome).toBe(Outcome.OUTCOME_LIMITED);
+    // The oldest key expires in a day: the wait says so.
+    expect(refused.retryAfterMs).toBeGreaterThan(23 * 3600 * 1000);
+    expect(await countKeys(`select count(*) as n from records.idempotency_key where scope = $1`, [sha('cap-3')])).toBe(0);
+    // A key already held still answers (replay, in flight), and another principal is not held back.
+    expect((await claim('cap-0', 'a', 60_000, who, 3)).outcome).toBe(Outcome.OUTCOME_REPLAY);
+    expect((await claim('cap-1', 'a', 60_000, who, 3)).outcome).toBe(Outcome.OUTCOME_IN_FLIGHT);
+    expect((await claim('cap-other', 'a', 60_000, 'user:other', 3)).outcome).toBe(Outcome.OUTCOME_CLAIMED);
+    // Once one expires, a new key is taken again.
+    await world.sql.query(`update records.idempotency_key set expires_at = clock_timestamp() - interval '1 second' where scope = $1`, [sha('cap-0')]);
+    expect((await claim('cap-3', 'a', 60_000, who, 3)).outcome).toBe(Outcome.OUTCOME_CLAIMED);
+    expect(await countKeys(`select count(*) as n from records.idempotency_key where principal = $1 and expires_at > clock_timestamp()`, [who])).toBe(3);
+  });
+
   it('sweeps expired keys by time in the database', async () => {
-    const c = await keys.call.claim({ scope: sha('k4'), bodyHash: sha('a'), leaseMs: 1000, keepMs: 1000 }, asService);
+    const c = await keys.call.claim({ scope: sha('k4'), bodyHash: sha('a'), leaseMs: 1000, keepMs: 1000, principal: 'user:tester', maxKeys: 0 }, asService);
     await keys.call.finish({ scope: sha('k4'), claim: c.claim, answer: { status: 200, headersJson: '{}', body: 'x' } }, asService);
     await world.sql.query(`update records.idempotency_key set expires_at = clock_timestamp() - interval '1 second' where scope = $1`, [sha('k4')]);
     // An expired key is a new key again, even with another body.
@@ -165,6 +186,10 @@ describe('idempotency keys', () => {
     expect(sweeper).toBe(0);
   });
 });
+
+async function countKeys(sql: string, params: unknown[]): Promise<number> {
+  return Number((await world.sql.query<{ n: string }>(sql, params)).rows[0]!.n);
+}
 
 /** Rows left after the sweeper of a second replica (1 s period) has run. */
 async function startRecordsWorldSweep(): Promise<number> {
@@ -231,6 +256,35 @@ describe('batches', () => {
 });
 
 describe('summaries', () => {
+  it('a grouping of more than 10,000 groups is a 422 at grouping, read from at most one row more than allowed', async () => {
+    // 10,001 shots of a project of their own, written directly: one group each when grouped by code.
+    const project = newId();
+    await world.sql.query(
+      `insert into records.record (id, entity_type, project_id, created_at, updated_at, data)
+       select gen_random_uuid(), 'Shot', $1::uuid, now(), now(), jsonb_build_object('code', 'g' || i, 'cut_in', i % 7)
+         from generate_series(1, 10001) i`,
+      [project],
+    );
+    const summarize = (grouping: unknown) =>
+      world.client.call.summarizeRecords(
+        {
+          entityType: 'Shot',
+          filtersJson: JSON.stringify([['project_id', 'is', project]]),
+          summaryFieldsJson: JSON.stringify([{ field: 'id', type: 'record_count' }]),
+          groupingJson: JSON.stringify(grouping),
+        },
+        viewer,
+      );
+    const refused = await appErrorOf(summarize([{ field: 'code', type: 'exact' }]));
+    expect(refused.kind).toBe('invalid');
+    expect(refused.problems).toEqual([expect.objectContaining({ loc: ['grouping'], type: 'too_many_groups' })]);
+    // A coarser grouping of the same records answers.
+    const coarse = JSON.parse((await summarize([{ field: 'cut_in', type: 'exact' }])).json);
+    expect(coarse.summaries.id).toBe(10_001);
+    expect(coarse.groups).toHaveLength(7);
+    await world.sql.query(`delete from records.record where project_id = $1`, [project]);
+  });
+
   it('summarizes and groups in SQL, the group without a value last', async () => {
     const made = await batch([
       shot('s1', { cut_in: 10, due: '2026-01-02' }),

@@ -19,6 +19,8 @@ export interface ApiKeyView {
 }
 
 export const MAX_KEY_NAME_LENGTH = 200;
+/** Live API keys a user may hold unless configured (`API_KEYS_PER_USER`). */
+export const MAX_KEYS_PER_USER = 100;
 
 function view(k: StoredKey): ApiKeyView {
   return {
@@ -54,6 +56,8 @@ export interface ApiKeyServiceDeps {
   notifier: RevocationNotifier;
   logger: Logger;
   now?: () => number;
+  /** Live (not revoked, not expired) keys a user may hold; default {@link MAX_KEYS_PER_USER}. */
+  maxPerUser?: number;
 }
 
 export class ApiKeyService {
@@ -78,7 +82,11 @@ export class ApiKeyService {
     }
     const expiresAt = this.expiryOf(rawExpiresAt);
     const generated = generateApiKey();
-    const row = await this.store.insert({ id: newId(), userId: caller.userId, name, prefix: generated.prefix, keyHash: generated.hash, expiresAt });
+    const max = this.deps.maxPerUser ?? MAX_KEYS_PER_USER;
+    const row = await this.store.insert({ id: newId(), userId: caller.userId, name, prefix: generated.prefix, keyHash: generated.hash, expiresAt }, max);
+    if (!row) {
+      throw AppError.conflict('limit_reached', `a user holds at most ${max} live API keys; revoke one you no longer use (DELETE /auth/api-keys/{id})`);
+    }
     this.logger.info({ api_key_id: row.id, user_id: caller.userId, expires_at: expiresAt?.toISOString(), request_id: ctx.requestId }, 'API key issued');
     return { key: view(row), token: generated.token };
   }

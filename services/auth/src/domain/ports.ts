@@ -73,7 +73,14 @@ export interface StoredKey {
 }
 
 export interface ApiKeyStore {
-  insert(row: { id: string; userId: string; name: string; prefix: string; keyHash: string; expiresAt: Date | null }): Promise<StoredKey>;
+  /**
+   * Stores the key unless its user already holds `maxLive` live keys (not revoked, not expired),
+   * counted and written under one lock per user; null when refused.
+   */
+  insert(
+    row: { id: string; userId: string; name: string; prefix: string; keyHash: string; expiresAt: Date | null },
+    maxLive: number,
+  ): Promise<StoredKey | null>;
   findById(id: string): Promise<StoredKey | null>;
   listActive(userId: string): Promise<StoredKey[]>;
   revoke(id: string): Promise<boolean>;

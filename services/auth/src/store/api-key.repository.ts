@@ -8,13 +8,22 @@ import { ApiKeyEntity, type ApiKeyRow } from './auth.entities.js';
 export class ApiKeyRepository {
   constructor(private readonly orm: MikroORM) {}
 
-  insert(row: Omit<ApiKeyRow, 'createdAt' | 'lastUsedAt' | 'revokedAt'>): Promise<ApiKeyRow> {
-    return guarded(async () => {
-      const em = this.orm.em.fork();
-      const entity = em.create(ApiKeyEntity, { ...row, createdAt: new Date(), lastUsedAt: null, revokedAt: null });
-      await em.persistAndFlush(entity);
-      return entity;
-    });
+  insert(row: Omit<ApiKeyRow, 'createdAt' | 'lastUsedAt' | 'revokedAt'>, maxLive: number): Promise<ApiKeyRow | null> {
+    return guarded(() =>
+      this.orm.em.fork().transactional(async (em) => {
+        // One issue at a time per user, so two replicas can never both take the last place.
+        await em.execute(`select pg_advisory_xact_lock(hashtext('auth:api-keys:' || ?))`, [row.userId]);
+        const [live] = await em.execute<{ n: string }[]>(
+          `select count(*) as n from "auth"."api_key"
+            where "user_id" = ? and "revoked_at" is null and ("expires_at" is null or "expires_at" > now())`,
+          [row.userId],
+        );
+        if (Number(live?.n ?? 0) >= maxLive) return null;
+        const entity = em.create(ApiKeyEntity, { ...row, createdAt: new Date(), lastUsedAt: null, revokedAt: null });
+        em.persist(entity);
+        return entity;
+      }),
+    );
   }
 
   findByHash(keyHash: string): Promise<ApiKeyRow | null> {

@@ -35,4 +35,22 @@ describe('RateLimiter', () => {
     for (let i = 0; i < 150_000; i++) many.take(`k${i}`);
     expect(many.size).toBeLessThanOrEqual(100_000);
   });
+
+  it('charges the rest of a heavy request after admitting it: the balance goes below zero, bounded, and the sustained rate holds', () => {
+    let t = 0;
+    const rl = new RateLimiter(10, 20, () => t);
+    expect(rl.take('a')).toBe(0);
+    rl.charge('a', 49); // a request of weight 50 with 20 in the bucket
+    // 31 short of one token at 10 per second.
+    expect(rl.take('a')).toBeCloseTo(3.1, 5);
+    t += 3.1;
+    expect(rl.take('a')).toBe(0);
+    // Nothing to charge for a key never admitted, or for no weight.
+    rl.charge('b', 10);
+    rl.charge('a', 0);
+    expect(rl.take('b')).toBe(0);
+    // The debt is bounded: 60 s of refill at most.
+    rl.charge('a', 1e9);
+    expect(rl.take('a')).toBeCloseTo(60.1, 5);
+  });
 });

@@ -16,6 +16,8 @@ const PRUNE_ABOVE = 10_000;
 const MAX_BUCKETS = 100_000;
 /** Seconds between prunes, so a flood of new keys does not rescan the map on every request. */
 const PRUNE_EVERY = 1;
+/** The deepest a bucket may go below zero by {@link RateLimiter.charge}, in seconds of refill. */
+const MAX_DEBT_SECONDS = 60;
 
 export class RateLimiter {
   private readonly buckets = new Map<string, Bucket>();
@@ -45,6 +47,18 @@ export class RateLimiter {
       return 0;
     }
     return (1 - b.tokens) / this.rps;
+  }
+
+  /**
+   * Takes `n` more tokens for `key`, which was just admitted by {@link take}: the rest of the
+   * weight of a request that does the work of many. The balance may go below zero (at most down
+   * to minus `MAX_DEBT_SECONDS` of refill), so the caller's next requests wait until it refills:
+   * a caller's sustained rate stays `rps` whatever the size of its requests.
+   */
+  charge(key: string, n: number): void {
+    const b = this.buckets.get(key);
+    if (b === undefined || !(n > 0)) return;
+    b.tokens = Math.max(-MAX_DEBT_SECONDS * this.rps, b.tokens - n);
   }
 
   /** The seconds to wait before `key` may take a token (0: it may now); takes nothing. */

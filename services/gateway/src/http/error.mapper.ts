@@ -88,7 +88,8 @@ export function toHttpError(err: unknown, shape?: RequestShape): HttpError {
     if (err.kind === 'internal') return { status, body: { detail: 'internal error', code: 'internal' } };
     const body = { ...err.extra, detail: err.message, code: err.code };
     if (err.kind === 'unauthenticated') return { status, body, headers: { 'www-authenticate': 'Bearer' } };
-    if (err.kind === 'rate_limited') {
+    // A 503 that knows when to try again (a busy gate) says so too.
+    if (err.kind === 'rate_limited' || (err.kind === 'unavailable' && err.retryAfter !== undefined)) {
       return { status, body, headers: { 'retry-after': String(Math.max(1, Math.ceil(err.retryAfter ?? 1))) } };
     }
     return { status, body };

@@ -5,7 +5,9 @@
  * A repeat with the same body gets that answer again without running the route; with another
  * body, 409 `idempotency_conflict`; while the first still runs, the repeat waits for it (up to
  * {@link IN_FLIGHT_WAIT_MS}, then 409 `idempotency_in_progress`). A 5xx or 429 answer is not
- * kept: the key is released and a retry runs again.
+ * kept: the key is released and a retry runs again. Only writes are kept: a route whose answer
+ * is read-only or carries a credential or a lease checks the key and stores nothing
+ * (`RouteDef.replayable`). A principal holds at most `maxKeys` live keys.
  */
 import { createHash } from 'node:crypto';
 import { AppError, type CallContext, type Problem, type PromiseClient } from '@reelbase/lib-platform';
@@ -93,6 +95,14 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const Outcome = idempotencyv1.IdempotencyServiceClaimResponse_Outcome;
 
+/** Live keys a principal may hold by default (`IDEMPOTENCY_MAX_KEYS`). */
+export const MAX_KEYS = 10_000;
+/** Repeats of one key that may wait at once on one gateway; more are told at once that it is in progress. */
+export const MAX_WAITERS_PER_KEY = 8;
+/** The first pause between two looks at a key still in flight, and the longest (the pause doubles). */
+const FIRST_PAUSE_MS = 100;
+const LONGEST_PAUSE_MS = 2_000;
+
 /** A claimed key: finish it with the answer, or release it. */
 export interface Claimed {
   /** The scope and claim token, for a write that stores its answer itself (a record create). */
@@ -101,55 +111,121 @@ export interface Claimed {
   release(): Promise<void>;
 }
 
+/** What a claim asks for: the key's scope, the body it came with, who holds it and how many keys they may hold. */
+export interface KeyClaim {
+  scope: string;
+  bodyHash: string;
+  /** `user:<id>`, or for a guest `link:<SHA-256 of the path>` (see {@link principalOf}). */
+  principal: string;
+  /** Live keys the principal may hold (0: no limit). */
+  maxKeys: number;
+}
+
+/** Who holds a key: a user by id; a guest by the share link in the path (guests of one link share its allowance). */
+export function principalOf(userId: string | undefined, path: string): string {
+  return userId ? `user:${userId}` : `link:${sha256(path)}`;
+}
+
+/**
+ * The repeats waiting for a key's first request to end, counted per scope on this gateway, so a
+ * client hammering one key in flight holds at most {@link MAX_WAITERS_PER_KEY} requests open.
+ */
+export class KeyWaiters {
+  private readonly waiting = new Map<string, number>();
+
+  constructor(private readonly max = MAX_WAITERS_PER_KEY) {}
+
+  /** Counts one more waiter of `scope`; false (nothing counted) when `max` already wait. */
+  enter(scope: string): boolean {
+    const n = this.waiting.get(scope) ?? 0;
+    if (n >= this.max) return false;
+    this.waiting.set(scope, n + 1);
+    return true;
+  }
+
+  leave(scope: string): void {
+    const n = (this.waiting.get(scope) ?? 1) - 1;
+    if (n <= 0) this.waiting.delete(scope);
+    else this.waiting.set(scope, n);
+  }
+
+  /** Scopes with a waiter (for tests). */
+  get size(): number {
+    return this.waiting.size;
+  }
+}
+
+const inProgress = (waitMs: number) =>
+  AppError.conflict(
+    'idempotency_in_progress',
+    `the first request with this Idempotency-Key is still running after ${Math.round(waitMs / 1000)} s; retry later with the same key`,
+  );
+
 /**
  * Claims the key: `{ replay }` when an answer is stored for the same body, `{ claimed }` when
  * the request is to run now. Another body: 409 `idempotency_conflict`; still running after the
- * wait: 409 `idempotency_in_progress`.
+ * wait (or too many repeats already waiting for it): 409 `idempotency_in_progress`; a new key
+ * while the principal holds `maxKeys` live keys: 429 with `Retry-After` (until its oldest expires).
  */
 export async function claimKey(
   client: IdempotencyClient,
-  scope: string,
-  bodyHash: string,
+  want: KeyClaim,
   ctx: CallContext,
+  waiters: KeyWaiters,
   waitMs = IN_FLIGHT_WAIT_MS,
 ): Promise<{ replay: Answer } | { claimed: Claimed }> {
+  const { scope } = want;
   const until = Date.now() + waitMs;
-  let pause = 50;
-  for (;;) {
-    const r = await client.claim({ scope, bodyHash, leaseMs: LEASE_MS, keepMs: KEEP_MS }, ctx);
-    if (r.outcome === Outcome.OUTCOME_CLAIMED) {
-      const claim = r.claim;
-      return {
-        claimed: {
-          key: { scope, claim },
-          finish: async (answer) => {
-            await client.finish({ scope, claim, answer: { status: answer.status, headersJson: JSON.stringify(answer.headers), body: answer.body } }, ctx);
-          },
-          release: async () => {
-            await client.release({ scope, claim }, ctx);
-          },
-        },
-      };
-    }
-    if (r.outcome === Outcome.OUTCOME_REPLAY && r.answer) {
-      let headers: Record<string, string> = {};
-      try {
-        headers = JSON.parse(r.answer.headersJson || '{}') as Record<string, string>;
-      } catch {
-        headers = {};
-      }
-      return { replay: { status: r.answer.status, headers, body: r.answer.body } };
-    }
-    if (r.outcome === Outcome.OUTCOME_CONFLICT) {
-      throw AppError.conflict('idempotency_conflict', 'this Idempotency-Key was used with another request body; use a new key for a new request');
-    }
-    if (Date.now() + pause > until) {
-      throw AppError.conflict(
-        'idempotency_in_progress',
-        `the first request with this Idempotency-Key is still running after ${Math.round(waitMs / 1000)} s; retry later with the same key`,
+  let pause = FIRST_PAUSE_MS;
+  let waiting = false;
+  try {
+    for (;;) {
+      const r = await client.claim(
+        { scope, bodyHash: want.bodyHash, leaseMs: LEASE_MS, keepMs: KEEP_MS, principal: want.principal, maxKeys: want.maxKeys },
+        ctx,
       );
+      if (r.outcome === Outcome.OUTCOME_CLAIMED) {
+        const claim = r.claim;
+        return {
+          claimed: {
+            key: { scope, claim },
+            finish: async (answer) => {
+              await client.finish({ scope, claim, answer: { status: answer.status, headersJson: JSON.stringify(answer.headers), body: answer.body } }, ctx);
+            },
+            release: async () => {
+              await client.release({ scope, claim }, ctx);
+            },
+          },
+        };
+      }
+      if (r.outcome === Outcome.OUTCOME_REPLAY && r.answer) {
+        let headers: Record<string, string> = {};
+        try {
+          headers = JSON.parse(r.answer.headersJson || '{}') as Record<string, string>;
+        } catch {
+          headers = {};
+        }
+        return { replay: { status: r.answer.status, headers, body: r.answer.body } };
+      }
+      if (r.outcome === Outcome.OUTCOME_CONFLICT) {
+        throw AppError.conflict('idempotency_conflict', 'this Idempotency-Key was used with another request body; use a new key for a new request');
+      }
+      if (r.outcome === Outcome.OUTCOME_LIMITED) {
+        throw new AppError(
+          'rate_limited',
+          `this caller already holds ${want.maxKeys} live Idempotency-Keys (each kept 24 hours); reuse a key for a retry, or wait until the oldest expires`,
+          { retryAfter: Math.max(1, Math.ceil(r.retryAfterMs / 1000)) },
+        );
+      }
+      if (!waiting) {
+        if (!waiters.enter(scope)) throw inProgress(0);
+        waiting = true;
+      }
+      if (Date.now() + pause > until) throw inProgress(waitMs);
+      await sleep(pause);
+      pause = Math.min(pause * 2, LONGEST_PAUSE_MS);
     }
-    await sleep(pause);
-    pause = Math.min(pause * 2, 500);
+  } finally {
+    if (waiting) waiters.leave(scope);
   }
 }

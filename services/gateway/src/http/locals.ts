@@ -14,6 +14,8 @@ export interface GatewayLocals {
   principal?: AuthedPrincipal;
   /** sha256 of the bearer token. */
   tokenHash?: string;
+  /** The caller's rate-limit bucket, when this route is rate limited (a route's `cost` charges it). */
+  rateKey?: string;
   /** The context passed to every gRPC call of this request. */
   ctx: CallContext;
   /** A body-parser failure held back so authentication and roles are checked first. */

@@ -20,7 +20,9 @@ const ERROR_TEXT: Record<number, string> = {
   413: 'Body larger than the limit (`payload_too_large`).',
   415: 'A request body that is not JSON (`unsupported_media_type`).',
   422: 'Request validation failed; every problem at once (at most 100 listed, then one `too_many_errors` entry counting the rest).',
-  429: 'Rate limit exceeded; see `Retry-After`.',
+  429:
+    'Rate limit exceeded; see `Retry-After`. Requests that do the work of many weigh more: a batch counts its requests, an ' +
+    'import its items, a site-sync request one per 10 representations, a summary 10 (docs/api-notes.md, "Rate limits").',
   500: 'An unexpected server failure (`internal`); details only in the server log, under the `x-request-id`.',
   503: 'A dependency is down (`unavailable`).',
 };
@@ -42,6 +44,12 @@ export interface OpenApiInfo {
 }
 
 /** Builds the document for `routes`. */
+/** Whether a POST's answer is stored for its Idempotency-Key (router.builder.ts decides the same way). */
+function idempotencyKind(r: AnyRoute): 'stored' | 'never' | 'dry_run' {
+  if (r.bodyTypes !== undefined || r.replayable === false) return 'never';
+  return typeof r.replayable === 'function' ? 'dry_run' : 'stored';
+}
+
 export function buildOpenApi(routes: readonly AnyRoute[], info: OpenApiInfo): Json {
   const requestIds = new Set<string>();
   for (const r of routes) if (r.body) requestIds.add(idOf(r.body) ?? '');
@@ -84,18 +92,23 @@ export function buildOpenApi(routes: readonly AnyRoute[], info: OpenApiInfo): Js
   };
 
   /** The Idempotency-Key header every POST takes. */
-  const idempotencyParam = (kept: boolean): Json => ({
+  /** `stored`: a write whose answer is kept; `never`: read-only, a credential, a lease or a stream; `dry_run`: kept unless a dry run. */
+  const idempotencyParam = (kept: 'stored' | 'never' | 'dry_run'): Json => ({
     name: 'Idempotency-Key',
     in: 'header',
     required: false,
-    description: kept
-      ? 'Checked (1 to 255 printable ASCII characters, else 422 at `["header","idempotency-key"]`) but not replayed: this ' +
-        'answer holds a credential or this body is streamed, so it is never stored and a retry runs again.'
-      : 'Makes a retry safe: the same key from the same caller on this concrete path with the same body within 24 h ' +
-        'answers the first answer again (status, body, `ETag`; header `Idempotent-Replayed: true`) and writes nothing. ' +
-        'Another body with the key: 409 `idempotency_conflict`. While the first request still runs, a repeat waits for ' +
-        'it up to 30 s, then 409 `idempotency_in_progress`. A 5xx or 429 answer is not kept. 1 to 255 printable ASCII ' +
-        'characters, else 422 at `["header","idempotency-key"]` (docs/api-notes.md, "Idempotent retries").',
+    description:
+      kept === 'never'
+        ? 'Checked (1 to 255 printable ASCII characters, else 422 at `["header","idempotency-key"]`) but not replayed: this ' +
+          'answer is read-only, holds a credential or a lease, or this body is streamed, so it is never stored and a retry runs again.'
+        : 'Makes a retry safe: the same key from the same caller on this concrete path with the same body within 24 h ' +
+          'answers the first answer again (status, body, `ETag`; header `Idempotent-Replayed: true`) and writes nothing. ' +
+          'Another body with the key: 409 `idempotency_conflict`. While the first request still runs, a repeat waits for ' +
+          'it up to 30 s (at most 8 repeats of one key wait at once on a gateway; more are answered at once), then 409 ' +
+          '`idempotency_in_progress`. A 5xx or 429 answer is not kept. A caller holds at most 10,000 live keys ' +
+          '(`IDEMPOTENCY_MAX_KEYS`): a new key beyond them is 429 with `Retry-After` until the oldest expires. 1 to 255 ' +
+          'printable ASCII characters, else 422 at `["header","idempotency-key"]` (docs/api-notes.md, "Idempotent retries").' +
+          (kept === 'dry_run' ? ' A `dry_run` writes nothing, so its answer is not stored.' : ''),
     schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7E]+$' },
   });
 
@@ -129,7 +142,7 @@ export function buildOpenApi(routes: readonly AnyRoute[], info: OpenApiInfo): Js
           description: h.description,
           schema: h.schema ?? { type: 'string' },
         })),
-        ...(r.method === 'post' ? [idempotencyParam(r.replayable === false || r.bodyTypes !== undefined)] : []),
+        ...(r.method === 'post' ? [idempotencyParam(idempotencyKind(r))] : []),
         {
           name: 'x-request-id',
           in: 'header',

@@ -84,11 +84,19 @@ export interface RouteDef<P extends z.ZodType | undefined = any, Q extends z.Zod
   /** A JSON body limit of this route below the gateway's BODY_LIMIT_BYTES (larger bodies: 413). */
   bodyLimitBytes?: number;
   /**
-   * False for a POST whose answer carries a credential (a token, a key, a share link's token, a
-   * webhook's secret), which is never stored: its `Idempotency-Key` is checked but not replayed
-   * (docs/api-notes.md, "Idempotent retries").
+   * Whether the answer of a POST with an `Idempotency-Key` is stored and replayed (default true:
+   * a write). False for a read-only POST (a query, a summary, a listing) and for one whose answer
+   * carries a credential or a lease (a token, a key, a share link's token, a farm or sitesync
+   * claim): its key is checked but nothing is stored, and a repeat runs again. A function decides
+   * from the validated body (a sync import's `dry_run` writes nothing). docs/api-notes.md,
+   * "Idempotent retries".
    */
-  replayable?: boolean;
+  replayable?: boolean | ((body: Out<B>) => boolean);
+  /**
+   * The request's weight in the caller's rate limit, from the validated body (default 1): a batch
+   * counts its requests, an import its items (docs/api-notes.md, "Rate limits").
+   */
+  cost?: (body: Out<B>) => number;
   /** Role check: throws a `forbidden` AppError. Runs after authentication, before validation. */
   authorize?: (principal: AuthedPrincipal, raw: RawInput) => void;
   /**

@@ -10,7 +10,20 @@ import type { AuthCache, AuthEntry } from '../domain/auth.cache.js';
 import type { RateLimiter } from '../domain/rate.limiter.js';
 import { clientAddress } from './client.address.js';
 import { toHttpError, requestShape } from './error.mapper.js';
-import { bodyHashOf, claimKey, idempotencyKeyOf, isKept, keptHeaders, REPLAYED_HEADER, scopeOf, type Answer, type IdempotencyClient } from './idempotency.js';
+import {
+  bodyHashOf,
+  claimKey,
+  idempotencyKeyOf,
+  isKept,
+  KeyWaiters,
+  keptHeaders,
+  MAX_KEYS,
+  principalOf,
+  REPLAYED_HEADER,
+  scopeOf,
+  type Answer,
+  type IdempotencyClient,
+} from './idempotency.js';
 import { inspectJson } from './json.guard.js';
 import { localsOf, type GatewayLocals } from './locals.js';
 import { Reply, expressPath, type AnyRoute } from './route.js';
@@ -29,6 +42,8 @@ export interface RouterDeps {
   bodyLimitBytes: number;
   /** Where idempotency keys are kept (records' IdempotencyService); unset: a POST with a key is 503. */
   idempotency?: IdempotencyClient;
+  /** Live idempotency keys a principal may hold (`IDEMPOTENCY_MAX_KEYS`; default 10,000; 0: no limit). */
+  maxIdempotencyKeys?: number;
   logger?: Logger;
 }
 
@@ -125,7 +140,7 @@ function forgetful(deps: RouterDeps, locals: GatewayLocals, err: unknown): void 
 }
 
 /** Builds the one express handler that runs a route's pipeline. */
-function pipeline(route: AnyRoute, deps: RouterDeps): RequestHandler {
+function pipeline(route: AnyRoute, deps: RouterDeps, waiters: KeyWaiters): RequestHandler {
   const rateLimited = route.rateLimited ?? true;
   const maxProblems = deps.maxProblems ?? DEFAULT_MAX_PROBLEMS;
   return async (req, res) => {
@@ -141,6 +156,7 @@ function pipeline(route: AnyRoute, deps: RouterDeps): RequestHandler {
         locals.ctx.principal = entry.principal;
         if (rateLimited) {
           // One bucket per user or API key, however the token is spelled.
+          locals.rateKey = entry.rateKey;
           const wait = deps.limiter.take(entry.rateKey);
           if (wait > 0) throw new AppError('rate_limited', 'too many requests for this credential', { retryAfter: Math.ceil(wait) });
         }
@@ -172,18 +188,37 @@ function pipeline(route: AnyRoute, deps: RouterDeps): RequestHandler {
     else unexpectedBody(req.body, problems);
     const key = route.method === 'post' ? idempotencyKeyOf(req, problems) : undefined;
     if (problems.length > 0) throw invalidOf(problems, maxProblems);
+    // A request that does the work of many (a batch, an import) takes the rest of its weight now
+    // that its body is known; the balance may go below zero, so the caller's next requests wait.
+    if (route.cost && rateLimited && locals.rateKey !== undefined) {
+      const extra = route.cost(body) - 1;
+      if (extra > 0) deps.limiter.charge(locals.rateKey, extra);
+    }
 
     const run = () => route.handler({ params, query, body, ctx: locals.ctx, principal: locals.principal, req, res });
-    // A streamed body (an upload) is never held, and an answer holding a credential is never stored.
-    if (key === undefined || route.replayable === false || route.bodyTypes !== undefined) {
+    // A streamed body (an upload) is never held; a read-only answer, or one holding a credential
+    // or a lease, is never stored (its key was checked above, and the request runs again).
+    const stored = typeof route.replayable === 'function' ? route.replayable(body) : route.replayable !== false;
+    if (key === undefined || !stored || route.bodyTypes !== undefined) {
       const out = await run();
       if (!res.headersSent) send(res, out);
       return;
     }
     if (!deps.idempotency) throw AppError.unavailable('idempotency keys cannot be kept by this gateway');
     // A guest is known by the share link in the path; everyone else by their user id.
-    const who = locals.principal?.userId ? `user:${locals.principal.userId}` : 'anonymous';
-    const claim = await claimKey(deps.idempotency, scopeOf(who, req.method, req.path, key), bodyHashOf(req.body, req.query), locals.ctx);
+    const userId = locals.principal?.userId;
+    const who = userId ? `user:${userId}` : 'anonymous';
+    const claim = await claimKey(
+      deps.idempotency,
+      {
+        scope: scopeOf(who, req.method, req.path, key),
+        bodyHash: bodyHashOf(req.body, req.query),
+        principal: principalOf(userId, req.path),
+        maxKeys: deps.maxIdempotencyKeys ?? MAX_KEYS,
+      },
+      locals.ctx,
+      waiters,
+    );
     if ('replay' in claim) {
       const { status, headers, body: text } = claim.replay;
       res.status(status).set(headers).set(REPLAYED_HEADER, 'true').send(text);
@@ -245,9 +280,10 @@ export function mountRoutes(app: Express, routes: readonly AnyRoute[], deps: Rou
   };
   const methodsByPath = new Map<string, Set<string>>();
   const pathOf = (route: AnyRoute) => route.expressPath ?? expressPath(route.path);
+  const waiters = new KeyWaiters();
   for (const route of routes) {
     const path = pathOf(route);
-    app[route.method](path, deferredBody(route), pipeline(route, deps));
+    app[route.method](path, deferredBody(route), pipeline(route, deps, waiters));
     let methods = methodsByPath.get(path);
     if (!methods) methodsByPath.set(path, (methods = new Set()));
     methods.add(route.method.toUpperCase());

@@ -41,6 +41,8 @@ export function actionRoutes({ peers, share }: RouteDeps): AnyRoute[] {
     defineRoute({
       method: 'post',
       path: '/actions/list',
+      // Read-only: an Idempotency-Key is checked, never stored.
+      replayable: false,
       operationId: 'listActions',
       summary: 'The actions the caller can run on a record or selection.',
       description:

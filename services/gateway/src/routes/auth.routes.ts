@@ -113,12 +113,13 @@ export function authRoutes({ peers, loginLimiter, addressOf, userChanged, signin
       summary: 'Issue an API key for the caller (shown once).',
       description:
         'With `expires_at` the key answers 401 from that moment on (every gateway caches it no longer than that); a time ' +
-        'not in the future is 422. Without it the key works until revoked.',
+        'not in the future is 422. Without it the key works until revoked. A user holds at most 100 live keys (not revoked, ' +
+        'not expired; `API_KEYS_PER_USER`): one more is 409 `limit_reached` until one is revoked.',
       tags: ['auth'],
       auth: 'bearer',
       body: ApiKeyCreate,
       responses: { 200: { description: 'The new key; `token` is never shown again.', schema: ApiKeyIssued } },
-      errors: [503],
+      errors: [409, 503],
       handler: async ({ body, ctx }) => {
         const res = await peers.auth.issueApiKey({ name: body.name, expiresAt: body.expires_at }, ctx);
         return { id: res.key?.id, name: res.key?.name ?? body.name, token: res.token, created_at: res.key?.createdAt, expires_at: res.key?.expiresAt ?? null };
@@ -218,6 +219,8 @@ export function authRoutes({ peers, loginLimiter, addressOf, userChanged, signin
     defineRoute({
       method: 'post',
       path: '/auth/password',
+      // A password change: never stored (docs/api-notes.md, "Idempotent retries").
+      replayable: false,
       operationId: 'changePassword',
       summary: "Change the caller's own password.",
       description:

@@ -101,6 +101,8 @@ export function entityRoutes({ peers, userChanged }: RouteDeps): AnyRoute[] {
     defineRoute({
       method: 'post',
       path: '/entities/{entity_type}/query',
+      // Read-only: an Idempotency-Key is checked, never stored.
+      replayable: false,
       operationId: 'queryRecords',
       summary: 'Find records of a type with a filter, in keyset pages.',
       description:

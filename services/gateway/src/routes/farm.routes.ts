@@ -127,6 +127,8 @@ export function farmRoutes({ peers }: RouteDeps): AnyRoute[] {
     defineRoute({
       method: 'post',
       path: '/farm/claim',
+      // The answer holds a lease: never stored, so never replayed.
+      replayable: false,
       operationId: 'claimFarmChunk',
       summary: 'An agent claims the next due chunk (every role but Viewer; usually an API key).',
       description:

@@ -9,12 +9,17 @@ import { BatchBody, BatchBodyDoc, BatchOut, SummarizeBody, SummarizeOut } from '
 import { EntityTypePath } from '../schemas/record.schema.js';
 import type { RouteDeps } from './route.deps.js';
 
+/** What a summary weighs in the caller's rate limit: it aggregates a whole type (docs/api-notes.md, "Rate limits"). */
+export const SUMMARY_COST = 10;
+
 export function pipelineRoutes({ peers }: RouteDeps): AnyRoute[] {
   const records = peers.records;
   return [
     defineRoute({
       method: 'post',
       path: '/batch',
+      // A batch counts its requests in the caller's rate limit.
+      cost: (body) => body.requests.length,
       operationId: 'batch',
       summary: 'Create, update and retire records in one transaction, all or nothing.',
       description:
@@ -36,6 +41,9 @@ export function pipelineRoutes({ peers }: RouteDeps): AnyRoute[] {
     defineRoute({
       method: 'post',
       path: '/entities/{entity_type}/summarize',
+      // Read-only: an Idempotency-Key is checked, never stored. A summary reads a whole type.
+      replayable: false,
+      cost: () => SUMMARY_COST,
       operationId: 'summarizeRecords',
       summary: 'Summaries of the records a filter matches, grouped up to three levels.',
       description:

@@ -111,6 +111,8 @@ export function siteSyncRoutes({ peers }: RouteDeps): AnyRoute[] {
     defineRoute({
       method: 'post',
       path: '/sitesync/requests',
+      // Each representation named is a state written: ten count as one request.
+      cost: (body) => Math.ceil(body.representation_ids.length / 10),
       operationId: 'requestSiteSync',
       summary: 'Ask for representations on a site (every role but Viewer).',
       description:
@@ -170,6 +172,8 @@ export function siteSyncRoutes({ peers }: RouteDeps): AnyRoute[] {
     defineRoute({
       method: 'post',
       path: '/sitesync/claim',
+      // The answer holds leases: never stored, so never replayed.
+      replayable: false,
       operationId: 'claimSyncStates',
       summary: 'An agent claims due states of its site (every role but Viewer; typically an API key).',
       description:

@@ -34,6 +34,9 @@ export function syncRoutes({ peers }: RouteDeps): AnyRoute[] {
     defineRoute({
       method: 'post',
       path: '/sync/import',
+      // A dry run writes nothing, so its answer is not stored; an import counts its items in the rate limit.
+      replayable: (body) => body.dry_run !== true,
+      cost: (body) => body.items.length,
       operationId: 'syncImport',
       summary: 'Import a batch from another tracker (Admin): upsert by source, entity type and external id.',
       description:

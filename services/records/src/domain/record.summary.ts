@@ -21,6 +21,11 @@ export const GROUPING_TYPES = ['exact', 'day', 'week', 'month', 'year'] as const
 export type GroupingType = (typeof GROUPING_TYPES)[number];
 export const MAX_GROUPING = 3;
 export const MAX_SUMMARY_FIELDS = 50;
+/**
+ * Groups a summary answers at most, all levels together (docs/api-notes.md, "Summaries"): more is
+ * a 422 at `grouping` (group by a coarser field, or narrow the filter), never an answer cut short.
+ */
+export const MAX_GROUPS = 10_000;
 
 /** One statement and its bound parameters. */
 export interface SummaryStatement {
@@ -311,7 +316,9 @@ export function planSummary(schema: CompiledSchema, input: SummarizeInput): Plan
   const inner = `select ${keyCols.length ? `${keyCols.join(', ')}, ` : ''}r.* from records.record r where ${where}`;
   const groupBy = levels.length ? `group by grouping sets (${sets.map((s) => `(${s.join(', ')})`).join(', ')})` : '';
   const gsql = levels.length ? `grouping(${grouped.join(', ')})::int as g, ${grouped.join(', ')}, ` : '0 as g, ';
-  const sql = `select ${gsql}${aggregates.join(', ')} from (${inner}) r ${groupBy}`;
+  // One row per group and one for the whole set: reading one more than that says there are too many.
+  const limit = levels.length ? ` limit ${MAX_GROUPS + 2}` : '';
+  const sql = `select ${gsql}${aggregates.join(', ')} from (${inner}) r ${groupBy}${limit}`;
   return { statement: { sql, params }, summaries, levels };
 }
 
@@ -372,6 +379,15 @@ export class RecordSummaries {
       }
     }
     const rows = await this.store.summarize(planned.statement);
+    if (rows.length > MAX_GROUPS + 1) {
+      throw AppError.invalid([
+        {
+          loc: ['grouping'],
+          msg: `this grouping makes more than ${MAX_GROUPS} groups: group by a coarser field (a link, a status, a month) or narrow the filters`,
+          type: 'too_many_groups',
+        },
+      ]);
+    }
     return this.answer(planned, rows);
   }
 

@@ -25,20 +25,23 @@ function headersOf(json: string): Record<string, string> {
 export function idempotencyHandlers({ keys }: { keys: IdempotencyKeys }): UnaryHandlers<idempotencyv1.IdempotencyServiceServer> {
   return {
     claim: async (req) => {
-      const r = await keys.claim(req.scope, req.bodyHash, req.leaseMs, req.keepMs);
+      const r = await keys.claim(req);
       switch (r.outcome) {
         case 'claimed':
-          return { outcome: Outcome.OUTCOME_CLAIMED, claim: r.claim };
+          return { outcome: Outcome.OUTCOME_CLAIMED, claim: r.claim, retryAfterMs: 0 };
         case 'replay':
           return {
             outcome: Outcome.OUTCOME_REPLAY,
             claim: '',
+            retryAfterMs: 0,
             answer: { status: r.answer.status, headersJson: JSON.stringify(r.answer.headers), body: r.answer.body },
           };
         case 'conflict':
-          return { outcome: Outcome.OUTCOME_CONFLICT, claim: '' };
+          return { outcome: Outcome.OUTCOME_CONFLICT, claim: '', retryAfterMs: 0 };
+        case 'limited':
+          return { outcome: Outcome.OUTCOME_LIMITED, claim: '', retryAfterMs: r.retryAfterMs };
         default:
-          return { outcome: Outcome.OUTCOME_IN_FLIGHT, claim: '' };
+          return { outcome: Outcome.OUTCOME_IN_FLIGHT, claim: '', retryAfterMs: 0 };
       }
     },
     finish: async (req) => {

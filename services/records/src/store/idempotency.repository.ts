@@ -5,7 +5,7 @@
  */
 import type { Knex } from '@mikro-orm/postgresql';
 import { guarded } from '@reelbase/lib-platform';
-import type { ClaimOutcome, IdempotencyStore, StoredAnswer } from '../domain/idempotency/idempotency.keys.js';
+import type { ClaimOutcome, ClaimRequest, IdempotencyStore, StoredAnswer } from '../domain/idempotency/idempotency.keys.js';
 import { toView } from '../domain/ports.js';
 import { toClientRecord } from '../domain/record.types.js';
 import { toStored, type Row as RecordRow } from './record.repository.js';
@@ -33,27 +33,35 @@ function recordAnswer(row: RecordRow): StoredAnswer {
 export class IdempotencyRepository implements IdempotencyStore {
   constructor(private readonly db: Knex) {}
 
-  claim(scope: string, bodyHash: string, claim: string, leaseMs: number, keepMs: number): Promise<ClaimOutcome> {
-    return guarded(() => this.claimOnce(scope, bodyHash, claim, leaseMs, keepMs));
+  claim(req: ClaimRequest, claim: string): Promise<ClaimOutcome> {
+    return guarded(() => this.claimOnce(req, claim));
   }
 
-  private async claimOnce(scope: string, bodyHash: string, claim: string, leaseMs: number, keepMs: number): Promise<ClaimOutcome> {
+  private async claimOnce(req: ClaimRequest, claim: string): Promise<ClaimOutcome> {
+    const { scope, bodyHash, leaseMs, keepMs, principal, maxKeys } = req;
     // `taken` is true only for the row this statement wrote; the second select reads the row
     // another request holds (the statement's snapshot cannot see a row that conflicted, so it
-    // is read again after the insert).
+    // is read again after the insert). A scope that is not stored yet is a new key: it is
+    // written only while the principal holds fewer than `maxKeys` live keys (counted through
+    // idempotency_key_principal_idx, at most `maxKeys` index entries read).
     const res = await this.db.raw<{ rows: Row[] }>(
       `with ins as (
-         insert into records.idempotency_key as k (scope, body_hash, claim, lease_until, expires_at)
-         values (?, ?, ?::uuid, clock_timestamp() + ? * interval '1 millisecond', clock_timestamp() + ? * interval '1 millisecond')
+         insert into records.idempotency_key as k (scope, body_hash, claim, lease_until, expires_at, principal)
+         select ?, ?, ?::uuid, clock_timestamp() + ? * interval '1 millisecond', clock_timestamp() + ? * interval '1 millisecond', ?
+          where ?::int = 0
+             or exists (select 1 from records.idempotency_key where scope = ?)
+             or (select count(*) from (select 1 from records.idempotency_key
+                                        where principal = ? and expires_at > clock_timestamp() limit ?::int) live) < ?::int
          on conflict (scope) do update
            set body_hash = excluded.body_hash, claim = excluded.claim, lease_until = excluded.lease_until,
-               expires_at = excluded.expires_at, status = null, headers = null, body = null, record = null, created_at = clock_timestamp()
+               expires_at = excluded.expires_at, principal = excluded.principal,
+               status = null, headers = null, body = null, record = null, created_at = clock_timestamp()
          where k.expires_at < clock_timestamp()
             or (k.status is null and k.lease_until < clock_timestamp() and k.body_hash = excluded.body_hash)
          returning claim::text, true as taken, body_hash, status, headers, body, record
        )
        select * from ins`,
-      [scope, bodyHash, claim, leaseMs, keepMs],
+      [scope, bodyHash, claim, leaseMs, keepMs, principal, maxKeys, scope, principal, maxKeys, maxKeys],
     );
     if (res.rows[0]) return { outcome: 'claimed', claim };
     const held = await this.db.raw<{ rows: Row[] }>(
@@ -61,12 +69,31 @@ export class IdempotencyRepository implements IdempotencyStore {
       [scope],
     );
     const row = held.rows[0];
-    // Released in between: try once more from the top.
-    if (!row) return this.claimOnce(scope, bodyHash, claim, leaseMs, keepMs);
+    if (!row) {
+      const limited = await this.limitOf(principal, maxKeys);
+      if (limited) return limited;
+      // Released in between: try once more from the top.
+      return this.claimOnce(req, claim);
+    }
     if (row.body_hash !== bodyHash) return { outcome: 'conflict' };
     if (row.status === null) return { outcome: 'in_flight' };
     if (row.record) return { outcome: 'replay', answer: recordAnswer(row.record) };
     return { outcome: 'replay', answer: { status: row.status, headers: row.headers ?? {}, body: row.body ?? '' } };
+  }
+
+  /** `limited` when `principal` holds `maxKeys` live keys, with the wait until the oldest expires; else undefined. */
+  private async limitOf(principal: string, maxKeys: number): Promise<ClaimOutcome | undefined> {
+    if (maxKeys === 0) return undefined;
+    const res = await this.db.raw<{ rows: { live: string; wait_ms: number | null }[] }>(
+      `select count(*) as live,
+              (select ceil(extract(epoch from (min(expires_at) - clock_timestamp())) * 1000)::int
+                 from records.idempotency_key where principal = ? and expires_at > clock_timestamp()) as wait_ms
+         from (select 1 from records.idempotency_key where principal = ? and expires_at > clock_timestamp() limit ?::int) live`,
+      [principal, principal, maxKeys],
+    );
+    const r = res.rows[0];
+    if (!r || Number(r.live) < maxKeys) return undefined;
+    return { outcome: 'limited', retryAfterMs: Math.max(1000, r.wait_ms ?? 1000) };
   }
 
   finish(scope: string, claim: string, answer: StoredAnswer): Promise<boolean> {

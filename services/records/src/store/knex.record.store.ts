@@ -36,7 +36,7 @@ import type { NewShareLink, ShareLinkRow } from '../domain/share.links.js';
 import { QueryRepository } from './query.repository.js';
 import { SiteSyncRepository } from './sitesync.repository.js';
 import type { Site, SiteState, StateFilter, StateKey, StatusCounts } from '../domain/sitesync/sitesync.types.js';
-import type { QueryPool } from './query.pool.js';
+import type { QueryGate, QueryPool } from './query.pool.js';
 import type { QueryPlan, QueryRow } from '../domain/record.query.js';
 import type { CodeRename } from '../domain/schema.rename.js';
 import type { LinkRef } from '../domain/schema.validator.js';
@@ -61,8 +61,11 @@ export class KnexRecordStore implements RecordStore, SchemaAdminStore, RecordVie
   constructor(
     private readonly db: Knex,
     private readonly names: NatsNames,
-    /** The pool queries run on and the statement_timeout its connections carry (store/query.pool.ts). */
-    private readonly queryPool: { db: QueryPool; timeoutMs: number },
+    /**
+     * The pool queries run on, the statement_timeout its connections carry, and the gate
+     * summaries pass on it (store/query.pool.ts); without a gate, summaries are not held back.
+     */
+    private readonly queryPool: { db: QueryPool; timeoutMs: number; summaries?: QueryGate },
   ) {
     this.records = new RecordRepository(db);
     this.schema = new SchemaRepository(db);
@@ -137,10 +140,11 @@ export class KnexRecordStore implements RecordStore, SchemaAdminStore, RecordVie
     });
   }
 
-  /** A summary's one statement, on the query pool (read-only, with its statement timeout). */
+  /** A summary's one statement, on the query pool (read-only, with its statement timeout), through the summaries' gate. */
   summarize(statement: SummaryStatement): Promise<SummaryRow[]> {
-    const { timeoutMs } = this.queryPool;
-    return guarded(async () => (await this.queryPool.db.query<SummaryRow>(statement.sql, statement.params)).rows, {
+    const { timeoutMs, summaries } = this.queryPool;
+    const run = async () => (await this.queryPool.db.query<SummaryRow>(statement.sql, statement.params)).rows;
+    return guarded(() => (summaries ? summaries.run(run) : run()), {
       '57014': (err) =>
         new AppError('unavailable', `the summary ran longer than ${timeoutMs} ms and was cancelled: narrow its filter`, { code: 'query_timeout', cause: err }),
     });

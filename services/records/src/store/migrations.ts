@@ -15,6 +15,7 @@ import { RecordsSiteSyncMigration } from './sitesync.migration.js';
 import { RecordsSyncMigration } from './sync.migration.js';
 import { RecordsIdempotencyMigration } from './idempotency.migration.js';
 import { RecordsIdempotencyRecordMigration } from './idempotency-record.migration.js';
+import { RecordsIdempotencyPrincipalMigration } from './idempotency-principal.migration.js';
 import { RecordsFarmQueueMigration } from './farm-queue.migration.js';
 
 /** Every migration of schema `records`, oldest first. */
@@ -32,4 +33,5 @@ export const RECORDS_MIGRATIONS: MigrationObject[] = [
   { name: 'records-0011-idempotency-record', class: RecordsIdempotencyRecordMigration },
   { name: 'records-0012-farm-queue-index', class: RecordsFarmQueueMigration },
   { name: 'records-0013-link-insert-statement', class: RecordsLinkInsertStatementMigration },
+  { name: 'records-0014-idempotency-principal', class: RecordsIdempotencyPrincipalMigration },
 ];

@@ -6,6 +6,7 @@
  * with bound parameters, so the query builder's per-statement work would be pure overhead on
  * the hot path (docs/queries.md, "The request path").
  */
+import { AppError } from '@reelbase/lib-platform';
 import pg from 'pg';
 
 export interface QueryPoolOptions {
@@ -17,6 +18,9 @@ export interface QueryPoolOptions {
 }
 
 export type QueryPool = pg.Pool;
+
+/** Summaries that may wait for a slot of their gate at once (beyond: 503 `busy` at once). */
+export const SUMMARY_LINE = 20;
 
 export function openQueryPool(o: QueryPoolOptions): QueryPool {
   const pool = new pg.Pool({
@@ -32,4 +36,57 @@ export function openQueryPool(o: QueryPoolOptions): QueryPool {
   // An idle connection that fails (a server restart) is dropped by the pool; the next query opens another.
   pool.on('error', () => {});
   return pool;
+}
+
+/**
+ * At most `max` callers at once on the query pool for a kind of statement that may run long (a
+ * summary aggregates a whole type): the pool's other connections stay free for short queries
+ * and single reads. Others wait in line, at most `maxWaiting` of them and each at most
+ * `waitMs`, then are answered 503 `busy` (try again shortly) rather than held.
+ */
+export class QueryGate {
+  private held = 0;
+  private readonly line: (() => void)[] = [];
+
+  constructor(
+    readonly max: number,
+    private readonly waitMs: number,
+    private readonly maxWaiting: number,
+    private readonly what: string,
+  ) {}
+
+  async run<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.held < this.max) this.held += 1;
+    else await this.turn();
+    try {
+      return await fn();
+    } finally {
+      // The slot goes straight to the next in line, or is freed.
+      const next = this.line.shift();
+      if (next) next();
+      else this.held -= 1;
+    }
+  }
+
+  /** Callers holding a slot, and waiting for one (for tests and metrics). */
+  get load(): { held: number; waiting: number } {
+    return { held: this.held, waiting: this.line.length };
+  }
+
+  private turn(): Promise<void> {
+    const busy = () => new AppError('unavailable', `${this.max} ${this.what} are running already; try again shortly`, { code: 'busy', retryAfter: 1 });
+    if (this.line.length >= this.maxWaiting) return Promise.reject(busy());
+    return new Promise((resolve, reject) => {
+      const go = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        const at = this.line.indexOf(go);
+        if (at >= 0) this.line.splice(at, 1);
+        reject(busy());
+      }, this.waitMs);
+      this.line.push(go);
+    });
+  }
 }

@@ -2,7 +2,8 @@
  * Idempotency keys for the gateway (docs/api-notes.md, "Idempotent retries"): a POST with an
  * `Idempotency-Key` claims its scope before it runs, and its answer is stored when it ends; a
  * repeat with the same body gets that answer again, with another body a conflict, and while the
- * first still runs it is told so (the gateway waits and asks again).
+ * first still runs it is told so (the gateway waits and asks again). A principal holds a bounded
+ * number of live keys: a new key beyond it is refused until its oldest expires.
  */
 import { AppError, newId, type Problem } from '@reelbase/lib-platform';
 
@@ -14,10 +15,28 @@ export interface StoredAnswer {
 }
 
 export type ClaimOutcome =
-  { outcome: 'claimed'; claim: string } | { outcome: 'replay'; answer: StoredAnswer } | { outcome: 'conflict' } | { outcome: 'in_flight' };
+  | { outcome: 'claimed'; claim: string }
+  | { outcome: 'replay'; answer: StoredAnswer }
+  | { outcome: 'conflict' }
+  | { outcome: 'in_flight' }
+  /** A new key, and its principal already holds `maxKeys` live keys: retry after `retryAfterMs` (its oldest key expires). */
+  | { outcome: 'limited'; retryAfterMs: number };
+
+/** A claim as the gateway asks it. */
+export interface ClaimRequest {
+  scope: string;
+  bodyHash: string;
+  leaseMs: number;
+  keepMs: number;
+  /** Who holds the key (`user:<id>`; a guest: `link:<SHA-256 of the share link's path>`): live keys are counted per principal. */
+  principal: string;
+  /** Live keys a principal may hold; 0: no limit. */
+  maxKeys: number;
+}
 
 export interface IdempotencyStore {
-  claim(scope: string, bodyHash: string, claim: string, leaseMs: number, keepMs: number): Promise<ClaimOutcome>;
+  /** Claims `req.scope` under the new claim token `claim`. */
+  claim(req: ClaimRequest, claim: string): Promise<ClaimOutcome>;
   finish(scope: string, claim: string, answer: StoredAnswer): Promise<boolean>;
   release(scope: string, claim: string): Promise<void>;
   /** Deletes up to `limit` expired keys; how many went. */
@@ -26,6 +45,7 @@ export interface IdempotencyStore {
 
 const HASH = /^[0-9a-f]{64}$/;
 const DAY_MS = 24 * 3600 * 1000;
+const PRINCIPAL = /^(user:[0-9a-zA-Z-]{1,64}|link:[0-9a-f]{64})$/;
 
 function checkScope(scope: string, extra: Problem[] = []): void {
   const problems = [...extra];
@@ -36,13 +56,15 @@ function checkScope(scope: string, extra: Problem[] = []): void {
 export class IdempotencyKeys {
   constructor(private readonly store: IdempotencyStore) {}
 
-  claim(scope: string, bodyHash: string, leaseMs: number, keepMs: number): Promise<ClaimOutcome> {
+  claim(req: ClaimRequest): Promise<ClaimOutcome> {
     const problems: Problem[] = [];
-    if (!HASH.test(bodyHash)) problems.push({ loc: ['body_hash'], msg: 'body_hash must be a SHA-256 in hex', type: 'value_error' });
-    if (!(leaseMs >= 1000 && leaseMs <= DAY_MS)) problems.push({ loc: ['lease_ms'], msg: 'lease_ms must be 1000..86400000', type: 'value_error' });
-    if (!(keepMs >= 1000 && keepMs <= 7 * DAY_MS)) problems.push({ loc: ['keep_ms'], msg: 'keep_ms must be 1000..604800000', type: 'value_error' });
-    checkScope(scope, problems);
-    return this.store.claim(scope, bodyHash, newId(), leaseMs, keepMs);
+    if (!HASH.test(req.bodyHash)) problems.push({ loc: ['body_hash'], msg: 'body_hash must be a SHA-256 in hex', type: 'value_error' });
+    if (!(req.leaseMs >= 1000 && req.leaseMs <= DAY_MS)) problems.push({ loc: ['lease_ms'], msg: 'lease_ms must be 1000..86400000', type: 'value_error' });
+    if (!(req.keepMs >= 1000 && req.keepMs <= 7 * DAY_MS)) problems.push({ loc: ['keep_ms'], msg: 'keep_ms must be 1000..604800000', type: 'value_error' });
+    if (!PRINCIPAL.test(req.principal)) problems.push({ loc: ['principal'], msg: 'principal must be user:<id> or link:<sha-256>', type: 'value_error' });
+    if (!(Number.isInteger(req.maxKeys) && req.maxKeys >= 0)) problems.push({ loc: ['max_keys'], msg: 'max_keys must be 0 or more', type: 'value_error' });
+    checkScope(req.scope, problems);
+    return this.store.claim(req, newId());
   }
 
   finish(scope: string, claim: string, answer: StoredAnswer): Promise<boolean> {

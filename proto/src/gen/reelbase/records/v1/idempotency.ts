@@ -41,6 +41,10 @@ export interface IdempotencyServiceClaimRequest {
   leaseMs: number;
   /** How long a finished answer is kept. */
   keepMs: number;
+  /** Who holds the key (`user:<id>`, or `anonymous` for a guest): live keys are counted per principal. */
+  principal: string;
+  /** The live keys a principal may hold; a new key beyond it is refused (OUTCOME_LIMITED). 0: no limit. */
+  maxKeys: number;
 }
 
 export interface IdempotencyServiceClaimResponse {
@@ -48,7 +52,11 @@ export interface IdempotencyServiceClaimResponse {
   /** The claim token (OUTCOME_CLAIMED). */
   claim: string;
   /** The stored answer (OUTCOME_REPLAY). */
-  answer?: IdempotentAnswer | undefined;
+  answer?:
+    | IdempotentAnswer
+    | undefined;
+  /** OUTCOME_LIMITED: milliseconds until the principal's oldest live key expires. */
+  retryAfterMs: number;
 }
 
 export enum IdempotencyServiceClaimResponse_Outcome {
@@ -61,6 +69,8 @@ export enum IdempotencyServiceClaimResponse_Outcome {
   OUTCOME_CONFLICT = 3,
   /** OUTCOME_IN_FLIGHT - The first request with the key is still running. */
   OUTCOME_IN_FLIGHT = 4,
+  /** OUTCOME_LIMITED - A new key, and the principal already holds `max_keys` live keys. */
+  OUTCOME_LIMITED = 5,
 }
 
 export function idempotencyServiceClaimResponse_OutcomeFromJSON(object: any): IdempotencyServiceClaimResponse_Outcome {
@@ -80,6 +90,9 @@ export function idempotencyServiceClaimResponse_OutcomeFromJSON(object: any): Id
     case 4:
     case "OUTCOME_IN_FLIGHT":
       return IdempotencyServiceClaimResponse_Outcome.OUTCOME_IN_FLIGHT;
+    case 5:
+    case "OUTCOME_LIMITED":
+      return IdempotencyServiceClaimResponse_Outcome.OUTCOME_LIMITED;
     default:
       throw new globalThis.Error(
         "Unrecognized enum value " + object + " for enum IdempotencyServiceClaimResponse_Outcome",
@@ -99,6 +112,8 @@ export function idempotencyServiceClaimResponse_OutcomeToJSON(object: Idempotenc
       return "OUTCOME_CONFLICT";
     case IdempotencyServiceClaimResponse_Outcome.OUTCOME_IN_FLIGHT:
       return "OUTCOME_IN_FLIGHT";
+    case IdempotencyServiceClaimResponse_Outcome.OUTCOME_LIMITED:
+      return "OUTCOME_LIMITED";
     default:
       throw new globalThis.Error(
         "Unrecognized enum value " + object + " for enum IdempotencyServiceClaimResponse_Outcome",
@@ -231,7 +246,7 @@ export const IdempotentAnswer: MessageFns<IdempotentAnswer> = {
 };
 
 function createBaseIdempotencyServiceClaimRequest(): IdempotencyServiceClaimRequest {
-  return { scope: "", bodyHash: "", leaseMs: 0, keepMs: 0 };
+  return { scope: "", bodyHash: "", leaseMs: 0, keepMs: 0, principal: "", maxKeys: 0 };
 }
 
 export const IdempotencyServiceClaimRequest: MessageFns<IdempotencyServiceClaimRequest> = {
@@ -247,6 +262,12 @@ export const IdempotencyServiceClaimRequest: MessageFns<IdempotencyServiceClaimR
     }
     if (message.keepMs !== 0) {
       writer.uint32(32).int32(message.keepMs);
+    }
+    if (message.principal !== "") {
+      writer.uint32(42).string(message.principal);
+    }
+    if (message.maxKeys !== 0) {
+      writer.uint32(48).int32(message.maxKeys);
     }
     return writer;
   },
@@ -296,6 +317,22 @@ export const IdempotencyServiceClaimRequest: MessageFns<IdempotencyServiceClaimR
             message.keepMs = reader.int32();
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.principal = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.maxKeys = reader.int32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -326,6 +363,12 @@ export const IdempotencyServiceClaimRequest: MessageFns<IdempotencyServiceClaimR
         : isSet(object.keep_ms)
         ? globalThis.Number(object.keep_ms)
         : 0,
+      principal: isSet(object.principal) ? globalThis.String(object.principal) : "",
+      maxKeys: isSet(object.maxKeys)
+        ? globalThis.Number(object.maxKeys)
+        : isSet(object.max_keys)
+        ? globalThis.Number(object.max_keys)
+        : 0,
     };
   },
 
@@ -343,6 +386,12 @@ export const IdempotencyServiceClaimRequest: MessageFns<IdempotencyServiceClaimR
     if (message.keepMs !== 0) {
       obj.keepMs = Math.round(message.keepMs);
     }
+    if (message.principal !== "") {
+      obj.principal = message.principal;
+    }
+    if (message.maxKeys !== 0) {
+      obj.maxKeys = Math.round(message.maxKeys);
+    }
     return obj;
   },
 
@@ -357,12 +406,14 @@ export const IdempotencyServiceClaimRequest: MessageFns<IdempotencyServiceClaimR
     message.bodyHash = object.bodyHash ?? "";
     message.leaseMs = object.leaseMs ?? 0;
     message.keepMs = object.keepMs ?? 0;
+    message.principal = object.principal ?? "";
+    message.maxKeys = object.maxKeys ?? 0;
     return message;
   },
 };
 
 function createBaseIdempotencyServiceClaimResponse(): IdempotencyServiceClaimResponse {
-  return { outcome: 0, claim: "", answer: undefined };
+  return { outcome: 0, claim: "", answer: undefined, retryAfterMs: 0 };
 }
 
 export const IdempotencyServiceClaimResponse: MessageFns<IdempotencyServiceClaimResponse> = {
@@ -375,6 +426,9 @@ export const IdempotencyServiceClaimResponse: MessageFns<IdempotencyServiceClaim
     }
     if (message.answer !== undefined) {
       IdempotentAnswer.encode(message.answer, writer.uint32(26).fork()).join();
+    }
+    if (message.retryAfterMs !== 0) {
+      writer.uint32(32).int32(message.retryAfterMs);
     }
     return writer;
   },
@@ -416,6 +470,14 @@ export const IdempotencyServiceClaimResponse: MessageFns<IdempotencyServiceClaim
             message.answer = IdempotentAnswer.decode(reader, reader.uint32());
             continue;
           }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.retryAfterMs = reader.int32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -433,6 +495,11 @@ export const IdempotencyServiceClaimResponse: MessageFns<IdempotencyServiceClaim
       outcome: isSet(object.outcome) ? idempotencyServiceClaimResponse_OutcomeFromJSON(object.outcome) : 0,
       claim: isSet(object.claim) ? globalThis.String(object.claim) : "",
       answer: isSet(object.answer) ? IdempotentAnswer.fromJSON(object.answer) : undefined,
+      retryAfterMs: isSet(object.retryAfterMs)
+        ? globalThis.Number(object.retryAfterMs)
+        : isSet(object.retry_after_ms)
+        ? globalThis.Number(object.retry_after_ms)
+        : 0,
     };
   },
 
@@ -446,6 +513,9 @@ export const IdempotencyServiceClaimResponse: MessageFns<IdempotencyServiceClaim
     }
     if (message.answer !== undefined) {
       obj.answer = IdempotentAnswer.toJSON(message.answer);
+    }
+    if (message.retryAfterMs !== 0) {
+      obj.retryAfterMs = Math.round(message.retryAfterMs);
     }
     return obj;
   },
@@ -462,6 +532,7 @@ export const IdempotencyServiceClaimResponse: MessageFns<IdempotencyServiceClaim
     message.answer = (object.answer !== undefined && object.answer !== null)
       ? IdempotentAnswer.fromPartial(object.answer)
       : undefined;
+    message.retryAfterMs = object.retryAfterMs ?? 0;
     return message;
   },
 };
