@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createTestDatabase, deleteStreams, uniquePrefix, type Stack } from '@reelbase/lib-testkit';
 import { rawRequest, smugglingShapes } from './hostile.raw.js';
+import { HOSTILE_MAX_KEYS, probeKeys } from './hostile.keys.js';
 import { probeRules } from './hostile.rules.js';
 import { startBenchStack } from './bench.stack.js';
 
@@ -200,6 +201,17 @@ async function run(stack: Stack, logDir: string, dir: string): Promise<number> {
     log,
   });
 
+  const keys = await probeKeys({
+    base,
+    adminToken: token,
+    projectId: project.id,
+    dir,
+    databaseUrl: stack.databaseUrl,
+    send: (label, path, init) => send(base, label, path, init),
+    problem: (what) => tally.raceProblems.push(what),
+    log,
+  });
+
   log('hostile bodies on every write route');
   for (const [name, body] of Object.entries(hostileBodies(project.id))) {
     for (const path of ['/entities/Shot', '/auth/login', '/auth/register', '/auth/api-keys', '/entities/Shot/query']) {
@@ -292,6 +304,7 @@ async function run(stack: Stack, logDir: string, dir: string): Promise<number> {
     api_key_body: key.token.slice(4),
     secrets_key: stack.secretsKey,
     ...made,
+    ...keys,
   });
 
   const statuses = [...tally.byStatus.entries()]
@@ -331,6 +344,7 @@ async function main(): Promise<number> {
       logDir,
       dataDir: join(dir, 'data'),
       logLevel: 'info',
+      serviceEnv: { gateway: { IDEMPOTENCY_MAX_KEYS: String(HOSTILE_MAX_KEYS) } },
       log,
     });
     code = await run(stack, logDir, dir);

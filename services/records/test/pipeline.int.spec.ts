@@ -173,6 +173,14 @@ describe('idempotency keys', () => {
     await world.sql.query(`update records.idempotency_key set expires_at = clock_timestamp() - interval '1 second' where scope = $1`, [sha('cap-0')]);
     expect((await claim('cap-3', 'a', 60_000, who, 3)).outcome).toBe(Outcome.OUTCOME_CLAIMED);
     expect(await countKeys(`select count(*) as n from records.idempotency_key where principal = $1 and expires_at > clock_timestamp()`, [who])).toBe(3);
+
+    // Forty new keys at once for the last places: the principal never ends up holding more than the limit.
+    const racer = 'user:racer';
+    const raced = await Promise.all(Array.from({ length: 40 }, (_, i) => claim(`race-${i}`, 'a', 60_000, racer, 10)));
+    const live = await countKeys(`select count(*) as n from records.idempotency_key where principal = $1 and expires_at > clock_timestamp()`, [racer]);
+    expect(live).toBeLessThanOrEqual(10);
+    expect(raced.filter((r) => r.outcome === Outcome.OUTCOME_CLAIMED)).toHaveLength(live);
+    expect(raced.every((r) => r.outcome === Outcome.OUTCOME_CLAIMED || r.outcome === Outcome.OUTCOME_LIMITED)).toBe(true);
   });
 
   it('sweeps expired keys by time in the database', async () => {

@@ -63,7 +63,7 @@ export class IdempotencyRepository implements IdempotencyStore {
        select * from ins`,
       [scope, bodyHash, claim, leaseMs, keepMs, principal, maxKeys, scope, principal, maxKeys, maxKeys],
     );
-    if (res.rows[0]) return { outcome: 'claimed', claim };
+    if (res.rows[0]) return (await this.overLimit(req, claim)) ?? { outcome: 'claimed', claim };
     const held = await this.db.raw<{ rows: Row[] }>(
       `select claim::text, false as taken, body_hash, status, headers, body, record from records.idempotency_key where scope = ?`,
       [scope],
@@ -79,6 +79,25 @@ export class IdempotencyRepository implements IdempotencyStore {
     if (row.status === null) return { outcome: 'in_flight' };
     if (row.record) return { outcome: 'replay', answer: recordAnswer(row.record) };
     return { outcome: 'replay', answer: { status: row.status, headers: row.headers ?? {}, body: row.body ?? '' } };
+  }
+
+  /**
+   * The count before the insert cannot see keys other requests of the principal insert at the
+   * same moment, so the key just written is counted again, now that it is committed: when the
+   * principal holds more than `maxKeys`, this one is taken back (`limited`). Of requests racing
+   * for the last places, the one counting last sees every key written before its count, so the
+   * principal never ends up holding more than `maxKeys`.
+   */
+  private async overLimit({ principal, maxKeys, scope }: ClaimRequest, claim: string): Promise<ClaimOutcome | undefined> {
+    if (maxKeys === 0) return undefined;
+    const res = await this.db.raw<{ rows: { removed: boolean }[] }>(
+      `with live as (select count(*) as n from (select 1 from records.idempotency_key
+                                                  where principal = ? and expires_at > clock_timestamp() limit ?::int + 1) c),
+            gone as (delete from records.idempotency_key where scope = ? and claim = ?::uuid and (select n from live) > ?::int returning 1)
+       select exists (select 1 from gone) as removed`,
+      [principal, maxKeys, scope, claim, maxKeys],
+    );
+    return res.rows[0]?.removed ? ((await this.limitOf(principal, maxKeys)) ?? { outcome: 'limited', retryAfterMs: 1000 }) : undefined;
   }
 
   /** `limited` when `principal` holds `maxKeys` live keys, with the wait until the oldest expires; else undefined. */
