@@ -558,4 +558,27 @@ describe('pipeline calls (whole stack)', () => {
       );
     });
   });
+
+  describe('request weights', () => {
+    it('a batch counts its requests and a summary ten in the caller’s rate limit; a refused body one', async () => {
+      // The last test of the file: the gateway again with a limit a test can reach (2 a second, 40 at once).
+      await e.stack.restart('gateway', { RATE_LIMIT_RPS: '2', RATE_LIMIT_BURST: '40' });
+      const weigher = await createUser(admin.api, 'Artist', `weigher-${randomUUID().slice(0, 8)}@studio.test`);
+      const requests = Array.from({ length: 35 }, (_, j) => ({ request_type: 'create', entity_type: 'Shot', project_id: projectId, data: { code: `w${j}` } }));
+      expectStatus(await weigher.api.post('/batch', { requests }), 200, 'a batch of 35');
+      // 5 left: a summary (10) is admitted on the first and borrows the rest.
+      const summary = { filters: [['project_id', 'is', projectId]], summary_fields: [{ field: 'id', type: 'record_count' }] };
+      expectStatus(await weigher.api.post('/entities/Shot/summarize', summary), 200, 'a summary');
+      const refused = await weigher.api.get('/me');
+      expectError(refused, 429, 'rate_limited');
+      // 5 tokens short at 2 a second.
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(3);
+      // Another user is not held back, and a batch whose shape is refused (501 requests) weighs one request only.
+      const other = await createUser(admin.api, 'Artist', `other-${randomUUID().slice(0, 8)}@studio.test`);
+      const tooMany = Array.from({ length: 501 }, () => requests[0]);
+      expectValidation(await other.api.post('/batch', { requests: tooMany }), ['body', 'requests']);
+      expectStatus(await other.api.get('/me'), 200, 'after a refused batch');
+      await e.stack.restart('gateway');
+    });
+  });
 });
