@@ -16,6 +16,7 @@ import {
   RecordsClient,
   SecretCipher,
   connectNats,
+  decodeSecretsKey,
   createGrpcClient,
   createLogger,
   ensureEventsStream,
@@ -33,6 +34,7 @@ import {
 import { actionsv1, addonsv1, farmv1, notifierv1, schedulerv1, schemav1 } from '@reelbase/proto';
 import type { SchemaConfig } from './config.js';
 import { ActionsService } from './domain/actions/actions.service.js';
+import { configDigest } from './domain/config.events.js';
 import { AddonsService } from './domain/addons/addons.service.js';
 import type { SchemaStore } from './domain/ports.js';
 import { SchemaService } from './domain/schema.service.js';
@@ -136,6 +138,8 @@ export function startSchema(config: SchemaConfig, logger?: Logger): Promise<Runn
       });
       resources.defer('notifier client', () => notifier.close());
       const cipher = new SecretCipher(config.SECRETS_KEY, config.SECRETS_KEY_PREVIOUS ?? []);
+      // The digest events of Admin-only configuration show instead of URLs, secrets and payloads.
+      const digest = configDigest(decodeSecretsKey(config.SECRETS_KEY)!);
       const actionStore = new ActionRepository(db, names, cipher, (e) => bus.emit('committed', e));
       // Custom action secrets sealed with an earlier SECRETS_KEY are sealed again with the current one.
       const resealed = await actionStore.sealStored();
@@ -145,6 +149,7 @@ export function startSchema(config: SchemaConfig, logger?: Logger): Promise<Runn
         records: new ActionRecords(recordsClient),
         deliveries: new NotifierActionDeliveries(notifier.call),
         schema: () => store.load(),
+        digest,
       });
 
       // The scheduler (docs/architecture.md, "Scheduler"): farm jobs go to records' FarmService.
