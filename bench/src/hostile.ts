@@ -10,7 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createTestDatabase, deleteStreams, uniquePrefix, type Stack } from '@reelbase/lib-testkit';
 import { rawRequest, smugglingShapes } from './hostile.raw.js';
-import { probeRules } from './hostile.rules.js';
+import { probeRules, type ProbeContext } from './hostile.rules.js';
+import { probeSchedules } from './hostile.schedules.js';
 import { startBenchStack } from './bench.stack.js';
 
 const log = (msg: string): void => void process.stderr.write(`[hostile] ${msg}\n`);
@@ -190,7 +191,7 @@ async function run(stack: Stack, logDir: string, dir: string): Promise<number> {
   const project = (await (await fetch(new URL('/entities/Project', base), json(token, '{"data":{"name":"H","code":"H"}}'))).json()) as { id: string };
 
   // The rules first: the bodies and the fuzz below spend this address's login budget.
-  const made = await probeRules({
+  const probe: ProbeContext = {
     base,
     adminToken: token,
     projectId: project.id,
@@ -198,7 +199,9 @@ async function run(stack: Stack, logDir: string, dir: string): Promise<number> {
     send: (label, path, init) => send(base, label, path, init),
     problem: (what) => tally.raceProblems.push(what),
     log,
-  });
+  };
+  const made = await probeRules(probe);
+  const scheduled = await probeSchedules(probe);
 
   log('hostile bodies on every write route');
   for (const [name, body] of Object.entries(hostileBodies(project.id))) {
@@ -292,6 +295,7 @@ async function run(stack: Stack, logDir: string, dir: string): Promise<number> {
     api_key_body: key.token.slice(4),
     secrets_key: stack.secretsKey,
     ...made,
+    ...scheduled,
   });
 
   const statuses = [...tally.byStatus.entries()]
