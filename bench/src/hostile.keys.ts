@@ -7,41 +7,22 @@
  * flood of summaries leaves single reads served. Rule breaches are counted as problems.
  */
 import pg from 'pg';
+import { parseAnswer, probeCalls } from './hostile.calls.js';
 import type { Answer, ProbeContext, Secrets } from './hostile.rules.js';
 
 /** Live Idempotency-Keys per principal in the hostile stack (the default, 10,000, would take too long to reach). */
 export const HOSTILE_MAX_KEYS = 300;
 
-const parse = (a: Answer): any => {
-  try {
-    return JSON.parse(a.body);
-  } catch {
-    return undefined;
-  }
-};
-
-export async function probeKeys(ctx: ProbeContext & { databaseUrl: string }): Promise<Secrets> {
-  const { send, problem } = ctx;
-  const call = (label: string, method: string, path: string, token: string | null, body?: unknown, headers: Record<string, string> = {}) =>
-    send(label, path, {
-      method,
-      headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...(token ? { authorization: `Bearer ${token}` } : {}), ...headers },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-  const expect = (a: Answer, want: number[], what: string): any => {
-    if (!want.includes(a.status)) problem(`${what}: answered ${a.status}, expected ${want.join(' or ')} (${a.body.slice(0, 120)})`);
-    return parse(a);
-  };
+export async function probeKeys(ctx: ProbeContext): Promise<Secrets> {
+  const { problem } = ctx;
+  const { call, expect, user: register } = probeCalls(ctx);
+  const parse = parseAnswer;
   const db = new pg.Client({ connectionString: ctx.databaseUrl });
   await db.connect();
   const count = async (sql: string, params: unknown[] = []) => Number((await db.query<{ n: string }>(sql, params)).rows[0]!.n);
   const admin = ctx.adminToken;
   const pid = ctx.projectId;
-  const user = async (role: string, email: string) => {
-    const made = parse(await call(`register ${role}`, 'POST', '/auth/register', admin, { email, password: 'password-123', name: role, role }));
-    const login = parse(await call(`login ${role}`, 'POST', '/auth/login', null, { email, password: 'password-123' }));
-    return { id: String(made?.user?.id ?? ''), token: String(login?.access_token ?? '') };
-  };
+  const user = (role: string, email: string) => register(admin, role, email);
   try {
     ctx.log('keys: read-only POSTs, claims and password changes with fresh Idempotency-Keys store nothing');
     const viewer = await user('Viewer', 'keys-viewer@hostile.test');

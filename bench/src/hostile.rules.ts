@@ -25,6 +25,8 @@ export interface ProbeContext {
   projectId: string;
   /** A scratch folder for the clip. */
   dir: string;
+  /** The stack's database, for checks of what was (not) stored. */
+  databaseUrl: string;
   send: (label: string, path: string, init?: RequestInit) => Promise<Answer>;
   problem: (what: string) => void;
   log: (line: string) => void;

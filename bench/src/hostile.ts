@@ -11,7 +11,8 @@ import { join } from 'node:path';
 import { createTestDatabase, deleteStreams, uniquePrefix, type Stack } from '@reelbase/lib-testkit';
 import { rawRequest, smugglingShapes } from './hostile.raw.js';
 import { HOSTILE_MAX_KEYS, probeKeys } from './hostile.keys.js';
-import { probeRules } from './hostile.rules.js';
+import { probeRules, type ProbeContext } from './hostile.rules.js';
+import { probeSchedules } from './hostile.schedules.js';
 import { startBenchStack } from './bench.stack.js';
 
 const log = (msg: string): void => void process.stderr.write(`[hostile] ${msg}\n`);
@@ -191,17 +192,7 @@ async function run(stack: Stack, logDir: string, dir: string): Promise<number> {
   const project = (await (await fetch(new URL('/entities/Project', base), json(token, '{"data":{"name":"H","code":"H"}}'))).json()) as { id: string };
 
   // The rules first: the bodies and the fuzz below spend this address's login budget.
-  const made = await probeRules({
-    base,
-    adminToken: token,
-    projectId: project.id,
-    dir,
-    send: (label, path, init) => send(base, label, path, init),
-    problem: (what) => tally.raceProblems.push(what),
-    log,
-  });
-
-  const keys = await probeKeys({
+  const probe: ProbeContext = {
     base,
     adminToken: token,
     projectId: project.id,
@@ -210,7 +201,10 @@ async function run(stack: Stack, logDir: string, dir: string): Promise<number> {
     send: (label, path, init) => send(base, label, path, init),
     problem: (what) => tally.raceProblems.push(what),
     log,
-  });
+  };
+  const made = await probeRules(probe);
+  const scheduled = await probeSchedules(probe);
+  const keys = await probeKeys(probe);
 
   log('hostile bodies on every write route');
   for (const [name, body] of Object.entries(hostileBodies(project.id))) {
@@ -305,6 +299,7 @@ async function run(stack: Stack, logDir: string, dir: string): Promise<number> {
     secrets_key: stack.secretsKey,
     ...made,
     ...keys,
+    ...scheduled,
   });
 
   const statuses = [...tally.byStatus.entries()]

@@ -47,6 +47,14 @@ export const schemaConfigShape = {
    * about this long of its time (well within 5 s at the default).
    */
   SCHEDULER_TICK_MS: envInt(1000, 50, 60_000),
+  /** Most schedules the studio may have (docs/scheduler.md, "Limits"); one more is 409 `limit_reached`. */
+  SCHEDULER_MAX_SCHEDULES: envInt(1000, 1, 100_000),
+  /** Runs kept per schedule, newest first; older ones are pruned (docs/scheduler.md, "Limits"). */
+  SCHEDULER_RUNS_KEPT: envInt(1000, 1, 1_000_000),
+  /** Days a run is kept; older runs are pruned whatever their number (docs/scheduler.md, "Limits"). */
+  SCHEDULER_RUN_RETENTION_DAYS: envInt(90, 1, 36_500),
+  /** How often runs past SCHEDULER_RUNS_KEPT or SCHEDULER_RUN_RETENTION_DAYS are pruned (one replica at a time). */
+  SCHEDULER_PRUNE_MS: envInt(3_600_000, 1000, 86_400_000),
   /** Kills the process at a chosen point of a rename, to prove recovery. Never set in production. */
   SCHEMA_FAULT: envOptionalEnum(SCHEMA_FAULTS),
 };

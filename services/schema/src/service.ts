@@ -4,7 +4,8 @@
  * hands records the current snapshot and completes unfinished renames, and keeps doing so
  * every SCHEMA_SYNC_MS. It also serves the actions (ActionsService), which read records and
  * queue webhook actions with the notifier, and the scheduler (SchedulerService), whose clock
- * (every SCHEDULER_TICK_MS) submits farm jobs to records and queues webhooks with the notifier.
+ * (every SCHEDULER_TICK_MS) submits farm jobs to records and queues webhooks with the notifier, and
+ * whose old runs are pruned every SCHEDULER_PRUNE_MS.
  * Used by main.ts and by tests in-process.
  */
 import {
@@ -14,8 +15,10 @@ import {
   OutboxRelay,
   Readiness,
   RecordsClient,
+  IntervalLoop,
   SecretCipher,
   connectNats,
+  decodeSecretsKey,
   createGrpcClient,
   createLogger,
   ensureEventsStream,
@@ -33,6 +36,7 @@ import {
 import { actionsv1, addonsv1, farmv1, notifierv1, schedulerv1, schemav1 } from '@reelbase/proto';
 import type { SchemaConfig } from './config.js';
 import { ActionsService } from './domain/actions/actions.service.js';
+import { configDigest } from './domain/config.events.js';
 import { AddonsService } from './domain/addons/addons.service.js';
 import type { SchemaStore } from './domain/ports.js';
 import { SchemaService } from './domain/schema.service.js';
@@ -47,6 +51,7 @@ import { NotifierScheduleDeliveries } from './notifier/schedule.deliveries.js';
 import { ActionRecords } from './records/actions.records.js';
 import { FaultSwitch } from './outbox/fault.switch.js';
 import { SchemaRecords } from './records/records.client.js';
+import { RecordsScheduleAuthors } from './records/scheduler.authors.js';
 import { SchedulerFarm } from './records/scheduler.farm.js';
 import { ActionRepository } from './store/actions.repository.js';
 import { AddonRepository } from './store/addons.repository.js';
@@ -136,6 +141,8 @@ export function startSchema(config: SchemaConfig, logger?: Logger): Promise<Runn
       });
       resources.defer('notifier client', () => notifier.close());
       const cipher = new SecretCipher(config.SECRETS_KEY, config.SECRETS_KEY_PREVIOUS ?? []);
+      // The digest events of Admin-only configuration show instead of URLs, secrets and payloads.
+      const digest = configDigest(decodeSecretsKey(config.SECRETS_KEY)!);
       const actionStore = new ActionRepository(db, names, cipher, (e) => bus.emit('committed', e));
       // Custom action secrets sealed with an earlier SECRETS_KEY are sealed again with the current one.
       const resealed = await actionStore.sealStored();
@@ -145,6 +152,7 @@ export function startSchema(config: SchemaConfig, logger?: Logger): Promise<Runn
         records: new ActionRecords(recordsClient),
         deliveries: new NotifierActionDeliveries(notifier.call),
         schema: () => store.load(),
+        digest,
       });
 
       // The scheduler (docs/architecture.md, "Scheduler"): farm jobs go to records' FarmService.
@@ -160,6 +168,13 @@ export function startSchema(config: SchemaConfig, logger?: Logger): Promise<Runn
         store: new SchedulerRepository(db, names, cipher, (e) => bus.emit('committed', e)),
         farm: new SchedulerFarm(farm.call),
         deliveries: new NotifierScheduleDeliveries(notifier.call),
+        authors: new RecordsScheduleAuthors(recordsClient),
+        digest,
+        limits: {
+          maxSchedules: config.SCHEDULER_MAX_SCHEDULES,
+          runsKept: config.SCHEDULER_RUNS_KEPT,
+          runRetentionDays: config.SCHEDULER_RUN_RETENTION_DAYS,
+        },
       });
 
       const grpc = new GrpcServer({ logger: log, metrics, internalAuthSecret: config.INTERNAL_AUTH_SECRET });
@@ -212,6 +227,25 @@ export function startSchema(config: SchemaConfig, logger?: Logger): Promise<Runn
           config.SCHEDULER_TICK_MS,
           () => scheduler.runDue(),
           (err) => log.warn({ err }, 'scheduler tick failed; the next one tries again'),
+        ),
+      );
+      // Runs past the kept number or age go (docs/scheduler.md, "Limits"), one replica at a time.
+      let pruning = false;
+      resources.startLoop(
+        'scheduler run pruning',
+        new IntervalLoop(
+          config.SCHEDULER_PRUNE_MS,
+          async () => {
+            if (pruning) return;
+            pruning = true;
+            try {
+              const deleted = await scheduler.prune();
+              if (deleted > 0) log.info({ deleted }, 'pruned schedule runs');
+            } finally {
+              pruning = false;
+            }
+          },
+          (err) => log.warn({ err }, 'pruning schedule runs failed; the next time tries again'),
         ),
       );
       const grpcPort = await grpc.listen(config.GRPC_PORT, config.BIND_HOST);

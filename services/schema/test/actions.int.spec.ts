@@ -3,7 +3,8 @@
  * the actions' use cases with records and the notifier stood in: a launch request is taken once,
  * by its user only (another user's attempt does not use it up), not after 10 minutes (time moved
  * in SQL); custom action secrets are sealed at rest, kept when left out and never answered; every
- * execute and every list change writes its event to the schema outbox.
+ * execute and every list change writes its event to the schema outbox, the list's without URLs or
+ * secrets.
  */
 import { createLogger, natsNames, newId, openOrm, SecretCipher, type CallContext } from '@reelbase/lib-platform';
 import { createTestDatabase, TEST_SECRETS_KEY, type TestDatabase } from '@reelbase/lib-testkit';
@@ -11,6 +12,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ActionDeliveryRequest, ActionRecord } from '../src/domain/actions/actions.ports.js';
 import { ActionsService } from '../src/domain/actions/actions.service.js';
+import { configDigest } from '../src/domain/config.events.js';
 import { emptyDoc, type SchemaDoc } from '../src/domain/schema.types.js';
 import { ActionRepository } from '../src/store/actions.repository.js';
 import { SCHEMA_MIGRATIONS, SCHEMA_SCHEMA } from '../src/store/migrations.js';
@@ -67,6 +69,7 @@ beforeAll(async () => {
     },
     deliveries: { enqueue: async (d) => (deliveries.push(d), d.deliveryId) },
     schema: async () => doc,
+    digest: configDigest(Buffer.alloc(32, 5)),
   });
 });
 
@@ -163,6 +166,15 @@ describe('custom actions', () => {
     ]);
     const [row] = await sql<{ secret: string }>("select secret from schema.custom_action where id = 'publish'");
     expect(row!.secret).not.toContain(secret);
+    // Its event, committed with the list, shows no URL and no secret.
+    const [event] = await sql<{ payload: { changes: { actions: Record<string, unknown>[] } } }>(
+      "select payload from schema.outbox where payload->>'entity_type' = 'Schema.Actions' order by seq desc limit 1",
+    );
+    expect(JSON.stringify(event)).not.toMatch(/h\.example\.com|a-very-secret-value-42/);
+    expect(event!.payload.changes.actions.map((a) => [a.id, a.has_url, a.has_secret, typeof a.digest])).toEqual([
+      ['publish', true, true, 'string'],
+      ['notify', true, false, 'string'],
+    ]);
 
     await service.putCustomActions(
       JSON.stringify({ actions: [{ id: 'publish', label: 'Publish 2', url: 'https://h.example.com/p', entity_types: ['Shot'] }] }),

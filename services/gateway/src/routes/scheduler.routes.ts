@@ -44,13 +44,16 @@ export function schedulerRoutes({ peers }: RouteDeps): AnyRoute[] {
         'run, within a few seconds of its time; a local time that does not exist that day (clocks going forward) is skipped, one that ' +
         'occurs twice (clocks going back) runs once, at its first instant. A bad expression is 422 at `["body","cron"]`, an unknown ' +
         'time zone at `["body","timezone"]`; a farm job’s `job` is checked as `POST /farm/jobs` checks its body (records checks it ' +
-        'again when a run submits it). Recorded as a `Schedule` event (create; a webhook secret never appears).',
+        'again when a run submits it). The caller is its `created_by` and `updated_by`: the runs act as them. A studio has at most ' +
+        '1,000 schedules (`SCHEDULER_MAX_SCHEDULES`): one more is 409 `limit_reached` (with `limit`). Recorded as a `Schedule` event ' +
+        '(create) that every role can read, so its `target` shows only `kind`, `has_url`, `has_secret`, `has_payload` and a `digest`, ' +
+        'never a URL, secret or payload.',
       tags: TAGS,
       auth: 'bearer',
       authorize: adminOnly,
       body: ScheduleCreate,
       responses: { 200: { description: 'The schedule.', schema: ScheduleOut } },
-      errors: [503],
+      errors: [409, 503],
       handler: async ({ body, ctx }) => reply(await scheduler.createSchedule({ bodyJson: JSON.stringify(body) }, ctx)),
     }),
     defineRoute({
@@ -87,7 +90,9 @@ export function schedulerRoutes({ peers }: RouteDeps): AnyRoute[] {
         'Only the fields given change; `target` is replaced whole (a webhook given without `secret` keeps the secret the schedule ' +
         'had). Giving `cron`, `timezone` or `active` computes `next_run_at` again from now: occurrences passed while a schedule was ' +
         'inactive are never run, and `active: false` stops it (`next_run_at` null). A change that changes nothing writes nothing; ' +
-        'otherwise a `Schedule` event (update) with the changed fields.',
+        'otherwise the caller becomes `updated_by`, the Admin the runs act as from then on (re-activating a schedule the scheduler ' +
+        'paused is such a change), and a `Schedule` event (update) names the changed fields (a target as `kind`, `has_url`, ' +
+        '`has_secret`, `has_payload` and `digest` only).',
       tags: TAGS,
       auth: 'bearer',
       authorize: adminOnly,
@@ -118,8 +123,10 @@ export function schedulerRoutes({ peers }: RouteDeps): AnyRoute[] {
       summary: 'Runs a schedule’s target now, once (Admin).',
       description:
         'Whether the schedule is active or not; `next_run_at` does not move. Answers the run once its target ran (`scheduled_for` is ' +
-        'the time of the request); a target that failed is still a run (`status: "failed"` with `error`). The run acts for the ' +
-        'caller: the `ScheduleRun` event and a farm job name them. No body.',
+        'the time of the request); a target that failed is still a run (`status: "failed"` with `error`). The run is made as the ' +
+        'clock makes it: it acts as the schedule’s `updated_by` (the `ScheduleRun` event’s `actor`, a farm job’s submitter), who ' +
+        'must still be a live Admin allowed to sign in, else the run fails with `principal_refused` and the schedule is paused; the ' +
+        'caller is its `requested_by`. No body.',
       tags: TAGS,
       auth: 'bearer',
       authorize: adminOnly,
@@ -133,7 +140,9 @@ export function schedulerRoutes({ peers }: RouteDeps): AnyRoute[] {
       path: '/scheduler/schedules/{id}/runs',
       operationId: 'listScheduleRuns',
       summary: 'The runs of a schedule, newest first (Admin).',
-      description: 'Paged: send `next_cursor` back as `cursor` while it is not null.',
+      description:
+        'Paged: send `next_cursor` back as `cursor` while it is not null. Only the newest 1,000 runs of a schedule from the last 90 ' +
+        'days are kept (`SCHEDULER_RUNS_KEPT`, `SCHEDULER_RUN_RETENTION_DAYS`); older ones are pruned hourly.',
       tags: TAGS,
       auth: 'bearer',
       authorize: adminOnly,

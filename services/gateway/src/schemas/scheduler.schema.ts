@@ -99,6 +99,10 @@ export const ScheduleOut = z
     catch_up: z.enum(['skip', 'once']),
     next_run_at: z.string().nullable().describe('The next occurrence that will run (UTC); null while inactive.'),
     created_by: Uuid.nullable(),
+    updated_by: Uuid.nullable().describe(
+      'The Admin who last created or changed the schedule: every run acts as them, and is refused (the run `failed`, the schedule ' +
+        'paused) once they are retired, shut out (`login_enabled: false`) or no longer an Admin.',
+    ),
     created_at: z.string(),
     updated_at: z.string(),
   })
@@ -117,10 +121,17 @@ export const ScheduleRunOut = z
     result: z
       .unknown()
       .describe('`{"job_id"}` (farm_job), `{"delivery_id"}` (webhook: queued with the notifier, which retries it), `{"name"}` (event); null when failed.'),
-    error: z.string().nullable().describe('Why the target failed (a failed run is not tried again).'),
+    error: z
+      .string()
+      .nullable()
+      .describe('Why the run failed (a failed run is not tried again); `principal_refused: …` when the Admin it runs as may no longer run it.'),
+    requested_by: Uuid.nullable().describe('The Admin who asked for a run now; null for the clock’s runs.'),
   })
   .meta({ id: 'ScheduleRun' });
 
 export const ScheduleRunList = z
   .object({ items: z.array(ScheduleRunOut), next_cursor: z.string().nullable().describe('Opaque; null on the last page.') })
-  .meta({ id: 'ScheduleRunList', description: 'Newest first (by `started_at`).' });
+  .meta({
+    id: 'ScheduleRunList',
+    description: 'Newest first (by `started_at`). Runs past the newest 1,000 of a schedule, or older than 90 days, are pruned (configurable).',
+  });

@@ -6,6 +6,7 @@ import type { MigrationObject } from '@mikro-orm/postgresql';
 import { SchemaActionsMigration } from './actions.migration.js';
 import { SchemaAddonsMigration } from './addons.migration.js';
 import { SchemaInitialMigration } from './initial.migration.js';
+import { SchemaSchedulePrincipalMigration } from './schedule-principal.migration.js';
 import { SchemaSchedulerMigration } from './scheduler.migration.js';
 
 /** The PostgreSQL schema the service owns. */
@@ -17,4 +18,5 @@ export const SCHEMA_MIGRATIONS: MigrationObject[] = [
   { name: 'schema-0002-actions', class: SchemaActionsMigration },
   { name: 'schema-0003-addons', class: SchemaAddonsMigration },
   { name: 'schema-0004-scheduler', class: SchemaSchedulerMigration },
+  { name: 'schema-0005-schedule-principal', class: SchemaSchedulePrincipalMigration },
 ];

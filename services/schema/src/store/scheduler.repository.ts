@@ -5,7 +5,9 @@
  * taken with `FOR NO KEY UPDATE SKIP LOCKED`, so replicas ticking at once each take another one
  * (a run's foreign key takes only a key-share lock, so a run now never waits for a clock run), and
  * a run is claimed with `ON CONFLICT DO NOTHING`. Events go to the schema outbox in the same
- * transaction as the change or the run.
+ * transaction as the change or the run. Creates count the schedules under a transaction advisory
+ * lock (`schema:schedule-cap`), so concurrent creates never pass the cap; pruning runs under a
+ * tried one (`schema:schedule-run-prune`), one replica at a time, in short batches.
  */
 import type { Knex } from '@mikro-orm/postgresql';
 import { SecretCipher, guarded, type NatsNames, type StreamEvent } from '@reelbase/lib-platform';
@@ -20,7 +22,9 @@ const secretContext = (scheduleId: string) => `schema.schedule:${scheduleId}`;
 const ts = (col: string) => `to_char(${col} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
 const COLUMNS = `id, name, cron, timezone, target, secret, active, catch_up,
-  ${ts('next_run_at')} as next_run_at, created_by, ${ts('created_at')} as created_at, ${ts('updated_at')} as updated_at`;
+  ${ts('next_run_at')} as next_run_at, created_by, updated_by, ${ts('created_at')} as created_at, ${ts('updated_at')} as updated_at`;
+
+const RUN_COLUMNS = `id, ${ts('scheduled_for')} as scheduled_for, ${ts('started_at')} as started_at, status, result, error, requested_by`;
 
 type ScheduleRow = Omit<Schedule, 'secret'> & { secret: string | null };
 
@@ -51,18 +55,33 @@ export class SchedulerRepository implements SchedulerStore {
     return row ? this.opened(row) : undefined;
   }
 
-  create(s: NewSchedule, event: StreamEvent): Promise<Schedule> {
+  create(s: NewSchedule, event: StreamEvent, maxSchedules: number): Promise<Schedule | undefined> {
     return guarded(async () => {
       const out = await this.db.transaction(async (trx) => {
+        await trx.raw("select pg_advisory_xact_lock(hashtext('schema:schedule-cap'))");
+        const count = await trx.raw<{ rows: { n: number }[] }>('select count(*)::int as n from schema.schedule');
+        if ((count.rows[0]?.n ?? 0) >= maxSchedules) return undefined;
         await trx.raw(
-          `insert into schema.schedule (id, name, cron, timezone, target, secret, active, catch_up, next_run_at, created_by)
-           values (?, ?, ?, ?, ?::jsonb, ?, ?, ?, ?, ?)`,
-          [s.id, s.name, s.cron, s.timezone, JSON.stringify(s.target), this.sealed(s.id, s.secret), s.active, s.catch_up, s.next_run_at, s.created_by],
+          `insert into schema.schedule (id, name, cron, timezone, target, secret, active, catch_up, next_run_at, created_by, updated_by)
+           values (?, ?, ?, ?, ?::jsonb, ?, ?, ?, ?, ?, ?)`,
+          [
+            s.id,
+            s.name,
+            s.cron,
+            s.timezone,
+            JSON.stringify(s.target),
+            this.sealed(s.id, s.secret),
+            s.active,
+            s.catch_up,
+            s.next_run_at,
+            s.created_by,
+            s.updated_by,
+          ],
         );
         await this.append(trx, event);
         return (await this.one(trx, s.id))!;
       });
-      this.committed(event);
+      if (out) this.committed(event);
       return out;
     });
   }
@@ -101,6 +120,7 @@ export class SchedulerRepository implements SchedulerStore {
         if (c.active !== undefined) set('active', c.active);
         if (c.catch_up !== undefined) set('catch_up', c.catch_up);
         if (c.next_run_at !== undefined) set('next_run_at', c.next_run_at);
+        if (c.updated_by !== undefined) set('updated_by', c.updated_by);
         await trx.raw(`update schema.schedule set ${sets.join(', ')}, updated_at = now() where id = ?`, [...values, id]);
         await this.append(trx, made.event);
         event = made.event;
@@ -131,9 +151,9 @@ export class SchedulerRepository implements SchedulerStore {
       schedule,
       claim: async (run) => {
         const res = await trx.raw<{ rowCount: number }>(
-          `insert into schema.schedule_run (id, schedule_id, scheduled_for, started_at, status)
-           values (?, ?, ?, ?, 'ok') on conflict (schedule_id, scheduled_for) do nothing`,
-          [run.id, schedule.id, run.scheduledFor, run.startedAt],
+          `insert into schema.schedule_run (id, schedule_id, scheduled_for, started_at, status, requested_by)
+           values (?, ?, ?, ?, 'ok', ?) on conflict (schedule_id, scheduled_for) do nothing`,
+          [run.id, schedule.id, run.scheduledFor, run.startedAt, run.requestedBy],
         );
         return res.rowCount === 1;
       },
@@ -151,6 +171,17 @@ export class SchedulerRepository implements SchedulerStore {
       append: async (e) => {
         await this.append(trx, e);
         events.push(e);
+      },
+      pause: async (e) => {
+        // `and active`: a second pause waits for the first one's commit, then finds nothing to stop.
+        const res = await trx.raw<{ rowCount: number }>(
+          'update schema.schedule set active = false, next_run_at = null, updated_at = now() where id = ? and active',
+          [schedule.id],
+        );
+        if (res.rowCount === 0) return false;
+        await this.append(trx, e);
+        events.push(e);
+        return true;
       },
     };
   }
@@ -192,7 +223,7 @@ export class SchedulerRepository implements SchedulerStore {
       if (!(await this.one(this.db, scheduleId))) return undefined;
       const after = cursor ? 'and (started_at, id) < (?::timestamptz, ?::uuid)' : '';
       const res = await this.db.raw<{ rows: ScheduleRun[] }>(
-        `select id, ${ts('scheduled_for')} as scheduled_for, ${ts('started_at')} as started_at, status, result, error
+        `select ${RUN_COLUMNS}
            from schema.schedule_run
           where schedule_id = ? ${after}
           order by started_at desc, id desc
@@ -201,5 +232,28 @@ export class SchedulerRepository implements SchedulerStore {
       );
       return res.rows;
     });
+  }
+
+  pruneRuns(keep: number, before: string, batch: number): Promise<number> {
+    return guarded(() =>
+      this.db.transaction(async (trx) => {
+        const lock = await trx.raw<{ rows: { ok: boolean }[] }>("select pg_try_advisory_xact_lock(hashtext('schema:schedule-run-prune')) as ok");
+        if (!lock.rows[0]?.ok) return 0;
+        // The newest `keep` of each schedule are found on its listing index; the old ones on started_at.
+        const res = await trx.raw<{ rowCount: number }>(
+          `delete from schema.schedule_run where id in (
+             select id from (
+               (select r.id from schema.schedule s
+                  cross join lateral (select x.id from schema.schedule_run x where x.schedule_id = s.id
+                                       order by x.started_at desc, x.id desc offset ?) r
+                 limit ?)
+               union
+               (select id from schema.schedule_run where started_at < ? limit ?)
+             ) old limit ?)`,
+          [keep, batch, before, batch, batch],
+        );
+        return res.rowCount;
+      }),
+    );
   }
 }

@@ -8,6 +8,7 @@
  *   and arguments merged in order, and the context (project, entity, task).
  */
 import type { ActiveTool } from '../catalog.js';
+import type { ConfigDigest } from '../config.events.js';
 import type { ApplicationDef } from '../schema.types.js';
 import type { ActionRecord } from './actions.ports.js';
 
@@ -47,6 +48,25 @@ export interface ActionItem {
 /** A custom action as Admins read it: `has_secret` instead of the secret. */
 export function customActionView(a: CustomAction): Omit<CustomAction, 'secret'> & { has_secret: boolean } {
   return { id: a.id, label: a.label, url: a.url, entity_types: a.entity_types, roles: a.roles, icon: a.icon, has_secret: a.secret !== null };
+}
+
+/**
+ * A custom action as its `Schema.Actions` event shows it to every role (docs/api-notes.md,
+ * "Events"): what the actions list shows users anyway (id, label, icon, types, roles), then
+ * `has_url`, `has_secret` and the `digest` of the whole action (its URL and secret included), never
+ * the URL or the secret.
+ */
+export function customActionEventView(a: CustomAction, digest: ConfigDigest): Record<string, unknown> {
+  return {
+    id: a.id,
+    label: a.label,
+    entity_types: a.entity_types,
+    roles: a.roles,
+    icon: a.icon,
+    has_url: a.url !== '',
+    has_secret: a.secret !== null,
+    digest: digest(a),
+  };
 }
 
 /** The step a Task names (`data.step`), when it names one. */

@@ -1,5 +1,6 @@
 import { AppError, type CallContext, type StreamEvent } from '@reelbase/lib-platform';
 import { describe, expect, it } from 'vitest';
+import { configDigest } from '../config.events.js';
 import { emptyDoc, type SchemaDoc } from '../schema.types.js';
 import type { ActionDeliveryRequest, ActionRecord, ActionStore, NewLaunch } from './actions.ports.js';
 import type { CustomAction, LaunchPayload } from './actions.rules.js';
@@ -79,6 +80,7 @@ function world() {
     },
     deliveries: { enqueue: async (d) => (deliveries.push(d), d.deliveryId) },
     schema: async () => doc,
+    digest: configDigest(Buffer.alloc(32, 7)),
   });
   return { service, events, deliveries, launches, custom: () => custom };
 }
@@ -218,5 +220,40 @@ describe('ActionsService', () => {
         ['body', 'actions', 1, 'id'],
       ]),
     );
+  });
+
+  it('the Schema.Actions event shows every role no URL and no secret: has_url, has_secret and a digest that moves with them', async () => {
+    const { service, events } = world();
+    const admin = as(ADMIN, 'Admin');
+    const url = 'https://hooks.chat.example/T0/B0/xoxb-recognisable-token';
+    const secret = 'a-recognisable-secret-value';
+    const put = (body: unknown) => service.putCustomActions(JSON.stringify({ actions: [body] }), admin);
+    const base = { id: 'publish', label: 'Publish', url, entity_types: ['Shot'], secret };
+    await put(base);
+    await put({ ...base, secret: undefined }); // the secret kept, nothing else changed: the same digest
+    await put({ ...base, secret: 'another-recognisable-secret' });
+    await put({ ...base, secret: 'another-recognisable-secret', url: 'https://hooks.chat.example/T0/B0/xoxb-other-token' });
+    const shown = events.filter((e) => e.entity_type === 'Schema.Actions').map((e) => (e.changes.actions as Record<string, unknown>[])[0]!);
+    expect(shown).toHaveLength(4);
+    for (const a of shown) {
+      expect(Object.keys(a).sort()).toEqual(['digest', 'entity_types', 'has_secret', 'has_url', 'icon', 'id', 'label', 'roles']);
+      expect(a).toMatchObject({
+        id: 'publish',
+        label: 'Publish',
+        entity_types: ['Shot'],
+        has_url: true,
+        has_secret: true,
+        digest: expect.stringMatching(/^[0-9a-f]{64}$/),
+      });
+    }
+    const text = JSON.stringify(events);
+    for (const hidden of ['xoxb-recognisable-token', 'xoxb-other-token', 'hooks.chat.example', secret, 'another-recognisable-secret']) {
+      expect(text).not.toContain(hidden);
+    }
+    const digests = shown.map((a) => a.digest);
+    expect(digests[1]).toBe(digests[0]);
+    expect(new Set([digests[0], digests[2], digests[3]]).size).toBe(3);
+    // The Admin's own read still answers the URL.
+    expect((await service.getCustomActions(admin)).actions[0]!.url).toBe('https://hooks.chat.example/T0/B0/xoxb-other-token');
   });
 });

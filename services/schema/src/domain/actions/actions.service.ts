@@ -11,6 +11,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { AppError, newId, type CallContext, type Problem, type StreamEvent } from '@reelbase/lib-platform';
 import { DEFAULT_TOOLS, resolveActiveTools, resolveApplications, type ProjectOverrides } from '../catalog.js';
+import type { ConfigDigest } from '../config.events.js';
 import { definitionId } from '../schema.service.js';
 import type { SchemaDoc } from '../schema.types.js';
 import { checkedSelection, parseCustomActions, type SelectionInput } from './actions.body.js';
@@ -18,6 +19,7 @@ import type { ActionDeliveriesPort, ActionRecord, ActionRecordsPort, ActionStore
 import {
   LAUNCH_PREFIX,
   LAUNCH_TTL_MS,
+  customActionEventView,
   customActionView,
   launchContext,
   launchPayload,
@@ -35,6 +37,8 @@ export interface ActionsServiceDeps {
   deliveries: ActionDeliveriesPort;
   /** The current schema document (the launcher and tools catalogs). */
   schema: () => Promise<SchemaDoc>;
+  /** The digest `Schema.Actions` events show instead of URLs and secrets (config.events.ts). */
+  digest: ConfigDigest;
 }
 
 /** The calling user (login token or API key): their id and role. */
@@ -193,7 +197,8 @@ export class ActionsService {
 
   /**
    * Replaces the studio's custom actions (Admin). A `secret` left out keeps the one the same id
-   * had; `null` removes it. Written with a `Schema.Actions` event (without secrets).
+   * had; `null` removes it. Written with a `Schema.Actions` event that shows no URL and no secret
+   * (every role reads the log; the list is Admin-only), only `has_url`, `has_secret` and a digest.
    */
   async putCustomActions(bodyJson: string, ctx: CallContext): Promise<{ actions: ReturnType<typeof customActionView>[] }> {
     const actor = adminOf(ctx);
@@ -215,7 +220,7 @@ export class ActionsService {
         project_id: null,
         action: 'update',
         actor,
-        changes: { actions: list.map(customActionView) },
+        changes: { actions: list.map((a) => customActionEventView(a, this.deps.digest)) },
         occurred_at: new Date().toISOString(),
       }),
     );

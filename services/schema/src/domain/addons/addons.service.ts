@@ -12,6 +12,7 @@ import semver from 'semver';
 import { v5 as uuidv5 } from 'uuid';
 import { z } from 'zod';
 import { parseBody } from '../bodies.js';
+import { canonical } from '../config.events.js';
 import type { AddonHead, AddonStore, AddonVersion, ProjectDirectory } from '../ports.js';
 import { ADDON_LIMITS, ADDON_NAME } from './addon.limits.js';
 import { resolveSettings, type Layer } from './settings.merge.js';
@@ -47,17 +48,6 @@ export interface AddonsServiceDeps {
   /** Compiled validators (one per service process). */
   validators?: ValidatorCache;
 }
-
-const canonical = (v: unknown): string => {
-  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
-  if (isObject(v)) {
-    return `{${Object.keys(v)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonical(v[k])}`)
-      .join(',')}}`;
-  }
-  return JSON.stringify(v);
-};
 
 const ascending = (versions: string[]): string[] => [...versions].sort(semver.compare);
 

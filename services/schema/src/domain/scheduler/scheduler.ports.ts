@@ -1,7 +1,8 @@
 /**
  * What the scheduler needs from outside (docs/architecture.md, "Scheduler"), re-exported by
  * domain/ports.ts: its store (schedules, runs and the outbox, store/scheduler.repository.ts),
- * records' farm (records/scheduler.farm.ts) and the notifier, which delivers webhook targets
+ * records' farm (records/scheduler.farm.ts), the users a schedule runs as (records' User
+ * records, records/scheduler.principals.ts) and the notifier, which delivers webhook targets
  * (notifier/schedule.deliveries.ts).
  */
 import type { CallContext, StreamEvent } from '@reelbase/lib-platform';
@@ -26,6 +27,8 @@ export interface Schedule {
   /** The next occurrence to run; null while inactive (or when the expression has no more). */
   next_run_at: string | null;
   created_by: string | null;
+  /** The Admin who last created or changed it: each run acts as them (docs/scheduler.md, "Who a run acts as"). */
+  updated_by: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -33,7 +36,7 @@ export interface Schedule {
 export type NewSchedule = Omit<Schedule, 'created_at' | 'updated_at'>;
 
 /** The fields a change writes (the rest stay). */
-export type ScheduleChange = Partial<Pick<Schedule, 'name' | 'cron' | 'timezone' | 'target' | 'secret' | 'active' | 'catch_up' | 'next_run_at'>>;
+export type ScheduleChange = Partial<Pick<Schedule, 'name' | 'cron' | 'timezone' | 'target' | 'secret' | 'active' | 'catch_up' | 'next_run_at' | 'updated_by'>>;
 
 export type RunStatus = 'ok' | 'failed';
 
@@ -45,6 +48,8 @@ export interface ScheduleRun {
   status: RunStatus;
   result: unknown;
   error: string | null;
+  /** The Admin who asked for a run now; null for the clock's runs. */
+  requested_by: string | null;
 }
 
 /** A run's place in the list (newest first): the cursor of the next page. */
@@ -58,17 +63,26 @@ export interface RunTx {
   /** The schedule as it is now (secret opened). */
   schedule: Schedule;
   /** Claims the occurrence: false when a run of the same schedule and `scheduled_for` exists (another replica made it). */
-  claim(run: { id: string; scheduledFor: string; startedAt: string }): Promise<boolean>;
+  claim(run: { id: string; scheduledFor: string; startedAt: string; requestedBy: string | null }): Promise<boolean>;
   /** Records how the claimed run ended. */
   finish(id: string, status: RunStatus, result: unknown, error: string | null): Promise<void>;
   /** Moves the schedule's next occurrence. */
   setNextRunAt(at: string | null): Promise<void>;
   /** Appends an event to the schema outbox, committed with the run. */
   append(event: StreamEvent): Promise<void>;
+  /**
+   * Stops the schedule (`active` false, `next_run_at` null) with its event, unless it is stopped
+   * already: false then, and no event (so two runs refused at once pause it once).
+   */
+  pause(event: StreamEvent): Promise<boolean>;
 }
 
 export interface SchedulerStore {
-  create(s: NewSchedule, event: StreamEvent): Promise<Schedule>;
+  /**
+   * Writes the schedule with its event unless `maxSchedules` exist already (counted under a lock,
+   * so concurrent creates never pass the cap): undefined then, and nothing written.
+   */
+  create(s: NewSchedule, event: StreamEvent, maxSchedules: number): Promise<Schedule | undefined>;
   get(id: string): Promise<Schedule | undefined>;
   /** Every schedule, oldest first. */
   list(): Promise<Schedule[]>;
@@ -88,6 +102,24 @@ export interface SchedulerStore {
   withSchedule(id: string, fn: (tx: RunTx) => Promise<void>): Promise<boolean>;
   /** Runs of a schedule newest first (by `started_at`, then id), after `cursor`; undefined when the schedule does not exist. */
   runs(scheduleId: string, limit: number, cursor: RunCursor | null): Promise<ScheduleRun[] | undefined>;
+  /**
+   * Deletes up to `batch` runs that are not among the newest `keep` of their schedule or started
+   * before `before` (ISO 8601); how many it deleted (fewer than `batch`: nothing more to delete).
+   * One replica prunes at a time; another one's call deletes nothing meanwhile and answers 0.
+   */
+  pruneRuns(keep: number, before: string, batch: number): Promise<number>;
+}
+
+/** What the users directory says of the user a schedule runs as (docs/scheduler.md, "Who a run acts as"). */
+export interface ScheduleAuthor {
+  role: string;
+  /** False once their login is switched off (`login_enabled: false`). */
+  canSignIn: boolean;
+}
+
+export interface ScheduleAuthorsPort {
+  /** The live user with this id; null when there is none (never was, or retired). */
+  find(userId: string): Promise<ScheduleAuthor | null>;
 }
 
 /** A farm job to submit (the body of POST /farm/jobs, as validated). */

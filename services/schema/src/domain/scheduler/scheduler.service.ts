@@ -10,8 +10,14 @@
  * to now, the latest is run when it is at most {@link MISSED_AFTER_MS} late; with `catch_up:
  * "once"` it is run however late; every other one is skipped. Either way `next_run_at` moves to
  * the first occurrence after now.
+ *
+ * A run acts as the schedule's last editor (`updated_by`), checked at every run, the clock's and a
+ * run now: a user who is gone, retired, shut out or no longer an Admin makes the run fail and
+ * pauses the schedule (rules in scheduler.rules.ts). `Schedule` events never show a target's URL,
+ * secret or payload, nor `ScheduleRun` events a webhook's URL (docs/api-notes.md, "Events").
  */
 import { AppError, newId, type CallContext, type StreamEvent } from '@reelbase/lib-platform';
+import type { ConfigDigest } from '../config.events.js';
 import { CronSchedule } from './cron.js';
 import { parseCreateBody, parsePatchBody, type TargetInput } from './scheduler.body.js';
 import type {
@@ -21,12 +27,23 @@ import type {
   RunStatus,
   RunTx,
   Schedule,
+  ScheduleAuthorsPort,
   ScheduleChange,
   ScheduleDeliveriesPort,
   ScheduleRun,
   SchedulerStore,
   StoredTarget,
 } from './scheduler.ports.js';
+import {
+  DEFAULT_SCHEDULER_LIMITS,
+  authorRefusal,
+  refusedRunError,
+  runEventError,
+  runsAs,
+  scheduleEventFields,
+  scheduleView,
+  type SchedulerLimits,
+} from './scheduler.rules.js';
 
 /** An occurrence later than this when the scheduler first sees it counts as missed. */
 export const MISSED_AFTER_MS = 60_000;
@@ -36,10 +53,18 @@ export const RUNS_LIMIT = { default: 50, max: 500 };
 /** The name the schema service calls other services under for the scheduler. */
 export const SCHEDULER_VIA = 'schema';
 
+/** Runs deleted per statement when pruning. */
+export const PRUNE_BATCH = 5000;
+
 export interface SchedulerServiceDeps {
   store: SchedulerStore;
   farm: FarmJobPort;
   deliveries: ScheduleDeliveriesPort;
+  /** Who a schedule runs as, as the users directory says now. */
+  authors: ScheduleAuthorsPort;
+  /** The digest `Schedule` events show instead of a target (config.events.ts). */
+  digest: ConfigDigest;
+  limits?: Partial<SchedulerLimits>;
   clock?: Clock;
 }
 
@@ -57,27 +82,6 @@ function adminOf(ctx: CallContext): string {
 function idOf(raw: string): string {
   if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(raw)) throw AppError.notFound(`schedule ${raw} does not exist`);
   return raw.toLowerCase();
-}
-
-/** The schedule as the API answers it: a webhook target shows `has_secret`, never the secret. */
-export function scheduleView(s: Schedule): Record<string, unknown> {
-  return {
-    id: s.id,
-    name: s.name,
-    cron: s.cron,
-    timezone: s.timezone,
-    target: targetView(s.target, s.secret),
-    active: s.active,
-    catch_up: s.catch_up,
-    next_run_at: s.next_run_at,
-    created_by: s.created_by,
-    created_at: s.created_at,
-    updated_at: s.updated_at,
-  };
-}
-
-function targetView(t: StoredTarget, secret: string | null): Record<string, unknown> {
-  return t.kind === 'webhook' ? { ...t, has_secret: secret !== null } : { ...t };
 }
 
 /** A target as stored, and the secret it leaves (absent: the webhook keeps `previous`). */
@@ -105,9 +109,11 @@ function decodeCursor(raw: string): RunCursor {
 
 export class SchedulerService {
   private readonly clock: Clock;
+  private readonly limits: SchedulerLimits;
 
   constructor(private readonly deps: SchedulerServiceDeps) {
     this.clock = deps.clock ?? { now: () => new Date() };
+    this.limits = { ...DEFAULT_SCHEDULER_LIMITS, ...deps.limits };
   }
 
   private event(
@@ -144,10 +150,15 @@ export class SchedulerService {
       catch_up: body.catch_up,
       next_run_at: this.nextRunAt(cron, body.timezone, body.active),
       created_by: actor,
+      updated_by: actor,
     };
-    const view = scheduleView({ ...s, created_at: '', updated_at: '' });
-    const { created_at: _c, updated_at: _u, id: _i, created_by: _b, ...changes } = view;
-    const stored = await this.deps.store.create(s, this.event('Schedule', s.id, 'create', actor, projectOf(target), changes));
+    const fields = scheduleEventFields({ ...s, created_at: '', updated_at: '' }, this.deps.digest);
+    const { created_at: _c, updated_at: _u, id: _i, created_by: _b, updated_by: _e, ...changes } = fields;
+    const max = this.limits.maxSchedules;
+    const stored = await this.deps.store.create(s, this.event('Schedule', s.id, 'create', actor, projectOf(target), changes), max);
+    if (!stored) {
+      throw AppError.conflict('limit_reached', `the studio has ${max} schedules, the most it may have; delete one before creating another`, { limit: max });
+    }
     return scheduleView(stored);
   }
 
@@ -167,7 +178,8 @@ export class SchedulerService {
    * Changes the fields given. `next_run_at` is computed again from now when `cron`, `timezone` or
    * `active` is given (occurrences missed while inactive are not run); a target replaces the old
    * one whole, except that a webhook given without `secret` keeps the secret the schedule had.
-   * A change that changes nothing writes nothing.
+   * A change that changes nothing writes nothing; one that changes something makes the caller the
+   * schedule's `updated_by`, the Admin its runs act as from then on.
    */
   async update(rawId: string, bodyJson: string, ctx: CallContext): Promise<Record<string, unknown>> {
     const actor = adminOf(ctx);
@@ -191,12 +203,13 @@ export class SchedulerService {
         if (next !== cur.next_run_at) change.next_run_at = next;
       }
       if (Object.keys(change).length === 0) return null;
+      if (cur.updated_by !== actor) change.updated_by = actor;
       const after: Schedule = { ...cur, ...change };
-      const view = scheduleView(after);
+      const fields = scheduleEventFields(after, this.deps.digest);
       const changes: Record<string, unknown> = {};
       for (const key of Object.keys(change)) {
-        if (key === 'secret') changes.target = view.target;
-        else changes[key] = view[key];
+        if (key === 'secret') changes.target = fields.target;
+        else changes[key] = fields[key];
       }
       return { change, event: this.event('Schedule', id, 'update', actor, projectOf(after.target), changes) };
     });
@@ -213,18 +226,19 @@ export class SchedulerService {
   }
 
   /**
-   * Runs the schedule's target now, once, as the caller, whether the schedule is active or not
-   * (`next_run_at` stays); answers the run.
+   * Runs the schedule's target now, once, whether the schedule is active or not (`next_run_at`
+   * stays), exactly as the clock would: as its `updated_by`, checked first; the caller is the
+   * run's `requested_by`. Answers the run.
    */
   async runNow(rawId: string, ctx: CallContext): Promise<ScheduleRun> {
-    const actor = adminOf(ctx);
+    const caller = adminOf(ctx);
     const id = idOf(rawId);
     let run: ScheduleRun | undefined;
     // Two runs of one schedule claimed in the same millisecond: the later one takes the next.
     for (let attempt = 0; attempt < 5 && !run; attempt += 1) {
       const found = await this.deps.store.withSchedule(id, async (tx) => {
         const now = new Date(this.clock.now().getTime() + attempt);
-        run = await this.execute(tx, now, now, actor, ctx);
+        run = await this.execute(tx, now, now, caller, ctx.requestId);
       });
       if (!found) throw AppError.notFound(`schedule ${rawId} does not exist`);
     }
@@ -263,29 +277,61 @@ export class SchedulerService {
       if (!latest) return;
       const late = now.getTime() - latest.getTime();
       if (late > MISSED_AFTER_MS && s.catch_up === 'skip') return;
-      // The clock acts for the schedule's creator: a farm job is theirs, the run's event names them.
-      const ctx: CallContext = {
-        requestId: newId(),
-        principal: { userId: s.created_by ?? '', role: 'Service', authKind: 'service', via: SCHEDULER_VIA },
-      };
-      await this.execute(tx, latest, now, s.created_by, ctx);
+      await this.execute(tx, latest, now, null, newId());
     });
   }
 
-  /** Claims the run of `scheduledFor`, runs the target, records the run and its event; undefined when another made it. */
-  private async execute(tx: RunTx, scheduledFor: Date, now: Date, actor: string | null, ctx: CallContext): Promise<ScheduleRun | undefined> {
+  /**
+   * The clock's housekeeping: deletes the runs past the newest `runsKept` of each schedule and
+   * those older than `runRetentionDays`, in batches; how many it deleted.
+   */
+  async prune(): Promise<number> {
+    const before = iso(new Date(this.clock.now().getTime() - this.limits.runRetentionDays * 86_400_000));
+    let total = 0;
+    for (;;) {
+      const n = await this.deps.store.pruneRuns(this.limits.runsKept, before, PRUNE_BATCH);
+      total += n;
+      if (n < PRUNE_BATCH) return total;
+    }
+  }
+
+  /**
+   * Why the run may not act as `userId` (its `error`, and the reason its schedule is paused), or
+   * null when it may. A directory that cannot be asked fails the run without pausing the schedule.
+   */
+  private async refusal(userId: string | null): Promise<{ error: string; pause: string | null } | null> {
+    try {
+      const reason = authorRefusal(userId, userId === null ? null : await this.deps.authors.find(userId));
+      return reason === null ? null : { error: refusedRunError(reason), pause: reason };
+    } catch (err) {
+      return { error: `could not check whether user ${userId} may still run the schedule: ${errorText(err)}`, pause: null };
+    }
+  }
+
+  /**
+   * Claims the run of `scheduledFor`, checks who it acts as, runs the target (or, refused, pauses
+   * the schedule), records the run and its events; undefined when another made it.
+   */
+  private async execute(tx: RunTx, scheduledFor: Date, now: Date, requestedBy: string | null, requestId: string): Promise<ScheduleRun | undefined> {
     const s = tx.schedule;
     const id = newId();
-    const run = { id, scheduledFor: iso(scheduledFor), startedAt: iso(now) };
+    const run = { id, scheduledFor: iso(scheduledFor), startedAt: iso(now), requestedBy };
     if (!(await tx.claim(run))) return undefined;
+    // The run acts as the schedule's last editor: a farm job is theirs, the run's event names them.
+    const actor = runsAs(s);
+    const ctx: CallContext = { requestId, principal: { userId: actor ?? '', role: 'Service', authKind: 'service', via: SCHEDULER_VIA } };
     let status: RunStatus = 'ok';
     let result: unknown = null;
     let error: string | null = null;
     const extra: Record<string, unknown> = {};
+    const refused = await this.refusal(actor);
     try {
       const t = s.target;
-      if (t.kind === 'farm_job') {
-        result = { job_id: await this.deps.farm.createJob(t.job, { ...ctx, principal: ctx.principal && { ...ctx.principal, via: SCHEDULER_VIA } }) };
+      if (refused) {
+        status = 'failed';
+        error = refused.error;
+      } else if (t.kind === 'farm_job') {
+        result = { job_id: await this.deps.farm.createJob(t.job, ctx) };
       } else if (t.kind === 'webhook') {
         const body = JSON.stringify({ schedule_id: s.id, run_id: id, scheduled_for: run.scheduledFor });
         result = { delivery_id: await this.deps.deliveries.enqueue({ deliveryId: id, scheduleId: s.id, url: t.url, secret: s.secret, body }, ctx) };
@@ -305,13 +351,18 @@ export class SchedulerService {
         kind: s.target.kind,
         scheduled_for: run.scheduledFor,
         started_at: run.startedAt,
+        requested_by: requestedBy,
         status,
         result,
-        error,
+        error: runEventError(error, s.target, s.secret),
         ...extra,
       }),
     );
-    return { id, scheduled_for: run.scheduledFor, started_at: run.startedAt, status, result, error };
+    if (refused?.pause) {
+      // The scheduler's own act (no actor): the schedule stops until an Admin changes it.
+      await tx.pause(this.event('Schedule', s.id, 'update', null, projectOf(s.target), { active: false, next_run_at: null, reason: refused.pause }));
+    }
+    return { id, scheduled_for: run.scheduledFor, started_at: run.startedAt, status, result, error, requested_by: requestedBy };
   }
 }
 
