@@ -3,14 +3,18 @@
  * framing tricks on raw sockets and concurrent races against a fresh local stack. Prints how
  * many requests were sent, every 5xx, every answer that broke the error shape (no
  * `x-request-id`, no `{"detail"}` body), every race with more than one winner, and every
- * secret found in the service logs. Exits non-zero when any of those is not zero.
+ * secret found in the service logs (share, launch and login tokens, API keys, passwords, the
+ * secrets key: hostile.rules.ts, hostile.launch.ts, hostile.client.ts). Exits non-zero when any of
+ * those is not zero.
  */
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createTestDatabase, deleteStreams, uniquePrefix, type Stack } from '@reelbase/lib-testkit';
 import { rawRequest, smugglingShapes } from './hostile.raw.js';
-import { probeRules } from './hostile.rules.js';
+import { probeClient } from './hostile.client.js';
+import { probeLaunch } from './hostile.launch.js';
+import { probeRules, type ProbeContext } from './hostile.rules.js';
 import { startBenchStack } from './bench.stack.js';
 
 const log = (msg: string): void => void process.stderr.write(`[hostile] ${msg}\n`);
@@ -189,8 +193,9 @@ async function run(stack: Stack, logDir: string, dir: string): Promise<number> {
   const key = (await (await fetch(new URL('/auth/api-keys', base), json(token, '{"name":"h"}'))).json()) as { token: string };
   const project = (await (await fetch(new URL('/entities/Project', base), json(token, '{"data":{"name":"H","code":"H"}}'))).json()) as { id: string };
 
-  // The rules first: the bodies and the fuzz below spend this address's login budget.
-  const made = await probeRules({
+  // The rules, launches and the command line first: the bodies and the fuzz below spend this
+  // address's login budget.
+  const probe: ProbeContext = {
     base,
     adminToken: token,
     projectId: project.id,
@@ -198,7 +203,8 @@ async function run(stack: Stack, logDir: string, dir: string): Promise<number> {
     send: (label, path, init) => send(base, label, path, init),
     problem: (what) => tally.raceProblems.push(what),
     log,
-  });
+  };
+  const made = { ...(await probeRules(probe)), ...(await probeLaunch(probe)), ...(await probeClient(probe)) };
 
   log('hostile bodies on every write route');
   for (const [name, body] of Object.entries(hostileBodies(project.id))) {
