@@ -66,7 +66,8 @@ export function ensurePromtool({ env = process.env, fallbacks = PROMTOOL_FALLBAC
   }
   say('  promtool not found: installing Debian package prometheus with apt-get (once)');
   const aptEnv = { ...env, DEBIAN_FRONTEND: 'noninteractive' };
-  for (const args of [['update'], ['install', '-y', '--no-install-recommends', 'prometheus']]) {
+  // --reinstall: also when dpkg holds the package but its promtool is gone.
+  for (const args of [['update'], ['install', '-y', '--no-install-recommends', '--reinstall', 'prometheus']]) {
     const r = spawnSync(aptGet, args, { env: aptEnv, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 15 * 60_000 });
     if (r.error || r.status !== 0) throw new RulesCheckError(`apt-get ${args.join(' ')} failed (${howItEnded(r)}):\n${outputTail(r)}`);
   }

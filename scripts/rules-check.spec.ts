@@ -61,7 +61,7 @@ describe('rules-check', () => {
     const calls = m.calls();
     expect(calls.slice(0, 3)).toEqual([
       'apt-get update (DEBIAN_FRONTEND=noninteractive)',
-      'apt-get install -y --no-install-recommends prometheus (DEBIAN_FRONTEND=noninteractive)',
+      'apt-get install -y --no-install-recommends --reinstall prometheus (DEBIAN_FRONTEND=noninteractive)',
       'promtool --version',
     ]);
     // Every rule file and test went through the promtool just installed.
@@ -103,7 +103,7 @@ describe('rules-check', () => {
     const failing = machine({ apt: 'fails' });
     expect(failing.run()).toBe(1);
     expect(failing.errors.join('\n')).toMatch(
-      /apt-get install -y --no-install-recommends prometheus failed \(status 100\):\nE: Unable to locate package prometheus/,
+      /apt-get install -y --no-install-recommends --reinstall prometheus failed \(status 100\):\nE: Unable to locate package prometheus/,
     );
   });
 
