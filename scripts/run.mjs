@@ -24,7 +24,10 @@ process.stderr.on('error', () => undefined);
 
 function run(cmd, args, opts = {}) {
   const r = spawnSync(cmd, args, { stdio: 'inherit', cwd: ROOT, ...opts });
-  if (r.error) throw r.error;
+  if (r.error) {
+    say(`${cmd} ${args.join(' ')} could not run (${r.error.message})${r.error.code === 'ENOENT' ? `: ${cmd} is not on PATH` : ''}`);
+    process.exit(1);
+  }
   if (r.status !== 0) {
     say(`${cmd} ${args.join(' ')} failed with exit code ${r.status ?? r.signal}`);
     process.exit(r.status ?? 1);

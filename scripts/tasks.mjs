@@ -39,7 +39,10 @@ function run(cmd, args, { quiet = false, collect, ...opts } = {}) {
       child.stdout.on('data', collect);
       child.stderr.on('data', collect);
     }
-    child.on('error', reject);
+    child.on('error', (err) => {
+      running.delete(child);
+      reject(new Error(`${cmd} ${args.join(' ')} could not start (${err.message})`));
+    });
     child.on('exit', (code, signal) => {
       running.delete(child);
       if (code === 0) return resolvePromise();

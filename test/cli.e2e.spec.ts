@@ -1,9 +1,11 @@
 /**
  * The `reelbase` command against the whole stack, run as a user runs it (the package's bin, a
- * config folder of its own): login and profiles, each command's --json output, exit codes, an
- * upload with plain progress lines, events, an import, a farm agent running a real command over
- * a 3-chunk job until the job is done (and a failing command failing its chunk with the output's
- * tail), and a launch from an action's URI.
+ * config folder of its own): login and profiles (passwords and keys from files, standard input or
+ * the environment, never arguments), each command's --json output, exit codes, an upload with plain
+ * progress lines, events, an import, a farm agent running a real command over a 3-chunk job until
+ * the job is done (a failing command failing its chunk with the output's tail, and a command that
+ * never sees the agent's credentials), and a launch from an action's URI, from the configured server
+ * only.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -70,9 +72,24 @@ describe('reelbase command line (whole stack)', () => {
     // Never printed.
     expect(JSON.stringify(login)).not.toContain(saved.profiles.default.api_key);
 
-    const wrong = await reelbase(['login', '--url', e.stack.url, '--email', 'admin@studio.test', '--password', 'nope-nope', '--profile', 'x', '--json']);
+    const wrong = await reelbase(['login', '--url', e.stack.url, '--email', 'admin@studio.test', '--password-stdin', '--profile', 'x', '--json'], {
+      input: 'nope-nope\n',
+    });
     expect(wrong.code).toBe(4);
     expect(JSON.parse(wrong.stderr).error).toMatchObject({ status: 401 });
+    // A password or key as an argument is refused before anything is sent; the file, the environment work.
+    const argument = await reelbase(['login', '--url', e.stack.url, '--email', 'admin@studio.test', '--password', 'correct horse battery', '--profile', 'y']);
+    expect(argument.code).toBe(2);
+    expect(argument.stderr).toContain('--password is refused');
+    expect((await reelbase(['login', '--url', e.stack.url, '--api-key', 'svc_x', '--profile', 'y'])).code).toBe(2);
+    const passwordFile = join(home, 'password');
+    writeFileSync(passwordFile, 'correct horse battery\n', { mode: 0o600 });
+    const fromFile = await json(['login', '--url', e.stack.url, '--email', 'admin@studio.test', '--password-file', passwordFile, '--profile', 'y']);
+    expect(fromFile).toMatchObject({ profile: 'y', user: 'admin@studio.test' });
+    const fromEnv = await json(['login', '--url', e.stack.url, '--email', 'admin@studio.test', '--profile', 'z'], {
+      env: { REELBASE_PASSWORD: 'correct horse battery' },
+    });
+    expect(fromEnv).toMatchObject({ profile: 'z', user: 'admin@studio.test' });
     // The environment wins over the profile.
     expect((await reelbase(['get', 'Project', projectId], { env: { REELBASE_API_KEY: 'svc_not_a_key' } })).code).toBe(4);
 
@@ -250,6 +267,22 @@ describe('reelbase command line (whole stack)', () => {
     expect(chunks[0].error).toContain('starting 1');
     expect(chunks[0].error).toContain('license not found');
     expect(expectStatus(await admin.api.get(`/entities/FarmJob/${failing.id}`), 200).status).toBe('failed');
+
+    // The command runs without the agent's credentials: a job cannot print the agent's key.
+    const key = JSON.parse(readFileSync(join(home, 'config', 'reelbase', 'config.json'), 'utf8')).profiles.default.api_key as string;
+    const dump = expectStatus(await admin.api.post('/farm/jobs', { project_id: projectId, name: 'env', kind: 'render', pool: 'cli-env', frames: '1-1' }), 200);
+    const credentials = { REELBASE_API_KEY: key, REELBASE_PASSWORD: 'correct horse battery', REELBASE_TOKEN: 'a-login-token' };
+    const envAgent = await reelbase(['farm', 'agent', '--pool', 'cli-env', '--exec', 'env', '--exit-when-idle', '--json'], {
+      env: { ...credentials, STUDIO_SHOW: 'cli' },
+    });
+    expect(envAgent.code).toBe(0);
+    const envChunk = expectStatus(await admin.api.get(`/farm/jobs/${dump.id}/chunks`), 200).items[0];
+    const logTail = JSON.stringify(envChunk.output);
+    expect(logTail).toContain('STUDIO_SHOW=cli');
+    for (const [name, value] of Object.entries(credentials)) {
+      expect(logTail).not.toContain(name);
+      expect(envAgent.stderr).not.toContain(value);
+    }
   });
 
   it('stops a farm agent on Ctrl-C after its running chunk is reported', async () => {
@@ -297,6 +330,10 @@ describe('reelbase command line (whole stack)', () => {
     // The key never goes to a server the link names but the profile does not.
     const foreign = uri.replace(/server=[^&]+/, `server=${encodeURIComponent('http://127.0.0.2:9')}`);
     expect((await reelbase(['launch', foreign])).code).toBe(4);
+    // With no server configured the link's own server is not trusted either, key or no key.
+    const bare = await reelbase(['launch', (await execute()).uri], { env: { XDG_CONFIG_HOME: join(home, 'empty'), REELBASE_API_KEY: 'svc_env' } });
+    expect(bare.code).toBe(2);
+    expect(bare.stderr).toContain('no server is configured');
   });
 
   it('npx reelbase works from the clone', () => {

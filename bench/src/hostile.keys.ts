@@ -7,8 +7,7 @@
  * flood of summaries leaves single reads served. Rule breaches are counted as problems.
  */
 import pg from 'pg';
-import { parseAnswer, probeCalls } from './hostile.calls.js';
-import type { Answer, ProbeContext, Secrets } from './hostile.rules.js';
+import { parseAnswer, probeCalls, type Answer, type ProbeContext, type Secrets } from './hostile.calls.js';
 
 /** Live Idempotency-Keys per principal in the hostile stack (the default, 10,000, would take too long to reach). */
 export const HOSTILE_MAX_KEYS = 300;

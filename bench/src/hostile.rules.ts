@@ -12,49 +12,11 @@ import { spawnSync } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ensureFfmpeg } from '@reelbase/lib-testkit';
-
-export interface Answer {
-  status: number;
-  body: string;
-  headers: Headers;
-}
-
-export interface ProbeContext {
-  base: string;
-  adminToken: string;
-  projectId: string;
-  /** A scratch folder for the clip. */
-  dir: string;
-  /** The stack's database, for checks of what was (not) stored. */
-  databaseUrl: string;
-  send: (label: string, path: string, init?: RequestInit) => Promise<Answer>;
-  problem: (what: string) => void;
-  log: (line: string) => void;
-}
-
-/** Secrets this part made, for the log scan. */
-export type Secrets = Record<string, string>;
-
-const parse = (a: Answer): any => {
-  try {
-    return JSON.parse(a.body);
-  } catch {
-    return undefined;
-  }
-};
+import { parseAnswer as parse, probeCalls, type ProbeContext, type Secrets } from './hostile.calls.js';
 
 export async function probeRules(ctx: ProbeContext): Promise<Secrets> {
   const { send, problem } = ctx;
-  const call = (label: string, method: string, path: string, token: string | null, body?: unknown, headers: Record<string, string> = {}) =>
-    send(label, path, {
-      method,
-      headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...(token ? { authorization: `Bearer ${token}` } : {}), ...headers },
-      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
-    });
-  const expect = (a: Answer, want: number[], what: string): any => {
-    if (!want.includes(a.status)) problem(`${what}: answered ${a.status}, expected ${want.join(' or ')} (${a.body.slice(0, 120)})`);
-    return parse(a);
-  };
+  const { call, expect } = probeCalls(ctx);
   const admin = ctx.adminToken;
   const pid = ctx.projectId;
 

@@ -9,8 +9,7 @@
  * log scan.
  */
 import { randomBytes } from 'node:crypto';
-import { parseAnswer, probeCalls } from './hostile.calls.js';
-import type { ProbeContext, Secrets } from './hostile.rules.js';
+import { parseAnswer, probeCalls, type ProbeContext, type Secrets } from './hostile.calls.js';
 
 /** SCHEDULER_MAX_SCHEDULES as the stack runs it (its default). */
 const MAX_SCHEDULES = 1000;

@@ -3,15 +3,21 @@
  * framing tricks on raw sockets and concurrent races against a fresh local stack. Prints how
  * many requests were sent, every 5xx, every answer that broke the error shape (no
  * `x-request-id`, no `{"detail"}` body), every race with more than one winner, and every
- * secret found in the service logs. Exits non-zero when any of those is not zero.
+ * secret found in the service logs (share, launch and login tokens, API keys, passwords, the
+ * secrets key; the parts: hostile.rules.ts, hostile.launch.ts, hostile.client.ts, hostile.schedules.ts,
+ * hostile.keys.ts, sharing hostile.calls.ts). Exits non-zero when any of
+ * those is not zero.
  */
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createTestDatabase, deleteStreams, uniquePrefix, type Stack } from '@reelbase/lib-testkit';
 import { rawRequest, smugglingShapes } from './hostile.raw.js';
+import { probeClient } from './hostile.client.js';
 import { HOSTILE_MAX_KEYS, probeKeys } from './hostile.keys.js';
-import { probeRules, type ProbeContext } from './hostile.rules.js';
+import { probeLaunch } from './hostile.launch.js';
+import type { ProbeContext } from './hostile.calls.js';
+import { probeRules } from './hostile.rules.js';
 import { probeSchedules } from './hostile.schedules.js';
 import { startBenchStack } from './bench.stack.js';
 
@@ -191,7 +197,8 @@ async function run(stack: Stack, logDir: string, dir: string): Promise<number> {
   const key = (await (await fetch(new URL('/auth/api-keys', base), json(token, '{"name":"h"}'))).json()) as { token: string };
   const project = (await (await fetch(new URL('/entities/Project', base), json(token, '{"data":{"name":"H","code":"H"}}'))).json()) as { id: string };
 
-  // The rules first: the bodies and the fuzz below spend this address's login budget.
+  // The rules, launches, the command line, schedules and stored keys first: the bodies and the
+  // fuzz below spend this address's login budget.
   const probe: ProbeContext = {
     base,
     adminToken: token,
@@ -202,9 +209,13 @@ async function run(stack: Stack, logDir: string, dir: string): Promise<number> {
     problem: (what) => tally.raceProblems.push(what),
     log,
   };
-  const made = await probeRules(probe);
-  const scheduled = await probeSchedules(probe);
-  const keys = await probeKeys(probe);
+  const made = {
+    ...(await probeRules(probe)),
+    ...(await probeLaunch(probe)),
+    ...(await probeClient(probe)),
+    ...(await probeSchedules(probe)),
+    ...(await probeKeys(probe)),
+  };
 
   log('hostile bodies on every write route');
   for (const [name, body] of Object.entries(hostileBodies(project.id))) {
@@ -298,8 +309,6 @@ async function run(stack: Stack, logDir: string, dir: string): Promise<number> {
     api_key_body: key.token.slice(4),
     secrets_key: stack.secretsKey,
     ...made,
-    ...keys,
-    ...scheduled,
   });
 
   const statuses = [...tally.byStatus.entries()]

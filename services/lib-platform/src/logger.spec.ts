@@ -15,6 +15,19 @@ describe('redactUrl', () => {
     expect(redactUrl(`/playlists/${token}/share`)).toBe(`/playlists/${token}/share`);
   });
 
+  it('cuts launch tokens, however the path is spelled', () => {
+    const token = 'LaUnCh0123456789abcdefghijklmnopqrstuvwxyz_-';
+    expect(redactUrl(`/actions/launch/${token}`)).toBe('/actions/launch/LaUnCh[redacted]');
+    expect(redactUrl(`/Actions/LAUNCH/${token}/?x=1`)).toBe('/Actions/LAUNCH/LaUnCh[redacted]/?x=1');
+    // Spellings the router reads differently, or not at all (a 404 leaves the token live).
+    for (const path of [`//actions/launch/${token}`, `/./actions//launch/${token}`, `/actions/%6caunch/${token}`, `/actions%2Flaunch%2F${token}`]) {
+      expect(redactUrl(path)).toBe('/actions/launch/LaUnCh[redacted]');
+    }
+    expect(redactUrl(`/actions/launch/${token.slice(0, 8)}%${token.slice(8)}`)).not.toContain(token.slice(8));
+    expect(redactUrl('/actions/execute')).toBe('/actions/execute');
+    expect(redactUrl('/actions/list?project_id=p')).toBe('/actions/list?project_id=p');
+  });
+
   it('hides token values in query strings', () => {
     expect(redactUrl('/events/ws?token=svc_abc&since=4')).toBe('/events/ws?token=[redacted]&since=4');
     expect(redactUrl('/x?since=1&access_token=eyJ.x.y')).toBe('/x?since=1&access_token=[redacted]');

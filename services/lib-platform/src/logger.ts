@@ -39,16 +39,37 @@ export function createLogger(service: string, level: LevelWithSilent = 'info', d
 
 /**
  * Path segments that are secrets themselves: the share token after `/shared/`, `/share/` and
- * `/review/`, and the sealed part of a guest's media key after `/media/sh/` (docs/review.md).
- * Only its first 6 characters stay, enough to tell links apart.
+ * `/review/`, the sealed part of a guest's media key after `/media/sh/` (docs/review.md), and the
+ * one-time launch token after `/actions/launch/` (docs/api-notes.md, "Actions"). Only its first 6
+ * characters stay, enough to tell links apart.
  */
-const SECRET_PATH = /^(\/(?:shared|share|review|media\/sh)\/)([^/?#]+)/i;
+const SECRET_PATH = /^(\/(?:shared|share|review|media\/sh|actions\/launch)\/)([^/?#]+)/i;
 const SECRET_PATH_KEEP = 6;
 
-/** `path` with a share token cut to its first characters. */
+/**
+ * The path as a router may read it: escapes decoded and repeated slashes and `.` segments
+ * dropped, so that a spelling the route does not match (a 404 whose token is still live) is
+ * recognised too. Undecodable escapes are left as they are.
+ */
+function plainPath(path: string): string {
+  let decoded = path;
+  try {
+    decoded = decodeURIComponent(path);
+  } catch {
+    // a stray % is kept as it is
+  }
+  return decoded.replace(/\/(?:\.?\/)+/g, '/');
+}
+
+/** `path` with a secret segment (share, review, guest media or launch token) cut to its first characters. */
 export function redactPathSecrets(path: string): string {
-  const m = SECRET_PATH.exec(path);
-  if (!m) return path;
+  let m = SECRET_PATH.exec(path);
+  if (!m) {
+    const plain = plainPath(path);
+    m = SECRET_PATH.exec(plain);
+    if (!m) return path;
+    path = plain;
+  }
   const secret = m[2]!;
   if (secret.length <= SECRET_PATH_KEEP) return path;
   return `${m[1]}${secret.slice(0, SECRET_PATH_KEEP)}[redacted]${path.slice(m[0].length)}`;

@@ -1,9 +1,12 @@
-import { mkdtempSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { Conflict, ConnectionError, NotFound, PermissionDenied, ValidationError } from '../errors.js';
 import { configPath, readConfig, resolveTarget, writeConfig } from './config.store.js';
+import { CREDENTIAL_VARIABLES, withoutCredentials } from './credentials.js';
 import { Tail, commandFor, frameBounds } from './farm.agent.js';
 import { launchEnvironment, parseLaunchUri, type LaunchPayload } from './launch.js';
 import { assignments, buildFilters, buildOrder, main, type Io } from './main.js';
@@ -22,6 +25,54 @@ function io(env: NodeJS.ProcessEnv = {}): Io & { stdout: string; errText: string
   };
   return o;
 }
+
+interface Seen {
+  method: string;
+  path: string;
+  authorization: string | undefined;
+  body: any;
+}
+
+const listening: Server[] = [];
+afterEach(async () => {
+  for (const s of listening.splice(0)) {
+    s.closeAllConnections();
+    await new Promise((r) => s.close(r));
+  }
+});
+
+/** A local server answering `answer(request)` as JSON (404 when it returns undefined), keeping every request it saw. */
+async function fakeServer(answer: (r: Seen) => unknown = () => undefined): Promise<{ url: string; seen: Seen[] }> {
+  const seen: Seen[] = [];
+  const server = createServer((req: IncomingMessage, res) => {
+    let text = '';
+    req.on('data', (c: Buffer) => (text += c.toString()));
+    req.on('end', () => {
+      const r = { method: req.method!, path: req.url!, authorization: req.headers.authorization, body: text ? JSON.parse(text) : undefined };
+      seen.push(r);
+      const out = answer(r);
+      res.writeHead(out === undefined ? 404 : 200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(out ?? { detail: 'not here', code: 'not_found' }));
+    });
+  });
+  listening.push(server);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen };
+}
+
+/** The launch payload of Maya 2025 for Shot SH010 of project PRJ, with this environment (and a task, when given). */
+const mayaLaunch = (environment: Record<string, string>, task?: { id: string; name: string; step: string }) =>
+  ({
+    app: 'maya',
+    variant: '2025',
+    label: 'Maya 2025',
+    args: [],
+    tools: [],
+    environment,
+    context: { project: { id: 'p', code: 'PRJ', name: 'Project' }, entity: { type: 'Shot', id: 's', code: 'SH010' }, ...(task ? { task } : {}) },
+  }) as LaunchPayload;
+
+const scratchConfig = () => ({ XDG_CONFIG_HOME: mkdtempSync(join(tmpdir(), 'rb-cli-')) });
 
 describe('reelbase command line', () => {
   it('keeps profiles readable by the user only, and lets the environment win', () => {
@@ -125,19 +176,7 @@ describe('reelbase command line', () => {
       token: 'abc',
     });
     expect(() => parseLaunchUri('https://evil/?token=x')).toThrow(/reelbase-launcher/);
-    const payload = {
-      app: 'maya',
-      variant: '2025',
-      label: 'Maya 2025',
-      args: [],
-      tools: [],
-      environment: { MAYA_MODULE_PATH: '/tools/mtoa', ARNOLD_VERSION: '7' },
-      context: {
-        project: { id: 'p', code: 'PRJ', name: 'Project' },
-        entity: { type: 'Shot', id: 's', code: 'SH010' },
-        task: { id: 't', name: 'anim', step: 'animation' },
-      },
-    } as LaunchPayload;
+    const payload = mayaLaunch({ MAYA_MODULE_PATH: '/tools/mtoa', ARNOLD_VERSION: '7' }, { id: 't', name: 'anim', step: 'animation' });
     const env = launchEnvironment(payload, 'http://srv', { MAYA_MODULE_PATH: '/home/me', HOME: '/home/me' }, ':');
     expect(env.MAYA_MODULE_PATH).toBe('/tools/mtoa:/home/me');
     expect(env.ARNOLD_VERSION).toBe('7');
@@ -158,5 +197,129 @@ describe('reelbase command line', () => {
     for (let s = 0; s <= 100; s++) log.update(s, 100);
     expect(plain).toHaveLength(11);
     expect(formatBytes(1536)).toBe('1.5 KiB');
+  });
+  it('runs farm commands without the credentials the agent holds', async () => {
+    const claimed = { job: { id: 'j1', data: { payload: { shot: 'SH010' } } }, chunk: { id: 'c1', index: 0, frames: '1-1', lease: 'L1', attempt: 1 } };
+    const farm = await fakeServer((r) => (r.path === '/farm/claim' ? claimed : r.path === '/farm/chunks/c1/complete' ? {} : undefined));
+    const secrets = { REELBASE_API_KEY: 'svc_agent_secret_key', REELBASE_TOKEN: 'eyJ.token.secret', REELBASE_PASSWORD: 'agent-password-secret' };
+    const i = io({ ...scratchConfig(), PATH: process.env.PATH, REELBASE_URL: farm.url, STUDIO_SHOW: 'kept', ...secrets });
+    expect(await main(['node', 'reelbase', 'farm', 'agent', '--pool', 'p', '--exec', 'env', '--max-chunks', '1'], i)).toBe(EXIT.ok);
+    // The agent itself used its key; the command it ran never saw it.
+    expect(farm.seen.map((r) => [r.path, r.authorization])).toEqual([
+      ['/farm/claim', 'Bearer svc_agent_secret_key'],
+      ['/farm/chunks/c1/complete', 'Bearer svc_agent_secret_key'],
+    ]);
+    const logTail: string = farm.seen[1]!.body.output.log_tail;
+    expect(logTail).toContain('STUDIO_SHOW=kept');
+    expect(logTail).toContain('REELBASE_FARM_CHUNK_ID=c1');
+    expect(logTail).toContain(`REELBASE_URL=${farm.url}`);
+    for (const [name, value] of Object.entries(secrets)) {
+      expect(logTail).not.toContain(name);
+      expect(logTail).not.toContain(value);
+      expect(i.errText).not.toContain(value);
+    }
+    expect(CREDENTIAL_VARIABLES).toEqual(['REELBASE_API_KEY', 'REELBASE_TOKEN', 'REELBASE_PASSWORD']);
+    expect(withoutCredentials({ HOME: '/h', REELBASE_API_KEY: 'k', REELBASE_PROFILE: 'p', unset: undefined })).toEqual({ HOME: '/h', REELBASE_PROFILE: 'p' });
+  });
+
+  it('takes a launch only from the configured server, and refuses every link while none is configured', async () => {
+    const payload = mayaLaunch({ STUDIO: 'demo' });
+    const trusted = await fakeServer((r) => (r.path.startsWith('/actions/launch/') ? payload : undefined));
+    const decoy = await fakeServer(() => payload);
+    const link = (server: string) => `reelbase-launcher://launch?server=${encodeURIComponent(server)}&token=tok_0123456789abcdef`;
+
+    // Nothing configured: the link's own server is not taken on its word, whatever key the environment holds.
+    const none = io({ ...scratchConfig(), REELBASE_API_KEY: 'svc_env_key' });
+    expect(await main(['node', 'reelbase', 'launch', link(decoy.url)], none)).toBe(EXIT.usage);
+    expect(none.errText).toContain(`no server is configured, and the launch link's server (${decoy.url}) is not trusted on its own word`);
+    expect(none.errText).toContain(`reelbase login --url ${decoy.url}`);
+    expect(await main(['node', 'reelbase', 'launch', 'tok_0123456789abcdef'], none)).toBe(EXIT.usage);
+
+    // Configured by the environment, or by a profile: a link naming another server is refused.
+    const byEnv = io({ ...scratchConfig(), REELBASE_URL: trusted.url, REELBASE_API_KEY: 'svc_env_key' });
+    expect(await main(['node', 'reelbase', 'launch', link(decoy.url)], byEnv)).toBe(EXIT.auth);
+    expect(byEnv.errText).toContain(`the launch names ${decoy.url}, but the configured server is ${trusted.url}: refused`);
+    const profileEnv = scratchConfig();
+    writeConfig({ default_profile: 'studio', profiles: { studio: { url: trusted.url, api_key: 'svc_profile_key' } } }, configPath(profileEnv));
+    const byProfile = io(profileEnv);
+    expect(await main(['node', 'reelbase', 'launch', link(decoy.url)], byProfile)).toBe(EXIT.auth);
+    expect(decoy.seen).toEqual([]);
+    expect(trusted.seen).toEqual([]);
+
+    // The configured server's own link (or a bare token) is taken from it, with its key.
+    expect(await main(['node', 'reelbase', 'launch', `${link(`${trusted.url}/`)}`, '--json'], byProfile)).toBe(EXIT.ok);
+    expect(JSON.parse(byProfile.stdout)).toMatchObject({ app: 'maya', launch_environment: { STUDIO: 'demo', REELBASE_SERVER: trusted.url } });
+    expect(await main(['node', 'reelbase', 'launch', 'tok_0123456789abcdef'], byEnv)).toBe(EXIT.ok);
+    expect(trusted.seen.map((r) => [r.path, r.authorization])).toEqual([
+      ['/actions/launch/tok_0123456789abcdef', 'Bearer svc_profile_key'],
+      ['/actions/launch/tok_0123456789abcdef', 'Bearer svc_env_key'],
+    ]);
+    expect(decoy.seen).toEqual([]);
+  });
+
+  it('refuses a password or an API key given as an argument, and takes them from a file, standard input, the environment or a prompt', async () => {
+    const auth = await fakeServer((r) => {
+      if (r.path === '/auth/login') return r.body.password === 'right pass' ? { access_token: 'login-token', token_type: 'bearer', expires_in: 60 } : undefined;
+      if (r.path === '/auth/api-keys') return { id: 'k', name: r.body.name, token: 'svc_made_for_machine', expires_at: null, created_at: 'now' };
+      if (r.path === '/me') return { id: 'u1', role: 'Admin', data: { email: 'admin@studio.test' } };
+      return undefined;
+    });
+    const login = (args: string[], extra: { env?: NodeJS.ProcessEnv; prompt?: string } = {}) => {
+      const i = io({ ...scratchConfig(), REELBASE_URL: auth.url, ...extra.env });
+      const asked: string[] = [];
+      if (extra.prompt !== undefined)
+        i.promptSecret = async (q) => {
+          asked.push(q);
+          return extra.prompt;
+        };
+      return main(['node', 'reelbase', 'login', ...args], i).then((code) => ({ code, i, asked, saved: () => readConfig(configPath(i.env)).profiles.default }));
+    };
+
+    for (const [args, safe] of [
+      [['--email', 'admin@studio.test', '--password', 'right pass'], '--password-file FILE, --password-stdin, REELBASE_PASSWORD or the prompt'],
+      [['--password=right pass'], '--password-file FILE'],
+      [['--api-key', 'svc_given_as_argument'], '--api-key-file FILE, REELBASE_API_KEY or the prompt'],
+    ] as const) {
+      const r = await login([...args]);
+      expect(r.code).toBe(EXIT.usage);
+      expect(r.i.errText).toContain('on the command line is visible to every user of this machine');
+      expect(r.i.errText).toContain(safe);
+    }
+    expect(auth.seen).toEqual([]);
+
+    const dir = mkdtempSync(join(tmpdir(), 'rb-cli-'));
+    writeFileSync(join(dir, 'password'), 'right pass\n', { mode: 0o600 });
+    writeFileSync(join(dir, 'key'), 'svc_from_file\n', { mode: 0o600 });
+    writeFileSync(join(dir, 'empty'), '');
+    const fromFile = await login(['--email', 'admin@studio.test', '--password-file', join(dir, 'password')]);
+    expect(fromFile.code).toBe(EXIT.ok);
+    expect(auth.seen[0]).toMatchObject({ path: '/auth/login', body: { email: 'admin@studio.test', password: 'right pass' } });
+    expect(fromFile.saved()).toMatchObject({ url: auth.url, api_key: 'svc_made_for_machine' });
+
+    const fromEnv = await login(['--email', 'admin@studio.test'], { env: { REELBASE_PASSWORD: 'right pass' }, prompt: 'never asked' });
+    expect([fromEnv.code, fromEnv.asked]).toEqual([EXIT.ok, []]);
+    const prompted = await login(['--email', 'admin@studio.test'], { prompt: 'right pass' });
+    expect([prompted.code, prompted.asked]).toEqual([EXIT.ok, [`password for admin@studio.test at ${auth.url}: `]]);
+    const noTerminal = await login(['--email', 'admin@studio.test']);
+    expect(noTerminal.code).toBe(EXIT.usage);
+    expect(noTerminal.i.errText).toContain('no password: give --password-file FILE, --password-stdin or REELBASE_PASSWORD');
+    expect((await login(['--email', 'admin@studio.test', '--password-file', join(dir, 'empty')])).i.errText).toContain('the file is empty');
+    expect((await login(['--email', 'admin@studio.test', '--password-file', join(dir, 'missing')])).i.errText).toContain('ENOENT');
+
+    auth.seen.length = 0;
+    const keyFile = await login(['--api-key-file', join(dir, 'key')]);
+    expect(keyFile.code).toBe(EXIT.ok);
+    expect(keyFile.saved()!.api_key).toBe('svc_from_file');
+    const keyPrompt = await login([], { prompt: 'svc_typed' });
+    expect([keyPrompt.code, keyPrompt.asked, keyPrompt.saved()!.api_key]).toEqual([EXIT.ok, [`API key for ${auth.url}: `], 'svc_typed']);
+    expect(auth.seen.map((r) => r.authorization)).toEqual(['Bearer svc_from_file', 'Bearer svc_typed']);
+    expect((await login([])).code).toBe(EXIT.usage);
+
+    const help = io();
+    expect(await main(['node', 'reelbase', 'login', '--help'], help)).toBe(EXIT.ok);
+    expect(help.stdout).toContain('--password-file <file>');
+    expect(help.stdout).toContain('--api-key-file <file>');
+    expect(help.stdout).not.toMatch(/--password <|--api-key </);
+    expect(readFileSync(join(dir, 'password'), 'utf8')).toBe('right pass\n');
   });
 });

@@ -7,6 +7,7 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { CREDENTIAL_ENV } from './credentials.js';
 import { CliError, EXIT } from './output.js';
 
 export interface Profile {
@@ -53,18 +54,28 @@ export interface Resolved {
   profile: string;
 }
 
-/** The server and key to use: `--url`, then the environment, then the profile. */
-export function resolveTarget(opts: { url?: string; profile?: string }, env: NodeJS.ProcessEnv = process.env, file = configPath(env)): Resolved {
+/** The profile in use and the server: `--url`, then REELBASE_URL, then the profile's (undefined when none is set). */
+function choose(opts: { url?: string; profile?: string }, env: NodeJS.ProcessEnv, file: string): { name: string; profile?: Profile; url?: string } {
   const config = readConfig(file);
   const name = opts.profile ?? env.REELBASE_PROFILE ?? config.default_profile ?? 'default';
   const profile = config.profiles[name];
   if (opts.profile && !profile && !env.REELBASE_URL && !opts.url)
     throw new CliError(`no profile ${name} in ${file} (reelbase login --profile ${name})`, EXIT.usage);
-  const url = opts.url ?? env.REELBASE_URL ?? profile?.url;
+  return { name, profile, url: opts.url ?? env.REELBASE_URL ?? profile?.url };
+}
+
+/** The server the command line is configured for (`--url`, REELBASE_URL, the profile), or undefined. */
+export function configuredUrl(opts: { url?: string; profile?: string }, env: NodeJS.ProcessEnv = process.env, file = configPath(env)): string | undefined {
+  return choose(opts, env, file).url;
+}
+
+/** The server and key to use: `--url`, then the environment, then the profile. */
+export function resolveTarget(opts: { url?: string; profile?: string }, env: NodeJS.ProcessEnv = process.env, file = configPath(env)): Resolved {
+  const { name, profile, url } = choose(opts, env, file);
   if (!url) throw new CliError(`no server: run \`reelbase login --url URL ...\`, or set REELBASE_URL`, EXIT.usage);
   // A profile's key goes only to the profile's own server.
   const profileKey = profile && sameOrigin(profile.url, url) ? profile.api_key : undefined;
-  return { url, apiKey: env.REELBASE_API_KEY || profileKey, profile: name };
+  return { url, apiKey: env[CREDENTIAL_ENV.apiKey] || profileKey, profile: name };
 }
 
 export function sameOrigin(a: string, b: string): boolean {

@@ -1,7 +1,9 @@
 /**
  * A farm agent: claims chunks of a pool, runs a command per chunk with its frames substituted,
  * heartbeats while the command runs, then completes the chunk (exit status 0) or fails it with
- * the exit status and the tail of the command's output (docs/farm.md).
+ * the exit status and the tail of the command's output (docs/farm.md). The command's environment is
+ * the agent's without its credentials (credentials.ts): a job, submitted by anyone allowed to, must
+ * not be able to print the agent's API key into its log.
  *
  * Stopping: `stop()` (the first Ctrl-C) claims nothing more and lets the running command finish
  * and be reported; `abort()` (a second Ctrl-C, or SIGTERM) stops the command and fails its chunk
@@ -10,6 +12,7 @@
 import { spawn } from 'node:child_process';
 import { hostname } from 'node:os';
 import { Conflict, NotFound, type Reelbase } from '../index.js';
+import { withoutCredentials } from './credentials.js';
 
 export interface FarmAgentOptions {
   pool: string;
@@ -31,6 +34,8 @@ export interface FarmAgentOptions {
   /** Where the agent says what it does, and the command's output goes. */
   log?: (line: string) => void;
   output?: (chunk: Buffer) => void;
+  /** The environment commands start from (default: this process's), their credentials left out. */
+  env?: NodeJS.ProcessEnv;
 }
 
 export interface ChunkOutcome {
@@ -158,8 +163,9 @@ export class FarmAgent {
     const child = spawn(line, {
       shell: true,
       stdio: ['ignore', 'pipe', 'pipe'],
+      // A job is anybody's who may submit one: the agent's own key stays with the agent.
       env: {
-        ...process.env,
+        ...withoutCredentials(this.o.env ?? process.env),
         REELBASE_FARM_JOB_ID: job.id,
         REELBASE_FARM_CHUNK_ID: chunk.id,
         REELBASE_FARM_CHUNK_INDEX: String(chunk.index),

@@ -6,10 +6,11 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { Command, CommanderError } from 'commander';
+import { Command, CommanderError, Option } from 'commander';
 import { Reelbase } from '../reelbase.client.js';
 import type { BatchRequest, Filters, Grouping, SummaryField, SummaryGroup } from '../reelbase.client.js';
-import { configPath, readConfig, resolveTarget, sameOrigin, writeConfig } from './config.store.js';
+import { configPath, configuredUrl, readConfig, resolveTarget, sameOrigin, writeConfig } from './config.store.js';
+import { CREDENTIAL_ENV, CREDENTIAL_VARIABLES, promptHidden, readSecretFile } from './credentials.js';
 import { FarmAgent } from './farm.agent.js';
 import { describeLaunch, executableFor, launchEnvironment, parseLaunchUri, type LaunchPayload } from './launch.js';
 import { CliError, EXIT, EXIT_HELP, describe, errorJson, errorText, exitCodeOf, flatRecord, table } from './output.js';
@@ -27,6 +28,8 @@ export interface Io {
   stderr: { isTTY?: boolean; columns?: number; write(text: string): unknown };
   env: NodeJS.ProcessEnv;
   readStdin: () => string;
+  /** Asks for a secret without echoing it; absent when there is no terminal to ask on. */
+  promptSecret?: (question: string) => Promise<string | undefined>;
 }
 
 const defaultIo = (): Io => ({
@@ -35,7 +38,17 @@ const defaultIo = (): Io => ({
   stderr: process.stderr,
   env: process.env,
   readStdin: () => readFileSync(0, 'utf8'),
+  promptSecret: process.stdin.isTTY && process.stderr.isTTY ? (q) => promptHidden(q) : undefined,
 });
+
+/** The refusal of a credential given as a command-line argument, naming the safe ways to give it. */
+function argumentRefused(option: string, what: string, safe: string): CliError {
+  return new CliError(
+    `${option} is refused: a ${what} on the command line is visible to every user of this machine (ps) and kept in the shell's history; ` +
+      `give it with ${safe}${what === 'password' ? ' (change it if others share this machine)' : ' (revoke it if others share this machine)'}`,
+    EXIT.usage,
+  );
+}
 
 /** `value` as JSON when it parses, else the text itself (so `code=SH010` and `cut_in=1001` both work). */
 export function jsonOrText(value: string): unknown {
@@ -122,46 +135,86 @@ export function buildProgram(io: Io, state: CliState): Command {
     .showHelpAfterError()
     .addHelpText(
       'after',
-      `\nCredentials: \`reelbase login\` keeps profiles in ${configPath(io.env)} (mode 0600);\nREELBASE_URL and REELBASE_API_KEY win over the profile.\n\n${EXIT_HELP}`,
+      `\nCredentials: \`reelbase login\` keeps profiles in ${configPath(io.env)} (mode 0600);\nREELBASE_URL and ${CREDENTIAL_ENV.apiKey} win over the profile. ` +
+        `A password or key is never an argument (the process list shows\narguments): login reads it from a file, standard input, the environment or a prompt.\n\n${EXIT_HELP}`,
     );
   program.configureOutput({ writeOut: (t) => io.out(t), writeErr: (t) => io.err(t) });
 
   program
     .command('login')
-    .description('Save a server and an API key in a profile. With --email, logs in and makes an API key for this machine.')
+    .description(
+      'Save a server and an API key in a profile. With --email, logs in (the password from --password-file, --password-stdin, ' +
+        `${CREDENTIAL_ENV.password} or a prompt) and makes an API key for this machine; without it, saves an API key (from --api-key-file, ` +
+        `${CREDENTIAL_ENV.apiKey} or a prompt). Credentials are never taken as arguments: the process list would show them.`,
+    )
     .option('--email <email>', 'log in as this user')
-    .option('--password <password>', 'the password (or REELBASE_PASSWORD, or --password-stdin)')
+    .option('--password-file <file>', `read the password from this file (else --password-stdin, ${CREDENTIAL_ENV.password}, or a prompt)`)
     .option('--password-stdin', 'read the password from standard input')
-    .option('--api-key <key>', 'save this API key (checked first)')
+    .option('--api-key-file <file>', `without --email: read the API key to save from this file (else ${CREDENTIAL_ENV.apiKey}, or a prompt)`)
+    .addOption(new Option('--password <password>').hideHelp())
+    .addOption(new Option('--api-key <key>').hideHelp())
     .option('--key-name <name>', 'the name of the API key made for this machine', `reelbase-cli@${hostname()}`)
     .option('--default', 'make this profile the default')
-    .action(async (o: { email?: string; password?: string; passwordStdin?: boolean; apiKey?: string; keyName: string; default?: boolean }, cmd: Command) => {
-      const g = globals(cmd);
-      const file = configPath(io.env);
-      const config = readConfig(file);
-      const name = g.profile ?? io.env.REELBASE_PROFILE ?? config.default_profile ?? 'default';
-      const url = g.url ?? io.env.REELBASE_URL ?? config.profiles[name]?.url;
-      if (!url) throw new CliError('login needs --url (or REELBASE_URL)', EXIT.usage);
-      let apiKey = o.apiKey ?? (o.email ? undefined : io.env.REELBASE_API_KEY);
-      if (!apiKey) {
-        if (!o.email) throw new CliError('login needs --email (and a password) or --api-key', EXIT.usage);
-        const password = o.passwordStdin ? io.readStdin().replace(/\r?\n$/, '') : (o.password ?? io.env.REELBASE_PASSWORD);
-        if (!password) throw new CliError('no password: give --password-stdin, --password or REELBASE_PASSWORD', EXIT.usage);
-        const session = new Reelbase({ url, email: o.email, password });
-        const key = await session.call('post', '/auth/api-keys', { body: { name: o.keyName } });
-        apiKey = key.token;
-      }
-      const me = await new Reelbase({ url, apiKey }).me();
-      const user = String((me as { data?: { email?: unknown } }).data?.email ?? me.id);
-      config.profiles[name] = { url, api_key: apiKey, user };
-      if (o.default || !config.default_profile) config.default_profile = name;
-      writeConfig(config, file);
-      print(
-        cmd,
-        { profile: name, url, user, role: me.role, config: file },
-        () => `logged in to ${url} as ${user} (${me.role}); profile ${name} saved in ${file}`,
-      );
-    });
+    .action(
+      async (
+        o: {
+          email?: string;
+          password?: string;
+          passwordFile?: string;
+          passwordStdin?: boolean;
+          apiKey?: string;
+          apiKeyFile?: string;
+          keyName: string;
+          default?: boolean;
+        },
+        cmd: Command,
+      ) => {
+        if (o.password !== undefined)
+          throw argumentRefused('--password', 'password', `--password-file FILE, --password-stdin, ${CREDENTIAL_ENV.password} or the prompt`);
+        if (o.apiKey !== undefined) throw argumentRefused('--api-key', 'API key', `--api-key-file FILE, ${CREDENTIAL_ENV.apiKey} or the prompt`);
+        const g = globals(cmd);
+        const file = configPath(io.env);
+        const config = readConfig(file);
+        const name = g.profile ?? io.env.REELBASE_PROFILE ?? config.default_profile ?? 'default';
+        const url = g.url ?? io.env.REELBASE_URL ?? config.profiles[name]?.url;
+        if (!url) throw new CliError('login needs --url (or REELBASE_URL)', EXIT.usage);
+        let apiKey: string | undefined;
+        if (o.email) {
+          const password = o.passwordFile
+            ? readSecretFile(o.passwordFile, '--password-file')
+            : o.passwordStdin
+              ? io.readStdin().replace(/\r?\n$/, '')
+              : (io.env[CREDENTIAL_ENV.password] ?? (await io.promptSecret?.(`password for ${o.email} at ${url}: `)));
+          if (!password)
+            throw new CliError(
+              `no password: give --password-file FILE, --password-stdin or ${CREDENTIAL_ENV.password}, or run on a terminal to be asked`,
+              EXIT.usage,
+            );
+          const session = new Reelbase({ url, email: o.email, password });
+          const key = await session.call('post', '/auth/api-keys', { body: { name: o.keyName } });
+          apiKey = key.token;
+        } else {
+          apiKey = o.apiKeyFile
+            ? readSecretFile(o.apiKeyFile, '--api-key-file').trim()
+            : (io.env[CREDENTIAL_ENV.apiKey] ?? (await io.promptSecret?.(`API key for ${url}: `)))?.trim();
+          if (!apiKey)
+            throw new CliError(
+              `login needs --email (and a password), or an API key: --api-key-file FILE or ${CREDENTIAL_ENV.apiKey}, or run on a terminal to be asked`,
+              EXIT.usage,
+            );
+        }
+        const me = await new Reelbase({ url, apiKey }).me();
+        const user = String((me as { data?: { email?: unknown } }).data?.email ?? me.id);
+        config.profiles[name] = { url, api_key: apiKey, user };
+        if (o.default || !config.default_profile) config.default_profile = name;
+        writeConfig(config, file);
+        print(
+          cmd,
+          { profile: name, url, user, role: me.role, config: file },
+          () => `logged in to ${url} as ${user} (${me.role}); profile ${name} saved in ${file}`,
+        );
+      },
+    );
 
   program
     .command('find')
@@ -411,6 +464,7 @@ export function buildProgram(io: Io, state: CliState): Command {
     .description(
       'Run a farm agent: claim chunks of a pool, run the command per chunk with {frames} (also {first}, {last}, {job_id}, {chunk_id}, {index}) substituted, ' +
         "heartbeat while it runs, complete the chunk on exit status 0, else fail it with the status and the output's tail. " +
+        `The command runs without the agent's credentials (${CREDENTIAL_VARIABLES.join(', ')} are left out of its environment). ` +
         'Ctrl-C once: finish the running chunk, then stop; twice: stop the command and fail its chunk.',
     )
     .requiredOption('--pool <pool>', 'the pool to take chunks from')
@@ -447,6 +501,7 @@ export function buildProgram(io: Io, state: CliState): Command {
           maxChunks: o.maxChunks,
           log: (line) => io.err(`[farm] ${line}\n`),
           output: (b) => io.err(b.toString('utf8')),
+          env: io.env,
         });
         state.agent = agent;
         const outcomes = await agent.run();
@@ -458,26 +513,36 @@ export function buildProgram(io: Io, state: CliState): Command {
 
   program
     .command('launch')
-    .description('Take a launch request (the reelbase-launcher:// URI an action gives) and print it, or run it with --run.')
+    .description(
+      'Take a launch request (the reelbase-launcher:// URI an action gives) from the configured server and print it, or run it with --run. ' +
+        'A link naming another server is refused, and so is any link while no server is configured: the key goes to the configured server only.',
+    )
     .argument('<uri>', 'reelbase-launcher://launch?server=...&token=... (or the bare token)')
     .option('--run', 'start the application with its arguments and environment (exit status: the application’s; 7 when it fails to start)')
     .action(async (uri: string, o: { run?: boolean }, cmd: Command) => {
       const req = parseLaunchUri(uri);
       const g = globals(cmd);
-      const t = resolveTarget(
-        { url: g.url ?? req.server, profile: g.profile },
-        { ...io.env, ...(req.server ? { REELBASE_URL: req.server } : {}) },
-        configPath(io.env),
-      );
-      const configured = g.url ?? io.env.REELBASE_URL ?? readConfig(configPath(io.env)).profiles[t.profile]?.url;
-      // The key goes only to the server it belongs to, never to one a link names.
-      if (req.server && configured && !sameOrigin(req.server, configured)) {
-        throw new CliError(`the launch names ${req.server}, but the credentials are for ${configured}: use the matching --profile`, EXIT.auth);
+      // The server is the configured one (--url, REELBASE_URL or the profile), never one a link names:
+      // a link naming another server is refused before anything is sent, the key included.
+      const configured = configuredUrl({ url: g.url, profile: g.profile }, io.env, configPath(io.env));
+      if (!configured) {
+        throw new CliError(
+          `no server is configured${req.server ? `, and the launch link's server (${req.server}) is not trusted on its own word` : ''}: ` +
+            `run \`reelbase login --url ${req.server ?? 'URL'}\` (or set REELBASE_URL, or give --url) for the server you use`,
+          EXIT.usage,
+        );
       }
+      if (req.server && !sameOrigin(req.server, configured)) {
+        throw new CliError(
+          `the launch names ${req.server}, but the configured server is ${configured}: refused (use the matching --profile or --url)`,
+          EXIT.auth,
+        );
+      }
+      const t = resolveTarget({ url: g.url, profile: g.profile }, io.env, configPath(io.env));
       const rb = new Reelbase({ url: t.url, apiKey: t.apiKey });
       const payload: LaunchPayload = await rb.call('get', '/actions/launch/{token}', { params: { token: req.token } });
       const exe = executableFor(payload);
-      const env = launchEnvironment(payload, t.url);
+      const env = launchEnvironment(payload, t.url, io.env);
       if (!o.run) {
         print(cmd, { ...payload, executable: exe ?? null, command: exe ? [exe, ...payload.args] : null, launch_environment: env }, () =>
           describeLaunch(payload, t.url),
