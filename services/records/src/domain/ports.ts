@@ -401,8 +401,20 @@ export interface FarmStore {
   changeJob(id: string, decide: (job: FarmJobState) => FarmJobChange, stamp: FarmEventStamp): Promise<StoredRecord>;
   /** Finalises up to `limit` expired leases (each counted as an attempt); how many. */
   expireLeases(limit: number, stamp: () => FarmEventStamp): Promise<number>;
-  /** The chunks of a job in index order. */
-  listChunks(jobId: string): Promise<FarmChunkRow[]>;
+  /** One page of a job's chunks in index order (docs/farm.md, "Bounds"). */
+  listChunks(jobId: string, page: FarmChunkPage): Promise<{ chunks: FarmChunkRow[]; more: boolean }>;
+}
+
+/**
+ * A page of chunks: those after index `afterIndex`, at most `limit`, ending with the first chunk
+ * whose size (`fixedBytes` plus the UTF-8 bytes of its frames, error, worker and output) brings
+ * the page to `maxBytes`.
+ */
+export interface FarmChunkPage {
+  afterIndex: number;
+  limit: number;
+  maxBytes: number;
+  fixedBytes: number;
 }
 
 /** One mapping of sync: a record known to another tracker (`source`) by `externalId` (docs/api-notes.md, "Sync"). */

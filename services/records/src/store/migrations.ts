@@ -16,6 +16,7 @@ import { RecordsSyncMigration } from './sync.migration.js';
 import { RecordsIdempotencyMigration } from './idempotency.migration.js';
 import { RecordsIdempotencyRecordMigration } from './idempotency-record.migration.js';
 import { RecordsFarmQueueMigration } from './farm-queue.migration.js';
+import { RecordsFarmOutputMigration } from './farm-output.migration.js';
 
 /** Every migration of schema `records`, oldest first. */
 export const RECORDS_MIGRATIONS: MigrationObject[] = [
@@ -32,4 +33,5 @@ export const RECORDS_MIGRATIONS: MigrationObject[] = [
   { name: 'records-0011-idempotency-record', class: RecordsIdempotencyRecordMigration },
   { name: 'records-0012-farm-queue-index', class: RecordsFarmQueueMigration },
   { name: 'records-0013-link-insert-statement', class: RecordsLinkInsertStatementMigration },
+  { name: 'records-0014-farm-chunk-output-json', class: RecordsFarmOutputMigration },
 ];
