@@ -461,6 +461,11 @@ export interface SyncTransaction {
   deadLinks(links: readonly LinkRef[]): Promise<LinkRef[]>;
   linksOutsideProject(links: readonly LinkRef[], projectId: string | null): Promise<LinkRef[]>;
   /**
+   * Serialises the imports that write Users' login addresses (until the transaction ends) and answers
+   * every User's stored `data.email`, retired Users' included.
+   */
+  lockUserEmails(): Promise<{ id: string; email: string }[]>;
+  /**
    * Inserts the records with their outbox events (each event's `occurred_at` = its row's `updated_at`),
    * maps each to `source` and its external id (`externalIds`, in the order of `records`) and remembers
    * each write as `source`'s, in one statement. Answers each row's `updated_at` (ISO, as StoredRecord's),

@@ -129,6 +129,13 @@ export class SyncRepository implements SyncStore {
       },
       deadLinks: (links) => records.deadLinks(links),
       linksOutsideProject: (links, projectId) => records.linksOutsideProject(links, projectId),
+      lockUserEmails: async () => {
+        await trx.raw(`select pg_advisory_xact_lock(hashtext('records:sync:user-email'))`);
+        const res = await trx.raw<{ rows: { id: string; email: string }[] }>(
+          `select id, data->>'email' as email from records.record where entity_type = 'User' and jsonb_typeof(data->'email') = 'string'`,
+        );
+        return res.rows;
+      },
       insertMany: (source, rows, events, externalIds) => this.insertMany(trx, source, rows, events, externalIds),
       updateMany: (source, updates, events) => this.updateMany(trx, source, updates, events),
     };
