@@ -86,6 +86,12 @@ export interface RecordTransaction {
    * is no such row).
    */
   lockForWrite(id: string): Promise<{ record: StoredRecord | undefined; schemaVersion: number }>;
+  /**
+   * Locks the rows with these ids against concurrent writes, in id order, under the shared schema lock
+   * (as lockForWrite takes it): a transaction that will write several existing records locks them all
+   * first, so two such transactions never hold one each while waiting for the other's.
+   */
+  lockRecords(ids: readonly string[]): Promise<void>;
   /** The stored schema version (0 before the first snapshot). */
   schemaVersion(): Promise<number>;
   /** The stored schema, read in this transaction. */
@@ -130,7 +136,11 @@ export interface RecordStore {
   deadLinks(links: readonly LinkRef[]): Promise<LinkRef[]>;
   /** As RecordTransaction.linksOutsideProject, outside a transaction. */
   linksOutsideProject(links: readonly LinkRef[], projectId: string | null): Promise<LinkRef[]>;
-  /** Runs `fn` in one transaction: committed when it resolves, rolled back when it throws. */
+  /**
+   * Runs `fn` in one transaction: committed when it resolves, rolled back when it throws. A transaction
+   * PostgreSQL aborts for colliding with another (a deadlock, a serialization failure) runs once more
+   * (so `fn` must do nothing outside it); a second collision is 409 `concurrent_change`.
+   */
   transaction<T>(fn: (tx: RecordTransaction) => Promise<T>): Promise<T>;
   /** The stored schema snapshot, undefined before the first ApplySchema. */
   loadSchema(): Promise<StoredSchema | undefined>;
