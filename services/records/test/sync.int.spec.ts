@@ -342,4 +342,31 @@ describe('sync import', () => {
     expect(mine[1]).toMatchObject({ is_record: false, record: null });
     expect((await asked('other'))[0]).toMatchObject({ echo: false, record: expect.objectContaining({ id }) });
   });
+
+  it("tells a record's own events from other events naming a record's id: only an event of the record's type (or a type renamed to it) is a record's", async () => {
+    const rep = (await importBatch({ source: 'kinds', items: [{ external_id: 'p', entity_type: 'Project', data: { name: 'K', code: 'kinds' } }] })).items[0]!
+      .id;
+    const at = new Date().toISOString();
+    const ref = (eventId: number, entityType: string | undefined, entityId = rep) => ({ eventId, entityId, createdAt: at, entityType });
+    const events = [
+      ref(1, 'Project'),
+      // A site-sync state's event carries its Representation's id; schema, action and schedule events ids of their own.
+      ref(2, 'SiteSync'),
+      ref(3, 'Schedule'),
+      ref(4, 'Schema.Field', newId()),
+      ref(5, 'Action', newId()),
+      // A type since renamed to Project (in two steps): its old events are still the record's.
+      ref(6, 'Production'),
+      ref(7, 'Show'),
+      // An older gateway does not send the type: the record's existence decides.
+      ref(8, undefined),
+    ];
+    await sql.query(
+      `insert into records.applied_rename (journal_id, kind, from_code, to_code, rewritten)
+       values ($1, 'entity_type', 'Show', 'Production', 0), ($2, 'entity_type', 'Production', 'Project', 0), ($3, 'status', 'Schedule', 'Project', 0)`,
+      [newId(), newId(), newId()],
+    );
+    const items = (JSON.parse((await sync.call.changes({ events }, admin)).json) as { items: { event_id: number; is_record: boolean }[] }).items;
+    expect(items.filter((i) => i.is_record).map((i) => i.event_id)).toEqual([1, 6, 7, 8]);
+  });
 });

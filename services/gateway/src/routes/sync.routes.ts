@@ -86,7 +86,8 @@ export function syncRoutes({ peers, userChanged }: RouteDeps): AnyRoute[] {
       operationId: 'syncChanges',
       summary: 'Record changes after an event id, oldest first, each with the record now and its external ids.',
       description:
-        'One item per event of a record (any type of the record store; schema, action and schedule events are left out) after `after`: ' +
+        'One item per event of a record (any type of the record store: an event whose `entity_id` is a record of its `entity_type`; ' +
+        'schema, addon, action, schedule and site-sync (`SiteSync`) events are left out) after `after`: ' +
         'the event id and action, the record as it is now (null once retired) and `external_ids` (source → external id). With `source`, ' +
         "the writes made by that source's own imports are left out (no echo). `next_after` is the last event looked at: send it back " +
         'as `after`. A page may hold fewer than `limit` items while events remain (those left out still move `next_after`).',
@@ -102,7 +103,7 @@ export function syncRoutes({ peers, userChanged }: RouteDeps): AnyRoute[] {
           const log = await peers.events.listEvents({ limit: query.limit, after, projectId: query.project_id }, ctx);
           if (log.items.length === 0) break;
           const answer = await peers.sync.changes(
-            { events: log.items.map((e) => ({ eventId: e.id, entityId: e.entityId, createdAt: e.createdAt })), source: query.source },
+            { events: log.items.map((e) => ({ eventId: e.id, entityId: e.entityId, createdAt: e.createdAt, entityType: e.entityType })), source: query.source },
             ctx,
           );
           const infos = (JSON.parse(answer.json) as { items: ChangeInfo[] }).items;

@@ -501,4 +501,6 @@ export interface SyncStore {
   findMany(ids: readonly string[]): Promise<StoredRecord[]>;
   /** Of `writes` (record id and the `updated_at` it got), the indexes written by `source`'s imports. */
   echoes(source: string, writes: readonly { id: string; at: string }[]): Promise<Set<number>>;
+  /** The entity type renames records applied, oldest first (`from` → `to`). */
+  typeRenames(): Promise<{ from: string; to: string }[]>;
 }

@@ -100,6 +100,15 @@ export class SyncRepository implements SyncStore {
     });
   }
 
+  typeRenames(): Promise<{ from: string; to: string }[]> {
+    return guarded(async () => {
+      const res = await this.db.raw<{ rows: { from: string; to: string }[] }>(
+        `select from_code as "from", to_code as "to" from records.applied_rename where kind = 'entity_type' order by applied_at, journal_id`,
+      );
+      return res.rows;
+    });
+  }
+
   /** The statements of one import: bound to `trx`. */
   private statements(trx: Knex.Transaction): SyncTransaction {
     const records = new RecordRepository(trx);
