@@ -100,9 +100,6 @@ export class SyncImporter {
       } catch (err) {
         if (err instanceof AppError) base.push(...located(i, err.problems));
       }
-      // FarmJob records are the farm's: /entities refuses to create one (403), an import refuses the item.
-      if (item.entityType === 'FarmJob')
-        base.push({ loc: ['items', i, 'entity_type'], msg: farmRecordWriteRefusal('create', false, undefined)!, type: 'value_error' });
       const key = keyOf(item.entityType, item.externalId);
       const first = seen.get(key);
       if (first !== undefined) {
@@ -207,6 +204,11 @@ export class SyncImporter {
     const plans: Plan[] = [];
     const playlistChecks: { i: number; projectId: string | null; data: DataObject }[] = [];
     for (const [i, item] of items.entries()) {
+      // FarmJob records are the farm's: /entities refuses to create one (403), an import refuses the item.
+      if (item.entityType === 'FarmJob') {
+        problems.push({ loc: ['items', i, 'entity_type'], msg: farmRecordWriteRefusal('create', false, undefined)!, type: 'value_error' });
+        continue;
+      }
       const itemProblems: Problem[] = [];
       const data = canonicalLinks(this.resolveLinks(schema, item, resolve, source, itemProblems));
       const email = logins.emails.get(i);
