@@ -33,7 +33,7 @@ export interface ProbeContext {
 /** Secrets this part made, for the log scan. */
 export type Secrets = Record<string, string>;
 
-const parse = (a: Answer): any => {
+export const parse = (a: Answer): any => {
   try {
     return JSON.parse(a.body);
   } catch {
@@ -41,18 +41,28 @@ const parse = (a: Answer): any => {
   }
 };
 
-export async function probeRules(ctx: ProbeContext): Promise<Secrets> {
-  const { send, problem } = ctx;
+/**
+ * The two helpers every part of the probe uses: `call` sends a request (a JSON body unless a string is
+ * given) through the probe's `send`; `expect` counts an answer of another status as a problem and
+ * answers the parsed body.
+ */
+export function probeCalls(ctx: ProbeContext) {
   const call = (label: string, method: string, path: string, token: string | null, body?: unknown, headers: Record<string, string> = {}) =>
-    send(label, path, {
+    ctx.send(label, path, {
       method,
       headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...(token ? { authorization: `Bearer ${token}` } : {}), ...headers },
       body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
     });
   const expect = (a: Answer, want: number[], what: string): any => {
-    if (!want.includes(a.status)) problem(`${what}: answered ${a.status}, expected ${want.join(' or ')} (${a.body.slice(0, 120)})`);
+    if (!want.includes(a.status)) ctx.problem(`${what}: answered ${a.status}, expected ${want.join(' or ')} (${a.body.slice(0, 120)})`);
     return parse(a);
   };
+  return { call, expect };
+}
+
+export async function probeRules(ctx: ProbeContext): Promise<Secrets> {
+  const { send, problem } = ctx;
+  const { call, expect } = probeCalls(ctx);
   const admin = ctx.adminToken;
   const pid = ctx.projectId;
 

@@ -2,15 +2,17 @@
  * `npm run hostile`: malformed, huge, deep and hostile input, forged and re-spelled tokens,
  * framing tricks on raw sockets and concurrent races against a fresh local stack. Prints how
  * many requests were sent, every 5xx, every answer that broke the error shape (no
- * `x-request-id`, no `{"detail"}` body), every race with more than one winner, and every
- * secret found in the service logs. Exits non-zero when any of those is not zero.
+ * `x-request-id`, no `{"detail"}` body), every race with more than one winner, every breach of a
+ * write rule or bound (hostile.rules.ts, hostile.pipeline.ts), and every secret found in the service
+ * logs. Exits non-zero when any of those is not zero.
  */
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createTestDatabase, deleteStreams, uniquePrefix, type Stack } from '@reelbase/lib-testkit';
 import { rawRequest, smugglingShapes } from './hostile.raw.js';
-import { probeRules } from './hostile.rules.js';
+import { probeRules, type ProbeContext } from './hostile.rules.js';
+import { probePipeline } from './hostile.pipeline.js';
 import { startBenchStack } from './bench.stack.js';
 
 const log = (msg: string): void => void process.stderr.write(`[hostile] ${msg}\n`);
@@ -190,7 +192,7 @@ async function run(stack: Stack, logDir: string, dir: string): Promise<number> {
   const project = (await (await fetch(new URL('/entities/Project', base), json(token, '{"data":{"name":"H","code":"H"}}'))).json()) as { id: string };
 
   // The rules first: the bodies and the fuzz below spend this address's login budget.
-  const made = await probeRules({
+  const probe: ProbeContext = {
     base,
     adminToken: token,
     projectId: project.id,
@@ -198,7 +200,8 @@ async function run(stack: Stack, logDir: string, dir: string): Promise<number> {
     send: (label, path, init) => send(base, label, path, init),
     problem: (what) => tally.raceProblems.push(what),
     log,
-  });
+  };
+  const made = { ...(await probeRules(probe)), ...(await probePipeline(probe)) };
 
   log('hostile bodies on every write route');
   for (const [name, body] of Object.entries(hostileBodies(project.id))) {
