@@ -59,7 +59,7 @@ export function syncRoutes({ peers, userChanged }: RouteDeps): AnyRoute[] {
         // A User written changes who may do what: every gateway forgets it before the answer, as after PATCH /entities/User.
         if (!body.dry_run && body.items.some((item) => item.entity_type === 'User')) {
           const answer = JSON.parse(json) as { items: { entity_type: string; id: string; result: string }[] };
-          for (const item of answer.items) if (item.entity_type === 'User' && item.result === 'updated') await userChanged(item.id);
+          await Promise.all(answer.items.filter((item) => item.entity_type === 'User' && item.result === 'updated').map((item) => userChanged(item.id)));
         }
         return Reply.rawJson(json);
       },
