@@ -2,11 +2,11 @@
  * `npm run hostile`: malformed, huge, deep and hostile input, forged and re-spelled tokens,
  * framing tricks on raw sockets and concurrent races against a fresh local stack. Prints how
  * many requests were sent, every 5xx, every answer that broke the error shape (no
- * `x-request-id`, no `{"detail"}` body), every race with more than one winner, and every
- * secret found in the service logs (share, launch and login tokens, API keys, passwords, the
- * secrets key; the parts: hostile.rules.ts, hostile.launch.ts, hostile.client.ts, hostile.schedules.ts,
- * hostile.keys.ts, sharing hostile.calls.ts). Exits non-zero when any of
- * those is not zero.
+ * `x-request-id`, no `{"detail"}` body), every race with more than one winner, every breach of a
+ * write rule or bound, and every secret found in the service logs (share, launch and login tokens,
+ * API keys, passwords, the secrets key). The parts: hostile.rules.ts, hostile.launch.ts,
+ * hostile.client.ts, hostile.schedules.ts, hostile.keys.ts, hostile.pipeline.ts, sharing
+ * hostile.calls.ts. Exits non-zero when any of those is not zero.
  */
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -16,6 +16,7 @@ import { rawRequest, smugglingShapes } from './hostile.raw.js';
 import { probeClient } from './hostile.client.js';
 import { HOSTILE_MAX_KEYS, probeKeys } from './hostile.keys.js';
 import { probeLaunch } from './hostile.launch.js';
+import { probePipeline } from './hostile.pipeline.js';
 import type { ProbeContext } from './hostile.calls.js';
 import { probeRules } from './hostile.rules.js';
 import { probeSchedules } from './hostile.schedules.js';
@@ -215,6 +216,7 @@ async function run(stack: Stack, logDir: string, dir: string): Promise<number> {
     ...(await probeClient(probe)),
     ...(await probeSchedules(probe)),
     ...(await probeKeys(probe)),
+    ...(await probePipeline(probe)),
   };
 
   log('hostile bodies on every write route');

@@ -66,6 +66,7 @@ export function openDirectSyncImporter(o: { databaseUrl: string; natsPrefix: str
     mappingsOf: (ids) => repo.mappingsOf(ids),
     findMany: (ids) => repo.findMany(ids),
     echoes: (source, writes) => repo.echoes(source, writes),
+    typeRenames: () => repo.typeRenames(),
     syncTransaction: async (fn) => {
       // BEGIN and COMMIT: the whole transaction less the time inside fn (whose statements count there).
       const t0 = performance.now();

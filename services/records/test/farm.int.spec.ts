@@ -11,6 +11,7 @@ import { farmv1, type recordsv1 } from '@reelbase/proto';
 import { startRecordsWorld, type RecordsWorld } from './records.world.js';
 import { StreamReader } from './stream.helper.js';
 import { FarmService } from '../src/domain/farm/farm.service.js';
+import { CHUNK_FIXED_BYTES, CHUNK_PAGE_BYTES, LIMITS } from '../src/domain/farm/farm.rules.js';
 import { claimStatement, FarmRepository, openFarmPool } from '../src/store/farm.repository.js';
 
 const as = (role: Role, userId: string = newId()): CallContext => ({ requestId: `r-${role}`, principal: { userId, role, authKind: 'token' } });
@@ -90,6 +91,73 @@ describe('jobs and chunks', () => {
     expect((await appErrorOf(job({ dependsOn: [projectId] }))).problems).toMatchObject([{ loc: ['depends_on', 0], type: 'link_not_found' }]);
     expect((await appErrorOf(job({}, as('Viewer')))).kind).toBe('forbidden');
   });
+});
+
+describe('chunk pages and bounds', () => {
+  /** The largest output a chunk keeps: exactly 64 KiB of compact JSON. */
+  const largest = JSON.stringify({ log: 'x'.repeat(LIMITS.outputBytes - 10) });
+
+  it('a job lists at most 100,000 frames in at most 10,000 chunks; an output is at most 64 KiB: 422s naming the field', async () => {
+    for (const [frames, chunkSize] of [
+      ['1-1000000', 10],
+      ['1-10001', 1],
+    ] as const) {
+      expect((await appErrorOf(job({ pool: 'bounds', frames, chunkSize }))).problems).toMatchObject([{ loc: ['frames'], type: 'frames' }]);
+    }
+    expect(data(await job({ pool: 'bounds', frames: '1-100000', chunkSize: 10 })).chunks_total).toBe(10_000);
+    const small = await job({ pool: 'bounds-out', frames: '1-2', chunkSize: 1 });
+    const a = await claim('bounds-out');
+    const over = JSON.stringify({ log: 'x'.repeat(LIMITS.outputBytes - 9) });
+    expect((await appErrorOf(farm.call.completeChunk({ chunkId: a.chunk!.id, lease: a.lease!, outputJson: over }, artist))).problems).toMatchObject([
+      { loc: ['output'], type: 'too_large' },
+    ]);
+    // Measured compact: white space sent around it does not count, and is not kept.
+    const done = await farm.call.completeChunk({ chunkId: a.chunk!.id, lease: a.lease!, outputJson: ` ${largest.replace(':', ' : ')} ` }, artist);
+    expect(done.chunk!.outputJson).toBe(largest);
+    expect((await farm.call.listChunks({ jobId: small.id }, admin)).chunks[0]!.outputJson).toBe(largest);
+  });
+
+  it('pages in index order by limit and by size: chunks of the largest frames, errors, workers and outputs never make a page past the gRPC limit', async () => {
+    const count = 300;
+    const j = await job({ pool: 'pages', frames: `1-${count}`, chunkSize: 1 });
+    // Every chunk as large as the API lets it be: 10,000 nine-digit frames, a 10,000-character
+    // error and a 200-character worker of three-byte characters, a 64 KiB output.
+    const frames = Array.from({ length: 10_000 }, (_, i) => 100_000_000 - 2 * i).join(',');
+    await world.sql.query(`update records.farm_chunk set state = 'done', frames = $2, error = $3, worker = $4, output = $5::json where job_id = $1`, [
+      j.id,
+      frames,
+      '€'.repeat(LIMITS.error),
+      '€'.repeat(LIMITS.text),
+      largest,
+    ]);
+    const chunkBytes = 100_000 + 3 * LIMITS.error + 3 * LIMITS.text + LIMITS.outputBytes + CHUNK_FIXED_BYTES;
+    const seen: farmv1.FarmChunk[] = [];
+    let cursor: string | undefined;
+    let pages = 0;
+    do {
+      const page = await farm.call.listChunks({ jobId: j.id, limit: 500, cursor }, admin);
+      const bytes = farmv1.ListChunksResponse.encode(page).finish().length;
+      expect(bytes).toBeLessThanOrEqual(CHUNK_PAGE_BYTES + chunkBytes);
+      expect(page.chunks.length).toBeGreaterThan(0);
+      seen.push(...page.chunks);
+      cursor = page.nextCursor;
+      pages += 1;
+    } while (cursor !== undefined);
+    expect(pages).toBeGreaterThan(10);
+    expect(seen.map((c) => c.index)).toEqual([...Array(count).keys()]);
+    expect(seen.every((c) => c.outputJson === largest && c.frames === frames && c.error!.length === LIMITS.error)).toBe(true);
+
+    // Small chunks: `limit` decides, then the last page has no cursor.
+    const many = await job({ pool: 'pages', frames: '1-1200', chunkSize: 1 });
+    const first = await farm.call.listChunks({ jobId: many.id, limit: 500 }, admin);
+    expect(first.chunks.map((c) => c.index)).toEqual([...Array(500).keys()]);
+    const second = await farm.call.listChunks({ jobId: many.id, limit: 500, cursor: first.nextCursor }, admin);
+    const third = await farm.call.listChunks({ jobId: many.id, limit: 500, cursor: second.nextCursor }, admin);
+    expect([second.chunks[0]!.index, third.chunks.length, third.nextCursor]).toEqual([500, 200, undefined]);
+    expect((await farm.call.listChunks({ jobId: many.id }, admin)).chunks).toHaveLength(100);
+    const bad = await appErrorOf(farm.call.listChunks({ jobId: many.id, limit: 501, cursor: 'nope' }, admin));
+    expect(bad.problems.map((p) => p.loc)).toEqual([['limit'], ['cursor']]);
+  }, 60_000);
 });
 
 describe('the claim', () => {
@@ -313,7 +381,8 @@ describe('contention', () => {
 
 describe('the claim plan', () => {
   it('is one index scan of farm_chunk_queue_idx in claim order, never past held leases, plus the leases that ran out by farm_chunk_lease_idx', async () => {
-    await job({ pool: 'plan', frames: '1-20000', chunkSize: 1 });
+    // Two jobs: a job is cut into at most 10,000 chunks.
+    for (let k = 0; k < 2; k++) await job({ pool: 'plan', frames: '1-10000', chunkSize: 1 });
     // 500 leases held at the head of the claim order.
     await world.sql.query(
       `update records.farm_chunk set state = 'leased', lease_expires_at = clock_timestamp() + interval '1 hour', claims = 1

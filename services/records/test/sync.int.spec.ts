@@ -238,6 +238,71 @@ describe('sync import', () => {
     );
   });
 
+  it("writes a User's email by the login rule of POST /entities/User and refuses FarmJob items; a refused batch writes nothing", async () => {
+    const boss = await world.client.call.createRecord({ entityType: 'User', dataJson: JSON.stringify({ name: 'Boss', email: 'boss@studio.test' }) }, asService);
+    const gone = await world.client.call.createRecord({ entityType: 'User', dataJson: JSON.stringify({ name: 'Gone', email: 'gone@studio.test' }) }, asService);
+    await world.client.call.retireRecord({ entityType: 'User', id: gone.record!.id }, asService);
+
+    const ann = await importBatch({ source: 'login', items: [{ external_id: 'u1', entity_type: 'User', data: { name: 'Ann', email: ' Ann@Studio.TEST ' } }] });
+    expect((await row(ann.items[0]!.id)).data.email).toBe('ann@studio.test');
+
+    // Records and mappings (the outbox drains on its own as the relay publishes).
+    const before = [await count('records.record'), await count('records.sync_mapping'), await count('records.sync_write')];
+    const refused = await appErrorOf(
+      importBatch({
+        source: 'login2',
+        items: [
+          { external_id: 'p', entity_type: 'Project', data: { name: 'Fine', code: 'fine' } },
+          { external_id: 'a', entity_type: 'User', data: { name: 'Ann again', email: 'ANN@studio.test' } },
+          { external_id: 'b', entity_type: 'User', data: { name: 'Boss again', email: 'Boss@Studio.Test' } },
+          { external_id: 'g', entity_type: 'User', data: { name: 'Gone again', email: 'gone@studio.test' } },
+          { external_id: 'n1', entity_type: 'User', data: { name: 'New', email: 'new@studio.test' } },
+          { external_id: 'n2', entity_type: 'User', data: { name: 'New twice', email: 'NEW@studio.test' } },
+          { external_id: 'bad', entity_type: 'User', data: { name: 'Bad', email: 'not an address' } },
+          { external_id: 'none', entity_type: 'User', data: { name: 'None', email: null } },
+        ],
+      }),
+    );
+    expect(refused.problems.map((p) => [p.loc, p.type])).toEqual([
+      [['items', 1, 'data', 'email'], 'duplicate_code'],
+      [['items', 2, 'data', 'email'], 'duplicate_code'],
+      [['items', 3, 'data', 'email'], 'duplicate_code'],
+      [['items', 5, 'data', 'email'], 'duplicate_code'],
+      [['items', 6, 'data', 'email'], 'value_error'],
+      [['items', 7, 'data', 'email'], 'missing'],
+    ]);
+    // FarmJob records are the farm's: refused at the item's type, whatever the rest of the batch.
+    const farm = await appErrorOf(
+      importBatch({
+        source: 'login2',
+        items: [
+          { external_id: 'p', entity_type: 'Project', data: { name: 'Fine', code: 'fine' } },
+          { external_id: 'j', entity_type: 'FarmJob', project_external_id: 'p', status: 'done', data: { name: 'fake', chunks_total: 1, chunks_done: 1 } },
+        ],
+      }),
+    );
+    expect(farm.problems).toEqual([{ loc: ['items', 1, 'entity_type'], msg: expect.stringMatching(/POST \/farm\/jobs/), type: 'value_error' }]);
+    expect([await count('records.record'), await count('records.sync_mapping'), await count('records.sync_write')]).toEqual(before);
+
+    // The same login in another case is no change; another address is not an import's to make.
+    expect(
+      (await importBatch({ source: 'login', items: [{ external_id: 'u1', entity_type: 'User', data: { name: 'Ann', email: 'ANN@studio.test' } }] })).unchanged,
+    ).toBe(1);
+    const moved = await appErrorOf(importBatch({ source: 'login', items: [{ external_id: 'u1', entity_type: 'User', data: { email: 'ann2@studio.test' } }] }));
+    expect(moved.problems).toMatchObject([{ loc: ['items', 0, 'data', 'email'], type: 'value_error', msg: expect.stringContaining('PATCH /entities/User/') }]);
+    expect((await row(ann.items[0]!.id)).data.email).toBe('ann@studio.test');
+    expect((await row(boss.record!.id)).data.email).toBe('boss@studio.test');
+    // A User without an address, and one with a new address, are created as /entities/User creates them.
+    const fresh = await importBatch({
+      source: 'login2',
+      items: [
+        { external_id: 'n1', entity_type: 'User', data: { name: 'New', email: 'New@Studio.test' } },
+        { external_id: 'q', entity_type: 'User', data: { name: 'Quiet' } },
+      ],
+    });
+    expect((await row(fresh.items[0]!.id)).data.email).toBe('new@studio.test');
+  });
+
   it('answers a dry run like the import and writes nothing', async () => {
     const body = { source: 'dry', items: [{ external_id: 'p', entity_type: 'Project', data: { name: 'Dry', code: 'dry' } }] };
     const records = await count('records.record');
@@ -277,5 +342,32 @@ describe('sync import', () => {
     expect(mine[0]).toMatchObject({ is_record: true, echo: true, external_ids: { mapa: 'P-1' } });
     expect(mine[1]).toMatchObject({ is_record: false, record: null });
     expect((await asked('other'))[0]).toMatchObject({ echo: false, record: expect.objectContaining({ id }) });
+  });
+
+  it("tells a record's own events from other events naming a record's id: only an event of the record's type (or a type renamed to it) is a record's", async () => {
+    const rep = (await importBatch({ source: 'kinds', items: [{ external_id: 'p', entity_type: 'Project', data: { name: 'K', code: 'kinds' } }] })).items[0]!
+      .id;
+    const at = new Date().toISOString();
+    const ref = (eventId: number, entityType: string | undefined, entityId = rep) => ({ eventId, entityId, createdAt: at, entityType });
+    const events = [
+      ref(1, 'Project'),
+      // A site-sync state's event carries its Representation's id; schema, action and schedule events ids of their own.
+      ref(2, 'SiteSync'),
+      ref(3, 'Schedule'),
+      ref(4, 'Schema.Field', newId()),
+      ref(5, 'Action', newId()),
+      // A type since renamed to Project (in two steps): its old events are still the record's.
+      ref(6, 'Production'),
+      ref(7, 'Show'),
+      // An older gateway does not send the type: the record's existence decides.
+      ref(8, undefined),
+    ];
+    await sql.query(
+      `insert into records.applied_rename (journal_id, kind, from_code, to_code, rewritten)
+       values ($1, 'entity_type', 'Show', 'Production', 0), ($2, 'entity_type', 'Production', 'Project', 0), ($3, 'status', 'Schedule', 'Project', 0)`,
+      [newId(), newId(), newId()],
+    );
+    const items = (JSON.parse((await sync.call.changes({ events }, admin)).json) as { items: { event_id: number; is_record: boolean }[] }).items;
+    expect(items.filter((i) => i.is_record).map((i) => i.event_id)).toEqual([1, 6, 7, 8]);
   });
 });

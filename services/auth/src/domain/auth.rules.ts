@@ -2,16 +2,13 @@
  * The invariants auth checks itself (the gateway validates shapes; these hold whoever calls):
  * email and password rules, and who the caller must be.
  */
-import { AppError, ROLES, type CallContext, type Principal, type Problem, type Role } from '@reelbase/lib-platform';
+import { AppError, isLoginEmail, normalizeEmail, ROLES, type CallContext, type Principal, type Problem, type Role } from '@reelbase/lib-platform';
+
+/** The login address rules, kept in lib-platform (records applies them to imported Users). */
+export { isLoginEmail, normalizeEmail };
 
 export const MIN_PASSWORD_LENGTH = 8;
 export const MAX_PASSWORD_LENGTH = 1024;
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
-
-/** Emails are compared and stored lower-cased and trimmed. */
-export function normalizeEmail(email: string): string {
-  return email.trim().toLowerCase();
-}
 
 export interface RegistrationInput {
   email: string;
@@ -45,11 +42,6 @@ export function passwordProblems(password: string, field: string): Problem[] {
     return [{ loc: [field], msg: `String should have at most ${MAX_PASSWORD_LENGTH} characters`, type: 'string_too_long' }];
   }
   return [];
-}
-
-/** Whether `email` (already normalised) is an address a login may use. */
-export function isLoginEmail(email: string): boolean {
-  return email.length <= 254 && EMAIL.test(email);
 }
 
 /** The calling user (login token or API key); anyone else is `unauthenticated`. */

@@ -13,6 +13,7 @@ import { recordJson } from '../mappers/record.mapper.js';
 import { RecordOut } from '../schemas/record.schema.js';
 import {
   ChunkPath,
+  ChunksQuery,
   FarmChunkDone,
   FarmChunkList,
   FarmChunkOut,
@@ -94,6 +95,7 @@ export function farmRoutes({ peers }: RouteDeps): AnyRoute[] {
         '`chunk_size` frames, `index` from 0; without `frames` one chunk. `data` holds the body and `chunks_total`, ' +
         '`chunks_done`, `chunks_failed`, `attempts_failed` and `progress` (100 × done / total, rounded down). The record is ' +
         'queryable with `POST /entities/FarmJob/query`; its status and these fields change only through the farm routes. ' +
+        'A job lists at most 100,000 frames and is cut into at most 10,000 chunks (422 at `["body","frames"]` beyond). ' +
         'A bad frame list, a `depends_on` id that is not a live FarmJob, a missing project: 422. Event: FarmJob `create`.',
       tags: TAGS,
       auth: 'bearer',
@@ -179,7 +181,8 @@ export function farmRoutes({ peers }: RouteDeps): AnyRoute[] {
       summary: 'Complete a chunk (the lease holder).',
       description:
         "The chunk is done; the job's `chunks_done` and `progress` move (a FarmJob `update` event), and the last chunk makes the " +
-        'job `done`, which offers the jobs depending on it. 409 `lease_lost` as for heartbeat; 404 for an unknown chunk.',
+        'job `done`, which offers the jobs depending on it. `output` is kept on the chunk: at most 64 KiB as compact JSON ' +
+        '(422 `too_large` at `["body","output"]`). 409 `lease_lost` as for heartbeat; 404 for an unknown chunk.',
       tags: TAGS,
       auth: 'bearer',
       authorize: notViewer('work on farm chunks'),
@@ -263,16 +266,21 @@ export function farmRoutes({ peers }: RouteDeps): AnyRoute[] {
       method: 'get',
       path: '/farm/jobs/{id}/chunks',
       operationId: 'listFarmChunks',
-      summary: "A job's chunks (any role).",
-      description: 'In index order, with each state, attempt, lease expiry, worker and error (leases themselves are never shown).',
+      summary: "A job's chunks, in pages (any role).",
+      description:
+        'In index order, with each state, attempt, lease expiry, worker, error and output (leases themselves are never shown). ' +
+        'A page holds at most `limit` chunks (1..500, default 100) and ends early once its chunks fill 4 MiB, so a page of ' +
+        'large outputs is shorter; follow `next_cursor` until it is null. A cursor this route did not write: 422 at ' +
+        '`["query","cursor"]`.',
       tags: TAGS,
       auth: 'bearer',
       params: JobPath,
-      responses: { 200: { description: 'The chunks.', schema: FarmChunkList } },
+      query: ChunksQuery,
+      responses: { 200: { description: 'One page of chunks.', schema: FarmChunkList } },
       errors: [404, 503],
-      handler: async ({ params, ctx }) => {
-        const out = await peers.farm.listChunks({ jobId: params.id }, ctx);
-        return Reply.json({ items: out.chunks.map(chunkObject) });
+      handler: async ({ params, query, ctx }) => {
+        const out = await peers.farm.listChunks({ jobId: params.id, limit: query.limit, cursor: query.cursor }, ctx);
+        return Reply.json({ items: out.chunks.map(chunkObject), next_cursor: out.nextCursor ?? null });
       },
     }),
   ];

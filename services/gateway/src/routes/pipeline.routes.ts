@@ -29,7 +29,9 @@ export function pipelineRoutes({ peers }: RouteDeps): AnyRoute[] {
         '`loc` `["body","requests",i,...]`, or its 403, 404 or 409 with `"index": i` in the error body. A later request sees what ' +
         'the earlier ones wrote. User records are written one at a time (422 at `entity_type`). Each write is an ordinary ' +
         'event, and the events of one batch are consecutive in the log. A batch whose events together exceed the event size ' +
-        'limit is 413 (split it).',
+        'limit is 413 (split it). Batches writing the same records at once, in any order, wait for each other (a batch locks the ' +
+        'records it updates or deletes in id order first); one PostgreSQL still aborts for colliding with another writer runs ' +
+        'once more, and a second abort is 409 `concurrent_change` with nothing written (send it again).',
       tags: ['entities'],
       auth: 'bearer',
       body: BatchBody,

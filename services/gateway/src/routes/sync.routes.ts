@@ -29,7 +29,7 @@ function adminOnly(p: AuthedPrincipal): void {
   if (p.role !== 'Admin') throw new AppError('forbidden', 'importing is for Admin only');
 }
 
-export function syncRoutes({ peers }: RouteDeps): AnyRoute[] {
+export function syncRoutes({ peers, userChanged }: RouteDeps): AnyRoute[] {
   return [
     defineRoute({
       method: 'post',
@@ -45,14 +45,27 @@ export function syncRoutes({ peers }: RouteDeps): AnyRoute[] {
         'another item of the batch (any order) or a record imported earlier from the same source. The batch is one transaction: any ' +
         'problem is one 422 listing every problem with `loc` `["body","items",i,...]` and nothing is written (a 403 or 409 of one item ' +
         'answers for the batch with `index`). An item equal to what is stored is `unchanged` and writes no event. `dry_run` answers the ' +
-        'same and writes nothing. Each created or updated record is an ordinary event whose `actor` is the caller. The body is at most 2 MiB.',
+        'same and writes nothing. Each created or updated record is an ordinary event whose `actor` is the caller. The body is at most 2 MiB. ' +
+        "FarmJob items are 422 at `entity_type` (jobs are made by `POST /farm/jobs`). A User's `data.email` is its login, checked as " +
+        '`POST /entities/User` checks it: stored trimmed and lower-cased, a malformed address or `null` is 422, and one another User has ' +
+        '(in any case, retired Users included) or another item of the batch has is 422 `duplicate_code`, each at ' +
+        '`["body","items",i,"data","email"]`; the email of a User already imported is not changed by an import (422; ' +
+        '`PATCH /entities/User/{id}` moves the login with it).',
       tags: TAGS,
       auth: 'bearer',
       body: SyncImportBody,
       authorize: adminOnly,
       responses: { 200: { description: 'What each item did, in request order.', schema: SyncImportOut } },
       errors: [409, 503],
-      handler: async ({ body, ctx }) => Reply.rawJson((await peers.sync.import({ bodyJson: JSON.stringify(body) }, ctx)).json),
+      handler: async ({ body, ctx }) => {
+        const { json } = await peers.sync.import({ bodyJson: JSON.stringify(body) }, ctx);
+        // A User written changes who may do what: every gateway forgets it before the answer, as after PATCH /entities/User.
+        if (!body.dry_run && body.items.some((item) => item.entity_type === 'User')) {
+          const answer = JSON.parse(json) as { items: { entity_type: string; id: string; result: string }[] };
+          await Promise.all(answer.items.filter((item) => item.entity_type === 'User' && item.result === 'updated').map((item) => userChanged(item.id)));
+        }
+        return Reply.rawJson(json);
+      },
     }),
     defineRoute({
       method: 'get',
@@ -76,7 +89,8 @@ export function syncRoutes({ peers }: RouteDeps): AnyRoute[] {
       operationId: 'syncChanges',
       summary: 'Record changes after an event id, oldest first, each with the record now and its external ids.',
       description:
-        'One item per event of a record (any type of the record store; schema, action and schedule events are left out) after `after`: ' +
+        'One item per event of a record (any type of the record store: an event whose `entity_id` is a record of its `entity_type`; ' +
+        'schema, addon, action, schedule and site-sync (`SiteSync`) events are left out) after `after`: ' +
         'the event id and action, the record as it is now (null once retired) and `external_ids` (source → external id). With `source`, ' +
         "the writes made by that source's own imports are left out (no echo). `next_after` is the last event looked at: send it back " +
         'as `after`. A page may hold fewer than `limit` items while events remain (those left out still move `next_after`).',
@@ -92,7 +106,7 @@ export function syncRoutes({ peers }: RouteDeps): AnyRoute[] {
           const log = await peers.events.listEvents({ limit: query.limit, after, projectId: query.project_id }, ctx);
           if (log.items.length === 0) break;
           const answer = await peers.sync.changes(
-            { events: log.items.map((e) => ({ eventId: e.id, entityId: e.entityId, createdAt: e.createdAt })), source: query.source },
+            { events: log.items.map((e) => ({ eventId: e.id, entityId: e.entityId, createdAt: e.createdAt, entityType: e.entityType })), source: query.source },
             ctx,
           );
           const infos = (JSON.parse(answer.json) as { items: ChangeInfo[] }).items;

@@ -22,7 +22,10 @@ export const FarmJobCreate = z
       .min(1)
       .max(10_000)
       .optional()
-      .describe('Frame list: `1001-1100`, `1-10,20-40x2` (ranges ascending, `xN` steps, no frame twice). Absent: the job is one chunk.'),
+      .describe(
+        'Frame list: `1001-1100`, `1-10,20-40x2` (ranges ascending, `xN` steps, no frame twice), at most 100,000 frames cut into at ' +
+          'most 10,000 chunks. Absent: the job is one chunk.',
+      ),
     chunk_size: z.number().int().min(1).max(10_000).default(10).describe('Consecutive frames of the list per chunk.'),
     payload: JsonObject.optional().describe('Anything the agent needs (scene path, settings).'),
     version_id: Uuid.optional(),
@@ -50,7 +53,13 @@ export const FarmHeartbeat = z
   .meta({ id: 'FarmHeartbeat' });
 
 export const FarmComplete = z
-  .strictObject({ lease: Lease, output: z.unknown().optional().describe('Any JSON value, kept on the chunk.') })
+  .strictObject({
+    lease: Lease,
+    output: z
+      .unknown()
+      .optional()
+      .describe('Any JSON value, kept on the chunk: at most 64 KiB (65,536 bytes) as compact JSON, else 422 `too_large` at `["body","output"]`.'),
+  })
   .meta({ id: 'FarmComplete' });
 
 export const FarmFail = z.strictObject({ lease: Lease, error: z.string().min(1).max(10_000) }).meta({ id: 'FarmFail' });
@@ -96,4 +105,20 @@ export const FarmClaimed = z
   .meta({ id: 'FarmClaimed' });
 
 export const FarmChunkDone = z.object({ chunk: FarmChunkOut, job: RecordOut }).meta({ id: 'FarmChunkResult' });
-export const FarmChunkList = z.object({ items: z.array(FarmChunkOut) }).meta({ id: 'FarmChunkList', description: 'In index order.' });
+
+export const ChunksQuery = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(500).default(100).describe('1..500 (default 100).'),
+  cursor: z.string().min(1).max(512).optional().describe('The `next_cursor` of the previous page.'),
+});
+
+export const FarmChunkList = z
+  .object({
+    items: z.array(FarmChunkOut),
+    next_cursor: z.string().nullable().describe('Opaque; null on the last page.'),
+  })
+  .meta({
+    id: 'FarmChunkPage',
+    description:
+      'In index order: at most `limit` chunks, and fewer when their frames, errors and outputs fill 4 MiB (the page ends with ' +
+      'the chunk that reaches it), so a page stays small whatever the outputs. `next_cursor` is null on the last page.',
+  });

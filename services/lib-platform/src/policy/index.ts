@@ -3,6 +3,7 @@
  */
 export * from './entity-type.policy.js';
 export * from './if-match.policy.js';
+export * from './login-email.policy.js';
 export * from './media-key.policy.js';
 export * from './record-write.policy.js';
 export * from './review-write.policy.js';

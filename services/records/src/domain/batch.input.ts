@@ -88,3 +88,17 @@ export function parseBatchRequests(json: string): unknown[] {
   }
   return raw;
 }
+
+/**
+ * The ids of the existing records a batch updates or retires, lower-cased, each once, in id order: the
+ * order the batch locks them in before its first request runs (docs/api-notes.md, "Batches"). Requests
+ * whose shape is wrong are left to their own check.
+ */
+export function batchLockIds(requests: readonly unknown[]): string[] {
+  const ids = new Set<string>();
+  for (const raw of requests) {
+    if (!isPlainObject(raw) || (raw.request_type !== 'update' && raw.request_type !== 'delete') || !isUuid(raw.entity_id)) continue;
+    ids.add((raw.entity_id as string).toLowerCase());
+  }
+  return [...ids].sort();
+}

@@ -86,6 +86,12 @@ export interface RecordTransaction {
    * is no such row).
    */
   lockForWrite(id: string): Promise<{ record: StoredRecord | undefined; schemaVersion: number }>;
+  /**
+   * Locks the rows with these ids against concurrent writes, in id order, under the shared schema lock
+   * (as lockForWrite takes it): a transaction that will write several existing records locks them all
+   * first, so two such transactions never hold one each while waiting for the other's.
+   */
+  lockRecords(ids: readonly string[]): Promise<void>;
   /** The stored schema version (0 before the first snapshot). */
   schemaVersion(): Promise<number>;
   /** The stored schema, read in this transaction. */
@@ -130,7 +136,11 @@ export interface RecordStore {
   deadLinks(links: readonly LinkRef[]): Promise<LinkRef[]>;
   /** As RecordTransaction.linksOutsideProject, outside a transaction. */
   linksOutsideProject(links: readonly LinkRef[], projectId: string | null): Promise<LinkRef[]>;
-  /** Runs `fn` in one transaction: committed when it resolves, rolled back when it throws. */
+  /**
+   * Runs `fn` in one transaction: committed when it resolves, rolled back when it throws. A transaction
+   * PostgreSQL aborts for colliding with another (a deadlock, a serialization failure) runs once more
+   * (so `fn` must do nothing outside it); a second collision is 409 `concurrent_change`.
+   */
   transaction<T>(fn: (tx: RecordTransaction) => Promise<T>): Promise<T>;
   /** The stored schema snapshot, undefined before the first ApplySchema. */
   loadSchema(): Promise<StoredSchema | undefined>;
@@ -401,8 +411,20 @@ export interface FarmStore {
   changeJob(id: string, decide: (job: FarmJobState) => FarmJobChange, stamp: FarmEventStamp): Promise<StoredRecord>;
   /** Finalises up to `limit` expired leases (each counted as an attempt); how many. */
   expireLeases(limit: number, stamp: () => FarmEventStamp): Promise<number>;
-  /** The chunks of a job in index order. */
-  listChunks(jobId: string): Promise<FarmChunkRow[]>;
+  /** One page of a job's chunks in index order (docs/farm.md, "Bounds"). */
+  listChunks(jobId: string, page: FarmChunkPage): Promise<{ chunks: FarmChunkRow[]; more: boolean }>;
+}
+
+/**
+ * A page of chunks: those after index `afterIndex`, at most `limit`, ending with the first chunk
+ * whose size (`fixedBytes` plus the UTF-8 bytes of its frames, error, worker and output) brings
+ * the page to `maxBytes`.
+ */
+export interface FarmChunkPage {
+  afterIndex: number;
+  limit: number;
+  maxBytes: number;
+  fixedBytes: number;
 }
 
 /** One mapping of sync: a record known to another tracker (`source`) by `externalId` (docs/api-notes.md, "Sync"). */
@@ -449,6 +471,11 @@ export interface SyncTransaction {
   deadLinks(links: readonly LinkRef[]): Promise<LinkRef[]>;
   linksOutsideProject(links: readonly LinkRef[], projectId: string | null): Promise<LinkRef[]>;
   /**
+   * Serialises the imports that write Users' login addresses (until the transaction ends) and answers
+   * every User's stored `data.email`, retired Users' included.
+   */
+  lockUserEmails(): Promise<{ id: string; email: string }[]>;
+  /**
    * Inserts the records with their outbox events (each event's `occurred_at` = its row's `updated_at`),
    * maps each to `source` and its external id (`externalIds`, in the order of `records`) and remembers
    * each write as `source`'s, in one statement. Answers each row's `updated_at` (ISO, as StoredRecord's),
@@ -474,4 +501,6 @@ export interface SyncStore {
   findMany(ids: readonly string[]): Promise<StoredRecord[]>;
   /** Of `writes` (record id and the `updated_at` it got), the indexes written by `source`'s imports. */
   echoes(source: string, writes: readonly { id: string; at: string }[]): Promise<Set<number>>;
+  /** The entity type renames records applied, oldest first (`from` → `to`). */
+  typeRenames(): Promise<{ from: string; to: string }[]>;
 }

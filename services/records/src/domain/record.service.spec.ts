@@ -14,6 +14,8 @@ import type { LinkRef } from './schema.validator.js';
 class MemoryRecordStore implements RecordStore {
   rows = new Map<string, StoredRecord>();
   outbox: OutboxEvent[] = [];
+  /** The ids each transaction locked up front, in the order given. */
+  locked: string[][] = [];
   private tick = 0;
 
   /** A strictly increasing timestamp in the services' format. */
@@ -104,6 +106,9 @@ class MemoryRecordStore implements RecordStore {
       findForUpdate: async (id) => {
         const row = rows.get(id);
         return row && structuredClone(row);
+      },
+      lockRecords: async (ids) => {
+        this.locked.push([...ids]);
       },
       lockForWrite: async (id) => {
         const row = rows.get(id);
@@ -275,6 +280,24 @@ describe('RecordService update', () => {
     expect(back.data.code).toBe('sh010');
     expect(store.outbox.at(-1)!.payload).toMatchObject({ action: 'create', changes: { code: 'sh010', revived: true } });
     expect((await failure(service.revive('Shot', shotId, artist))).kind).toBe('not_found');
+  });
+});
+
+describe('RecordService batches', () => {
+  it('locks every record it updates or retires up front, in id order, each once, before its first request runs', async () => {
+    const [a, b] = [
+      await service.create({ entityType: 'Shot', projectId, dataJson: '{"code":"a"}' }, artist),
+      await service.create({ entityType: 'Shot', projectId, dataJson: '{"code":"b"}' }, artist),
+    ].sort((x, y) => (x.id < y.id ? -1 : 1));
+    const requests = [
+      { request_type: 'update', entity_type: 'Shot', entity_id: b!.id.toUpperCase(), data: { code: 'b2' } },
+      { request_type: 'create', entity_type: 'Shot', project_id: projectId, data: { code: 'c' } },
+      { request_type: 'update', entity_type: 'Shot', entity_id: a!.id, data: { code: 'a2' } },
+      { request_type: 'delete', entity_type: 'Shot', entity_id: b!.id },
+      { request_type: 'update', entity_type: 'Shot', entity_id: 'not-an-id' },
+    ];
+    await failure(service.batch(JSON.stringify(requests), artist));
+    expect(store.locked).toEqual([[a!.id, b!.id]]);
   });
 });
 

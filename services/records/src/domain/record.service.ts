@@ -25,7 +25,7 @@ import {
   type StreamEvent,
 } from '@reelbase/lib-platform';
 import { createChanges, dropNulls, mergeData, parseData, updateChanges } from './record.changes.js';
-import { atRequest, batchRequestProblems, parseBatchRequests, toBatchRequest } from './batch.input.js';
+import { atRequest, batchLockIds, batchRequestProblems, parseBatchRequests, toBatchRequest } from './batch.input.js';
 import { actorOf, buildEventPayload } from './record.event.js';
 import { checkEntityType, projectMissing, projectNotFound, requiresProject, uuidProblems } from './record.rules.js';
 import { toView, type OutboxEvent, type RecordStore, type RecordTransaction, type RecordValues, type StoredRecord } from './ports.js';
@@ -314,7 +314,11 @@ export class RecordService {
   async batch(requestsJson: string, ctx: CallContext): Promise<(RecordView | true)[]> {
     const principal = this.writer(ctx);
     const requests = parseBatchRequests(requestsJson);
+    const locked = batchLockIds(requests);
     const outcome = await this.deps.store.transaction(async (tx) => {
+      // Every record the batch updates or retires, locked in id order before any request runs: two
+      // batches naming the same records in other orders wait for each other instead of deadlocking.
+      await tx.lockRecords(locked);
       const results: (RecordView | true)[] = [];
       const events: OutboxEvent[] = [];
       for (const [i, raw] of requests.entries()) {

@@ -95,7 +95,8 @@ export function farmHandlers({ farm }: FarmHandlerDeps): UnaryHandlers<farmv1.Fa
     },
 
     async listChunks(req: farmv1.ListChunksRequest) {
-      return { chunks: (await farm.chunks(req.jobId)).map(toProtoChunk) };
+      const page = await farm.chunks(req.jobId, req.limit, req.cursor);
+      return { chunks: page.chunks.map(toProtoChunk), nextCursor: page.nextCursor };
     },
   };
 }

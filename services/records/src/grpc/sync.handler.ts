@@ -24,7 +24,7 @@ export function syncHandlers({ importer, reads }: SyncHandlerDeps): UnaryHandler
     changes: async (req) => ({
       json: JSON.stringify(
         await reads.changes(
-          req.events.map((e) => ({ eventId: e.eventId, entityId: e.entityId, createdAt: e.createdAt })),
+          req.events.map((e) => ({ eventId: e.eventId, entityId: e.entityId, createdAt: e.createdAt, entityType: e.entityType })),
           req.source,
         ),
       ),

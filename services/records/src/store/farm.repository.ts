@@ -9,6 +9,7 @@
 import pg from 'pg';
 import { AppError, guarded, newId, sqlIsoMicros, type NatsNames } from '@reelbase/lib-platform';
 import type {
+  FarmChunkPage,
   FarmChunkRow,
   FarmClaimInput,
   FarmClaimOutcome,
@@ -395,7 +396,7 @@ export class FarmRepository implements FarmStore {
       ),
       ch as (
         update records.farm_chunk c
-           set state = 'done', output = cast(${output} as jsonb), progress = 100, lease_digest = null, finished_at = clock_timestamp()
+           set state = 'done', output = cast(${output} as json), progress = 100, lease_digest = null, finished_at = clock_timestamp()
           from o
          where c.id = ${chunk} and c.job_id = o.id and o.status <> 'cancelled'
            and c.state = 'leased' and c.lease_digest = ${digest} and c.lease_expires_at > clock_timestamp()
@@ -565,13 +566,35 @@ export class FarmRepository implements FarmStore {
     );
   }
 
-  listChunks(jobId: string): Promise<FarmChunkRow[]> {
+  /**
+   * `sized` reads the sizes only (octet_length of a text or json value is its stored length: no
+   * value is read in full), `limit + 1` rows at most in index order, each with the bytes of the
+   * rows before it; the page is the rows that start under the budget, built as JSON only for them.
+   * More follow when a row was left out (by the budget, or the one past `limit`).
+   */
+  listChunks(jobId: string, page: FarmChunkPage): Promise<{ chunks: FarmChunkRow[]; more: boolean }> {
     return guarded(async () => {
-      const res = await this.pool.query<{ chunk: ChunkJson }>(
-        `select ${chunkJson('c')} as chunk from records.farm_chunk c where c.job_id = $1 order by c.idx`,
-        [jobId],
-      );
-      return res.rows.map((r) => toChunk(r.chunk));
+      const res = await this.pool.query<{ chunk: ChunkJson; seen: number }>({
+        name: 'farm_chunk_page',
+        text: `with sized as (
+           select c.id, c.idx,
+                  sum($5::int + coalesce(octet_length(c.frames), 0) + coalesce(octet_length(c.error), 0)
+                      + coalesce(octet_length(c.worker), 0) + coalesce(octet_length(c.output::text), 0))
+                    over (order by c.idx rows between unbounded preceding and 1 preceding) as before
+             from records.farm_chunk c
+            where c.job_id = $1 and c.idx > $2
+            order by c.idx
+            limit $3
+         )
+         select ${chunkJson('c')} as chunk, (select count(*)::int from sized) as seen
+           from sized s join records.farm_chunk c on c.id = s.id
+          where coalesce(s.before, 0) < $4
+          order by s.idx`,
+        values: [jobId, page.afterIndex, page.limit + 1, page.maxBytes, page.fixedBytes],
+      });
+      const chunks = res.rows.map((r) => toChunk(r.chunk));
+      const more = chunks.length > page.limit || (res.rows[0]?.seen ?? 0) > chunks.length;
+      return { chunks: chunks.slice(0, page.limit), more };
     });
   }
 

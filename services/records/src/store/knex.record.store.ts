@@ -47,6 +47,19 @@ const WRITE_ERRORS: SqlStateErrors = {
   '23505': () => AppError.conflict('duplicate_id', 'a record with this id already exists'),
 };
 
+/**
+ * SQLSTATEs of a transaction PostgreSQL aborted because it collided with another: a deadlock, a
+ * serialization failure. Nothing of it was written; it runs once more, then the caller is told to.
+ */
+const COLLISIONS: readonly string[] = ['40P01', '40001'];
+const collided = (err: unknown) =>
+  new AppError('conflict', 'this write collided twice with another writing the same records (PostgreSQL aborted it); nothing was written: send it again', {
+    code: 'concurrent_change',
+    cause: err,
+  });
+const TRANSACTION_ERRORS: SqlStateErrors = { ...WRITE_ERRORS, ...Object.fromEntries(COLLISIONS.map((code) => [code, collided])) };
+const collision = (err: unknown) => COLLISIONS.includes(String((err as { code?: unknown })?.code));
+
 export class KnexRecordStore implements RecordStore, SchemaAdminStore, RecordViewStore, RecordQueryStore, ShareLinkStore, SiteSyncStore, SummaryStore {
   private readonly records: RecordRepository;
   private readonly outbox = new OutboxRepository();
@@ -106,7 +119,8 @@ export class KnexRecordStore implements RecordStore, SchemaAdminStore, RecordVie
   }
 
   transaction<T>(fn: (tx: RecordTransaction) => Promise<T>): Promise<T> {
-    return guarded(() => this.db.transaction((trx) => fn(this.statements(trx))), WRITE_ERRORS);
+    const run = () => this.db.transaction((trx) => fn(this.statements(trx)));
+    return guarded(() => run().catch((err: unknown) => (collision(err) ? run() : Promise.reject(err))), TRANSACTION_ERRORS);
   }
 
   loadSchema(): Promise<StoredSchema | undefined> {
@@ -261,6 +275,7 @@ export class KnexRecordStore implements RecordStore, SchemaAdminStore, RecordVie
     return {
       findForUpdate: (id) => records.find(id, true),
       lockForWrite: (id) => records.lockWithSchemaVersion(id),
+      lockRecords: (ids) => records.lockAll(ids),
       schemaVersion: () => schema.lockedVersion(),
       loadSchema: () => schema.load(),
       deadLinks: (links) => records.deadLinks(links),

@@ -17,6 +17,7 @@ import { RecordsIdempotencyMigration } from './idempotency.migration.js';
 import { RecordsIdempotencyRecordMigration } from './idempotency-record.migration.js';
 import { RecordsIdempotencyPrincipalMigration } from './idempotency-principal.migration.js';
 import { RecordsFarmQueueMigration } from './farm-queue.migration.js';
+import { RecordsFarmOutputMigration } from './farm-output.migration.js';
 
 /** Every migration of schema `records`, oldest first. */
 export const RECORDS_MIGRATIONS: MigrationObject[] = [
@@ -34,4 +35,5 @@ export const RECORDS_MIGRATIONS: MigrationObject[] = [
   { name: 'records-0012-farm-queue-index', class: RecordsFarmQueueMigration },
   { name: 'records-0013-link-insert-statement', class: RecordsLinkInsertStatementMigration },
   { name: 'records-0014-idempotency-principal', class: RecordsIdempotencyPrincipalMigration },
+  { name: 'records-0015-farm-chunk-output-json', class: RecordsFarmOutputMigration },
 ];

@@ -135,6 +135,14 @@ export class RecordRepository {
     return one(this.db, `select ${COLUMNS} from records.record where id = ?${lock ? ' for update' : ''}`, [id]);
   }
 
+  /** Locks the rows with `ids` for update, in id order, under the shared schema lock (taken first). */
+  async lockAll(ids: readonly string[]): Promise<void> {
+    if (ids.length === 0) return;
+    await this.db.raw(`select id from records.record where id = any(?::uuid[]) and ${SCHEMA_SHARED_LOCK_SQL} order by id for update`, [
+      ids as string[],
+    ] as unknown as Knex.RawBinding[]);
+  }
+
   /**
    * The row with `id` locked, and in the same statement the stored schema version, so an update
    * validates against the schema as it was when its statement began (-1 when there is no row).

@@ -100,6 +100,15 @@ export class SyncRepository implements SyncStore {
     });
   }
 
+  typeRenames(): Promise<{ from: string; to: string }[]> {
+    return guarded(async () => {
+      const res = await this.db.raw<{ rows: { from: string; to: string }[] }>(
+        `select from_code as "from", to_code as "to" from records.applied_rename where kind = 'entity_type' order by applied_at, journal_id`,
+      );
+      return res.rows;
+    });
+  }
+
   /** The statements of one import: bound to `trx`. */
   private statements(trx: Knex.Transaction): SyncTransaction {
     const records = new RecordRepository(trx);
@@ -129,6 +138,13 @@ export class SyncRepository implements SyncStore {
       },
       deadLinks: (links) => records.deadLinks(links),
       linksOutsideProject: (links, projectId) => records.linksOutsideProject(links, projectId),
+      lockUserEmails: async () => {
+        await trx.raw(`select pg_advisory_xact_lock(hashtext('records:sync:user-email'))`);
+        const res = await trx.raw<{ rows: { id: string; email: string }[] }>(
+          `select id, data->>'email' as email from records.record where entity_type = 'User' and jsonb_typeof(data->'email') = 'string'`,
+        );
+        return res.rows;
+      },
       insertMany: (source, rows, events, externalIds) => this.insertMany(trx, source, rows, events, externalIds),
       updateMany: (source, updates, events) => this.updateMany(trx, source, updates, events),
     };

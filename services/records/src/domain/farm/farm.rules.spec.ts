@@ -1,6 +1,19 @@
 import { describe, expect, it } from 'vitest';
 import { AppError, type Principal } from '@reelbase/lib-platform';
-import { assertFarmWriter, assertJobManager, checkCreateJob, checkReport, farmRecordWriteRefusal, leaseDigest, newLease, nextStatus } from './farm.rules.js';
+import {
+  assertFarmWriter,
+  assertJobManager,
+  checkChunkPage,
+  checkCreateJob,
+  checkOutput,
+  checkReport,
+  encodeChunkCursor,
+  farmRecordWriteRefusal,
+  leaseDigest,
+  LIMITS,
+  newLease,
+  nextStatus,
+} from './farm.rules.js';
 
 const P = '0190c3a2-0000-7000-8000-000000000001';
 const who = (role: string, userId = 'u1'): Principal => ({ role, userId, authKind: 'token' }) as Principal;
@@ -85,5 +98,41 @@ describe('farm rules', () => {
     expect(farmRecordWriteRefusal('update', true, {})).toMatch(/status/);
     expect(farmRecordWriteRefusal('update', false, { chunks_done: 1, progress: 2 })).toMatch(/chunks_done, progress/);
     expect(farmRecordWriteRefusal('update', false, { name: 'x', custom: 1 })).toBeUndefined();
+  });
+
+  it('bounds: 100,000 frames and 10,000 chunks a job', () => {
+    expect(checkCreateJob({ projectId: P, name: 'x', kind: 'k', frames: '1-100000', chunkSize: 10, dependsOn: [] }).chunks).toHaveLength(10_000);
+    for (const [frames, chunkSize] of [
+      ['1-1000000', 10],
+      ['1-100001', 100],
+      ['1-10001', 1],
+    ] as const) {
+      const problems = caught(() => checkCreateJob({ projectId: P, name: 'x', kind: 'k', frames, chunkSize, dependsOn: [] })).problems;
+      expect(
+        problems.map((p) => [p.loc, p.type]),
+        frames,
+      ).toEqual([[['frames'], 'frames']]);
+    }
+  });
+
+  it('an output is kept compact and at most 64 KiB; a larger one is 422 too_large at output', () => {
+    expect(checkOutput(undefined)).toBeNull();
+    expect(checkOutput('{ "files" : [ "a.exr" ] }')).toBe('{"files":["a.exr"]}');
+    const largest = JSON.stringify({ log: 'x'.repeat(LIMITS.outputBytes - 10) });
+    expect(Buffer.byteLength(largest)).toBe(LIMITS.outputBytes);
+    expect(checkOutput(largest)).toBe(largest);
+    // Bytes, not characters: 'é' is two of them.
+    for (const bad of [JSON.stringify({ log: 'x'.repeat(LIMITS.outputBytes - 9) }), JSON.stringify('é'.repeat(LIMITS.outputBytes / 2))]) {
+      expect(caught(() => checkOutput(bad)).problems).toEqual([{ loc: ['output'], msg: expect.stringMatching(/at most 65536 bytes/), type: 'too_large' }]);
+    }
+    expect(caught(() => checkOutput('{')).problems[0]).toMatchObject({ loc: ['output'], type: 'json_invalid' });
+  });
+
+  it('a chunk page: limit 1..500 (100), and a cursor this list wrote', () => {
+    expect(checkChunkPage(undefined, undefined)).toEqual({ limit: 100, afterIndex: -1 });
+    expect(checkChunkPage(500, encodeChunkCursor(41))).toEqual({ limit: 500, afterIndex: 41 });
+    const bad = caught(() => checkChunkPage(501, Buffer.from('[1]').toString('base64url'))).problems;
+    expect(bad.map((p) => p.loc)).toEqual([['limit'], ['cursor']]);
+    expect(caught(() => checkChunkPage(0, 'not-a-cursor')).problems).toHaveLength(2);
   });
 });

@@ -39,7 +39,25 @@ export const LIMITS = {
   dependsOn: 100,
   text: 200,
   error: 10_000,
+  /** A chunk's `output`, as compact JSON (UTF-8 bytes). */
+  outputBytes: 64 * 1024,
+  /** Chunks per page of GET /farm/jobs/{id}/chunks. */
+  chunkPage: { min: 1, max: 500, default: 100 },
 } as const;
+
+/**
+ * The bytes one page of chunks may fill before it ends (docs/farm.md, "Bounds"): a page ends with
+ * the first chunk that reaches it, so a page is at most this plus one chunk: at most 4 MiB + 192 KiB
+ * (a chunk of 10,000 nine-digit frames, a 10,000-character error, a 200-character worker and a
+ * 64 KiB output), well under the 16 MiB a gRPC answer may carry, whatever `limit` asks for.
+ */
+export const CHUNK_PAGE_BYTES = 4 * 1024 * 1024;
+
+/**
+ * What one chunk counts against {@link CHUNK_PAGE_BYTES} besides its `frames`, `error`, `worker`
+ * and `output` (their UTF-8 bytes): its ids, state, numbers, timestamp and protobuf framing.
+ */
+export const CHUNK_FIXED_BYTES = 256;
 
 /** Roles that manage any job (besides its submitter). */
 const MANAGERS: ReadonlySet<string> = new Set(['Admin', 'Supervisor', 'Coordinator']);
@@ -258,6 +276,54 @@ export function farmRecordWriteRefusal(op: 'create' | 'update', statusGiven: boo
   if (statusGiven) return "a FarmJob's status is changed only by the farm routes (POST /farm/jobs/{id}/pause, resume, cancel, retry or report)";
   const owned = data ? FARM_OWNED_FIELDS.filter((f) => Object.hasOwn(data, f)) : [];
   if (owned.length) return `${owned.join(', ')} of a FarmJob ${owned.length > 1 ? 'are' : 'is'} written only by the farm routes`;
+  return undefined;
+}
+
+/**
+ * A chunk's `output` as it is stored and answered: the JSON text in its compact form, or 422 at
+ * `["output"]` when it is not JSON or is larger than {@link LIMITS.outputBytes} once compact.
+ */
+export function checkOutput(outputJson: string | undefined): string | null {
+  if (outputJson === undefined) return null;
+  let compact: string;
+  try {
+    compact = JSON.stringify(JSON.parse(outputJson));
+  } catch {
+    throw AppError.invalid([invalid(['output'], 'Input should be valid JSON', 'json_invalid')]);
+  }
+  const bytes = Buffer.byteLength(compact);
+  if (bytes > LIMITS.outputBytes) {
+    throw AppError.invalid([invalid(['output'], `an output has at most ${LIMITS.outputBytes} bytes of JSON (this one has ${bytes})`, 'too_large')]);
+  }
+  return compact;
+}
+
+/** The page a chunk list asks for: `limit` (1..500, 100) and the index its cursor names, or 422s. */
+export function checkChunkPage(limit: number | undefined, cursor: string | undefined): { limit: number; afterIndex: number } {
+  const problems: Problem[] = [];
+  const n = intIn(problems, 'limit', limit, LIMITS.chunkPage);
+  let afterIndex = -1;
+  if (cursor !== undefined) {
+    const decoded = decodeChunkCursor(cursor);
+    if (decoded === undefined) problems.push(invalid(['cursor'], 'not a cursor of this list', 'value_error'));
+    else afterIndex = decoded;
+  }
+  if (problems.length) throw AppError.invalid(problems);
+  return { limit: n, afterIndex };
+}
+
+/** The cursor of the page after the chunk of index `index`: opaque to clients. */
+export function encodeChunkCursor(index: number): string {
+  return Buffer.from(JSON.stringify(['chunk', index])).toString('base64url');
+}
+
+function decodeChunkCursor(cursor: string): number | undefined {
+  try {
+    const v = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown;
+    if (Array.isArray(v) && v.length === 2 && v[0] === 'chunk' && Number.isInteger(v[1]) && (v[1] as number) >= 0) return v[1] as number;
+  } catch {
+    // not ours
+  }
   return undefined;
 }
 

@@ -13,8 +13,13 @@ import type { RecordView } from '../record.types.js';
 import {
   assertFarmWriter,
   assertJobManager,
+  CHUNK_FIXED_BYTES,
+  CHUNK_PAGE_BYTES,
+  checkChunkPage,
   checkCreateJob,
+  checkOutput,
   checkReport,
+  encodeChunkCursor,
   JOB_ACTIONS,
   LIMITS,
   leaseDigest,
@@ -153,11 +158,12 @@ export class FarmService {
     return out.chunk;
   }
 
-  /** POST /farm/chunks/{id}/complete. */
+  /** POST /farm/chunks/{id}/complete: the output is kept compact, at most 64 KiB (422 `too_large`). */
   async complete(chunkId: string, lease: string, outputJson: string | undefined, ctx: CallContext): Promise<{ chunk: FarmChunkRow; job: RecordView }> {
     const principal = principalOf(ctx.principal);
     assertFarmWriter(principal, 'work on farm chunks');
-    const out = await this.leased(chunkId, lease, (l) => this.deps.store.complete(l, outputJson ?? null, this.stamp(principal)));
+    const output = checkOutput(outputJson);
+    const out = await this.leased(chunkId, lease, (l) => this.deps.store.complete(l, output, this.stamp(principal)));
     this.emitted();
     return { chunk: out.chunk, job: toView(out.job) };
   }
@@ -211,10 +217,16 @@ export class FarmService {
     return toView(record);
   }
 
-  /** GET /farm/jobs/{id}/chunks: any authenticated caller. */
-  async chunks(jobId: string): Promise<FarmChunkRow[]> {
+  /**
+   * GET /farm/jobs/{id}/chunks: any authenticated caller; one page in index order, at most `limit`
+   * chunks and about {@link CHUNK_PAGE_BYTES} (docs/farm.md, "Bounds").
+   */
+  async chunks(jobId: string, limit: number | undefined, cursor: string | undefined): Promise<{ chunks: FarmChunkRow[]; nextCursor?: string }> {
+    const page = checkChunkPage(limit, cursor);
     const job = await this.job(jobId);
-    return this.deps.store.listChunks(job.id);
+    const out = await this.deps.store.listChunks(job.id, { ...page, maxBytes: CHUNK_PAGE_BYTES, fixedBytes: CHUNK_FIXED_BYTES });
+    const last = out.chunks.at(-1);
+    return out.more && last ? { chunks: out.chunks, nextCursor: encodeChunkCursor(last.index) } : { chunks: out.chunks };
   }
 
   /** Finalises expired leases (the sweeper; claims and reports do the same when they meet one). */

@@ -5,9 +5,13 @@
  * `20,22,24`).
  */
 
-/** Most frames one job may list once expanded, and most chunks it may be cut into. */
-export const MAX_FRAMES = 1_000_000;
-export const MAX_CHUNKS = 100_000;
+/**
+ * Most frames one job may list once expanded, and most chunks it may be cut into (docs/farm.md,
+ * "Bounds"): a job's chunks are inserted in its create's transaction, and its frames are held in
+ * memory while they are cut.
+ */
+export const MAX_FRAMES = 100_000;
+export const MAX_CHUNKS = 10_000;
 /** Largest frame number. */
 export const MAX_FRAME = 100_000_000;
 

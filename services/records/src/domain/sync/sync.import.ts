@@ -31,6 +31,8 @@ import { checkCreate, checkTransition, checkUpdate, type LinkRef } from '../sche
 import { checkTimeLogChange, checkTimeLogCreate } from '../timelog.rules.js';
 import type { DataObject, RecordView } from '../record.types.js';
 import { parseSyncImport, type SyncItem } from './sync.input.js';
+import { checkUserEmails, namesUserEmail } from './sync.users.js';
+import { farmRecordWriteRefusal } from '../farm/farm.rules.js';
 
 /** Plans of one import made again at most this many times when a record changes under them. */
 const STALE_ATTEMPTS = 3;
@@ -185,13 +187,32 @@ export class SyncImporter {
       return inBatch.get(key)?.id ?? mapped.get(key);
     };
 
-    const problems: Problem[] = [];
+    // Users' login addresses: the rule of POST /entities/User, against every User's address as stored.
+    const logins = items.some(namesUserEmail)
+      ? checkUserEmails(
+          items,
+          items.map((_, i) => {
+            const own = inBatch.get(itemKeys[i]!)!;
+            return { id: own.id, current: own.isNew ? undefined : existing.get(own.id) };
+          }),
+          await tx.lockUserEmails(),
+        )
+      : { emails: new Map<number, string>(), problems: [] };
+
+    const problems: Problem[] = [...logins.problems];
     const links: LinkRef[] = [];
     const plans: Plan[] = [];
     const playlistChecks: { i: number; projectId: string | null; data: DataObject }[] = [];
     for (const [i, item] of items.entries()) {
+      // FarmJob records are the farm's: /entities refuses to create one (403), an import refuses the item.
+      if (item.entityType === 'FarmJob') {
+        problems.push({ loc: ['items', i, 'entity_type'], msg: farmRecordWriteRefusal('create', false, undefined)!, type: 'value_error' });
+        continue;
+      }
       const itemProblems: Problem[] = [];
       const data = canonicalLinks(this.resolveLinks(schema, item, resolve, source, itemProblems));
+      const email = logins.emails.get(i);
+      if (email !== undefined) data.email = email;
       const own = inBatch.get(itemKeys[i]!)!;
       const current = own.isNew ? undefined : existing.get(own.id);
       let projectId: string | null | undefined = item.projectId;

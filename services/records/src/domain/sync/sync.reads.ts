@@ -4,7 +4,7 @@
  * retired), its external ids, and whether the write was made by a given source's import (no echo).
  */
 import { AppError, isUuid, type Problem } from '@reelbase/lib-platform';
-import type { SyncMapping, SyncStore } from '../ports.js';
+import type { StoredRecord, SyncMapping, SyncStore } from '../ports.js';
 import type { ClientRecord } from '../record.types.js';
 import { SYNC_MAX_EXTERNAL_ID, SYNC_SOURCE } from './sync.input.js';
 
@@ -22,16 +22,42 @@ export interface ChangeEventRef {
   eventId: number;
   entityId: string;
   createdAt: string;
+  /** The event's entity type (absent from an older gateway: then the record's existence alone decides). */
+  entityType?: string;
 }
 
 export interface ChangeInfo {
   event_id: number;
-  /** False: not a record's event (a schema, action or schedule event): left out of changes. */
+  /**
+   * True only for a record's own event: `entity_id` names a record of the record store (retired or not)
+   * and `entity_type` is that record's type, or a type since renamed to it. Anything else — schema,
+   * addon, action and schedule events, and the site-sync states (`SiteSync`) whose `entity_id` is their
+   * Representation's — is not a record's event and is left out of changes.
+   */
   is_record: boolean;
   record: ClientRecord | null;
   external_ids: Record<string, string>;
   /** Written by the asked source's import. */
   echo: boolean;
+}
+
+/**
+ * Whether an event of type `eventType` is about a record now of type `recordType`: the same type, or one
+ * `eventType` became through entity type renames (in any number of steps; a rename rewrites the records'
+ * type but not the events already in the log).
+ */
+export function typeMatcher(renames: readonly { from: string; to: string }[]): (eventType: string, recordType: string) => boolean {
+  const next = new Map<string, string[]>();
+  for (const r of renames) next.set(r.from, [...(next.get(r.from) ?? []), r.to]);
+  return (eventType, recordType) => {
+    const seen = new Set([eventType]);
+    const todo = [eventType];
+    for (let t = todo.pop(); t !== undefined; t = todo.pop()) {
+      if (t === recordType) return true;
+      for (const n of next.get(t) ?? []) if (!seen.has(n)) (seen.add(n), todo.push(n));
+    }
+    return false;
+  };
 }
 
 const mappingOut = (m: SyncMapping) => ({ source: m.source, entity_type: m.entityType, external_id: m.externalId, id: m.id });
@@ -63,6 +89,18 @@ export class SyncReads {
     return { items: rows.map(mappingOut) };
   }
 
+  /** The type test of {@link typeMatcher}; the renames are read only when an event's type differs from its record's. */
+  private async typeMatcher(
+    events: readonly ChangeEventRef[],
+    byId: ReadonlyMap<string, StoredRecord>,
+  ): Promise<(eventType: string, recordType: string) => boolean> {
+    const differs = events.some((e) => {
+      const row = isUuid(e.entityId) ? byId.get(e.entityId.toLowerCase()) : undefined;
+      return row !== undefined && e.entityType !== undefined && e.entityType !== row.entityType;
+    });
+    return typeMatcher(differs ? await this.store.typeRenames() : []);
+  }
+
   /** What changes shows of each event, in the order given. */
   async changes(events: readonly ChangeEventRef[], source: string | undefined): Promise<{ items: ChangeInfo[] }> {
     if (source !== undefined && !SYNC_SOURCE.test(source)) {
@@ -82,6 +120,7 @@ export class SyncReads {
     ]);
     const echoed = new Set([...echoes].map((k) => refs[k]!.eventId));
     const byId = new Map(rows.map((r) => [r.id, r]));
+    const ofItsType = await this.typeMatcher(events, byId);
     const external = new Map<string, Record<string, string>>();
     for (const m of mappings) {
       const ext = external.get(m.id) ?? {};
@@ -107,7 +146,8 @@ export class SyncReads {
                 data: row.data,
               }
             : null;
-        return { event_id: e.eventId, is_record: row !== undefined, record, external_ids: external.get(id) ?? {}, echo: echoed.has(e.eventId) };
+        const isRecord = row !== undefined && (e.entityType === undefined || ofItsType(e.entityType, row.entityType));
+        return { event_id: e.eventId, is_record: isRecord, record, external_ids: external.get(id) ?? {}, echo: echoed.has(e.eventId) };
       }),
     };
   }

@@ -145,12 +145,22 @@ export interface ChangeJobResponse {
   job?: Record | undefined;
 }
 
+/** One page of a job's chunks in index order (docs/farm.md, "Bounds"). */
 export interface ListChunksRequest {
   jobId: string;
+  /** 1..500; absent: 100. */
+  limit?:
+    | number
+    | undefined;
+  /** The next_cursor of the previous page; absent: the first page. */
+  cursor?: string | undefined;
 }
 
 export interface ListChunksResponse {
+  /** At most `limit` chunks, fewer when their size fills the page's byte budget. */
   chunks: FarmChunk[];
+  /** Absent on the last page. */
+  nextCursor?: string | undefined;
 }
 
 function createBaseFarmChunk(): FarmChunk {
@@ -1975,13 +1985,19 @@ export const ChangeJobResponse: MessageFns<ChangeJobResponse> = {
 };
 
 function createBaseListChunksRequest(): ListChunksRequest {
-  return { jobId: "" };
+  return { jobId: "", limit: undefined, cursor: undefined };
 }
 
 export const ListChunksRequest: MessageFns<ListChunksRequest> = {
   encode(message: ListChunksRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.jobId !== "") {
       writer.uint32(10).string(message.jobId);
+    }
+    if (message.limit !== undefined) {
+      writer.uint32(16).int32(message.limit);
+    }
+    if (message.cursor !== undefined) {
+      writer.uint32(26).string(message.cursor);
     }
     return writer;
   },
@@ -2007,6 +2023,22 @@ export const ListChunksRequest: MessageFns<ListChunksRequest> = {
             message.jobId = reader.string();
             continue;
           }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.limit = reader.int32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.cursor = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2026,6 +2058,8 @@ export const ListChunksRequest: MessageFns<ListChunksRequest> = {
         : isSet(object.job_id)
         ? globalThis.String(object.job_id)
         : "",
+      limit: isSet(object.limit) ? globalThis.Number(object.limit) : undefined,
+      cursor: isSet(object.cursor) ? globalThis.String(object.cursor) : undefined,
     };
   },
 
@@ -2033,6 +2067,12 @@ export const ListChunksRequest: MessageFns<ListChunksRequest> = {
     const obj: any = {};
     if (message.jobId !== "") {
       obj.jobId = message.jobId;
+    }
+    if (message.limit !== undefined) {
+      obj.limit = Math.round(message.limit);
+    }
+    if (message.cursor !== undefined) {
+      obj.cursor = message.cursor;
     }
     return obj;
   },
@@ -2043,18 +2083,23 @@ export const ListChunksRequest: MessageFns<ListChunksRequest> = {
   fromPartial<I extends Exact<DeepPartial<ListChunksRequest>, I>>(object: I): ListChunksRequest {
     const message = createBaseListChunksRequest();
     message.jobId = object.jobId ?? "";
+    message.limit = object.limit ?? undefined;
+    message.cursor = object.cursor ?? undefined;
     return message;
   },
 };
 
 function createBaseListChunksResponse(): ListChunksResponse {
-  return { chunks: [] };
+  return { chunks: [], nextCursor: undefined };
 }
 
 export const ListChunksResponse: MessageFns<ListChunksResponse> = {
   encode(message: ListChunksResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     for (const v of message.chunks) {
       FarmChunk.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.nextCursor !== undefined) {
+      writer.uint32(18).string(message.nextCursor);
     }
     return writer;
   },
@@ -2080,6 +2125,14 @@ export const ListChunksResponse: MessageFns<ListChunksResponse> = {
             message.chunks.push(FarmChunk.decode(reader, reader.uint32()));
             continue;
           }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.nextCursor = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2095,6 +2148,11 @@ export const ListChunksResponse: MessageFns<ListChunksResponse> = {
   fromJSON(object: any): ListChunksResponse {
     return {
       chunks: globalThis.Array.isArray(object?.chunks) ? object.chunks.map((e: any) => FarmChunk.fromJSON(e)) : [],
+      nextCursor: isSet(object.nextCursor)
+        ? globalThis.String(object.nextCursor)
+        : isSet(object.next_cursor)
+        ? globalThis.String(object.next_cursor)
+        : undefined,
     };
   },
 
@@ -2102,6 +2160,9 @@ export const ListChunksResponse: MessageFns<ListChunksResponse> = {
     const obj: any = {};
     if (message.chunks?.length) {
       obj.chunks = message.chunks.map((e) => FarmChunk.toJSON(e));
+    }
+    if (message.nextCursor !== undefined) {
+      obj.nextCursor = message.nextCursor;
     }
     return obj;
   },
@@ -2112,6 +2173,7 @@ export const ListChunksResponse: MessageFns<ListChunksResponse> = {
   fromPartial<I extends Exact<DeepPartial<ListChunksResponse>, I>>(object: I): ListChunksResponse {
     const message = createBaseListChunksResponse();
     message.chunks = object.chunks?.map((e) => FarmChunk.fromPartial(e)) || [];
+    message.nextCursor = object.nextCursor ?? undefined;
     return message;
   },
 };

@@ -52,6 +52,11 @@ export interface SyncChangeEvent {
   entityId: string;
   /** The event's time (the record's updated_at after the write), with microseconds. */
   createdAt: string;
+  /**
+   * The event's entity type: an event is a record's only when the record it names is of this type
+   * (or of a type this one was renamed to).
+   */
+  entityType?: string | undefined;
 }
 
 export interface SyncServiceChangesRequest {
@@ -398,7 +403,7 @@ export const SyncServiceMappingsResponse: MessageFns<SyncServiceMappingsResponse
 };
 
 function createBaseSyncChangeEvent(): SyncChangeEvent {
-  return { eventId: 0, entityId: "", createdAt: "" };
+  return { eventId: 0, entityId: "", createdAt: "", entityType: undefined };
 }
 
 export const SyncChangeEvent: MessageFns<SyncChangeEvent> = {
@@ -411,6 +416,9 @@ export const SyncChangeEvent: MessageFns<SyncChangeEvent> = {
     }
     if (message.createdAt !== "") {
       writer.uint32(26).string(message.createdAt);
+    }
+    if (message.entityType !== undefined) {
+      writer.uint32(34).string(message.entityType);
     }
     return writer;
   },
@@ -452,6 +460,14 @@ export const SyncChangeEvent: MessageFns<SyncChangeEvent> = {
             message.createdAt = reader.string();
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.entityType = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -481,6 +497,11 @@ export const SyncChangeEvent: MessageFns<SyncChangeEvent> = {
         : isSet(object.created_at)
         ? globalThis.String(object.created_at)
         : "",
+      entityType: isSet(object.entityType)
+        ? globalThis.String(object.entityType)
+        : isSet(object.entity_type)
+        ? globalThis.String(object.entity_type)
+        : undefined,
     };
   },
 
@@ -495,6 +516,9 @@ export const SyncChangeEvent: MessageFns<SyncChangeEvent> = {
     if (message.createdAt !== "") {
       obj.createdAt = message.createdAt;
     }
+    if (message.entityType !== undefined) {
+      obj.entityType = message.entityType;
+    }
     return obj;
   },
 
@@ -506,6 +530,7 @@ export const SyncChangeEvent: MessageFns<SyncChangeEvent> = {
     message.eventId = object.eventId ?? 0;
     message.entityId = object.entityId ?? "";
     message.createdAt = object.createdAt ?? "";
+    message.entityType = object.entityType ?? undefined;
     return message;
   },
 };
