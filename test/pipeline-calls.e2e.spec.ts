@@ -559,6 +559,41 @@ describe('pipeline calls (whole stack)', () => {
     });
   });
 
+  describe('bounds', () => {
+    it('a summary of more than 10,000 groups is 422 at grouping; a coarser grouping of the same records answers', async () => {
+      const bulk = (await admin.api.post('/entities/Project', { data: { name: 'Bulk', code: 'bulk' } })).body.id as string;
+      for (let b = 0; b < 21; b++) {
+        const requests = Array.from({ length: 500 }, (_, j) => ({
+          request_type: 'create',
+          entity_type: 'Shot',
+          project_id: bulk,
+          data: { code: `g${b}_${j}`, cut_in: j % 4 },
+        }));
+        expectStatus(await admin.api.post('/batch', { requests }), 200, `batch ${b}`);
+      }
+      const body = (field: string) => ({
+        filters: [['project_id', 'is', bulk]],
+        summary_fields: [{ field: 'id', type: 'record_count' }],
+        grouping: [{ field, type: 'exact' }],
+      });
+      const refused = await admin.api.post('/entities/Shot/summarize', body('code'));
+      expectValidation(refused, ['body', 'grouping']);
+      expect(refused.body.detail[0].type).toBe('too_many_groups');
+      const coarse = expectStatus(await admin.api.post('/entities/Shot/summarize', body('cut_in')), 200, 'coarse');
+      expect(coarse.summaries.id).toBe(10_500);
+      expect(coarse.groups.map((g: any) => g.summaries.id)).toEqual([2625, 2625, 2625, 2625]);
+    });
+
+    it('a user holds at most 100 live API keys: one more is 409 limit_reached until one is revoked', async () => {
+      const minter = await createUser(admin.api, 'Artist', `minter-${randomUUID().slice(0, 8)}@studio.test`);
+      const keys: any[] = [];
+      for (let i = 0; i < 100; i++) keys.push(expectStatus(await minter.api.post('/auth/api-keys', { name: `k${i}` }), 200, `key ${i}`));
+      expectError(await minter.api.post('/auth/api-keys', { name: 'one too many' }), 409, 'limit_reached');
+      expectStatus(await minter.api.delete(`/auth/api-keys/${keys[0].id}`), 200, 'revoke');
+      expectStatus(await minter.api.post('/auth/api-keys', { name: 'in its place' }), 200, 'after a revoke');
+    });
+  });
+
   describe('request weights', () => {
     it('a batch counts its requests and a summary ten in the caller’s rate limit; a refused body one', async () => {
       // The last test of the file: the gateway again with a limit a test can reach (2 a second, 40 at once).
