@@ -14,7 +14,7 @@ import { requestContext } from './http/request.context.js';
 import type { AnyRoute } from './http/route.js';
 import { mountRoutes } from './http/router.builder.js';
 import { allRoutes } from './routes/index.js';
-import type { ShareRouteOptions } from './routes/share.routes.js';
+import type { ShareRouteOptions } from './routes/route.deps.js';
 
 export const API_VERSION = '0.0.1';
 

@@ -2,18 +2,11 @@
  * Domain errors. Every failure a service reports carries a kind; the kind alone decides
  * the gRPC status (grpc/status.ts) and, in the gateway, the HTTP status.
  */
-import { capProblems, MAX_PROBLEMS } from './problems.js';
+import { capProblems, MAX_PROBLEMS, type Problem } from './problems.js';
 
 /** What went wrong, independent of transport. */
 export type ErrorKind =
   'invalid' | 'bad_request' | 'not_found' | 'conflict' | 'unauthenticated' | 'forbidden' | 'unavailable' | 'rate_limited' | 'too_large' | 'internal';
-
-/** One validation problem, in the shape of the 422 body (docs/api-notes.md, Errors). */
-export interface Problem {
-  loc: (string | number)[];
-  msg: string;
-  type: string;
-}
 
 /** Optional details attached to an {@link AppError}. */
 export interface AppErrorOptions {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { AppError, type Problem } from './errors.js';
+import { AppError } from './errors.js';
+import type { Problem } from './problems.js';
 import { capProblems, clipEcho, leftOutBy, MAX_ECHO_CHARS, MAX_MSG_CHARS, MAX_PROBLEMS } from './problems.js';
 
 const extra = (i: number, key = `k${i}`): Problem => ({ loc: ['data', key], msg: `Shot has no field '${key}'`, type: 'extra_forbidden' });

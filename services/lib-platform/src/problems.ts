@@ -5,7 +5,13 @@
  * ({@link AppError.invalid}), so a body with thousands of bad keys, or one key of a megabyte,
  * still answers a short 422 that crosses the internal hop whole.
  */
-import type { Problem } from './errors.js';
+
+/** One validation problem, in the shape of the 422 body (docs/api-notes.md, Errors). */
+export interface Problem {
+  loc: (string | number)[];
+  msg: string;
+  type: string;
+}
 
 /** How many problems a 422 lists (the gateway's `MAX_PROBLEMS` default). */
 export const MAX_PROBLEMS = 100;

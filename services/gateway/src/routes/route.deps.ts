@@ -3,10 +3,27 @@
  * one new module plus one line in routes/index.ts.
  */
 import type { IncomingMessage } from 'node:http';
-import type { Metrics, Readiness } from '@reelbase/lib-platform';
+import type { Logger, Metrics, Readiness } from '@reelbase/lib-platform';
 import type { Peers } from '../clients/peers.js';
+import type { GuestSecrets } from '../domain/guest.secrets.js';
 import type { RateLimiter } from '../domain/rate.limiter.js';
-import type { ShareRouteOptions } from './share.routes.js';
+
+/** What the guest routes are given (share.routes.ts; docs/review.md). */
+export interface ShareRouteOptions {
+  /** Guest notes per link (SHARE_NOTES_PER_MINUTE); unset: not limited. */
+  notesLimiter?: RateLimiter;
+  /** Wrong or missing passwords per link (SHARE_PASSWORD_FAILURES_PER_MINUTE); unset: not limited. */
+  passwordFailures?: RateLimiter;
+  /** PUBLIC_URL: the origin of the `url` of new links; unset: the request's scheme and Host. */
+  publicUrl?: string;
+  logger?: Logger;
+  /** Seals guest media keys and sessions; unset (tests of other routes): guests get no media keys and no sessions. */
+  secrets?: GuestSecrets;
+  /** Lifetime of a guest's media keys (SHARE_MEDIA_KEY_SECONDS). */
+  mediaKeySeconds?: number;
+  /** Lifetime of a guest session (SHARE_SESSION_SECONDS). */
+  sessionSeconds?: number;
+}
 
 export interface RouteDeps {
   peers: Peers;

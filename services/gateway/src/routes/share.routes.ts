@@ -80,22 +80,6 @@ function shareLinkJson(l: recordsv1.ShareLink) {
 
 const NO_BRANDING = { studio_name: null, logo_media_key: null, primary_color: null, accent_color: null };
 
-export interface ShareRouteOptions {
-  /** Guest notes per link (SHARE_NOTES_PER_MINUTE); unset: not limited. */
-  notesLimiter?: RateLimiter;
-  /** Wrong or missing passwords per link (SHARE_PASSWORD_FAILURES_PER_MINUTE); unset: not limited. */
-  passwordFailures?: RateLimiter;
-  /** PUBLIC_URL: the origin of the `url` of new links; unset: the request's scheme and Host. */
-  publicUrl?: string;
-  logger?: Logger;
-  /** Seals guest media keys and sessions; unset (tests of other routes): guests get no media keys and no sessions. */
-  secrets?: GuestSecrets;
-  /** Lifetime of a guest's media keys (SHARE_MEDIA_KEY_SECONDS). */
-  mediaKeySeconds?: number;
-  /** Lifetime of a guest session (SHARE_SESSION_SECONDS). */
-  sessionSeconds?: number;
-}
-
 /** Defaults of the two lifetimes (config.ts has the same). */
 const MEDIA_KEY_SECONDS = 4 * 3600;
 const SESSION_SECONDS = 30 * 60;

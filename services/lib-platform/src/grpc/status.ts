@@ -5,7 +5,8 @@
  * {@link DETAIL_BUDGET_BYTES}).
  */
 import { Metadata, status, type ServiceError } from '@grpc/grpc-js';
-import { AppError, type ErrorKind, type Problem } from '../errors.js';
+import { AppError, type ErrorKind } from '../errors.js';
+import type { Problem } from '../problems.js';
 import { clipEcho, leftOutBy, tooManyMsg } from '../problems.js';
 
 const KIND_TO_STATUS: Record<ErrorKind, status> = {

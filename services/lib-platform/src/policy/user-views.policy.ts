@@ -4,7 +4,7 @@
  * 403 or 422); records applies them again to every call it answers.
  */
 import type { Principal } from '../context.js';
-import type { Problem } from '../errors.js';
+import type { Problem } from '../problems.js';
 import { mayLogTimeForOthers } from './timelog.policy.js';
 
 /** Why reading another user's tasks or timesheet is refused. */

@@ -5,15 +5,9 @@
  * delivers webhook actions (notifier/action.deliveries.ts).
  */
 import type { CallContext, StreamEvent } from '@reelbase/lib-platform';
-import type { CustomAction, LaunchPayload } from './actions.rules.js';
+import type { ActionRecord, CustomAction, LaunchPayload } from './actions.rules.js';
 
-/** A record as the actions read it. */
-export interface ActionRecord {
-  id: string;
-  entityType: string;
-  projectId: string | null;
-  data: Record<string, unknown>;
-}
+export type { ActionRecord };
 
 /** A launch request to store: found again by the hash of its token, for its user only. */
 export interface NewLaunch {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { resolveApplications, type ActiveTool } from '../catalog.js';
 import type { ApplicationDef } from '../schema.types.js';
-import type { ActionRecord } from './actions.ports.js';
+import type { ActionRecord } from './actions.rules.js';
 import { customActionApplies, launchContext, launchPayload, listActions, mergeEnvironment, stepOf, type CustomAction } from './actions.rules.js';
 
 const app = (code: string, extra: Partial<ApplicationDef> = {}): ApplicationDef => ({

@@ -10,7 +10,6 @@
 import type { ActiveTool } from '../catalog.js';
 import type { ConfigDigest } from '../config.events.js';
 import type { ApplicationDef } from '../schema.types.js';
-import type { ActionRecord } from './actions.ports.js';
 
 /** The prefix of every launch action's id (`launch:<application code>`). */
 export const LAUNCH_PREFIX = 'launch:';
@@ -130,6 +129,14 @@ export function mergeEnvironment(sources: ReadonlyArray<Readonly<Record<string, 
     }
   }
   return out;
+}
+
+/** A record as the actions read it. */
+export interface ActionRecord {
+  id: string;
+  entityType: string;
+  projectId: string | null;
+  data: Record<string, unknown>;
 }
 
 /** The context a launched application opens in. */
