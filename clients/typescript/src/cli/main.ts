@@ -3,116 +3,21 @@
  * (one document, or one JSON object per line for streams), and ends with an exit code a script
  * can test (output.ts, EXIT).
  */
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { Command, CommanderError, Option } from 'commander';
 import { Reelbase } from '../reelbase.client.js';
 import type { BatchRequest, Filters, Grouping, SummaryField, SummaryGroup } from '../reelbase.client.js';
-import { configPath, configuredUrl, readConfig, resolveTarget, sameOrigin, writeConfig } from './config.store.js';
-import { CREDENTIAL_ENV, CREDENTIAL_VARIABLES, promptHidden, readSecretFile } from './credentials.js';
-import { FarmAgent } from './farm.agent.js';
-import { describeLaunch, executableFor, launchEnvironment, parseLaunchUri, type LaunchPayload } from './launch.js';
+import { configPath, readConfig, resolveTarget, writeConfig } from './config.store.js';
+import { CREDENTIAL_ENV, readSecretFile } from './credentials.js';
 import { CliError, EXIT, EXIT_HELP, describe, errorJson, errorText, exitCodeOf, flatRecord, table } from './output.js';
 import { ProgressBar } from './progress.bar.js';
+import { addRunCommands } from './run.commands.js';
+import { argumentRefused, assignments, buildFilters, buildOrder, collect, intArg, jsonOrText, parseJsonOption } from './args.js';
+import { abortAgent, defaultIo, type CliState, type Globals, type Io } from './cli.context.js';
 
-interface Globals {
-  url?: string;
-  profile?: string;
-  json?: boolean;
-}
-
-export interface Io {
-  out: (text: string) => void;
-  err: (text: string) => void;
-  stderr: { isTTY?: boolean; columns?: number; write(text: string): unknown };
-  env: NodeJS.ProcessEnv;
-  readStdin: () => string;
-  /** Asks for a secret without echoing it; absent when there is no terminal to ask on. */
-  promptSecret?: (question: string) => Promise<string | undefined>;
-}
-
-const defaultIo = (): Io => ({
-  out: (t) => process.stdout.write(t),
-  err: (t) => process.stderr.write(t),
-  stderr: process.stderr,
-  env: process.env,
-  readStdin: () => readFileSync(0, 'utf8'),
-  promptSecret: process.stdin.isTTY && process.stderr.isTTY ? (q) => promptHidden(q) : undefined,
-});
-
-/** The refusal of a credential given as a command-line argument, naming the safe ways to give it. */
-function argumentRefused(option: string, what: string, safe: string): CliError {
-  return new CliError(
-    `${option} is refused: a ${what} on the command line is visible to every user of this machine (ps) and kept in the shell's history; ` +
-      `give it with ${safe}${what === 'password' ? ' (change it if others share this machine)' : ' (revoke it if others share this machine)'}`,
-    EXIT.usage,
-  );
-}
-
-/** `value` as JSON when it parses, else the text itself (so `code=SH010` and `cut_in=1001` both work). */
-export function jsonOrText(value: string): unknown {
-  try {
-    return JSON.parse(value);
-  } catch {
-    return value;
-  }
-}
-
-/** `key=value` arguments into an object (values JSON when they parse). */
-export function assignments(pairs: string[]): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const p of pairs) {
-    const i = p.indexOf('=');
-    if (i <= 0) throw new CliError(`expected key=value, got ${JSON.stringify(p)}`, EXIT.usage);
-    out[p.slice(0, i)] = jsonOrText(p.slice(i + 1));
-  }
-  return out;
-}
-
-function parseJsonOption(text: string, what: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch (err) {
-    throw new CliError(`${what} is not JSON: ${(err as Error).message}`, EXIT.usage);
-  }
-}
-
-/** Filters from `--filters JSON` and each `--where 'path op value'` / `--where path=value`. */
-export function buildFilters(filtersJson: string | undefined, where: string[]): Filters {
-  const items: unknown[] = [];
-  if (filtersJson) {
-    const f = parseJsonOption(filtersJson, '--filters');
-    if (Array.isArray(f)) items.push(...(f as unknown[]));
-    else items.push(f);
-  }
-  for (const w of where) {
-    const m = /^\s*(\S+)\s+(\S+)\s+(.*)$/.exec(w);
-    if (m && !w.slice(0, w.indexOf(' ')).includes('=')) items.push([m[1], m[2], jsonOrText(m[3]!)]);
-    else {
-      const i = w.indexOf('=');
-      if (i <= 0) throw new CliError(`--where takes 'path=value' or 'path operator value', got ${JSON.stringify(w)}`, EXIT.usage);
-      items.push([w.slice(0, i).trim(), 'is', jsonOrText(w.slice(i + 1).trim())]);
-    }
-  }
-  return items as Filters;
-}
-
-/** `code,-created_at` into an order list. */
-export function buildOrder(order: string | undefined): { field: string; direction: 'asc' | 'desc' }[] | undefined {
-  if (!order) return undefined;
-  return order
-    .split(',')
-    .filter(Boolean)
-    .map((f) => (f.startsWith('-') ? { field: f.slice(1), direction: 'desc' as const } : { field: f, direction: 'asc' as const }));
-}
-
-const collect = (v: string, prev: string[]) => [...prev, v];
-const intArg = (name: string) => (v: string) => {
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < 0) throw new CliError(`${name} takes a whole number, got ${JSON.stringify(v)}`, EXIT.usage);
-  return n;
-};
+export { assignments, buildFilters, buildOrder, jsonOrText } from './args.js';
+export type { Io } from './cli.context.js';
 
 export function buildProgram(io: Io, state: CliState): Command {
   const program = new Command('reelbase');
@@ -458,123 +363,10 @@ export function buildProgram(io: Io, state: CliState): Command {
       print(cmd, total, () => `${o.dryRun ? 'dry run: would have ' : ''}created ${total.created}, updated ${total.updated}, unchanged ${total.unchanged}`);
     });
 
-  const farm = program.command('farm').description('Farm commands.');
-  farm
-    .command('agent')
-    .description(
-      'Run a farm agent: claim chunks of a pool, run the command per chunk with {frames} (also {first}, {last}, {job_id}, {chunk_id}, {index}) substituted, ' +
-        "heartbeat while it runs, complete the chunk on exit status 0, else fail it with the status and the output's tail. " +
-        `The command runs without the agent's credentials (${CREDENTIAL_VARIABLES.join(', ')} are left out of its environment). ` +
-        'Ctrl-C once: finish the running chunk, then stop; twice: stop the command and fail its chunk.',
-    )
-    .requiredOption('--pool <pool>', 'the pool to take chunks from')
-    .requiredOption('--exec <command>', "the command per chunk, run by the shell, e.g. 'render -f {frames}'")
-    .option('--worker <name>', 'this agent’s name (default host:pid)')
-    .option('--kinds <list>', 'only jobs of these kinds, comma separated')
-    .option('--lease-seconds <n>', 'lease of a claim (10..3600)', intArg('--lease-seconds'), 300)
-    .option('--poll-seconds <n>', 'wait between claims when nothing is due', intArg('--poll-seconds'), 5)
-    .option('--exit-when-idle', 'stop when nothing is due instead of waiting')
-    .option('--max-chunks <n>', 'stop after this many chunks', intArg('--max-chunks'))
-    .action(
-      async (
-        o: {
-          pool: string;
-          exec: string;
-          worker?: string;
-          kinds?: string;
-          leaseSeconds: number;
-          pollSeconds: number;
-          exitWhenIdle?: boolean;
-          maxChunks?: number;
-        },
-        cmd: Command,
-      ) => {
-        const json = globals(cmd).json;
-        const agent = new FarmAgent(client(cmd), {
-          pool: o.pool,
-          exec: o.exec,
-          worker: o.worker,
-          kinds: o.kinds?.split(',').filter(Boolean),
-          leaseSeconds: o.leaseSeconds,
-          pollMs: o.pollSeconds * 1000,
-          exitWhenIdle: o.exitWhenIdle,
-          maxChunks: o.maxChunks,
-          log: (line) => io.err(`[farm] ${line}\n`),
-          output: (b) => io.err(b.toString('utf8')),
-          env: io.env,
-        });
-        state.agent = agent;
-        const outcomes = await agent.run();
-        if (json) for (const oc of outcomes) io.out(`${JSON.stringify(oc)}\n`);
-        else io.out(`${outcomes.filter((x) => x.result === 'done').length} chunk(s) done, ${outcomes.filter((x) => x.result !== 'done').length} not\n`);
-        if (state.agent === agent && agentAborted(agent)) throw new CliError('', EXIT.interrupted);
-      },
-    );
-
-  program
-    .command('launch')
-    .description(
-      'Take a launch request (the reelbase-launcher:// URI an action gives) from the configured server and print it, or run it with --run. ' +
-        'A link naming another server is refused, and so is any link while no server is configured: the key goes to the configured server only.',
-    )
-    .argument('<uri>', 'reelbase-launcher://launch?server=...&token=... (or the bare token)')
-    .option('--run', 'start the application with its arguments and environment (exit status: the application’s; 7 when it fails to start)')
-    .action(async (uri: string, o: { run?: boolean }, cmd: Command) => {
-      const req = parseLaunchUri(uri);
-      const g = globals(cmd);
-      // The server is the configured one (--url, REELBASE_URL or the profile), never one a link names:
-      // a link naming another server is refused before anything is sent, the key included.
-      const configured = configuredUrl({ url: g.url, profile: g.profile }, io.env, configPath(io.env));
-      if (!configured) {
-        throw new CliError(
-          `no server is configured${req.server ? `, and the launch link's server (${req.server}) is not trusted on its own word` : ''}: ` +
-            `run \`reelbase login --url ${req.server ?? 'URL'}\` (or set REELBASE_URL, or give --url) for the server you use`,
-          EXIT.usage,
-        );
-      }
-      if (req.server && !sameOrigin(req.server, configured)) {
-        throw new CliError(
-          `the launch names ${req.server}, but the configured server is ${configured}: refused (use the matching --profile or --url)`,
-          EXIT.auth,
-        );
-      }
-      const t = resolveTarget({ url: g.url, profile: g.profile }, io.env, configPath(io.env));
-      const rb = new Reelbase({ url: t.url, apiKey: t.apiKey });
-      const payload: LaunchPayload = await rb.call('get', '/actions/launch/{token}', { params: { token: req.token } });
-      const exe = executableFor(payload);
-      const env = launchEnvironment(payload, t.url, io.env);
-      if (!o.run) {
-        print(cmd, { ...payload, executable: exe ?? null, command: exe ? [exe, ...payload.args] : null, launch_environment: env }, () =>
-          describeLaunch(payload, t.url),
-        );
-        return;
-      }
-      if (!exe) throw new CliError(`${payload.label} has no executable for ${process.platform}`, EXIT.failed);
-      if (!g.json) io.err(`starting ${[exe, ...payload.args].join(' ')}\n`);
-      const code = await new Promise<number>((resolve) => {
-        const child = spawn(exe, payload.args, { env, stdio: 'inherit' });
-        state.child = child;
-        child.on('error', (err) => {
-          io.err(`could not start ${exe}: ${err.message}\n`);
-          resolve(EXIT.failed);
-        });
-        child.on('close', (c, s) => resolve(c ?? (s ? 128 + 2 : 1)));
-      });
-      if (code !== 0) throw new CliError('', code);
-    });
+  addRunCommands(program, { io, state, globals, client, print });
 
   return program;
 }
-
-/** What a signal should stop: a farm agent, an events follower, or nothing while a launched program runs. */
-interface CliState {
-  agent?: FarmAgent;
-  child?: import('node:child_process').ChildProcess;
-  stopFollow?: () => void;
-}
-
-const aborted = new WeakSet<FarmAgent>();
-const agentAborted = (a: FarmAgent) => aborted.has(a);
 
 /** Runs the command line; resolves to the exit code. */
 export async function main(argv: string[], io: Io = defaultIo()): Promise<number> {
@@ -593,7 +385,7 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
         io.err('[farm] stopping: the running chunk finishes first (Ctrl-C again to stop it now)\n');
         state.agent.stop();
       } else {
-        aborted.add(state.agent);
+        abortAgent(state.agent);
         state.agent.abort();
       }
       return;
