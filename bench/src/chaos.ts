@@ -13,7 +13,6 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import WebSocket from 'ws';
 import {
   ensureFfmpeg,
   startEmbeddedPostgres,
@@ -27,6 +26,7 @@ import {
   type Stack,
   type WebhookReceiver,
 } from '@reelbase/lib-testkit';
+import { DEADLINE_MS, eventsAfter, Follower, Gateway, lastEventId, type Outcome } from './chaos.clients.js';
 import { bootstrapGateway } from './gateway.bootstrap.js';
 
 const log = (msg: string): void => void process.stderr.write(`[chaos] ${msg}\n`);
@@ -36,8 +36,6 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export const FAULTS = ['gateway', 'auth', 'records', 'schema', 'events', 'notifier', 'media-transcode', 'media-worker', 'nats', 'postgres'] as const;
 type Fault = (typeof FAULTS)[number];
 
-/** A request not answered within this long counts as hung. */
-const DEADLINE_MS = 10_000;
 /** How long a killed process stays down before it is started again (a supervisor's restart delay). */
 const DOWN_MS = 1_500;
 /** How long the events, deliveries and uploads of a phase may take to settle once the load stops. */
@@ -62,123 +60,6 @@ function args() {
   const seconds = Number(get('seconds') ?? 12);
   if (!Number.isFinite(seconds) || seconds < 3) throw new Error('--seconds needs a number of at least 3');
   return { faults: faults as Fault[], seconds, json: get('json'), dir: get('dir') };
-}
-
-/** How one request ended. */
-type Outcome = { kind: 'ok'; status: number; body: any } | { kind: 'status'; status: number } | { kind: 'refused' } | { kind: 'hung' };
-
-class Gateway {
-  constructor(
-    readonly url: string,
-    readonly token: string,
-  ) {}
-
-  /** A request with the deadline; a connection refused or cut is `refused`, no answer in time `hung`. */
-  async call(method: string, path: string, body?: unknown, raw?: { data: Buffer; type: string; name: string }): Promise<Outcome> {
-    const headers: Record<string, string> = { authorization: `Bearer ${this.token}` };
-    let payload: string | Uint8Array | undefined;
-    if (raw) {
-      headers['content-type'] = raw.type;
-      headers['x-file-name'] = raw.name;
-      payload = new Uint8Array(raw.data);
-    } else if (body !== undefined) {
-      headers['content-type'] = 'application/json';
-      payload = JSON.stringify(body);
-    }
-    try {
-      const res = await fetch(new URL(path, this.url), { method, headers, body: payload, signal: AbortSignal.timeout(DEADLINE_MS) });
-      const text = await res.text();
-      if (res.status >= 200 && res.status < 300) return { kind: 'ok', status: res.status, body: text ? JSON.parse(text) : null };
-      return { kind: 'status', status: res.status };
-    } catch (err) {
-      const e = err as Error;
-      if (e.name === 'TimeoutError' || e.name === 'AbortError') return { kind: 'hung' };
-      return { kind: 'refused' };
-    }
-  }
-
-  /** Retries until the answer is 2xx (for the checks after a phase, not counted). */
-  async must(method: string, path: string, body?: unknown): Promise<any> {
-    const until = Date.now() + 60_000;
-    for (;;) {
-      const r = await this.call(method, path, body);
-      if (r.kind === 'ok') return r.body;
-      if (r.kind === 'status' && r.status === 404) return null;
-      if (Date.now() > until) throw new Error(`${method} ${path}: ${r.kind} ${'status' in r ? r.status : ''}`);
-      await sleep(250);
-    }
-  }
-}
-
-/** Every event after `after`, oldest first. */
-async function eventsAfter(gw: Gateway, after: number): Promise<any[]> {
-  const out: any[] = [];
-  let cursor = after;
-  for (;;) {
-    const body = await gw.must('GET', `/events?after=${cursor}&limit=1000`);
-    const page = body.items as any[];
-    out.push(...page);
-    if (page.length < 1000 && !body.next_cursor) return out;
-    cursor = page[page.length - 1].id;
-  }
-}
-
-async function lastEventId(gw: Gateway): Promise<number> {
-  const body = await gw.must('GET', '/events?limit=1');
-  return (body.items[0]?.id as number | undefined) ?? 0;
-}
-
-/** A WebSocket follower: reconnects with `since=` the last id it saw, whatever closed it. */
-class Follower {
-  readonly ids: number[] = [];
-  reconnects = 0;
-  private ws?: WebSocket;
-  private stopped = false;
-  private last = 0;
-
-  constructor(
-    private readonly url: string,
-    private readonly token: string,
-    since: number,
-  ) {
-    this.last = since;
-    this.open();
-  }
-
-  private open(): void {
-    if (this.stopped) return;
-    const u = new URL('/events/ws', this.url.replace(/^http/, 'ws'));
-    u.searchParams.set('token', this.token);
-    u.searchParams.set('since', String(this.last));
-    const ws = new WebSocket(u);
-    this.ws = ws;
-    ws.on('message', (raw) => {
-      try {
-        const ev = JSON.parse(raw.toString()) as { id?: unknown };
-        if (typeof ev.id === 'number') {
-          this.ids.push(ev.id);
-          this.last = Math.max(this.last, ev.id);
-        }
-      } catch {
-        // not an event
-      }
-    });
-    ws.on('error', () => undefined);
-    ws.once('close', () => {
-      if (this.stopped) return;
-      this.reconnects++;
-      setTimeout(() => this.open(), 250);
-    });
-  }
-
-  lastId(): number {
-    return this.last;
-  }
-
-  close(): void {
-    this.stopped = true;
-    this.ws?.terminate();
-  }
 }
 
 /** What one phase's load did. */
