@@ -19,8 +19,6 @@
  */
 import { spawnSync } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { readFileSync } from 'node:fs';
-import { request } from 'node:http';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -28,7 +26,9 @@ import { createTestDatabase, deleteStreams, ensureFfmpeg, uniquePrefix, type Sta
 import { interpretProbe, probeFile, proxyArgs, runTool, thumbnailArgs, type PlanLimits } from '@reelbase/media-transcode';
 import { bootstrapGateway } from './gateway.bootstrap.js';
 import { startBenchStack } from './bench.stack.js';
+import { bigUpload, Client, watch } from './media.client.js';
 import { histogramTotals, meansBetween, type SeriesTotals } from './metrics.scrape.js';
+import { processCpuMs, rssKiB } from './proc.cpu.js';
 
 const RESULTS_DIR = fileURLToPath(new URL('../results/', import.meta.url));
 const log = (msg: string): void => void process.stderr.write(`[bench:media] ${msg}\n`);
@@ -67,95 +67,7 @@ const quantile = (xs: number[], p: number) => {
   const lo = Math.floor(at);
   return sorted[lo]! + (sorted[Math.min(lo + 1, sorted.length - 1)]! - sorted[lo]!) * (at - lo);
 };
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-class Client {
-  constructor(
-    readonly url: string,
-    readonly token: string,
-  ) {}
-
-  async json(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
-    const res = await fetch(new URL(path, this.url), {
-      method,
-      headers: { authorization: `Bearer ${this.token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-      signal: AbortSignal.timeout(60_000),
-    });
-    const text = await res.text();
-    return { status: res.status, body: text ? (JSON.parse(text) as unknown) : null };
-  }
-
-  async version(projectId: string, code: string): Promise<string> {
-    const r = await this.json('POST', '/entities/Version', { project_id: projectId, data: { code } });
-    if (r.status !== 200) throw new Error(`creating Version ${code}: ${r.status} ${JSON.stringify(r.body)}`);
-    return r.body.id as string;
-  }
-
-  /** A raw-body upload of a small file; throws unless 200. Returns the Representation's id. */
-  async upload(versionId: string, data: Buffer, type: string, name: string): Promise<string> {
-    const res = await fetch(new URL(`/versions/${versionId}/reviewable`, this.url), {
-      method: 'POST',
-      headers: { authorization: `Bearer ${this.token}`, 'content-type': type, 'x-file-name': name },
-      body: new Uint8Array(data),
-      signal: AbortSignal.timeout(120_000),
-    });
-    const text = await res.text();
-    if (res.status !== 200) throw new Error(`upload answered ${res.status}: ${text.slice(0, 300)}`);
-    return (JSON.parse(text) as { representation: { id: string } }).representation.id;
-  }
-
-  /** When a record was last written (its `updated_at`), in ms since the epoch. */
-  async updatedAt(entityType: string, id: string): Promise<number> {
-    const r = await this.json('GET', `/entities/${entityType}/${id}`);
-    if (r.status !== 200) throw new Error(`GET ${entityType} ${id} answered ${r.status}`);
-    // ISO 8601 with microseconds; Date.parse takes milliseconds.
-    return Date.parse(String(r.body.updated_at).replace(/(\.\d{3})\d*/, '$1'));
-  }
-
-  /** The newest event's id (0 for an empty log). */
-  async lastEventId(): Promise<number> {
-    const r = await this.json('GET', '/events?limit=1');
-    if (r.status !== 200) throw new Error(`GET /events answered ${r.status}`);
-    return (r.body.items[0]?.id as number | undefined) ?? 0;
-  }
-
-  /** When (ms since the epoch) the event that first set the Representation's `thumbnail_media_key` committed; null if none did. */
-  async firstThumbnailAt(representationId: string, after: number): Promise<number | null> {
-    for (let from = after; ;) {
-      const r = await this.json('GET', `/events?after=${from}&entity_type=Representation&limit=1000`);
-      if (r.status !== 200) throw new Error(`GET /events answered ${r.status}`);
-      const items = r.body.items as { id: number; entity_id: string; changes: Record<string, unknown>; created_at: string }[];
-      const hit = items.find((e) => e.entity_id === representationId && typeof e.changes.thumbnail_media_key === 'string');
-      if (hit) return Date.parse(hit.created_at.replace(/(\.\d{3})\d*/, '$1'));
-      if (!r.body.next_cursor || items.length === 0) return null;
-      from = items.at(-1)!.id;
-    }
-  }
-
-  reviewable(versionId: string) {
-    return this.json('GET', `/versions/${versionId}/reviewable`);
-  }
-}
-
-/** Polls the reviewable every `everyMs`; the time (ms since `t0`) it first had a thumbnail, and when it settled. */
-async function watch(c: Client, versionId: string, t0: number, everyMs = 20, timeoutMs = 600_000) {
-  let thumbMs: number | null = null;
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const r = await c.reviewable(versionId);
-    const now = performance.now() - t0;
-    if (r.status === 200) {
-      if (thumbMs === null && r.body.thumbnail_media_key) thumbMs = now;
-      if (r.body.status === 'done' || r.body.status === 'failed')
-        return { thumbMs, doneMs: now, status: r.body.status as string, error: r.body.transcode_error };
-    } else if (r.status !== 404) throw new Error(`GET reviewable answered ${r.status}`);
-    if (Date.now() > deadline) throw new Error(`reviewable of ${versionId} not settled within ${timeoutMs} ms`);
-    await sleep(everyMs);
-  }
-}
-
-/** The three commands a job runs, raw on `file`; milliseconds of each and in all. */
 async function rawRun(ffmpeg: string, ffprobe: string, file: string, out: string) {
   const t0 = performance.now();
   const run = { timeoutMs: 600_000 };
@@ -168,68 +80,11 @@ async function rawRun(ffmpeg: string, ffprobe: string, file: string, out: string
   return { probeMs: t1 - t0, thumbMs: t2 - t1, proxyMs: t3 - t2, totalMs: t3 - t0 };
 }
 
-/** VmRSS of a process in KiB (0 when it is gone). */
-function rssKiB(pid: number | undefined): number {
-  if (pid === undefined) return 0;
-  try {
-    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) : 0;
-  } catch {
-    return 0;
-  }
-}
-
 /**
  * CPU seconds a process and its reaped children (the tools it ran) have used, or with `own` the
  * process's alone; 0 when it is gone.
  */
-function cpuSeconds(pid: number | undefined, own = false): number {
-  if (pid === undefined) return 0;
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // After the command in parentheses: field 3 (state) first; utime, stime, cutime, cstime are 14–17.
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const self = Number(f[11]) + Number(f[12]);
-    return (own ? self : self + Number(f[13]) + Number(f[14])) / 100;
-  } catch {
-    return 0;
-  }
-}
-
-/** Streams `bytes` of generated data as one raw upload, writing only when the socket takes more. */
-function bigUpload(c: Client, versionId: string, bytes: number, progress: (sent: number) => void): Promise<{ status: number; ms: number }> {
-  const chunk = Buffer.alloc(1024 * 1024);
-  for (let i = 0; i < chunk.length; i += 4) chunk.writeUInt32LE((Math.imul(i, 2654435761) ^ (i >>> 7)) >>> 0, i);
-  const url = new URL(`/versions/${versionId}/reviewable`, c.url);
-  const t0 = performance.now();
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host: url.hostname,
-        port: url.port,
-        path: url.pathname,
-        method: 'POST',
-        headers: { authorization: `Bearer ${c.token}`, 'content-type': 'video/mp4', 'x-file-name': 'big.mp4', 'content-length': String(bytes) },
-      },
-      (res) => {
-        res.resume();
-        res.on('end', () => resolve({ status: res.statusCode!, ms: performance.now() - t0 }));
-      },
-    );
-    req.on('error', reject);
-    let sent = 0;
-    const pump = () => {
-      while (sent < bytes) {
-        const n = Math.min(chunk.length, bytes - sent);
-        sent += n;
-        progress(sent);
-        if (!req.write(n === chunk.length ? chunk : chunk.subarray(0, n))) return void req.once('drain', pump);
-      }
-      req.end();
-    };
-    pump();
-  });
-}
+const cpuSeconds = (pid: number | undefined, own = false): number => (pid === undefined ? 0 : (processCpuMs(pid, !own) ?? 0) / 1000);
 
 /** Sums and counts of the workers' timing histograms, by series (`queue_wait`, `fetch`, `probe`, `thumbnail`, `proxy`, `store`, `job`). */
 type WorkerTimes = Record<string, { sum: number; count: number }>;

@@ -1,5 +1,5 @@
 /**
- * CPU time by process, read from `/proc` (Linux): what each part of the stack spends while a bench
+ * CPU time (and resident memory) by process, read from `/proc` (Linux): what each part of the stack spends while a bench
  * phase runs. A group is either named process ids (a service, the bench client) or every process
  * whose command name matches (`postgres` backends, `nats-server`), so that a backend opened during
  * the phase counts whole and one that exited is left out.
@@ -9,18 +9,43 @@ import type { Stack } from '@reelbase/lib-testkit';
 
 const TICK_MS = 10; // USER_HZ is 100 on Linux (getconf CLK_TCK)
 
-/** utime + stime of one process in ms, or undefined once it is gone. */
-function cpuMs(pid: number): { comm: string; ms: number } | undefined {
+/** The command name of a process and the fields of its `/proc/<pid>/stat` after it (fields[0] is field 3, the state), or undefined once it is gone. */
+function statOf(pid: number): { comm: string; fields: string[] } | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const close = stat.lastIndexOf(')');
-    const comm = stat.slice(stat.indexOf('(') + 1, close);
-    const fields = stat.slice(close + 2).split(' ');
-    // fields[0] is the state (field 3); utime and stime are fields 14 and 15.
-    return { comm, ms: (Number(fields[11]) + Number(fields[12])) * TICK_MS };
+    return { comm: stat.slice(stat.indexOf('(') + 1, close), fields: stat.slice(close + 2).split(' ') };
   } catch {
     return undefined;
   }
+}
+
+/**
+ * CPU ms a process has used: utime + stime (fields 14 and 15), and with `children` also those of
+ * the children it reaped (cutime, cstime: 16 and 17, e.g. the tools it ran); undefined once it is gone.
+ */
+export function processCpuMs(pid: number, children = false): number | undefined {
+  const s = statOf(pid);
+  if (!s) return undefined;
+  const f = s.fields.map(Number);
+  return (f[11]! + f[12]! + (children ? f[13]! + f[14]! : 0)) * TICK_MS;
+}
+
+/** VmRSS of a process in KiB (0 when it is gone). */
+export function rssKiB(pid: number | undefined): number {
+  if (pid === undefined) return 0;
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** utime + stime of one process in ms with its command name, or undefined once it is gone. */
+function cpuMs(pid: number): { comm: string; ms: number } | undefined {
+  const s = statOf(pid);
+  return s && { comm: s.comm, ms: (Number(s.fields[11]) + Number(s.fields[12])) * TICK_MS };
 }
 
 export interface CpuGroups {
