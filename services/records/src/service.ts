@@ -117,10 +117,7 @@ export function startRecords(config: RecordsConfig, logger?: Logger): Promise<Ru
       resources.defer('farm pool', () => farmDb.end());
       const farm = new FarmService({
         store: new FarmRepository(farmDb, names),
-        committed: () => {
-          fault.afterCommit();
-          relay.nudge();
-        },
+        committed: (event) => bus.emit('committed', event),
       });
 
       const grpc = new GrpcServer({ logger: log, metrics, internalAuthSecret: config.INTERNAL_AUTH_SECRET });

@@ -5,7 +5,7 @@
  * jobs, derived counters, and the FarmJob events each change publishes (none for heartbeats).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createGrpcClient, natsNames, newId, type CallContext, type GrpcClient, type Role } from '@reelbase/lib-platform';
+import { createGrpcClient, natsNames, newId, type CallContext, type GrpcClient, type Role, type StreamEvent } from '@reelbase/lib-platform';
 import { appErrorOf, TEST_INTERNAL_AUTH_SECRET } from '@reelbase/lib-testkit';
 import { farmv1, type recordsv1 } from '@reelbase/proto';
 import { startRecordsWorld, type RecordsWorld } from './records.world.js';
@@ -54,13 +54,18 @@ const claim = (pool: string, body: Partial<farmv1.ClaimRequest> = {}, ctx: CallC
 const expire = (chunkId: string) =>
   world.sql.query(`update records.farm_chunk set lease_expires_at = clock_timestamp() - interval '1 second' where id = $1`, [chunkId]);
 
-async function eventsOf(jobId: string, count: number): Promise<Record<string, unknown>[]> {
+/** The published events about `jobId` once `count` of them are there (or after 5 s). */
+async function eventsOfJob(jobId: string, count: number): Promise<StreamEvent[]> {
   const deadline = Date.now() + 5000;
   for (;;) {
     const evs = await stream.about(jobId);
-    if (evs.length >= count || Date.now() > deadline) return evs.map((e) => ({ action: e.payload.action, ...e.payload.changes }));
+    if (evs.length >= count || Date.now() > deadline) return evs.map((e) => e.payload);
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+async function eventsOf(jobId: string, count: number): Promise<Record<string, unknown>[]> {
+  return (await eventsOfJob(jobId, count)).map((e) => ({ action: e.action, ...e.changes }));
 }
 
 describe('jobs and chunks', () => {
@@ -288,6 +293,38 @@ describe('the claim', () => {
       expect(await status(burn.id)).toMatchObject({ status: 'failed', data: expect.objectContaining({ chunks_failed: 1 }) });
       expect((await appErrorOf(farm.call.completeChunk({ chunkId: a.chunk!.id, lease: a.lease! }, artist))).code).toBe('lease_lost');
       expect((await claim('sweep')).chunk!.attempt).toBe(2);
+    } finally {
+      await pool.end();
+    }
+  });
+});
+
+describe('the events of farm commits', () => {
+  it('hands each event a farm statement wrote to the service bus, the very events the relay publishes', async () => {
+    const pool = openFarmPool({ databaseUrl: world.db.url, max: 2 });
+    const committed: StreamEvent[] = [];
+    const local = new FarmService({ store: new FarmRepository(pool, natsNames(world.prefix)), committed: (e) => committed.push(e) });
+    try {
+      const j = await job({ pool: 'bus', frames: '1-3', chunkSize: 1, maxAttempts: 2 });
+      const first = (await local.claim({ pool: 'bus', worker: 'w1', kinds: [] }, artist))!;
+      await local.complete(first.chunk.id, first.lease, undefined, artist);
+      await local.change(j.id, 'pause', admin);
+      await local.change(j.id, 'resume', admin);
+      const second = (await local.claim({ pool: 'bus', worker: 'w1', kinds: [] }, artist))!;
+      await local.fail(second.chunk.id, second.lease, 'boom', artist);
+      const third = (await local.claim({ pool: 'bus', worker: 'w1', kinds: [] }, artist))!;
+      await local.heartbeat(third.chunk.id, third.lease, 50, artist);
+      await expire(third.chunk.id);
+      expect(await local.expireLeases(10)).toBe(1);
+
+      // The first claim, the complete, pause, resume, the fail and the expiry wrote events; the
+      // later claims and the heartbeat did not.
+      expect(committed).toHaveLength(6);
+      const published = (await eventsOfJob(j.id, 7)).slice(1);
+      expect(committed.map((e) => e.event_id)).toEqual(published.map((e) => e.event_id));
+      expect(committed.map((e) => ({ action: e.action, changes: e.changes, occurred_at: e.occurred_at }))).toEqual(
+        published.map((e) => ({ action: e.action, changes: e.changes, occurred_at: e.occurred_at })),
+      );
     } finally {
       await pool.end();
     }

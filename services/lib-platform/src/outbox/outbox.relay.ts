@@ -123,7 +123,10 @@ export class OutboxRelay {
     this.schedule(0);
   }
 
-  /** Asks for a drain as soon as possible (called after each commit). */
+  /**
+   * Asks for a drain as soon as possible. A service never calls it: its commits reach the relay
+   * through the bus topic `committed` ({@link wakeOn}), the one way a relay is woken.
+   */
   nudge(): void {
     this.commits++;
     if (this.stopped || Date.now() < this.retryAt) return;

@@ -370,9 +370,9 @@ export interface FarmClaimInput {
 export type FarmClaimOutcome =
   | { kind: 'none' }
   /** An expired chunk whose attempts ran out was failed (and its job) instead of being handed out. */
-  | { kind: 'burned' }
-  /** `evented`: the claim changed the job too (its first claim, an attempt counted) and wrote its event. */
-  | { kind: 'given'; job: StoredRecord; chunk: FarmChunkRow; evented: boolean };
+  | { kind: 'burned'; event: StreamEvent | null }
+  /** `event`: the claim changed the job too (its first claim, an attempt counted) and wrote this event. */
+  | { kind: 'given'; job: StoredRecord; chunk: FarmChunkRow; event: StreamEvent | null };
 
 /** A chunk's lease as presented by an agent. */
 export interface FarmLease {
@@ -380,8 +380,8 @@ export interface FarmLease {
   leaseDigest: Buffer;
 }
 
-/** The outcome of a lease-holding call: the chunk (and its job), or why not. */
-export type FarmLeaseOutcome = { chunk: FarmChunkRow; job: StoredRecord } | 'not_found' | 'lease_lost';
+/** The outcome of a lease-holding call: the chunk (and its job, and the job's event when it wrote one), or why not. */
+export type FarmLeaseOutcome = { chunk: FarmChunkRow; job: StoredRecord; event: StreamEvent | null } | 'not_found' | 'lease_lost';
 
 /** The job-level change a rule decided (pause, resume, cancel, retry, report). */
 export interface FarmJobChange {
@@ -406,11 +406,11 @@ export interface FarmStore {
   fail(lease: FarmLease, error: string, stamp: FarmEventStamp): Promise<FarmLeaseOutcome>;
   /**
    * Locks the job, asks `decide` for the change (it throws to refuse) and applies it with its
-   * event in one transaction.
+   * event in one transaction (no event when nothing changed).
    */
-  changeJob(id: string, decide: (job: FarmJobState) => FarmJobChange, stamp: FarmEventStamp): Promise<StoredRecord>;
-  /** Finalises up to `limit` expired leases (each counted as an attempt); how many. */
-  expireLeases(limit: number, stamp: () => FarmEventStamp): Promise<number>;
+  changeJob(id: string, decide: (job: FarmJobState) => FarmJobChange, stamp: FarmEventStamp): Promise<{ record: StoredRecord; event: StreamEvent | null }>;
+  /** Finalises up to `limit` expired leases (each counted as an attempt); how many, and the events written. */
+  expireLeases(limit: number, stamp: () => FarmEventStamp): Promise<{ expired: number; events: StreamEvent[] }>;
   /** One page of a job's chunks in index order (docs/farm.md, "Bounds"). */
   listChunks(jobId: string, page: FarmChunkPage): Promise<{ chunks: FarmChunkRow[]; more: boolean }>;
 }

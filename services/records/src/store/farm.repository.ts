@@ -7,7 +7,7 @@
  * of them, SQLSTATE 40P01) is retried.
  */
 import pg from 'pg';
-import { AppError, guarded, newId, sqlIsoMicros, type NatsNames } from '@reelbase/lib-platform';
+import { AppError, guarded, newId, sqlIsoMicros, type NatsNames, type StreamEvent } from '@reelbase/lib-platform';
 import type {
   FarmChunkPage,
   FarmChunkRow,
@@ -24,6 +24,7 @@ import type {
   OutboxEvent,
   StoredRecord,
 } from '../domain/ports.js';
+import { recordsOutbox, stampedPayload } from './outbox.repository.js';
 import { toStored, type Row } from './record.repository.js';
 
 export type FarmPool = pg.Pool;
@@ -104,7 +105,8 @@ const NEXT_UPDATED_AT = `greatest(clock_timestamp(), r.updated_at + interval '1 
  * - `rec`: the record with its new status (`running` on a first claim, `failed` when a chunk ran
  *   out of attempts, `done` when the last chunk is done) and counters, updated only when
  *   something changes;
- * - its outbox event (an `update` whose `changes` hold exactly what changed);
+ * - `ev`: its outbox event (an `update` whose `changes` hold exactly what changed), returning
+ *   the payload written, which the statement hands back as `event` for the service's bus;
  * - `fj`: the farm row's status; when the job stops being offerable its open chunks leave the
  *   claim index (except `exclude`, the chunk this statement already changed);
  * - dependents of a job that became done: their pending count recomputed and, once offerable,
@@ -147,15 +149,17 @@ function jobChange(p: Params, stamp: FarmEventStamp, subject: string, lockOld: b
               ${sqlIsoMicros('r.updated_at')} as updated_iso, ${recordJson('r')} as json
   ),
   ev as (
-    insert into records.outbox (event_id, subject, payload)
-    select ${p.add(stamp.eventId)}, ${p.add(subject)}, cast(${p.add(template)} as jsonb) || jsonb_build_object(
+    ${recordsOutbox.insertFrom(
+      `select ${p.add(stamp.eventId)}, ${p.add(subject)}, cast(${p.add(template)} as jsonb) || jsonb_build_object(
              'entity_id', rec.id, 'project_id', rec.project_id, 'occurred_at', rec.updated_iso,
              'changes', (case when rec.status is distinct from rec.old_status then jsonb_build_object('status', rec.status) else '{}'::jsonb end)
                || (case when rec.d_done <> 0 then jsonb_build_object('chunks_done', rec.done) else '{}'::jsonb end)
                || (case when rec.progress <> rec.old_progress then jsonb_build_object('progress', rec.progress) else '{}'::jsonb end)
                || (case when rec.d_failed <> 0 then jsonb_build_object('chunks_failed', rec.failed) else '{}'::jsonb end)
                || (case when rec.d_att <> 0 then jsonb_build_object('attempts_failed', rec.att) else '{}'::jsonb end))
-      from rec
+      from rec`,
+      'payload',
+    )}
   ),
   fj as (
     update records.farm_job f
@@ -253,14 +257,15 @@ export function claimStatement(subject: string, input: FarmClaimInput, stamp: Fa
              (select coalesce((select rec.json from rec where rec.id = g.job_id), (select ${recordJson('r')} from records.record r where r.id = g.job_id))
                 from give g) as job,
              exists (select 1 from burn) as burned,
-             exists (select 1 from rec) as evented`;
+             (select payload from ev) as event`;
   return { text: sql, values: p.values };
 }
 
-/** The outcome of a lease statement: the chunk it changed and the job, or nothing. */
+/** The outcome of a lease statement: the chunk it changed and the job, or nothing; the event it wrote, if any. */
 interface LeaseRow {
   chunk: ChunkJson | null;
   job: Row | null;
+  event?: StreamEvent | null;
 }
 
 /** PostgreSQL aborted one of two transactions waiting on each other; the statement is run again. */
@@ -317,10 +322,7 @@ export class FarmRepository implements FarmStore {
              select $1, 'FarmJob', $2::uuid, $3, $4, $5, $6, c.ts, c.ts, $7::jsonb from c
              returning *
            ),
-           o as (
-             insert into records.outbox (event_id, subject, payload)
-             select $8, $9, $10::jsonb || jsonb_build_object('occurred_at', ${sqlIsoMicros('r.updated_at')}) from r
-           )
+           o as (${recordsOutbox.insertFrom(`select $8, $9, ${stampedPayload('$10::jsonb', sqlIsoMicros('r.updated_at'))} from r`)})
            select ${recordJson('r')} as json from r`,
           [r.id, r.projectId, r.status, r.active, r.thumbnailId, r.createdBy, JSON.stringify(data), event.payload.event_id, this.createSubject, event.json],
         );
@@ -360,10 +362,11 @@ export class FarmRepository implements FarmStore {
   claim(input: FarmClaimInput, stamp: FarmEventStamp): Promise<FarmClaimOutcome> {
     const { text, values } = claimStatement(this.subject, input, stamp);
     return guarded(async () => {
-      const res = await retryingDeadlocks(() => this.pool.query<LeaseRow & { burned: boolean; evented: boolean }>({ name: 'farm_claim', text, values }));
+      const res = await retryingDeadlocks(() => this.pool.query<LeaseRow & { burned: boolean }>({ name: 'farm_claim', text, values }));
       const row = res.rows[0]!;
-      if (row.chunk && row.job) return { kind: 'given', chunk: toChunk(row.chunk), job: toStored(row.job), evented: row.evented };
-      return row.burned ? { kind: 'burned' } : { kind: 'none' };
+      const event = row.event ?? null;
+      if (row.chunk && row.job) return { kind: 'given', chunk: toChunk(row.chunk), job: toStored(row.job), event };
+      return row.burned ? { kind: 'burned', event } : { kind: 'none' };
     });
   }
 
@@ -404,7 +407,8 @@ export class FarmRepository implements FarmStore {
       ),
       jc as (select ch.job_id, null::text as new_status, 1 as d_done, 0 as d_failed, 0 as d_att from ch)${jobChange(p, stamp, this.subject, false, `select ${chunk}::uuid`)}
       select (select ${chunkJson('ch')} from ch) as chunk,
-             (select coalesce((select rec.json from rec), (select ${recordJson('r')} from records.record r where r.id = ch.job_id)) from ch) as job`;
+             (select coalesce((select rec.json from rec), (select ${recordJson('r')} from records.record r where r.id = ch.job_id)) from ch) as job,
+             (select payload from ev) as event`;
     return guarded(async () => {
       const res = await retryingDeadlocks(() => this.pool.query<LeaseRow>({ name: 'farm_complete', text: sql, values: p.values }));
       return this.leaseOutcome(res.rows[0], lease.chunkId);
@@ -436,16 +440,18 @@ export class FarmRepository implements FarmStore {
           from ch
       )${jobChange(p, stamp, this.subject, false, `select ${chunk}::uuid`)}
       select (select ${chunkJson('ch')} from ch) as chunk,
-             (select coalesce((select rec.json from rec), (select ${recordJson('r')} from records.record r where r.id = ch.job_id)) from ch) as job`;
+             (select coalesce((select rec.json from rec), (select ${recordJson('r')} from records.record r where r.id = ch.job_id)) from ch) as job,
+             (select payload from ev) as event`;
     return guarded(async () => {
       const res = await retryingDeadlocks(() => this.pool.query<LeaseRow>({ name: 'farm_fail', text: sql, values: p.values }));
       return this.leaseOutcome(res.rows[0], lease.chunkId);
     });
   }
 
-  expireLeases(limit: number, stamp: () => FarmEventStamp): Promise<number> {
+  expireLeases(limit: number, stamp: () => FarmEventStamp): Promise<{ expired: number; events: StreamEvent[] }> {
     return guarded(async () => {
       let n = 0;
+      const events: StreamEvent[] = [];
       while (n < limit) {
         const p = new Params();
         const sql = `with pick as (
@@ -469,13 +475,17 @@ export class FarmRepository implements FarmStore {
                    (ex.state = 'failed')::int as d_failed, 1 as d_att
               from ex
           )${jobChange(p, stamp(), this.subject, true, 'select id from pick')}
-          select count(*)::int as n from ex`;
-        const res = await retryingDeadlocks(() => this.pool.query<{ n: number }>({ name: 'farm_expire', text: sql, values: p.values }));
-        if (res.rows[0]!.n === 0) break;
+          select count(*)::int as n, (select payload from ev) as event from ex`;
+        const res = await retryingDeadlocks(() =>
+          this.pool.query<{ n: number; event: StreamEvent | null }>({ name: 'farm_expire', text: sql, values: p.values }),
+        );
+        const row = res.rows[0]!;
+        if (row.n === 0) break;
         n += 1;
+        if (row.event) events.push(row.event);
       }
       await this.repairDependencies();
-      return n;
+      return { expired: n, events };
     });
   }
 
@@ -500,7 +510,7 @@ export class FarmRepository implements FarmStore {
     );
   }
 
-  changeJob(id: string, decide: (job: FarmJobState) => FarmJobChange, stamp: FarmEventStamp): Promise<StoredRecord> {
+  changeJob(id: string, decide: (job: FarmJobState) => FarmJobChange, stamp: FarmEventStamp): Promise<{ record: StoredRecord; event: StreamEvent | null }> {
     return guarded(() =>
       retryingDeadlocks(() =>
         this.transaction(async (db) => {
@@ -524,7 +534,7 @@ export class FarmRepository implements FarmStore {
           const changes: Record<string, unknown> = {};
           if (change.status !== before.status) changes.status = change.status;
           for (const [k, v] of Object.entries(data)) if (JSON.stringify(before.data[k]) !== JSON.stringify(v)) changes[k] = v;
-          if (Object.keys(changes).length === 0) return before;
+          if (Object.keys(changes).length === 0) return { record: before, event: null };
           const fj = await db.query<{ offerable: boolean }>(`update records.farm_job set status = $2 where id = $1 returning offerable`, [id, change.status]);
           const offerable = fj.rows[0]!.offerable;
           await db.query(`update records.farm_chunk set offerable = $2 where job_id = $1 and offerable <> $2 and state in ('queued', 'leased')`, [
@@ -546,21 +556,23 @@ export class FarmRepository implements FarmStore {
             );
           }
           const template = JSON.stringify({ event_id: stamp.eventId, entity_type: 'FarmJob', action: 'update', actor: stamp.actor, changes });
-          const updated = await db.query<{ json: Row }>(
+          const updated = await db.query<{ json: Row; event: StreamEvent }>(
             `with r0 as (
                update records.record r set status = $2, data = r.data || $3::jsonb, updated_at = ${NEXT_UPDATED_AT}
                 where r.id = $1
                returning r.*
              ),
              ev as (
-               insert into records.outbox (event_id, subject, payload)
-               select $4, $5, $6::jsonb || jsonb_build_object('entity_id', r0.id, 'project_id', r0.project_id, 'occurred_at', ${sqlIsoMicros('r0.updated_at')})
-                 from r0
+               ${recordsOutbox.insertFrom(
+                 `select $4, $5, $6::jsonb || jsonb_build_object('entity_id', r0.id, 'project_id', r0.project_id, 'occurred_at', ${sqlIsoMicros('r0.updated_at')}) from r0`,
+                 'payload',
+               )}
              )
-             select ${recordJson('r0')} as json from r0`,
+             select ${recordJson('r0')} as json, (select payload from ev) as event from r0`,
             [id, change.status, JSON.stringify(data), stamp.eventId, this.subject, template],
           );
-          return toStored(updated.rows[0]!.json);
+          const out = updated.rows[0]!;
+          return { record: toStored(out.json), event: out.event };
         }),
       ),
     );
@@ -600,7 +612,7 @@ export class FarmRepository implements FarmStore {
 
   /** The chunk a lease statement changed, or whether the chunk exists at all (404 vs 409). */
   private async leaseOutcome(row: LeaseRow | undefined, chunkId: string): Promise<FarmLeaseOutcome> {
-    if (row?.chunk && row.job) return { chunk: toChunk(row.chunk), job: toStored(row.job) };
+    if (row?.chunk && row.job) return { chunk: toChunk(row.chunk), job: toStored(row.job), event: row.event ?? null };
     const res = await this.pool.query('select 1 from records.farm_chunk where id = $1', [chunkId]);
     return res.rows.length ? 'lease_lost' : 'not_found';
   }

@@ -12,17 +12,14 @@
  * per statement, so the failing create fails alone.
  */
 import type { Knex } from '@mikro-orm/postgresql';
-import { pgPlaceholders, queryPrepared } from '@reelbase/lib-platform';
+import { pgPlaceholders, queryPrepared, type OutboxEntry } from '@reelbase/lib-platform';
 import type { NewRecord, StoredRecord, WriteGuard } from '../domain/ports.js';
+import { recordsOutbox, stampedPayload } from './outbox.repository.js';
 import { COLUMNS, LIVE_LINK_TARGET, toStored, type RecordRepository, type Row } from './record.repository.js';
 import { SCHEMA_SHARED_LOCK_SQL, SCHEMA_VERSION_SQL } from './schema.repository.js';
 
 /** An outbox row as a write stores it. */
-export interface OutboxRowInput {
-  subject: string;
-  eventId: string;
-  json: string;
-}
+export type OutboxRowInput = OutboxEntry;
 
 interface Pending {
   record: NewRecord;
@@ -59,10 +56,7 @@ export const GROUP_INSERT_SQL = `with v as materialized (
     returning ${COLUMNS}
   ),
   o as (
-    insert into records.outbox (event_id, subject, payload)
-    select v.event_id, v.subject, v.payload || jsonb_build_object('occurred_at', r.updated_at)
-      from r join v on v.id = r.id
-     order by v.i
+    ${recordsOutbox.insertFrom(`select v.event_id, v.subject, ${stampedPayload('v.payload', 'r.updated_at')} from r join v on v.id = r.id order by v.i`)}
   )
   select * from r`;
 

@@ -9,6 +9,7 @@ import { pgPlaceholders, queryPrepared, sqlIsoMicros } from '@reelbase/lib-platf
 import type { IdempotencyClaim, NewRecord, RecordValues, StoredRecord, WriteGuard } from '../domain/ports.js';
 import type { ClientRecord } from '../domain/record.types.js';
 import type { LinkRef } from '../domain/schema.validator.js';
+import { recordsOutbox, stampedPayload } from './outbox.repository.js';
 import { SCHEMA_SHARED_LOCK_SQL, SCHEMA_VERSION_SQL } from './schema.repository.js';
 
 /** A connection or a transaction. */
@@ -89,8 +90,7 @@ export function insertWithEventStatement(
        event === undefined
          ? ''
          : `o as (
-       insert into records.outbox (event_id, subject, payload)
-       select ?, ?, ?::jsonb || jsonb_build_object('occurred_at', r.updated_at) from r
+       ${recordsOutbox.insertFrom(`select ?, ?, ${stampedPayload('?::jsonb', 'r.updated_at')} from r`)}
      )`
      }${
        // The claimed key's answer is this record: stored by the statement that writes it.

@@ -6,12 +6,12 @@
  * statement each: the rows they move are chosen, locked (SKIP LOCKED) and written together.
  */
 import type { Knex } from '@mikro-orm/postgresql';
-import { sqlIsoMicros } from '@reelbase/lib-platform';
+import { sqlIsoMicros, type OutboxEntry } from '@reelbase/lib-platform';
 import type { ClaimInput, MovedState, ReportChange } from '../domain/ports.js';
 import type { Site, SiteKind, SiteState, StateFilter, StateKey, StateStatus, StatusCounts } from '../domain/sitesync/sitesync.types.js';
 import { STATE_STATUSES } from '../domain/sitesync/sitesync.types.js';
 import type { Db } from './record.repository.js';
-import { RECORDS_OUTBOX } from './outbox.repository.js';
+import { recordsOutbox } from './outbox.repository.js';
 
 const SITE_COLUMNS = `id, code, name, kind, root, ${sqlIsoMicros('created_at')} as created_at, ${sqlIsoMicros('updated_at')} as updated_at`;
 
@@ -206,13 +206,8 @@ export class SiteSyncRepository {
    * Appends events to the records outbox in one statement, in the given order (their `seq`
    * follows it); call inside the change's transaction.
    */
-  async appendEvents(rows: readonly { subject: string; eventId: string; json: string }[]): Promise<void> {
-    if (rows.length === 0) return;
-    await this.q(
-      `insert into ${RECORDS_OUTBOX.table} (event_id, subject, payload)
-       select e, s, p::jsonb from unnest($1::uuid[], $2::text[], $3::text[]) with ordinality as x(e, s, p, n) order by n`,
-      [rows.map((r) => r.eventId), rows.map((r) => r.subject), rows.map((r) => r.json)],
-    );
+  appendEvents(rows: readonly OutboxEntry[]): Promise<void> {
+    return recordsOutbox.appendAll(this.db, rows);
   }
 
   async listSites(): Promise<Site[]> {

@@ -16,6 +16,7 @@ import {
   type SyncTransaction,
   type SyncUpdate,
 } from '../domain/ports.js';
+import { recordsOutbox, stampedPayload } from './outbox.repository.js';
 import { COLUMNS, RecordRepository, toStored, type Db, type Row } from './record.repository.js';
 import { SchemaRepository } from './schema.repository.js';
 
@@ -26,6 +27,14 @@ const ERRORS = {
 /** COLUMNS of the row `r` (the mappings' statement names two relations). */
 const R_COLUMNS = `r.id, r.entity_type, r.project_id, r.status, r.active, r.thumbnail_id, r.created_by,
   ${sqlIsoMicros('r.created_at')} as created_at, ${sqlIsoMicros('r.updated_at')} as updated_at, r.retired_at is not null as retired, r.data`;
+
+/**
+ * The outbox rows of an import's statement: one per row of `v` (its event id, subject and payload,
+ * in the input's order) that `r` wrote, stamped with the row's write time `r.at`.
+ */
+const OUTBOX_FROM_V_R = recordsOutbox.insertFrom(
+  `select v.event_id, v.subject, ${stampedPayload('v.payload', 'r.at')} from v join r on r.id = v.id order by v.ord`,
+);
 
 interface MappingRow {
   source: string;
@@ -191,10 +200,7 @@ export class SyncRepository implements SyncStore {
          select v.id, v.entity_type, v.project_id, v.status, v.active, v.thumbnail_id, v.created_by, c.ts, c.ts, v.data from v, c order by v.ord
          returning id, updated_at, ${sqlIsoMicros('updated_at')} as at
        ),
-       o as (
-         insert into records.outbox (event_id, subject, payload)
-         select v.event_id, v.subject, v.payload || jsonb_build_object('occurred_at', r.at) from v join r on r.id = v.id order by v.ord
-       ),
+       o as (${OUTBOX_FROM_V_R}),
        w as (insert into records.sync_write (record_id, updated_at, source) select r.id, r.updated_at, ? from r),
        m as (insert into records.sync_mapping (source, entity_type, external_id, id) select ?, v.entity_type, v.external_id, v.id from v)
        select ${sqlIsoMicros('c.ts')} as updated_at from c`,
@@ -233,10 +239,7 @@ export class SyncRepository implements SyncStore {
            from v where t.id = v.id
          returning t.id, t.updated_at, ${sqlIsoMicros('t.updated_at')} as at
        ),
-       o as (
-         insert into records.outbox (event_id, subject, payload)
-         select v.event_id, v.subject, v.payload || jsonb_build_object('occurred_at', r.at) from v join r on r.id = v.id order by v.ord
-       ),
+       o as (${OUTBOX_FROM_V_R}),
        w as (insert into records.sync_write (record_id, updated_at, source) select r.id, r.updated_at, ? from r)
        select r.id, r.at as updated_at from r`,
       [this.rowsJson(input, events), source],

@@ -5,7 +5,7 @@
  * database. This class holds the rules around the store's statements; every role check and
  * every 422 happens here before the store is asked.
  */
-import { AppError, encodeStreamEvent, isUuid, newId, type CallContext, type Principal } from '@reelbase/lib-platform';
+import { AppError, encodeStreamEvent, isUuid, newId, type CallContext, type Principal, type StreamEvent } from '@reelbase/lib-platform';
 import { createChanges } from '../record.changes.js';
 import { actorOf, buildEventPayload } from '../record.event.js';
 import { toView, type FarmChunkRow, type FarmEventStamp, type FarmStore, type OutboxEvent, type StoredRecord } from '../ports.js';
@@ -34,10 +34,11 @@ import {
 export interface FarmServiceDeps {
   store: FarmStore;
   /**
-   * Called after each commit that wrote an event: wakes the outbox relay (the farm's statements
-   * build their events in SQL, so there is no payload to hand over; the relay reads the rows).
+   * Called with each event once its commit is done (the farm's statements build their events in
+   * SQL and hand back what they wrote): records' bus topic `committed`, which wakes the outbox
+   * relay like every other write (docs/architecture.md, "The write path and its events").
    */
-  committed: () => void;
+  committed: (event: StreamEvent) => void;
 }
 
 export interface ClaimInput {
@@ -107,7 +108,7 @@ export class FarmService {
       for (const f of badLinks) problems.push({ loc: [f], msg: `no live ${f === 'version_id' ? 'Version' : 'Task'} with this id`, type: 'link_not_found' });
       throw AppError.invalid(problems);
     }
-    this.emitted();
+    this.emitted({ ...event.payload, occurred_at: out.job.updatedAt });
     return toView(out.job);
   }
 
@@ -141,7 +142,7 @@ export class FarmService {
       );
       if (out.kind === 'none') return undefined;
       // Most claims change the chunk only: no event, so nothing for the outbox relay to publish.
-      if (out.kind === 'burned' || out.evented) this.emitted();
+      this.emitted(out.event);
       if (out.kind === 'given') return { job: toView(out.job), chunk: out.chunk, lease: lease.token };
     }
     return undefined;
@@ -164,7 +165,7 @@ export class FarmService {
     assertFarmWriter(principal, 'work on farm chunks');
     const output = checkOutput(outputJson);
     const out = await this.leased(chunkId, lease, (l) => this.deps.store.complete(l, output, this.stamp(principal)));
-    this.emitted();
+    this.emitted(out.event);
     return { chunk: out.chunk, job: toView(out.job) };
   }
 
@@ -176,7 +177,7 @@ export class FarmService {
       throw AppError.invalid([{ loc: ['error'], msg: `Input should have 1 to ${LIMITS.error} characters`, type: 'string_length' }]);
     }
     const out = await this.leased(chunkId, lease, (l) => this.deps.store.fail(l, error, this.stamp(principal)));
-    this.emitted();
+    this.emitted(out.event);
     return { chunk: out.chunk, job: toView(out.job) };
   }
 
@@ -186,7 +187,7 @@ export class FarmService {
     if (!JOB_ACTIONS.includes(action)) throw AppError.notFound(`no job action ${String(action).slice(0, 40)}`);
     const job = await this.job(jobId);
     assertJobManager(principal, job.createdBy);
-    const record = await this.deps.store.changeJob(
+    const changed = await this.deps.store.changeJob(
       job.id,
       (current) => {
         const status = nextStatus(action, current.record.status, current.everClaimed);
@@ -194,8 +195,8 @@ export class FarmService {
       },
       this.stamp(principal),
     );
-    this.emitted();
-    return toView(record);
+    this.emitted(changed.event);
+    return toView(changed.record);
   }
 
   /** POST /farm/jobs/{id}/report: a bridge's report on a job an outside manager runs. */
@@ -204,7 +205,7 @@ export class FarmService {
     checkReport(input, null);
     const job = await this.job(jobId);
     assertJobManager(principal, job.createdBy);
-    const record = await this.deps.store.changeJob(
+    const changed = await this.deps.store.changeJob(
       job.id,
       (current) => {
         if (current.manager === null)
@@ -213,8 +214,8 @@ export class FarmService {
       },
       this.stamp(principal),
     );
-    this.emitted();
-    return toView(record);
+    this.emitted(changed.event);
+    return toView(changed.record);
   }
 
   /**
@@ -231,9 +232,9 @@ export class FarmService {
 
   /** Finalises expired leases (the sweeper; claims and reports do the same when they meet one). */
   async expireLeases(limit: number): Promise<number> {
-    const n = await this.deps.store.expireLeases(limit, () => ({ eventId: newId(), actor: null }));
-    if (n > 0) this.emitted();
-    return n;
+    const out = await this.deps.store.expireLeases(limit, () => ({ eventId: newId(), actor: null }));
+    for (const e of out.events) this.emitted(e);
+    return out.expired;
   }
 
   private async job(jobId: string): Promise<StoredRecord> {
@@ -264,7 +265,8 @@ export class FarmService {
     return { payload, json: encodeStreamEvent(payload) };
   }
 
-  private emitted(): void {
-    this.deps.committed();
+  /** Hands a committed event to the service's bus (nothing when the statement wrote none). */
+  private emitted(event: StreamEvent | null): void {
+    if (event) this.deps.committed(event);
   }
 }
