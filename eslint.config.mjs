@@ -6,6 +6,8 @@ import { join } from 'node:path';
 import tseslint from 'typescript-eslint';
 import { layersPlugin } from './scripts/eslint-layers.mjs';
 
+const INTERVAL_MESSAGE = "Run periodic work on lib-platform's IntervalLoop (one tick at a time, a stop that waits for it).";
+
 /** The configuration for a workspace rooted at `root` (scripts/lint.spec.ts lints fixtures with it). */
 export function configFor(root) {
   const packages = readdirSync(join(root, 'services'), { withFileTypes: true })
@@ -59,6 +61,28 @@ export function configFor(root) {
         '@typescript-eslint/no-floating-promises': 'error',
         '@typescript-eslint/no-misused-promises': 'error',
         'reelbase/layers': layers,
+      },
+    },
+    {
+      // Periodic work of a service runs on lib-platform's IntervalLoop, never on a timer of its own
+      // (docs/architecture.md, "Service shape and lifecycle"). Not service work, so not covered:
+      // lib-testkit (the local stack and its parent watch) and the gateway's body deadline, a
+      // per-request watch that lives as long as one upload.
+      files: ['services/*/src/**/*.ts'],
+      ignores: ['services/*/src/**/*.spec.ts', 'services/lib-testkit/**', 'services/gateway/src/http/body.deadline.ts'],
+      rules: {
+        'no-restricted-globals': ['error', { name: 'setInterval', message: INTERVAL_MESSAGE }],
+        'no-restricted-properties': ['error', { object: 'globalThis', property: 'setInterval', message: INTERVAL_MESSAGE }],
+        'no-restricted-imports': [
+          'error',
+          {
+            paths: ['timers', 'node:timers', 'timers/promises', 'node:timers/promises'].map((name) => ({
+              name,
+              importNames: ['setInterval'],
+              message: INTERVAL_MESSAGE,
+            })),
+          },
+        ],
       },
     },
     {

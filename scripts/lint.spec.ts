@@ -1,6 +1,6 @@
 // The lint step of `npm test` on fixture files: the workspace's own ESLint configuration
-// (eslint.config.mjs, built for a scratch workspace) must refuse a floating promise and every
-// import that crosses a layer, and accept the imports the layers allow.
+// (eslint.config.mjs, built for a scratch workspace) must refuse a floating promise, every
+// import that crosses a layer and a service's own interval timer, and accept what they allow.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -29,6 +29,8 @@ const files: Record<string, string> = {
   'services/auth/src/index.ts': 'export const AUTH = 1;\n',
   'services/lib-platform/tsconfig.json': JSON.stringify({ extends: '../../tsconfig.base.json', include: ['src'] }),
   'services/lib-platform/src/index.ts': 'export const LIB = 1;\n',
+  'services/lib-testkit/tsconfig.json': JSON.stringify({ extends: '../../tsconfig.base.json', include: ['src'] }),
+  'services/gateway/tsconfig.json': JSON.stringify({ extends: '../../tsconfig.base.json', include: ['src'] }),
 };
 
 beforeAll(() => {
@@ -158,5 +160,30 @@ describe('lint: layer boundaries', () => {
   it('a service may import the libraries and itself', async () => {
     const text = "import { LIB } from '@reelbase/lib-platform';\nimport { load } from './store/record.store.js';\nexport { LIB, load };\n";
     expect(await lint('services/records/src/service.ts', text)).toEqual([]);
+  });
+});
+
+describe('lint: periodic work runs on IntervalLoop', () => {
+  it.each([
+    ['setInterval(() => {}, 1000);', 'no-restricted-globals'],
+    ['globalThis.setInterval(() => {}, 1000);', 'no-restricted-properties'],
+    ["import { setInterval } from 'node:timers';\nsetInterval(() => {}, 1000);", 'no-restricted-imports'],
+    ["import { setInterval } from 'node:timers/promises';\nexport const ticks = setInterval(1000);", 'no-restricted-imports'],
+  ])('a service may not run its own timer: %s', async (line, rule) => {
+    const problems = await lint('services/records/src/sweeper.ts', `${line}\nexport {};\n`);
+    expect(problems).toEqual([expect.stringMatching(new RegExp(`^${rule}: .*IntervalLoop`))]);
+  });
+
+  it('nor may a library', async () => {
+    const problems = await lint('services/lib-platform/src/poll.ts', 'setInterval(() => {}, 1000);\nexport {};\n');
+    expect(problems).toEqual([expect.stringMatching(/^no-restricted-globals: .*IntervalLoop/)]);
+  });
+
+  it('tests, the stack harness and the per-request body deadline may; setTimeout stays allowed', async () => {
+    const text = 'setInterval(() => {}, 1000);\nexport {};\n';
+    expect(await lint('services/records/src/domain/sweeper.spec.ts', text)).toEqual([]);
+    expect(await lint('services/lib-testkit/src/parent.ts', text)).toEqual([]);
+    expect(await lint('services/gateway/src/http/body.deadline.ts', text)).toEqual([]);
+    expect(await lint('services/records/src/wait.ts', 'setTimeout(() => {}, 1000);\nexport {};\n')).toEqual([]);
   });
 });

@@ -77,7 +77,10 @@ export function startMediaWorker(config: MediaWorkerConfig, logger: Logger = cre
         const n = await transcodeBacklog(jsm, names);
         if (n !== null) workerMetrics.queueLag.set(n);
       };
-      resources.startLoop('lag gauge', new IntervalLoop(config.TRANSCODE_LAG_REFRESH_MS, refreshLag, () => {}, { immediate: true }));
+      resources.startLoop(
+        'lag gauge',
+        new IntervalLoop(config.TRANSCODE_LAG_REFRESH_MS, refreshLag, (err) => logger.debug({ err }, 'transcode queue lag not read'), { immediate: true }),
+      );
 
       const processor = new JobProcessor({
         store,

@@ -156,19 +156,12 @@ export function startRecords(config: RecordsConfig, logger?: Logger): Promise<Ru
       // Expired leases are finalised by claims and reports too; the sweeper keeps job status and
       // events from waiting for the next claim (safe on every replica: each chunk is taken with
       // FOR UPDATE SKIP LOCKED).
-      let sweeping = false;
       resources.startLoop(
         'farm sweeper',
         new IntervalLoop(
           config.FARM_SWEEP_MS,
           async () => {
-            if (sweeping) return;
-            sweeping = true;
-            try {
-              await farm.expireLeases(500);
-            } finally {
-              sweeping = false;
-            }
+            await farm.expireLeases(500);
           },
           (err) => log.warn({ err }, 'farm sweeper failed; it tries again'),
         ),

@@ -192,34 +192,20 @@ export function startSchema(config: SchemaConfig, logger?: Logger): Promise<Runn
       resources.defer('ops', () => ops.close());
       resources.startLoop('outbox relay', relay);
 
-      // Seeding, the snapshot for records and unfinished renames: retried until records answers
-      // (it may start later), then re-checked every SCHEMA_SYNC_MS.
-      let stopped = false;
-      let timer: NodeJS.Timeout | undefined;
-      let syncing: Promise<void> = Promise.resolve();
-      const sync = async (): Promise<void> => {
-        try {
-          await service.sync();
-        } catch (err) {
-          log.warn({ err }, 'schema sync failed; retrying');
-        }
-        if (!stopped) {
-          const next = () => {
-            syncing = sync();
-          };
-          timer = setTimeout(next, service.synced ? config.SCHEMA_SYNC_MS : Math.min(500, config.SCHEMA_SYNC_MS));
-          timer.unref();
-        }
-      };
+      // Seeding, the snapshot for records and unfinished renames: retried every 500 ms until records
+      // answers (it may start later), then re-checked every SCHEMA_SYNC_MS.
+      const syncFailed = (err: unknown) => log.warn({ err }, 'schema sync failed; retrying');
       // The first attempt runs before the service takes calls, so a rename a crash left unfinished
       // is completed before any new change (when records answers; otherwise the loop retries).
-      syncing = sync();
-      await syncing;
-      resources.defer('schema sync', async () => {
-        stopped = true;
-        clearTimeout(timer);
-        await syncing;
-      });
+      await service.sync().catch(syncFailed);
+      resources.startLoop(
+        'schema sync',
+        new IntervalLoop(
+          () => (service.synced ? config.SCHEMA_SYNC_MS : Math.min(500, config.SCHEMA_SYNC_MS)),
+          () => service.sync(),
+          syncFailed,
+        ),
+      );
       // Each replica ticks; a run is made once between them (docs/scheduler.md).
       resources.startLoop(
         'scheduler',
@@ -230,20 +216,13 @@ export function startSchema(config: SchemaConfig, logger?: Logger): Promise<Runn
         ),
       );
       // Runs past the kept number or age go (docs/scheduler.md, "Limits"), one replica at a time.
-      let pruning = false;
       resources.startLoop(
         'scheduler run pruning',
         new IntervalLoop(
           config.SCHEDULER_PRUNE_MS,
           async () => {
-            if (pruning) return;
-            pruning = true;
-            try {
-              const deleted = await scheduler.prune();
-              if (deleted > 0) log.info({ deleted }, 'pruned schedule runs');
-            } finally {
-              pruning = false;
-            }
+            const deleted = await scheduler.prune();
+            if (deleted > 0) log.info({ deleted }, 'pruned schedule runs');
           },
           (err) => log.warn({ err }, 'pruning schedule runs failed; the next time tries again'),
         ),

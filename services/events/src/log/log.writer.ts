@@ -6,7 +6,7 @@
  */
 import { jetstream, type JetStreamManager, type JsMsg } from '@nats-io/jetstream';
 import type { MikroORM } from '@mikro-orm/postgresql';
-import type { Logger, NatsConnection, NatsNames } from '@reelbase/lib-platform';
+import { IntervalLoop, type Logger, type NatsConnection, type NatsNames } from '@reelbase/lib-platform';
 import { WriterSession } from '../store/writer.session.js';
 import { BatchAppender } from './batch.appender.js';
 import { consumerLag, ensureLogConsumer } from './log.consumer.js';
@@ -33,13 +33,22 @@ export class LogWriter {
   private stopping = false;
   private running: Promise<void> | null = null;
   private waiter: (() => void) | null = null;
-  private lagTimer: NodeJS.Timeout | null = null;
+  private readonly lagGauge: IntervalLoop;
   private active = false;
   private readonly queue: JsMsg[] = [];
   private readonly appender: BatchAppender;
 
   constructor(private readonly opts: LogWriterOptions) {
     this.appender = new BatchAppender(opts.nc, opts.names, opts.logger, opts.metrics);
+    this.lagGauge = new IntervalLoop(
+      opts.lagRefreshMs,
+      async () => {
+        const lag = await consumerLag(opts.jsm, opts.names);
+        if (lag !== null) opts.metrics.lag.set(lag);
+      },
+      (err) => opts.logger.debug({ err }, 'event-log consumer lag not read'),
+      { immediate: true },
+    );
   }
 
   /** True while this replica holds the lock and consumes. */
@@ -51,21 +60,14 @@ export class LogWriter {
   start(): void {
     if (this.running) return;
     this.running = this.loop();
-    const refresh = async () => {
-      const lag = await consumerLag(this.opts.jsm, this.opts.names);
-      if (lag !== null) this.opts.metrics.lag.set(lag);
-    };
-    this.lagTimer = setInterval(() => void refresh(), this.opts.lagRefreshMs);
-    this.lagTimer.unref();
-    void refresh();
+    this.lagGauge.start();
   }
 
   /** Stops consuming, finishes the batch in flight, nak-s what was not started, gives the lock up. */
   async stop(): Promise<void> {
     this.stopping = true;
-    if (this.lagTimer) clearInterval(this.lagTimer);
     this.poke();
-    await this.running;
+    await Promise.all([this.running, this.lagGauge.stop()]);
   }
 
   private poke(): void {

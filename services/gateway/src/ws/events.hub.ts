@@ -8,7 +8,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { contractEventFromProto, isAppError, redactUrl, type CallContext, type Logger, type PromiseClient } from '@reelbase/lib-platform';
+import { contractEventFromProto, IntervalLoop, isAppError, redactUrl, type CallContext, type Logger, type PromiseClient } from '@reelbase/lib-platform';
 import type { eventsv1 } from '@reelbase/proto';
 import { WebSocket, WebSocketServer } from 'ws';
 import type { AuthCache, AuthEntry } from '../domain/auth.cache.js';
@@ -69,8 +69,10 @@ export class EventsHub {
   private readonly conns = new Set<Conn>();
   /** Every socket, registered or still authenticating (closed on stop). */
   private readonly sockets = new Set<WebSocket>();
-  private readonly timer: NodeJS.Timeout;
-  private readonly recheckTimer: NodeJS.Timeout;
+  /** Pings every socket and drops the ones that did not answer the last ping. */
+  private readonly heartbeats: IntervalLoop;
+  /** Asks auth again about every socket's token (each re-check runs beside the tick). */
+  private readonly rechecks: IntervalLoop;
   private readonly unsubscribe: Array<() => void>;
   private readonly maxBuffered: number;
   private closing = false;
@@ -80,10 +82,11 @@ export class EventsHub {
   constructor(private readonly opts: HubOptions) {
     this.maxBuffered = opts.maxBufferedBytes ?? 16 << 20;
     this.unsubscribe = [opts.bus.subscribe('event', (item) => this.onEvent(item)), opts.bus.subscribe('revocation', (r) => this.onRevocation(r))];
-    this.timer = setInterval(() => this.heartbeat(), opts.pingMs);
-    this.timer.unref();
-    this.recheckTimer = setInterval(() => this.recheckAll(), opts.principalRecheckMs ?? 60_000);
-    this.recheckTimer.unref();
+    const failed = (err: unknown) => opts.logger.warn({ err }, 'websocket housekeeping failed');
+    this.heartbeats = new IntervalLoop(opts.pingMs, () => this.heartbeat(), failed);
+    this.heartbeats.start();
+    this.rechecks = new IntervalLoop(opts.principalRecheckMs ?? 60_000, () => this.recheckAll(), failed);
+    this.rechecks.start();
   }
 
   /** Registered sockets. */
@@ -335,8 +338,7 @@ export class EventsHub {
   /** Closes every socket with `code` (1001 on shutdown) and stops listening to the bus. */
   async close(code = 1001, reason = 'server shutting down'): Promise<void> {
     this.closing = true;
-    clearInterval(this.timer);
-    clearInterval(this.recheckTimer);
+    const timers = Promise.all([this.heartbeats.stop(), this.rechecks.stop()]);
     for (const off of this.unsubscribe) off();
     const closing = [...this.sockets].map(
       (ws) =>
@@ -354,7 +356,7 @@ export class EventsHub {
         }),
     );
     for (const conn of this.conns) conn.cursor.close();
-    await Promise.all(closing);
+    await Promise.all([timers, ...closing]);
     // Whatever is still open (a client that never answered the close) must not hold the
     // HTTP server's close open.
     for (const ws of this.sockets) ws.terminate();

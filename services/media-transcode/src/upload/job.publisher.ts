@@ -7,7 +7,7 @@
  * so is a finished job whose Representation's copy is behind (the worker then only sends the copy).
  */
 import type { JetStreamClient } from '@nats-io/jetstream';
-import type { Logger, NatsNames } from '@reelbase/lib-platform';
+import { IntervalLoop, type Logger, type NatsNames } from '@reelbase/lib-platform';
 import type { JobStore } from '../domain/ports.js';
 
 export interface JobPublisherOptions {
@@ -32,11 +32,16 @@ export interface TranscodeMessage {
 }
 
 export class JobPublisher {
-  private timer: NodeJS.Timeout | undefined;
-  private sweeping: Promise<void> | undefined;
+  private readonly sweeper: IntervalLoop;
   private stopped = false;
 
-  constructor(private readonly opts: JobPublisherOptions) {}
+  constructor(private readonly opts: JobPublisherOptions) {
+    this.sweeper = new IntervalLoop(
+      opts.sweepIntervalMs,
+      () => this.sweepOnce(),
+      (err) => opts.logger.warn({ err }, 'transcode sweep failed'),
+    );
+  }
 
   private async publish(jobId: string, msgID: string): Promise<void> {
     const { js, names } = this.opts;
@@ -83,20 +88,11 @@ export class JobPublisher {
   }
 
   start(): void {
-    const tick = () => {
-      this.sweeping = this.sweepOnce()
-        .then(() => undefined)
-        .catch((err: unknown) => this.opts.logger.warn({ err }, 'transcode sweep failed'))
-        .finally(() => {
-          if (!this.stopped) this.timer = setTimeout(tick, this.opts.sweepIntervalMs);
-        });
-    };
-    this.timer = setTimeout(tick, this.opts.sweepIntervalMs);
+    this.sweeper.start();
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
-    clearTimeout(this.timer);
-    await this.sweeping;
+    await this.sweeper.stop();
   }
 }

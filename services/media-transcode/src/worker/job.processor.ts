@@ -10,7 +10,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { JsMsg } from '@nats-io/jetstream';
-import { AppError, isUuid, newMediaPrefix, systemContext, type Logger } from '@reelbase/lib-platform';
+import { AppError, IntervalLoop, isUuid, newMediaPrefix, systemContext, type Logger } from '@reelbase/lib-platform';
 import { interpretProbe, type ProbedSource } from '../domain/probe.rules.js';
 import { decideDelivery } from '../domain/reviewable.rules.js';
 import { TranscodeFailure } from '../domain/transcode.failure.js';
@@ -185,7 +185,10 @@ export class JobProcessor {
     }
     const attempt = await jobs.startAttempt(job.id, { streamSeq: msg.seq, count: msg.info.deliveryCount }, this.o.workerId);
     metrics.queueWait.observe(Math.max(0, (Date.now() - Date.parse(job.createdAt)) / 1000));
-    const heartbeat = setInterval(
+    // For this attempt only. Each beat returns at once: the renewal runs beside it, so a slow
+    // database never delays the next in-progress signal to NATS.
+    const heartbeat = new IntervalLoop(
+      Math.max(100, Math.floor(this.o.ackWaitMs / 3)),
       () => {
         try {
           msg.working();
@@ -195,8 +198,9 @@ export class JobProcessor {
         }
         jobs.renew(job.id, this.o.workerId, this.o.ackWaitMs).catch((err: unknown) => logger.warn({ err, job_id: job.id }, 'lease renewal failed'));
       },
-      Math.max(100, Math.floor(this.o.ackWaitMs / 3)),
+      (err) => logger.warn({ err, job_id: job.id }, 'in-progress heartbeat failed'),
     );
+    heartbeat.start();
     const abort = new AbortController();
     const onStop = () => abort.abort(new Error('the worker is stopping'));
     stopping.addEventListener('abort', onStop, { once: true });
@@ -246,7 +250,8 @@ export class JobProcessor {
       metrics.attempts.inc({ outcome: 'interrupted' });
       throw err;
     } finally {
-      clearInterval(heartbeat);
+      // Its beats return at once, so there is never a tick in flight to wait for.
+      void heartbeat.stop();
       stopping.removeEventListener('abort', onStop);
     }
   }

@@ -8,7 +8,7 @@
  * actions (`actions`) share the slots, the sender, the signature and the retry schedule; each is
  * its own line, and one that dies switches nothing off.
  */
-import { newId, type Logger } from '@reelbase/lib-platform';
+import { IntervalLoop, newId, type Logger } from '@reelbase/lib-platform';
 import type { ActionDeliveryStore, AttemptResult, ClaimedDelivery, DeliveryStore } from '../domain/ports.js';
 import { backoffMs, chatBody, isDelivered, signature, type RetrySchedule } from '../domain/delivery.policy.js';
 import type { NotifierMetrics } from '../metrics.js';
@@ -83,7 +83,7 @@ export class DeliveryEngine {
   private pumping = false;
   private pumpAgain = false;
   private timer: NodeJS.Timeout | null = null;
-  private gaugeTimer: NodeJS.Timeout | null = null;
+  private gauges: IntervalLoop | null = null;
   /** Milliseconds a claim holds its head: the attempt's timeout plus room to record the outcome. */
   private readonly leaseMs: number;
 
@@ -95,12 +95,16 @@ export class DeliveryEngine {
     if (this.running) return;
     this.running = true;
     this.schedule();
-    const refresh = () => {
-      void this.refreshGauges().finally(() => {
-        if (this.running) this.gaugeTimer = setTimeout(refresh, this.opts.gaugeRefreshMs ?? 5000);
-      });
-    };
-    refresh();
+    this.gauges = new IntervalLoop(
+      this.opts.gaugeRefreshMs ?? 5000,
+      () => this.refreshGauges(),
+      (err) => this.opts.logger.debug({ err }, 'refreshing the delivery gauges failed'),
+      {
+        immediate: true,
+        stopTimeoutMs: STOP_WAIT_MS,
+      },
+    );
+    this.gauges.start();
   }
 
   /**
@@ -123,7 +127,7 @@ export class DeliveryEngine {
   async stop(): Promise<void> {
     this.running = false;
     if (this.timer) clearTimeout(this.timer);
-    if (this.gaugeTimer) clearTimeout(this.gaugeTimer);
+    await this.gauges?.stop();
     const until = Date.now() + STOP_WAIT_MS;
     while (this.inFlight > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
     if (this.inFlight > 0)

@@ -3,7 +3,7 @@
  * than `retentionDays`, then the event bodies nothing refers to any more, in batches, until a batch
  * comes back short. `retentionDays` 0 keeps everything.
  */
-import type { Logger } from '@reelbase/lib-platform';
+import { IntervalLoop, type Logger } from '@reelbase/lib-platform';
 import type { RetentionStore } from '../domain/ports.js';
 
 const DAY_MS = 86_400_000;
@@ -17,30 +17,24 @@ export interface RetentionOptions {
 }
 
 export class DeliveryRetention {
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<unknown> | null = null;
+  private readonly loop: IntervalLoop;
 
-  constructor(private readonly opts: RetentionOptions) {}
-
-  start(): void {
-    if (this.opts.retentionDays <= 0 || this.timer) return;
-    const tick = () => {
-      this.running = this.pruneOnce()
-        .catch((err: unknown) => this.opts.logger.warn({ err }, 'pruning the delivery log failed; trying again at the next interval'))
-        .finally(() => {
-          this.running = null;
-          if (this.timer) this.timer = setTimeout(tick, this.opts.intervalMs);
-        });
-    };
+  constructor(private readonly opts: RetentionOptions) {
     // The first run waits a minute after start-up: a rolling deploy's starts are not also prunes.
-    this.timer = setTimeout(tick, Math.min(60_000, this.opts.intervalMs));
-    this.timer.unref();
+    this.loop = new IntervalLoop(
+      opts.intervalMs,
+      () => this.pruneOnce(),
+      (err) => opts.logger.warn({ err }, 'pruning the delivery log failed; trying again at the next interval'),
+      { firstMs: Math.min(60_000, opts.intervalMs) },
+    );
   }
 
-  async stop(): Promise<void> {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    await this.running;
+  start(): void {
+    if (this.opts.retentionDays > 0) this.loop.start();
+  }
+
+  stop(): Promise<void> {
+    return this.loop.stop();
   }
 
   /** One pass; `now` for tests. Returns what it deleted. */

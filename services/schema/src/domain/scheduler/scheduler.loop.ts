@@ -5,54 +5,39 @@
  * make a run twice. A tick that fails (PostgreSQL down) is logged and the next one tries again.
  * Stopping waits for the tick in flight.
  */
-import type { BackgroundLoop } from '@reelbase/lib-platform';
+import { IntervalLoop, type BackgroundLoop } from '@reelbase/lib-platform';
 
 /** Runs one replica makes at once. */
 export const SCHEDULER_WORKERS = 4;
 /** Most runs one worker makes in one tick before the next tick. */
 const RUNS_PER_TICK = 100;
 
+/** The scheduler's {@link IntervalLoop}: its first tick at once (on the next turn), then one every `tickMs` after the previous ended. */
 export class SchedulerLoop implements BackgroundLoop {
-  private timer: NodeJS.Timeout | undefined;
-  private started = false;
-  private stopped = false;
-  private inFlight: Promise<void> = Promise.resolve();
+  private readonly loop: IntervalLoop;
 
   constructor(
-    private readonly tickMs: number,
+    tickMs: number,
     /** Makes one due run; false when nothing is due. */
     private readonly runDue: () => Promise<boolean>,
-    private readonly onError: (err: unknown) => void,
-  ) {}
+    onError: (err: unknown) => void,
+  ) {
+    this.loop = new IntervalLoop(tickMs, (signal) => this.tick(signal), onError, { firstMs: 0 });
+  }
 
   start(): void {
-    if (this.started) return;
-    this.started = true;
-    this.schedule(0);
+    this.loop.start();
   }
 
-  async stop(): Promise<void> {
-    this.stopped = true;
-    clearTimeout(this.timer);
-    await this.inFlight;
+  stop(): Promise<void> {
+    return this.loop.stop();
   }
 
-  /** One tick: every worker makes runs until nothing is due. */
-  async tick(): Promise<void> {
+  /** One tick: every worker makes runs until nothing is due (or the loop stops). */
+  async tick(signal?: AbortSignal): Promise<void> {
     const worker = async () => {
-      for (let i = 0; i < RUNS_PER_TICK && !this.stopped; i += 1) if (!(await this.runDue())) return;
+      for (let i = 0; i < RUNS_PER_TICK && !signal?.aborted; i += 1) if (!(await this.runDue())) return;
     };
     await Promise.all(Array.from({ length: SCHEDULER_WORKERS }, worker));
-  }
-
-  private schedule(ms: number): void {
-    this.timer = setTimeout(() => {
-      this.inFlight = this.tick()
-        .catch(this.onError)
-        .finally(() => {
-          if (!this.stopped) this.schedule(this.tickMs);
-        });
-    }, ms);
-    this.timer.unref();
   }
 }
