@@ -4,7 +4,7 @@
  * relay (configured in service.ts).
  */
 import { OutboxTable } from '@reelbase/lib-platform';
-import type { Db } from './record.repository.js';
+import type { Db } from './knex.db.js';
 
 /** The records outbox table and the lock its relay holds. */
 export const RECORDS_OUTBOX = { table: 'records.outbox', lockKey: 'records:outbox-relay' } as const;

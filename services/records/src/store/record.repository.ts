@@ -9,11 +9,9 @@ import { pgPlaceholders, queryPrepared, sqlIsoMicros } from '@reelbase/lib-platf
 import type { IdempotencyClaim, NewRecord, RecordValues, StoredRecord, WriteGuard } from '../domain/ports.js';
 import type { ClientRecord } from '../domain/record.types.js';
 import type { LinkRef } from '../domain/schema.validator.js';
+import type { Db } from './knex.db.js';
 import { recordsOutbox, stampedPayload } from './outbox.repository.js';
 import { SCHEMA_SHARED_LOCK_SQL, SCHEMA_VERSION_SQL } from './schema.repository.js';
-
-/** A connection or a transaction. */
-export type Db = Knex | Knex.Transaction;
 
 /** The columns of a StoredRecord, timestamps formatted with microseconds. */
 export const COLUMNS = `id, entity_type, project_id, status, active, thumbnail_id, created_by,

@@ -5,7 +5,7 @@
 import type { Knex } from '@mikro-orm/postgresql';
 import type { StoredSchema } from '../domain/ports.js';
 import type { SchemaSnapshot } from '../domain/schema.snapshot.js';
-import type { Db } from './record.repository.js';
+import type { Db } from './knex.db.js';
 
 /** The stored version as one scalar expression (0 before any snapshot); cheap enough for every write. */
 export const SCHEMA_VERSION_SQL = `coalesce((select version from records.schema_state where id = 1), 0)`;

@@ -6,7 +6,8 @@ import type { Knex } from '@mikro-orm/postgresql';
 import { sqlIsoMicros } from '@reelbase/lib-platform';
 import type { StoredRecord } from '../domain/ports.js';
 import type { NewShareLink, ShareLinkRow } from '../domain/share.links.js';
-import { COLUMNS, toStored, type Db, type Row } from './record.repository.js';
+import type { Db } from './knex.db.js';
+import { COLUMNS, toStored, type Row } from './record.repository.js';
 
 const LINK_COLUMNS = `id, playlist_id, token_digest, token_prefix, password_hash, ${sqlIsoMicros('expires_at')} as expires_at, can_comment,
   created_by, ${sqlIsoMicros('created_at')} as created_at, ${sqlIsoMicros('revoked_at')} as revoked_at,

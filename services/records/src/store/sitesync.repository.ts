@@ -10,7 +10,7 @@ import { sqlIsoMicros, type OutboxEntry } from '@reelbase/lib-platform';
 import type { ClaimInput, MovedState, ReportChange } from '../domain/ports.js';
 import type { Site, SiteKind, SiteState, StateFilter, StateKey, StateStatus, StatusCounts } from '../domain/sitesync/sitesync.types.js';
 import { STATE_STATUSES } from '../domain/sitesync/sitesync.types.js';
-import type { Db } from './record.repository.js';
+import type { Db } from './knex.db.js';
 import { recordsOutbox } from './outbox.repository.js';
 
 const SITE_COLUMNS = `id, code, name, kind, root, ${sqlIsoMicros('created_at')} as created_at, ${sqlIsoMicros('updated_at')} as updated_at`;

@@ -17,7 +17,8 @@ import {
   type SyncUpdate,
 } from '../domain/ports.js';
 import { recordsOutbox, stampedPayload } from './outbox.repository.js';
-import { COLUMNS, RecordRepository, toStored, type Db, type Row } from './record.repository.js';
+import type { Db } from './knex.db.js';
+import { COLUMNS, RecordRepository, toStored, type Row } from './record.repository.js';
 import { SchemaRepository } from './schema.repository.js';
 
 const ERRORS = {

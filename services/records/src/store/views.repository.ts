@@ -5,7 +5,8 @@
  */
 import type { Knex } from '@mikro-orm/postgresql';
 import type { StoredRecord } from '../domain/ports.js';
-import { COLUMNS, toStored, type Db, type Row } from './record.repository.js';
+import type { Db } from './knex.db.js';
+import { COLUMNS, toStored, type Row } from './record.repository.js';
 
 async function many(db: Db, sql: string, params: readonly unknown[]): Promise<StoredRecord[]> {
   const res = await db.raw<{ rows: Row[] }>(sql, params as Knex.RawBinding[]);
