@@ -3,6 +3,7 @@
  */
 export * from './errors.js';
 export * from './problems.js';
+export * from './canonical.json.js';
 export * from './ids.js';
 export * from './bus.js';
 export * from './event.js';

@@ -2,12 +2,11 @@
  * The Idempotency-Key header's checks and what a key's scope and body hash are made of.
  */
 import type { Request } from 'express';
-import { AppError, type CallContext, type Problem } from '@reelbase/lib-platform';
+import { AppError, canonicalJson, type CallContext, type Problem } from '@reelbase/lib-platform';
 import { idempotencyv1 } from '@reelbase/proto';
 import { describe, expect, it } from 'vitest';
 import {
   bodyHashOf,
-  canonicalJson,
   claimKey,
   idempotencyKeyOf,
   isKept,

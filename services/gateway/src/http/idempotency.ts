@@ -10,7 +10,7 @@
  * (`RouteDef.replayable`). A principal holds at most `maxKeys` live keys.
  */
 import { createHash } from 'node:crypto';
-import { AppError, type CallContext, type Problem, type PromiseClient } from '@reelbase/lib-platform';
+import { AppError, canonicalJson, type CallContext, type Problem, type PromiseClient } from '@reelbase/lib-platform';
 import { idempotencyv1 } from '@reelbase/proto';
 import type { Request } from 'express';
 
@@ -55,15 +55,6 @@ export function idempotencyKeyOf(req: Request, problems: Problem[]): string | un
     return undefined;
   }
   return value;
-}
-
-/** JSON with object keys sorted at every level: two spellings of one body hash alike. */
-export function canonicalJson(v: unknown): string {
-  if (v === undefined) return 'null';
-  if (v === null || typeof v !== 'object') return JSON.stringify(v);
-  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
-  const keys = Object.keys(v).sort();
-  return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson((v as Record<string, unknown>)[k])}`).join(',')}}`;
 }
 
 const sha256 = (s: string): string => createHash('sha256').update(s).digest('hex');

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { canonical, configDigest, redacted, stringsOf } from './config.events.js';
+import { canonicalJson as canonical } from '@reelbase/lib-platform';
+import { configDigest, redacted, stringsOf } from './config.events.js';
 
 describe('configuration events', () => {
   it('spells a value one way whatever its key order (absent keys left out)', () => {

@@ -11,24 +11,12 @@
  * reader cannot confirm a guessed URL or secret by hashing it, as a plain SHA-256 would let them.
  */
 import { createHmac } from 'node:crypto';
+import { canonicalJson } from '@reelbase/lib-platform';
 
 /** The digest of a configuration value, as events carry it. */
 export type ConfigDigest = (value: unknown) => string;
 
 const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-/** JSON with object keys sorted at every level: one spelling per value. */
-export function canonical(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
-  if (isPlainObject(v)) {
-    return `{${Object.keys(v)
-      .sort()
-      .filter((k) => v[k] !== undefined)
-      .map((k) => `${JSON.stringify(k)}:${canonical(v[k])}`)
-      .join(',')}}`;
-  }
-  return JSON.stringify(v) ?? 'null';
-}
 
 /** The label the digest key is derived under, so it is never SECRETS_KEY itself. */
 const DIGEST_KEY_LABEL = 'reelbase configuration event digest v1';
@@ -36,7 +24,7 @@ const DIGEST_KEY_LABEL = 'reelbase configuration event digest v1';
 /** The digest keyed by `secretsKey` (the 32 bytes of SECRETS_KEY). */
 export function configDigest(secretsKey: Buffer): ConfigDigest {
   const key = createHmac('sha256', secretsKey).update(DIGEST_KEY_LABEL, 'utf8').digest();
-  return (value) => createHmac('sha256', key).update(canonical(value), 'utf8').digest('hex');
+  return (value) => createHmac('sha256', key).update(canonicalJson(value), 'utf8').digest('hex');
 }
 
 /** Strings shorter than this are not looked for in text (they would match ordinary words). */

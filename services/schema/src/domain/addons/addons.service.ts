@@ -7,12 +7,11 @@
  * in schema's outbox.
  */
 import { createHash } from 'node:crypto';
-import { AppError, isUuid, newId, type CallContext, type Problem, type StreamEvent } from '@reelbase/lib-platform';
+import { AppError, canonicalJson, isUuid, newId, type CallContext, type Problem, type StreamEvent } from '@reelbase/lib-platform';
 import semver from 'semver';
 import { v5 as uuidv5 } from 'uuid';
 import { z } from 'zod';
 import { parseBody } from '../bodies.js';
-import { canonical } from '../config.events.js';
 import type { AddonHead, AddonStore, AddonVersion, ProjectDirectory } from '../ports.js';
 import { ADDON_LIMITS, ADDON_NAME } from './addon.limits.js';
 import { resolveSettings, type Layer } from './settings.merge.js';
@@ -174,7 +173,7 @@ export class AddonsService {
     }
     if (problems.length > 0) throw AppError.invalid(problems);
     const digest = createHash('sha256')
-      .update(canonical({ title: body.title, settings_schema: schema, defaults }))
+      .update(canonicalJson({ title: body.title, settings_schema: schema, defaults }))
       .digest('hex');
     const validator = this.validators.get(name, version, digest, schema);
     const wrong = validator.full(defaults, ['body', 'defaults']);
@@ -284,7 +283,7 @@ export class AddonsService {
       if (wrong.length > 0) throw AppError.invalid(wrong);
       const before = await tx.overrides(projectId);
       const answer = { name, project_id: projectId, version: target.version, overrides };
-      if (before !== undefined && canonical(before) === canonical(overrides)) return answer;
+      if (before !== undefined && canonicalJson(before) === canonicalJson(overrides)) return answer;
       await tx.putOverrides(projectId, overrides);
       await tx.append(
         this.event(
