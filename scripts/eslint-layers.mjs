@@ -33,15 +33,25 @@ const DOMAIN_FORBIDDEN_PACKAGES = [
   /^busboy(\/|$)/,
 ];
 
-/** Where a file sits: `{ pkg, inSrc, layer }` for files under services/<pkg>/, else null. */
+/** The folders that are layers, at src/<layer>/ or src/<module>/<layer>/. */
+const LAYERS = ['domain', 'store', 'grpc'];
+/** The module every other module of a service may build on; it imports no other module. */
+const KERNEL = 'kernel';
+
+/**
+ * Where a file sits: `{ pkg, inSrc, layer, module }` for files under services/<pkg>/, else null.
+ * `layer` is src/<layer>/ or src/<module>/<layer>/ (a layer of LAYERS), else the first folder or
+ * file under src/; `module` is the module folder ('' outside modules).
+ */
 function locate(root, file) {
   const rel = relative(root, file).split(sep);
   if (rel[0] !== 'services' || rel.length < 3) return null;
   const pkg = rel[1];
   const inSrc = rel[2] === 'src';
-  // src/<layer>/... or src/<layer>.ts
-  const layer = inSrc && rel.length >= 4 ? rel[3].replace(/\.[cm]?[jt]s$/, '') : null;
-  return { pkg, inSrc, layer };
+  if (!inSrc || rel.length < 4) return { pkg, inSrc, layer: null, module: '' };
+  const first = rel[3].replace(/\.[cm]?[jt]s$/, '');
+  if (rel.length >= 6 && !LAYERS.includes(first) && LAYERS.includes(rel[4])) return { pkg, inSrc, layer: rel[4], module: first };
+  return { pkg, inSrc, layer: first, module: '' };
 }
 
 const isLib = (pkg) => pkg.startsWith(LIB_PREFIX);
@@ -75,6 +85,9 @@ export const layersRule = {
       domainImportsPackage: 'Domain code must not import {{to}}: keep generated protobuf types, the ORM, SQL, gRPC and I/O clients in the adapters.',
       domainImportsOutside: 'Domain code must not import {{to}}, which is outside domain/: declare a port in domain/ports.ts and implement it outside domain/.',
       handlerImportsStore: 'A gRPC handler must not import {{to}}: it calls the domain, which reaches storage through its ports.',
+      moduleImportsAdapter:
+        'The module {{from}} must not import the {{layer}} of the module {{to}}: call its domain, or move what both need into the kernel module.',
+      kernelImportsModule: 'The kernel module must not import the module {{to}}: it holds what every module shares and depends on none of them.',
     },
   },
   create(context) {
@@ -113,6 +126,11 @@ export const layersRule = {
         return;
       }
       if (target.pkg !== here.pkg) return;
+      if (!isSpec && here.module && target.module && target.module !== here.module) {
+        if (here.module === KERNEL) report(node, 'kernelImportsModule', { to: target.module });
+        else if (target.module !== KERNEL && target.layer !== 'domain' && here.layer !== null)
+          report(node, 'moduleImportsAdapter', { from: here.module, to: target.module, layer: `${target.layer}/` });
+      }
       if (inDomain && target.layer !== 'domain') {
         if (target.inSrc && ADAPTER_DIRS.includes(target.layer)) report(node, 'domainImportsAdapter', { to: target.layer });
         else report(node, 'domainImportsOutside', { to: spec });

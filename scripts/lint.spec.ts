@@ -157,6 +157,47 @@ describe('lint: layer boundaries', () => {
     }
   });
 
+  it.each([
+    ['services/records/src/farm/store/farm.repository.ts', "import { load } from '../../core/store/record.store.js';", 'store/'],
+    ['services/records/src/farm/grpc/farm.handler.ts', "import { h } from '../../core/grpc/records.handler.js';", 'grpc/'],
+    ['services/records/src/farm/store/farm.repository.ts', "export * from '../../sync/grpc/sync.handler.js';", 'grpc/'],
+  ])("a module never reaches another module's adapters (%s: %s)", async (path, line, layer) => {
+    const problems = await lint(path, `${line}\n`);
+    expect(problems).toContainEqual(expect.stringMatching(new RegExp(`^reelbase/layers: The module farm must not import the ${layer} of the module`)));
+  });
+
+  it('the kernel module imports no other module', async () => {
+    const problems = await lint(
+      'services/records/src/kernel/domain/record.ports.ts',
+      "import type { X } from '../../core/domain/core.ports.js';\nexport type Y = X;\n",
+    );
+    expect(problems).toEqual([expect.stringMatching(/^reelbase\/layers: The kernel module must not import the module core/)]);
+  });
+
+  it("a module may import the kernel's layers and other modules' domain; its domain stays free of adapters", async () => {
+    const store = [
+      "import { rows } from '../../kernel/store/record.repository.js';",
+      "import type { RecordView } from '../../kernel/domain/record.types.js';",
+      "import type { FarmStore } from '../domain/farm.ports.js';",
+      "import { check } from '../../core/domain/rules.js';",
+      'export const x = [rows, check];',
+      'export type Y = RecordView | FarmStore;',
+    ].join('\n');
+    expect(await lint('services/records/src/farm/store/farm.repository.ts', `${store}\n`)).toEqual([]);
+    const handler = "import { toProto } from '../../kernel/grpc/record.proto.js';\nexport const x = toProto;\n";
+    expect(await lint('services/records/src/farm/grpc/farm.handler.ts', handler)).toEqual([]);
+    const domain = await lint(
+      'services/records/src/farm/domain/farm.service.ts',
+      "import { load } from '../store/farm.repository.js';\nexport const x = load;\n",
+    );
+    expect(domain).toEqual([expect.stringMatching(/^reelbase\/layers: Domain code must not import the store adapter/)]);
+    const handlerStore = await lint(
+      'services/records/src/farm/grpc/farm.handler.ts',
+      "import { load } from '../store/farm.repository.js';\nexport const x = load;\n",
+    );
+    expect(handlerStore).toEqual([expect.stringMatching(/^reelbase\/layers: A gRPC handler must not import/)]);
+  });
+
   it('a service may import the libraries and itself', async () => {
     const text = "import { LIB } from '@reelbase/lib-platform';\nimport { load } from './store/record.store.js';\nexport { LIB, load };\n";
     expect(await lint('services/records/src/service.ts', text)).toEqual([]);

@@ -23,7 +23,11 @@ import * as grpc from '@grpc/grpc-js';
 import pg from 'pg';
 import { v7 as uuidv7 } from 'uuid';
 import { statementName } from '@reelbase/lib-platform';
-import { insertWithEventPgStatement, migrateRecordsSchema, runQueryPlan, SCHEMA_VERSION_SQL, type QueryPlan } from '@reelbase/records';
+import { core, kernel, migrateRecordsSchema } from '@reelbase/records';
+
+const { insertWithEventPgStatement, SCHEMA_VERSION_SQL } = kernel;
+const { runQueryPlan } = core;
+type QueryPlan = core.QueryPlan;
 
 const METHOD = '/bench.BareChain/Query';
 const CREATE = '/bench.BareChain/Create';

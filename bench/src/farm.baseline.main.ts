@@ -1,13 +1,15 @@
 /**
  * The farm's baseline (bench/README.md, "Farm claims"): one Express + pg process whose
  * `POST /claim` runs the records service's own claim statement (FarmRepository.claim, the same
- * SQL text) on the same database, with no authentication, no validation beyond the body's
+ * SQL text, from the records package's farm module) on the same database, with no authentication, no validation beyond the body's
  * shape, no gRPC and no gateway. Prints `{"listening": <port>}` once ready.
  */
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { natsNames, newId } from '@reelbase/lib-platform';
-import { FarmRepository, newLease, openFarmPool } from '@reelbase/records';
+import { farm as farmModule } from '@reelbase/records';
+
+const { FarmRepository, newLease, openFarmPool } = farmModule;
 
 const env = process.env;
 const pool = openFarmPool({ databaseUrl: env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/reelbase', max: Number(env.POOL_SIZE ?? 10) });

@@ -16,7 +16,12 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import pg from 'pg';
 import { deleteStreams, uniquePrefix, withDatabase, type Stack } from '@reelbase/lib-testkit';
-import { compileSchema, planQuery, runQueryPlan, type QueryPlan, type SchemaSnapshot } from '@reelbase/records';
+import { core, kernel } from '@reelbase/records';
+
+const { compileSchema } = kernel;
+const { planQuery, runQueryPlan } = core;
+type QueryPlan = core.QueryPlan;
+type SchemaSnapshot = kernel.SchemaSnapshot;
 import { alternate, percentile } from './stats.js';
 import { startBenchStack } from './bench.stack.js';
 import { histogramTotals, meansBetween, type SeriesTotals } from './metrics.scrape.js';

@@ -25,24 +25,19 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { createTestDatabase, deleteStreams, type Stack } from '@reelbase/lib-testkit';
 import { uniquePrefix } from '@reelbase/lib-testkit';
-import {
-  compileSchema,
-  LINK_INDEXES,
-  LINK_TABLE_OFF_SQL,
-  LINK_TABLE_ON_SQL,
-  planQuery,
-  runQueryPlan,
-  QUERY_INDEXES,
-  type QueryInput,
-  type SchemaSnapshot,
-  type Statement,
-} from '@reelbase/records';
+import { core, kernel } from '@reelbase/records';
 import { bootstrapGateway } from './gateway.bootstrap.js';
 import { seedRecords } from './query.seed.js';
 import { alternate, percentile } from './stats.js';
 import { startBenchStack } from './bench.stack.js';
 import { startBareChain, type BareChain } from './bare.chain.js';
 import { LeanClient } from './http.client.js';
+
+const { compileSchema } = kernel;
+const { LINK_INDEXES, LINK_TABLE_OFF_SQL, LINK_TABLE_ON_SQL, planQuery, runQueryPlan, QUERY_INDEXES } = core;
+type QueryInput = core.QueryInput;
+type SchemaSnapshot = kernel.SchemaSnapshot;
+type Statement = core.Statement;
 
 const RESULTS_DIR = fileURLToPath(new URL('../results/', import.meta.url));
 const log = (msg: string): void => void process.stderr.write(`[bench:query] ${msg}\n`);

@@ -28,7 +28,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { createTestDatabase, deleteStreams, type Stack } from '@reelbase/lib-testkit';
-import { openDirectSyncImporter } from '@reelbase/records';
+import { openDirectSyncImporter } from './sync.direct.js';
 import { bootstrapGateway } from './gateway.bootstrap.js';
 import { startBenchStack } from './bench.stack.js';
 import { createShadowTables } from './shadow.schema.js';

@@ -1,26 +1,17 @@
 /**
- * The records service: the universal record store with its transactional outbox.
+ * The records service: the universal record store with its transactional outbox. `startRecords`
+ * runs it; its modules (docs/architecture.md, "The records modules") are exported too, as
+ * service.ts composes them, for a program that runs one of them in its own process.
  */
 export { recordsConfigShape, parseRecordsConfig, loadRecordsConfig, RECORDS_FAULTS } from './config.js';
 export type { RecordsConfig, RecordsFault } from './config.js';
 export { startRecords } from './service.js';
 export type { RunningRecords } from './service.js';
-export { RECORDS_SERVICE_NAME, toProtoRecord } from './grpc/records.handler.js';
-export { PROJECT_SCOPED_TYPES, requiresProject } from './domain/record.rules.js';
-export type { RecordView } from './domain/record.types.js';
-export { migrateRecordsSchema } from './store/migrate.js';
-export { planQuery, encodeCursor, LINK_HOP_CAP } from './domain/record.query.js';
-export type { QueryInput, QueryPlan, PlanOptions } from './domain/record.query.js';
-export { compileSchema } from './domain/schema.snapshot.js';
-export type { SchemaSnapshot } from './domain/schema.snapshot.js';
-export { queryStatements, runQueryPlan } from './store/query.repository.js';
-export { insertWithEventPgStatement } from './store/record.repository.js';
-export { SCHEMA_VERSION_SQL } from './store/schema.repository.js';
-export type { Statement } from './store/query.repository.js';
-export { QUERY_INDEXES } from './store/query.migration.js';
-export { LINK_INDEXES, LINK_TABLE_OFF_SQL, LINK_TABLE_ON_SQL } from './store/link.migration.js';
-export { FarmRepository, openFarmPool } from './store/farm.repository.js';
-export type { FarmPool } from './store/farm.repository.js';
-export { newLease } from './domain/farm/farm.rules.js';
-export { openDirectSyncImporter } from './sync.direct.js';
-export type { DirectSyncImporter } from './sync.direct.js';
+export { migrateRecordsSchema } from './migrate.js';
+export * as kernel from './kernel/index.js';
+export * as core from './core/index.js';
+export * as shares from './shares/index.js';
+export * as farm from './farm/index.js';
+export * as sitesync from './sitesync/index.js';
+export * as sync from './sync/index.js';
+export * as idempotency from './idempotency/index.js';

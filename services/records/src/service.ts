@@ -26,34 +26,27 @@ import {
 import type { Knex } from '@mikro-orm/postgresql';
 import { farmv1, idempotencyv1, recordsv1, sitesyncv1, syncv1 } from '@reelbase/proto';
 import type { RecordsConfig } from './config.js';
-import { RecordService, type RecordsBusTopics } from './domain/record.service.js';
-import { RecordViews } from './domain/record.views.js';
-import { RecordQueries } from './domain/record.query.js';
-import { RecordSummaries } from './domain/record.summary.js';
-import { SchemaAdmin } from './domain/schema.admin.js';
-import { ShareLinks } from './domain/share.links.js';
-import { SharePasswords } from './domain/share.secrets.js';
-import { RECORDS_SERVICE_NAME, recordsHandlers } from './grpc/records.handler.js';
-import { FARM_SERVICE_NAME, farmHandlers } from './grpc/farm.handler.js';
-import { FarmService } from './domain/farm/farm.service.js';
-import { FarmRepository, openFarmPool } from './store/farm.repository.js';
-import { SiteSync } from './domain/sitesync/sitesync.service.js';
-import { SITESYNC_SERVICE_NAME, siteSyncHandlers } from './grpc/sitesync.handler.js';
-import { SYNC_SERVICE_NAME, syncHandlers } from './grpc/sync.handler.js';
-import { SyncImporter } from './domain/sync/sync.import.js';
-import { SyncReads } from './domain/sync/sync.reads.js';
-import { SyncRepository } from './store/sync.repository.js';
-import { IdempotencyKeys } from './domain/idempotency/idempotency.keys.js';
-import { IDEMPOTENCY_SERVICE_NAME, idempotencyHandlers } from './grpc/idempotency.handler.js';
-import { IdempotencyRepository } from './store/idempotency.repository.js';
-import { FaultSwitch } from './outbox/fault.switch.js';
-import { RECORDS_MIGRATIONS } from './store/migrations.js';
-import { OutboxEntitySchema } from './store/outbox.entity.js';
-import { RECORDS_OUTBOX } from './store/outbox.repository.js';
-import { RecordEntitySchema } from './store/record.entity.js';
-import { KnexRecordStore } from './store/knex.record.store.js';
-import { openQueryPool, QueryGate, SUMMARY_LINE } from './store/query.pool.js';
-import { readQueueDepths } from './store/queue.depth.js';
+import {
+  KnexRecordStore,
+  openQueryPool,
+  QueryGate,
+  RecordQueries,
+  RecordService,
+  RecordSummaries,
+  RecordViews,
+  RECORDS_SERVICE_NAME,
+  recordsHandlers,
+  SchemaAdmin,
+  SUMMARY_LINE,
+} from './core/index.js';
+import { KnexShareLinkStore, SharePasswords, shareLinkHandlers, ShareLinks } from './shares/index.js';
+import { FARM_SERVICE_NAME, farmHandlers, FarmRepository, FarmService, openFarmPool, readFarmDepth } from './farm/index.js';
+import { KnexSiteSyncStore, SiteSync, SITESYNC_SERVICE_NAME, siteSyncHandlers, readSiteSyncDepth } from './sitesync/index.js';
+import { SYNC_SERVICE_NAME, syncHandlers, SyncImporter, SyncReads, SyncRepository } from './sync/index.js';
+import { IDEMPOTENCY_SERVICE_NAME, idempotencyHandlers, IdempotencyKeys, IdempotencyRepository } from './idempotency/index.js';
+import { OutboxEntitySchema, RECORDS_OUTBOX, RecordEntitySchema, type RecordsBusTopics } from './kernel/index.js';
+import { FaultSwitch } from './fault.switch.js';
+import { RECORDS_MIGRATIONS } from './migrations.js';
 
 /** A running records service; its stop closes gRPC, then drains the relay a last time, then NATS, then the pool. */
 export interface RunningRecords extends RunningService {
@@ -122,19 +115,19 @@ export function startRecords(config: RecordsConfig, logger?: Logger): Promise<Ru
 
       const grpc = new GrpcServer({ logger: log, metrics, internalAuthSecret: config.INTERNAL_AUTH_SECRET });
       grpc.add<farmv1.FarmServiceServer>(FARM_SERVICE_NAME, farmv1.FarmServiceService, farmHandlers({ farm }));
-      grpc.add<recordsv1.RecordsServiceServer>(
-        RECORDS_SERVICE_NAME,
-        recordsv1.RecordsServiceService,
-        recordsHandlers({
+      grpc.add<recordsv1.RecordsServiceServer>(RECORDS_SERVICE_NAME, recordsv1.RecordsServiceService, {
+        ...recordsHandlers({
           records: service,
           admin: new SchemaAdmin(store),
           views: new RecordViews(store),
           queries: new RecordQueries(store),
-          shares: new ShareLinks(store, service, new SharePasswords(config.SHARE_PASSWORD_SCRYPT_COST)),
           summaries: new RecordSummaries(store),
         }),
-      );
-      const sitesync = new SiteSync({ store, bus });
+        ...shareLinkHandlers({
+          shares: new ShareLinks(new KnexShareLinkStore(db), service, new SharePasswords(config.SHARE_PASSWORD_SCRYPT_COST)),
+        }),
+      });
+      const sitesync = new SiteSync({ store: new KnexSiteSyncStore(db, names), bus });
       grpc.add<sitesyncv1.SiteSyncServiceServer>(SITESYNC_SERVICE_NAME, sitesyncv1.SiteSyncServiceService, siteSyncHandlers({ sitesync }));
       // Sync (docs/architecture.md, "Sync"): its own service on the same server, through the same write rules.
       const syncStore = new SyncRepository(db, names);
@@ -202,9 +195,9 @@ function watchQueueDepths(metrics: Metrics, db: Knex, log: Logger): void {
   const sitesync = metrics.gauge('sitesync_states', 'Site-sync states by status (queued, in_progress, failed), database-wide', ['status']);
   metrics.collectedGauge('farm_chunks', 'Render-farm chunks by state (queued, leased), database-wide', ['state'], async (farm) => {
     try {
-      const d = await readQueueDepths(db);
-      for (const [state, n] of Object.entries(d.farm)) farm.set({ state }, n);
-      for (const [status, n] of Object.entries(d.sitesync)) sitesync.set({ status }, n);
+      const [farmDepth, siteSyncDepth] = await Promise.all([readFarmDepth(db), readSiteSyncDepth(db)]);
+      for (const [state, n] of Object.entries(farmDepth)) farm.set({ state }, n);
+      for (const [status, n] of Object.entries(siteSyncDepth)) sitesync.set({ status }, n);
     } catch (err) {
       log.debug({ err }, 'could not read the queue depths');
     }

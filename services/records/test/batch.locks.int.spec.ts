@@ -8,9 +8,9 @@
 import { knex } from '@mikro-orm/postgresql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppError, natsNames, newId, type CallContext } from '@reelbase/lib-platform';
-import type { SchemaSnapshot } from '../src/domain/schema.snapshot.js';
-import { KnexRecordStore } from '../src/store/knex.record.store.js';
-import { openQueryPool } from '../src/store/query.pool.js';
+import type { SchemaSnapshot } from '../src/kernel/domain/schema.snapshot.js';
+import { KnexRecordStore } from '../src/core/store/knex.record.store.js';
+import { openQueryPool } from '../src/core/store/query.pool.js';
 import { startRecordsWorld, text, type RecordsWorld } from './records.world.js';
 
 const asService: CallContext = { requestId: 'bl-svc', principal: { userId: '', role: 'Service', authKind: 'service' } };

@@ -10,9 +10,10 @@ import { appErrorOf, TEST_INTERNAL_AUTH_SECRET } from '@reelbase/lib-testkit';
 import { farmv1, type recordsv1 } from '@reelbase/proto';
 import { startRecordsWorld, type RecordsWorld } from './records.world.js';
 import { StreamReader } from './stream.helper.js';
-import { FarmService } from '../src/domain/farm/farm.service.js';
-import { CHUNK_FIXED_BYTES, CHUNK_PAGE_BYTES, LIMITS } from '../src/domain/farm/farm.rules.js';
-import { claimStatement, FarmRepository, openFarmPool } from '../src/store/farm.repository.js';
+import { FarmService } from '../src/farm/domain/farm.service.js';
+import { CHUNK_FIXED_BYTES, CHUNK_PAGE_BYTES, LIMITS } from '../src/farm/domain/farm.rules.js';
+import { FarmRepository, openFarmPool } from '../src/farm/store/farm.repository.js';
+import { claimStatement } from '../src/farm/store/farm.statements.js';
 
 const as = (role: Role, userId: string = newId()): CallContext => ({ requestId: `r-${role}`, principal: { userId, role, authKind: 'token' } });
 const admin = as('Admin');

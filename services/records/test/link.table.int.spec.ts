@@ -14,9 +14,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId, type CallContext, type GrpcClient } from '@reelbase/lib-platform';
 import { recordsv1 } from '@reelbase/proto';
 import pg from 'pg';
-import { encodeCursor, planQuery, type PlanOptions, type QueryInput } from '../src/domain/record.query.js';
-import { compileSchema } from '../src/domain/schema.snapshot.js';
-import { runQueryPlan, type Statement } from '../src/store/query.repository.js';
+import { encodeCursor, planQuery, type PlanOptions, type QueryInput } from '../src/core/domain/record.query.js';
+import { compileSchema } from '../src/kernel/domain/schema.snapshot.js';
+import { runQueryPlan, type Statement } from '../src/core/store/query.repository.js';
 import { querySnapshot, startRecordsWorld, text, type RecordsWorld } from './records.world.js';
 
 const asAdmin: CallContext = { requestId: 'lt-admin', principal: { userId: newId(), role: 'Admin', authKind: 'token' } };

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGrpcClient, newId, type CallContext, type GrpcClient } from '@reelbase/lib-platform';
 import { appErrorOf, TEST_INTERNAL_AUTH_SECRET } from '@reelbase/lib-testkit';
 import { idempotencyv1 } from '@reelbase/proto';
-import type { SchemaSnapshot } from '../src/domain/schema.snapshot.js';
+import type { SchemaSnapshot } from '../src/kernel/domain/schema.snapshot.js';
 import { startRecordsWorld, text, type RecordsWorld } from './records.world.js';
 import { StreamReader } from './stream.helper.js';
 

@@ -9,7 +9,7 @@ import { newId, type CallContext, type GrpcClient } from '@reelbase/lib-platform
 import { appErrorOf } from '@reelbase/lib-testkit';
 import type { recordsv1 } from '@reelbase/proto';
 import type pg from 'pg';
-import { LIKE_MAX_CHARS } from '../src/domain/filter.operators.js';
+import { LIKE_MAX_CHARS } from '../src/core/domain/filter.operators.js';
 import { querySnapshot, startRecordsWorld, text, type RecordsWorld } from './records.world.js';
 
 type Client = GrpcClient<recordsv1.RecordsServiceClient>;

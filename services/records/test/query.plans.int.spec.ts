@@ -9,10 +9,10 @@ import { newId, type CallContext, type GrpcClient } from '@reelbase/lib-platform
 import { appErrorOf, type TestDatabase } from '@reelbase/lib-testkit';
 import { recordsv1 } from '@reelbase/proto';
 import pg from 'pg';
-import { planQuery, type PlanOptions, type QueryInput } from '../src/domain/record.query.js';
-import { compileSchema } from '../src/domain/schema.snapshot.js';
-import { queryStatements } from '../src/store/query.repository.js';
-import { openQueryPool } from '../src/store/query.pool.js';
+import { planQuery, type PlanOptions, type QueryInput } from '../src/core/domain/record.query.js';
+import { compileSchema } from '../src/kernel/domain/schema.snapshot.js';
+import { queryStatements } from '../src/core/store/query.repository.js';
+import { openQueryPool } from '../src/core/store/query.pool.js';
 import { querySnapshot, startRecordsWorld, text, type RecordsWorld } from './records.world.js';
 
 const asService: CallContext = { requestId: 'qp-svc', principal: { userId: '', role: 'Service', authKind: 'service' } };

@@ -10,9 +10,9 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import { createGrpcClient, createLogger, newId, openOrm, type CallContext } from '@reelbase/lib-platform';
 import { createTestDatabase, deleteStreams, uniquePrefix, TEST_INTERNAL_AUTH_SECRET, type TestDatabase } from '@reelbase/lib-testkit';
 import { recordsv1 } from '@reelbase/proto';
-import { RECORDS_MIGRATIONS } from '../src/store/migrations.js';
-import { OutboxEntitySchema } from '../src/store/outbox.entity.js';
-import { RecordEntitySchema } from '../src/store/record.entity.js';
+import { RECORDS_MIGRATIONS } from '../src/migrations.js';
+import { OutboxEntitySchema } from '../src/kernel/store/outbox.entity.js';
+import { RecordEntitySchema } from '../src/kernel/store/record.entity.js';
 import { startChild, stopChild, type Child } from './child.helper.js';
 import { StreamReader } from './stream.helper.js';
 

@@ -8,7 +8,7 @@ import { createTestDatabase, deleteStreams, uniquePrefix, TEST_INTERNAL_AUTH_SEC
 import { recordsv1 } from '@reelbase/proto';
 import pg from 'pg';
 import { parseRecordsConfig } from '../src/config.js';
-import type { SchemaSnapshot } from '../src/domain/schema.snapshot.js';
+import type { SchemaSnapshot } from '../src/kernel/domain/schema.snapshot.js';
 import { startRecords, type RunningRecords } from '../src/service.js';
 
 export interface RecordsWorld {

@@ -9,7 +9,7 @@ import { newId, type CallContext, type GrpcClient } from '@reelbase/lib-platform
 import { appErrorOf, createTestDatabase, deleteStreams, uniquePrefix, type TestDatabase } from '@reelbase/lib-testkit';
 import type { recordsv1 } from '@reelbase/proto';
 import pg from 'pg';
-import type { SchemaSnapshot, SnapshotEntityType } from '../src/domain/schema.snapshot.js';
+import type { SchemaSnapshot, SnapshotEntityType } from '../src/kernel/domain/schema.snapshot.js';
 import type { RunningRecords } from '../src/service.js';
 import { startRecordsReplica } from './records.world.js';
 import { StreamReader } from './stream.helper.js';

@@ -9,7 +9,7 @@ import { createGrpcClient, newId, type CallContext, type GrpcClient, type Role }
 import { appErrorOf, TEST_INTERNAL_AUTH_SECRET } from '@reelbase/lib-testkit';
 import { recordsv1, sitesyncv1 } from '@reelbase/proto';
 import pg from 'pg';
-import { CLAIM_SQL, pageSql } from '../src/store/sitesync.repository.js';
+import { CLAIM_SQL, pageSql } from '../src/sitesync/store/sitesync.repository.js';
 import { startRecordsWorld, type RecordsWorld } from './records.world.js';
 import { StreamReader } from './stream.helper.js';
 

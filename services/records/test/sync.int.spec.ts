@@ -9,7 +9,7 @@ import { createGrpcClient, newId, type CallContext, type GrpcClient } from '@ree
 import { appErrorOf, TEST_INTERNAL_AUTH_SECRET } from '@reelbase/lib-testkit';
 import { syncv1 } from '@reelbase/proto';
 import pg from 'pg';
-import type { SchemaSnapshot } from '../src/domain/schema.snapshot.js';
+import type { SchemaSnapshot } from '../src/kernel/domain/schema.snapshot.js';
 import { startRecordsWorld, text, type RecordsWorld } from './records.world.js';
 
 const asService: CallContext = { requestId: 'sy-svc', principal: { userId: '', role: 'Service', authKind: 'service' } };

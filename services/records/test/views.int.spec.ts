@@ -8,7 +8,7 @@ import { newId, type CallContext, type GrpcClient, type Role } from '@reelbase/l
 import { appErrorOf } from '@reelbase/lib-testkit';
 import { recordsv1 } from '@reelbase/proto';
 import pg from 'pg';
-import { NOTES_SQL, TASKS_SQL, TIMELOGS_SQL } from '../src/store/views.repository.js';
+import { NOTES_SQL, TASKS_SQL, TIMELOGS_SQL } from '../src/core/store/views.repository.js';
 import { startRecordsWorld, type RecordsWorld } from './records.world.js';
 
 const as = (role: Role, userId: string = newId()): CallContext => ({ requestId: `r-${role}`, principal: { userId, role, authKind: 'token' } });

@@ -1,0 +1,47 @@
+/**
+ * The checks a record write shares between a single write, a batch and a create with a task
+ * template (record.service.ts, record.template.ts).
+ */
+import { AppError, canonicalUuid, type Problem } from '@reelbase/lib-platform';
+import type { DataObject } from '../../kernel/domain/record.types.js';
+import { foreignVersion, playlistVersionLinks } from '../../kernel/domain/review.rules.js';
+import type { LinkRef } from '../../kernel/domain/schema.validator.js';
+import type { RecordTransaction } from './core.ports.js';
+
+export const notFound = (entityType: string, id: string) => AppError.notFound(`${entityType} ${id} not found`);
+
+/** Catches the problems `fn` throws as `invalid`, so all of a request's problems are reported together. */
+export function collect(problems: Problem[], fn: () => DataObject): DataObject {
+  try {
+    return fn();
+  } catch (err) {
+    if (err instanceof AppError && err.kind === 'invalid') {
+      problems.push(...err.problems);
+      return {};
+    }
+    throw err;
+  }
+}
+
+/**
+ * `input` with its ids in one spelling (lower-case UUIDs), so an id re-sent in another case is
+ * no change; link ids inside `data` are lower-cased once it is parsed.
+ */
+export function withCanonicalIds<T extends { id?: string; projectId?: string | null; thumbnailId?: string | null }>(input: T): T {
+  return { ...input, id: canonicalUuid(input.id), projectId: canonicalUuid(input.projectId), thumbnailId: canonicalUuid(input.thumbnailId) };
+}
+
+/** How often a write re-validates when the schema changes under it before it gives up (503). */
+export const MAX_SCHEMA_RETRIES = 5;
+
+/** The problem of a link whose target is missing, retired or of another type. */
+export function linkNotFound(link: LinkRef): Problem {
+  return { loc: link.loc, msg: `no live ${link.type} with id ${link.id}`, type: 'link_not_found' };
+}
+
+/** The problems of a Playlist's `versions` that belong to another project than `projectId`. */
+export async function foreignVersions(store: Pick<RecordTransaction, 'linksOutsideProject'>, projectId: string | null, data: DataObject): Promise<Problem[]> {
+  const links = playlistVersionLinks(data);
+  // Without a project, the missing project_id is the problem to report.
+  return links.length && projectId !== null ? (await store.linksOutsideProject(links, projectId)).map(foreignVersion) : [];
+}

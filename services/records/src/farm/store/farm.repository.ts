@@ -1,0 +1,416 @@
+/**
+ * The farm's statements (docs/farm.md) on records' database, through a plain `pg` pool: the
+ * claim, heartbeat, complete, fail and expiry are each ONE statement (CTEs) that changes the
+ * chunk, the FarmJob record (status, counters), its outbox event, the job's farm row and the
+ * copies of its offerability on its chunks together. Every value is bound ($n); every public
+ * method runs inside `guarded`; a deadlock between two job-level changes (PostgreSQL aborts one
+ * of them, SQLSTATE 40P01) is retried.
+ */
+import pg from 'pg';
+import { AppError, guarded, newId, sqlIsoMicros, type NatsNames, type StreamEvent } from '@reelbase/lib-platform';
+import type { OutboxEvent, StoredRecord } from '../../kernel/domain/record.ports.js';
+import { recordsOutbox, stampedPayload } from '../../kernel/store/outbox.repository.js';
+import { toStored, type Row } from '../../kernel/store/record.repository.js';
+import { chunkJson, claimStatement, jobChange, NEXT_UPDATED_AT, Params, recordJson, toChunk, type ChunkJson, type LeaseRow } from './farm.statements.js';
+import type {
+  FarmChunkPage,
+  FarmChunkRow,
+  FarmClaimInput,
+  FarmClaimOutcome,
+  FarmEventStamp,
+  FarmJobChange,
+  FarmJobRefusal,
+  FarmJobState,
+  FarmLease,
+  FarmLeaseOutcome,
+  FarmStore,
+  NewFarmJob,
+} from '../domain/farm.ports.js';
+
+export type FarmPool = pg.Pool;
+
+export function openFarmPool(o: { databaseUrl: string; max: number }): FarmPool {
+  const pool = new pg.Pool({
+    connectionString: o.databaseUrl,
+    connectionTimeoutMillis: 3000,
+    statement_timeout: 10_000,
+    application_name: 'records-farm',
+    // The farm's statements are long CTEs whose planning costs more than their execution: they
+    // are prepared once per connection (named) and run with their generic plan.
+    options: '-c plan_cache_mode=force_generic_plan',
+    max: o.max,
+    idleTimeoutMillis: 30_000,
+  });
+  pool.on('error', () => {});
+  return pool;
+}
+
+/** PostgreSQL aborted one of two transactions waiting on each other; the statement is run again. */
+const DEADLOCK = '40P01';
+const MAX_DEADLOCK_RETRIES = 5;
+
+async function retryingDeadlocks<T>(fn: () => Promise<T>): Promise<T> {
+  for (let attempt = 0; ; attempt += 1) {
+    try {
+      return await fn();
+    } catch (err) {
+      if ((err as { code?: unknown }).code !== DEADLOCK || attempt >= MAX_DEADLOCK_RETRIES) throw err;
+    }
+  }
+}
+
+export class FarmRepository implements FarmStore {
+  /** The subjects FarmJob events are published on. */
+  private readonly subject: string;
+  private readonly createSubject: string;
+
+  constructor(
+    private readonly pool: FarmPool,
+    names: NatsNames,
+  ) {
+    this.subject = names.eventSubject('FarmJob', 'update');
+    this.createSubject = names.eventSubject('FarmJob', 'create');
+  }
+
+  insertJob(job: NewFarmJob, event: OutboxEvent): Promise<{ job: StoredRecord } | { refused: FarmJobRefusal }> {
+    return guarded(() =>
+      this.transaction(async (db) => {
+        const r = job.record;
+        const data = r.data;
+        const check = await db.query<{ project_live: boolean; bad: string[] | null; version_ok: boolean; task_ok: boolean }>(
+          `select exists (select 1 from records.record p where p.id = $1::uuid and p.entity_type = 'Project' and p.retired_at is null) as project_live,
+                  (select array_agg(d.i - 1) from unnest($2::uuid[]) with ordinality d(id, i)
+                    where not exists (select 1 from records.record x join records.farm_job f on f.id = x.id
+                                       where x.id = d.id and x.entity_type = 'FarmJob' and x.retired_at is null)) as bad,
+                  ($3::uuid is null or exists (select 1 from records.record v where v.id = $3::uuid and v.entity_type = 'Version' and v.retired_at is null)) as version_ok,
+                  ($4::uuid is null or exists (select 1 from records.record t where t.id = $4::uuid and t.entity_type = 'Task' and t.retired_at is null)) as task_ok`,
+          [r.projectId, job.dependsOn, (data.version_id as string | undefined) ?? null, (data.task_id as string | undefined) ?? null],
+        );
+        const c = check.rows[0]!;
+        const badLinks: FarmJobRefusal['badLinks'] = [];
+        if (!c.version_ok) badLinks.push('version_id');
+        if (!c.task_ok) badLinks.push('task_id');
+        const bad = (c.bad ?? []).map(Number).sort((a, b) => a - b);
+        if (!c.project_live || bad.length || badLinks.length) return { refused: { projectLive: c.project_live, badDependencies: bad, badLinks } };
+        const inserted = await db.query<{ json: Row }>(
+          `with c as (select clock_timestamp() as ts),
+           r as (
+             insert into records.record (id, entity_type, project_id, status, active, thumbnail_id, created_by, created_at, updated_at, data)
+             select $1, 'FarmJob', $2::uuid, $3, $4, $5, $6, c.ts, c.ts, $7::jsonb from c
+             returning *
+           ),
+           o as (${recordsOutbox.insertFrom(`select $8, $9, ${stampedPayload('$10::jsonb', sqlIsoMicros('r.updated_at'))} from r`)})
+           select ${recordJson('r')} as json from r`,
+          [r.id, r.projectId, r.status, r.active, r.thumbnailId, r.createdBy, JSON.stringify(data), event.payload.event_id, this.createSubject, event.json],
+        );
+        // Dependencies are locked so none changes status until this job is committed (the
+        // sweeper also recounts pending dependencies: docs/farm.md, "Dependencies").
+        const fj = await db.query<{ seq: string; offerable: boolean }>(
+          `with deps as (select id, status from records.farm_job where id = any($8::uuid[]) order by id for share)
+           insert into records.farm_job (id, status, pool, kind, priority, max_attempts, manager, depends_on, deps_pending)
+           values ($1, $2, $3, $4, $5, $6, $7, $8::uuid[], (select count(*) from deps where status <> 'done'))
+           returning seq, offerable`,
+          [r.id, r.status, job.pool, job.kind, job.priority, job.maxAttempts, job.manager, job.dependsOn],
+        );
+        const { seq, offerable } = fj.rows[0]!;
+        const ids = job.chunks.map(() => newId());
+        await db.query(
+          `insert into records.farm_chunk (id, job_id, idx, frames, max_attempts, pool, kind, priority, job_seq, offerable)
+           select c.id, $2, (c.i - 1)::int, c.frames, $4, $5, $6, $7, $8, $9
+             from unnest($1::uuid[], $3::text[]) with ordinality c(id, frames, i)`,
+          [ids, r.id, job.chunks, job.maxAttempts, job.pool, job.kind, job.priority, seq, offerable],
+        );
+        return { job: toStored(inserted.rows[0]!.json) };
+      }),
+    );
+  }
+
+  findJob(id: string): Promise<FarmJobState | undefined> {
+    return guarded(async () => {
+      const res = await this.pool.query<{ json: Row; ever_claimed: boolean; manager: string | null }>(
+        `select ${recordJson('r')} as json, f.ever_claimed, f.manager from records.record r join records.farm_job f on f.id = r.id where r.id = $1`,
+        [id],
+      );
+      const row = res.rows[0];
+      return row ? { record: toStored(row.json), everClaimed: row.ever_claimed, manager: row.manager } : undefined;
+    });
+  }
+
+  claim(input: FarmClaimInput, stamp: FarmEventStamp): Promise<FarmClaimOutcome> {
+    const { text, values } = claimStatement(this.subject, input, stamp);
+    return guarded(async () => {
+      const res = await retryingDeadlocks(() => this.pool.query<LeaseRow & { burned: boolean }>({ name: 'farm_claim', text, values }));
+      const row = res.rows[0]!;
+      const event = row.event ?? null;
+      if (row.chunk && row.job) return { kind: 'given', chunk: toChunk(row.chunk), job: toStored(row.job), event };
+      return row.burned ? { kind: 'burned', event } : { kind: 'none' };
+    });
+  }
+
+  heartbeat(lease: FarmLease, progress: number | null): Promise<FarmLeaseOutcome> {
+    return guarded(async () => {
+      const res = await this.pool.query<LeaseRow>({
+        name: 'farm_heartbeat',
+        text: `with ch as (
+           update records.farm_chunk c
+              set lease_expires_at = clock_timestamp() + make_interval(secs => c.lease_seconds), progress = coalesce($3::smallint, c.progress)
+            where c.id = $1 and c.state = 'leased' and c.lease_digest = $2 and c.lease_expires_at > clock_timestamp()
+              and exists (select 1 from records.farm_job f where f.id = c.job_id and f.status <> 'cancelled')
+           returning c.*
+         )
+         select ${chunkJson('ch')} as chunk, (select ${recordJson('r')} from records.record r where r.id = ch.job_id) as job from ch`,
+        values: [lease.chunkId, lease.leaseDigest, progress],
+      });
+      return this.leaseOutcome(res.rows[0], lease.chunkId);
+    });
+  }
+
+  complete(lease: FarmLease, outputJson: string | null, stamp: FarmEventStamp): Promise<FarmLeaseOutcome> {
+    const p = new Params();
+    const chunk = p.add(lease.chunkId);
+    const digest = p.add(lease.leaseDigest);
+    const output = p.add(outputJson);
+    const sql = `with o as (
+        select r.id, r.status, r.data from records.record r
+         where r.id = (select job_id from records.farm_chunk where id = ${chunk}) for update
+      ),
+      ch as (
+        update records.farm_chunk c
+           set state = 'done', output = cast(${output} as json), progress = 100, lease_digest = null, finished_at = clock_timestamp()
+          from o
+         where c.id = ${chunk} and c.job_id = o.id and o.status <> 'cancelled'
+           and c.state = 'leased' and c.lease_digest = ${digest} and c.lease_expires_at > clock_timestamp()
+        returning c.*
+      ),
+      jc as (select ch.job_id, null::text as new_status, 1 as d_done, 0 as d_failed, 0 as d_att from ch)${jobChange(p, stamp, this.subject, false, `select ${chunk}::uuid`)}
+      select (select ${chunkJson('ch')} from ch) as chunk,
+             (select coalesce((select rec.json from rec), (select ${recordJson('r')} from records.record r where r.id = ch.job_id)) from ch) as job,
+             (select payload from ev) as event`;
+    return guarded(async () => {
+      const res = await retryingDeadlocks(() => this.pool.query<LeaseRow>({ name: 'farm_complete', text: sql, values: p.values }));
+      return this.leaseOutcome(res.rows[0], lease.chunkId);
+    });
+  }
+
+  fail(lease: FarmLease, error: string, stamp: FarmEventStamp): Promise<FarmLeaseOutcome> {
+    const p = new Params();
+    const chunk = p.add(lease.chunkId);
+    const digest = p.add(lease.leaseDigest);
+    const err = p.add(error);
+    const sql = `with o as (
+        select r.id, r.status, r.data from records.record r
+         where r.id = (select job_id from records.farm_chunk where id = ${chunk}) for update
+      ),
+      ch as (
+        update records.farm_chunk c
+           set state = case when c.attempts + 1 >= c.max_attempts then 'failed' else 'queued' end,
+               attempts = c.attempts + 1, error = ${err}, lease_digest = null, lease_expires_at = null,
+               finished_at = case when c.attempts + 1 >= c.max_attempts then clock_timestamp() end
+          from o
+         where c.id = ${chunk} and c.job_id = o.id and o.status <> 'cancelled'
+           and c.state = 'leased' and c.lease_digest = ${digest} and c.lease_expires_at > clock_timestamp()
+        returning c.*
+      ),
+      jc as (
+        select ch.job_id, case when ch.state = 'failed' then 'failed' end as new_status, 0 as d_done,
+               (ch.state = 'failed')::int as d_failed, 1 as d_att
+          from ch
+      )${jobChange(p, stamp, this.subject, false, `select ${chunk}::uuid`)}
+      select (select ${chunkJson('ch')} from ch) as chunk,
+             (select coalesce((select rec.json from rec), (select ${recordJson('r')} from records.record r where r.id = ch.job_id)) from ch) as job,
+             (select payload from ev) as event`;
+    return guarded(async () => {
+      const res = await retryingDeadlocks(() => this.pool.query<LeaseRow>({ name: 'farm_fail', text: sql, values: p.values }));
+      return this.leaseOutcome(res.rows[0], lease.chunkId);
+    });
+  }
+
+  expireLeases(limit: number, stamp: () => FarmEventStamp): Promise<{ expired: number; events: StreamEvent[] }> {
+    return guarded(async () => {
+      let n = 0;
+      const events: StreamEvent[] = [];
+      while (n < limit) {
+        const p = new Params();
+        const sql = `with pick as (
+            select c.id, c.attempts, c.max_attempts from records.farm_chunk c
+             where c.state = 'leased' and c.lease_expires_at <= statement_timestamp()
+             order by c.lease_expires_at
+             for update skip locked
+             limit 1
+          ),
+          ex as (
+            update records.farm_chunk c
+               set state = case when pick.attempts + 1 >= pick.max_attempts then 'failed' else 'queued' end,
+                   attempts = c.attempts + 1, error = 'the lease ran out', lease_digest = null, lease_expires_at = null,
+                   finished_at = case when pick.attempts + 1 >= pick.max_attempts then clock_timestamp() end
+              from pick
+             where c.id = pick.id
+            returning c.id, c.job_id, c.state
+          ),
+          jc as (
+            select ex.job_id, case when ex.state = 'failed' then 'failed' end as new_status, 0 as d_done,
+                   (ex.state = 'failed')::int as d_failed, 1 as d_att
+              from ex
+          )${jobChange(p, stamp(), this.subject, true, 'select id from pick')}
+          select count(*)::int as n, (select payload from ev) as event from ex`;
+        const res = await retryingDeadlocks(() =>
+          this.pool.query<{ n: number; event: StreamEvent | null }>({ name: 'farm_expire', text: sql, values: p.values }),
+        );
+        const row = res.rows[0]!;
+        if (row.n === 0) break;
+        n += 1;
+        if (row.event) events.push(row.event);
+      }
+      await this.repairDependencies();
+      return { expired: n, events };
+    });
+  }
+
+  /**
+   * Recounts the pending dependencies of jobs still waiting (a dependency that became done while
+   * its dependent was being created is caught here) and puts the chunks of jobs that became
+   * offerable into the claim index.
+   */
+  private async repairDependencies(): Promise<void> {
+    await this.pool.query(
+      `with fixed as (
+         update records.farm_job d
+            set deps_pending = n.pending
+           from (select j.id, (select count(*) from records.farm_job x where x.id = any(j.depends_on) and x.status <> 'done')::int as pending
+                   from records.farm_job j where j.deps_pending > 0) n
+          where d.id = n.id and d.deps_pending <> n.pending
+         returning d.id, d.offerable
+       )
+       update records.farm_chunk c set offerable = true
+         from fixed
+        where c.job_id = fixed.id and fixed.offerable and not c.offerable and c.state in ('queued', 'leased')`,
+    );
+  }
+
+  changeJob(id: string, decide: (job: FarmJobState) => FarmJobChange, stamp: FarmEventStamp): Promise<{ record: StoredRecord; event: StreamEvent | null }> {
+    return guarded(() =>
+      retryingDeadlocks(() =>
+        this.transaction(async (db) => {
+          const cur = await db.query<{ json: Row; ever_claimed: boolean; manager: string | null }>(
+            `select ${recordJson('r')} as json, f.ever_claimed, f.manager
+               from records.record r join records.farm_job f on f.id = r.id where r.id = $1 for update of r, f`,
+            [id],
+          );
+          const row = cur.rows[0];
+          if (!row) throw AppError.notFound(`FarmJob ${id} not found`);
+          const before = toStored(row.json);
+          const change = decide({ record: before, everClaimed: row.ever_claimed, manager: row.manager });
+          const data: Record<string, unknown> = { ...(change.data ?? {}) };
+          if (change.requeueFailed) {
+            const requeued = await db.query(
+              `update records.farm_chunk set state = 'queued', attempts = 0, error = null, finished_at = null where job_id = $1 and state = 'failed'`,
+              [id],
+            );
+            if ((requeued.rowCount ?? 0) > 0 || before.data.chunks_failed !== 0) data.chunks_failed = 0;
+          }
+          const changes: Record<string, unknown> = {};
+          if (change.status !== before.status) changes.status = change.status;
+          for (const [k, v] of Object.entries(data)) if (JSON.stringify(before.data[k]) !== JSON.stringify(v)) changes[k] = v;
+          if (Object.keys(changes).length === 0) return { record: before, event: null };
+          const fj = await db.query<{ offerable: boolean }>(`update records.farm_job set status = $2 where id = $1 returning offerable`, [id, change.status]);
+          const offerable = fj.rows[0]!.offerable;
+          await db.query(`update records.farm_chunk set offerable = $2 where job_id = $1 and offerable <> $2 and state in ('queued', 'leased')`, [
+            id,
+            offerable,
+          ]);
+          if (change.status !== before.status && (change.status === 'done' || before.status === 'done')) {
+            // Dependents wait on done jobs only: recount theirs and open or close their chunks.
+            await db.query(
+              `with d as (
+                 update records.farm_job d
+                    set deps_pending = (select count(*) from records.farm_job x where x.id = any(d.depends_on) and x.status <> 'done')
+                  where d.depends_on @> array[$1::uuid]
+                 returning d.id, d.offerable
+               )
+               update records.farm_chunk c set offerable = d.offerable
+                 from d where c.job_id = d.id and c.offerable <> d.offerable and c.state in ('queued', 'leased')`,
+              [id],
+            );
+          }
+          const template = JSON.stringify({ event_id: stamp.eventId, entity_type: 'FarmJob', action: 'update', actor: stamp.actor, changes });
+          const updated = await db.query<{ json: Row; event: StreamEvent }>(
+            `with r0 as (
+               update records.record r set status = $2, data = r.data || $3::jsonb, updated_at = ${NEXT_UPDATED_AT}
+                where r.id = $1
+               returning r.*
+             ),
+             ev as (
+               ${recordsOutbox.insertFrom(
+                 `select $4, $5, $6::jsonb || jsonb_build_object('entity_id', r0.id, 'project_id', r0.project_id, 'occurred_at', ${sqlIsoMicros('r0.updated_at')}) from r0`,
+                 'payload',
+               )}
+             )
+             select ${recordJson('r0')} as json, (select payload from ev) as event from r0`,
+            [id, change.status, JSON.stringify(data), stamp.eventId, this.subject, template],
+          );
+          const out = updated.rows[0]!;
+          return { record: toStored(out.json), event: out.event };
+        }),
+      ),
+    );
+  }
+
+  /**
+   * `sized` reads the sizes only (octet_length of a text or json value is its stored length: no
+   * value is read in full), `limit + 1` rows at most in index order, each with the bytes of the
+   * rows before it; the page is the rows that start under the budget, built as JSON only for them.
+   * More follow when a row was left out (by the budget, or the one past `limit`).
+   */
+  listChunks(jobId: string, page: FarmChunkPage): Promise<{ chunks: FarmChunkRow[]; more: boolean }> {
+    return guarded(async () => {
+      const res = await this.pool.query<{ chunk: ChunkJson; seen: number }>({
+        name: 'farm_chunk_page',
+        text: `with sized as (
+           select c.id, c.idx,
+                  sum($5::int + coalesce(octet_length(c.frames), 0) + coalesce(octet_length(c.error), 0)
+                      + coalesce(octet_length(c.worker), 0) + coalesce(octet_length(c.output::text), 0))
+                    over (order by c.idx rows between unbounded preceding and 1 preceding) as before
+             from records.farm_chunk c
+            where c.job_id = $1 and c.idx > $2
+            order by c.idx
+            limit $3
+         )
+         select ${chunkJson('c')} as chunk, (select count(*)::int from sized) as seen
+           from sized s join records.farm_chunk c on c.id = s.id
+          where coalesce(s.before, 0) < $4
+          order by s.idx`,
+        values: [jobId, page.afterIndex, page.limit + 1, page.maxBytes, page.fixedBytes],
+      });
+      const chunks = res.rows.map((r) => toChunk(r.chunk));
+      const more = chunks.length > page.limit || (res.rows[0]?.seen ?? 0) > chunks.length;
+      return { chunks: chunks.slice(0, page.limit), more };
+    });
+  }
+
+  /** The chunk a lease statement changed, or whether the chunk exists at all (404 vs 409). */
+  private async leaseOutcome(row: LeaseRow | undefined, chunkId: string): Promise<FarmLeaseOutcome> {
+    if (row?.chunk && row.job) return { chunk: toChunk(row.chunk), job: toStored(row.job), event: row.event ?? null };
+    const res = await this.pool.query('select 1 from records.farm_chunk where id = $1', [chunkId]);
+    return res.rows.length ? 'lease_lost' : 'not_found';
+  }
+
+  private async transaction<T>(fn: (db: pg.PoolClient) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    let broken = false;
+    try {
+      await client.query('begin');
+      const out = await fn(client);
+      await client.query('commit');
+      return out;
+    } catch (err) {
+      try {
+        await client.query('rollback');
+      } catch {
+        broken = true;
+      }
+      throw err;
+    } finally {
+      client.release(broken);
+    }
+  }
+}
