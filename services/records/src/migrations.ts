@@ -4,8 +4,8 @@
  * `records.mikro_orm_migrations` once applied and never changes.
  */
 import type { MigrationObject } from '@mikro-orm/postgresql';
-import { RecordsInitialMigration } from './core/store/initial.migration.js';
-import { RecordsSchemaMigration } from './core/store/schema.migration.js';
+import { RecordsInitialMigration } from './kernel/store/initial.migration.js';
+import { RecordsSchemaMigration } from './kernel/store/schema.migration.js';
 import { RecordsViewsMigration } from './core/store/views.migration.js';
 import { RecordsQueryIndexesMigration } from './core/store/query.migration.js';
 import { RecordsShareLinksMigration } from './shares/store/share.migration.js';
