@@ -27,6 +27,7 @@ import { createWriterMetrics } from './log/writer.metrics.js';
 import { EventLogEntrySchema } from './store/event-log.entity.js';
 import { EventLogRepository } from './store/event-log.repository.js';
 import { EVENTS_MIGRATIONS } from './store/migrations.js';
+import { WriterSession } from './store/writer.session.js';
 
 /** A running events service. */
 export interface RunningEvents extends RunningService {
@@ -58,7 +59,7 @@ export function startEvents(config: EventsConfig, logger: Logger = createLogger(
       const jsm = await ensureEventsStream(nc, names);
 
       const writer = new LogWriter({
-        orm,
+        openSession: () => WriterSession.tryOpen(orm),
         nc,
         jsm,
         names,

@@ -1,7 +1,9 @@
 /**
- * What the events domain needs from outside, as ports: reads of the event log (PostgreSQL,
- * store/).
+ * What the events domain and the log writer need from outside, as ports: reads of the event log,
+ * and the writer's session on it (PostgreSQL, store/).
  */
+import type { StreamEvent } from '@reelbase/lib-platform';
+import type { AppendPlan } from './append.plan.js';
 import type { ListQuery } from './list.query.js';
 
 /** A log row as read, with `changes` still as JSON text. */
@@ -32,3 +34,36 @@ export interface EventLogReader {
    */
   list(q: ListQuery): Promise<EventPage>;
 }
+
+/** The result of one committed append. */
+export interface AppendResult extends AppendPlan {
+  /** created_at of each appended row, formatted by the database, in row order. */
+  createdAt: string[];
+}
+
+/** Thrown when the log holds ids this writer did not expect (another writer wrote). */
+export class StaleWriterError extends Error {
+  override readonly name = 'StaleWriterError';
+}
+
+/**
+ * The one writer's hold on the log (store/writer.session.ts): a connection holding the writer lock,
+ * on which every append runs, so a writer that lost its lock cannot commit.
+ */
+export interface LogWriterSession {
+  /** The error that ended the session's connection, or null while it is alive. */
+  readonly lost: Error | null;
+  /** Resolves with the error once the connection is gone. */
+  whenLost(): Promise<Error>;
+  /** The highest id in the log (0 when empty). */
+  maxId(): Promise<number>;
+  /** A round trip, so a dead connection is noticed while the stream is quiet. */
+  ping(): Promise<void>;
+  /** Appends `events` after id `last` (events already logged consume no id); resolves once committed. */
+  append(last: number, events: readonly StreamEvent[]): Promise<AppendResult>;
+  /** Gives the lock up. */
+  close(): Promise<void>;
+}
+
+/** Opens writer sessions: null when another replica holds the writer lock. */
+export type LogWriterSessions = () => Promise<LogWriterSession | null>;

@@ -3,7 +3,7 @@ import type { JsMsg } from '@nats-io/jetstream';
 import { createLogger, Metrics, natsNames, type NatsConnection } from '@reelbase/lib-platform';
 import { planAppend } from '../domain/append.plan.js';
 import type { StreamEvent } from '@reelbase/lib-platform';
-import type { WriterSession } from '../store/writer.session.js';
+import type { LogWriterSession as WriterSession } from '../domain/ports.js';
 import { BatchAppender, isWriterFailure } from './batch.appender.js';
 import { createWriterMetrics } from './writer.metrics.js';
 

@@ -7,7 +7,7 @@
 import type { JsMsg } from '@nats-io/jetstream';
 import { encodeContractEvent, parseStreamMessage, type Logger, type NatsConnection, type NatsNames, type StreamEvent } from '@reelbase/lib-platform';
 import { toContractEvent } from '../domain/append.plan.js';
-import { StaleWriterError, type WriterSession } from '../store/writer.session.js';
+import { StaleWriterError, type LogWriterSession as WriterSession } from '../domain/ports.js';
 import type { WriterMetrics } from './writer.metrics.js';
 
 /** A single message was handed back for redelivery (see appendParsed). */

@@ -5,15 +5,15 @@
  * waiting when a batch starts goes into the same transaction.
  */
 import { jetstream, type JetStreamManager, type JsMsg } from '@nats-io/jetstream';
-import type { MikroORM } from '@mikro-orm/postgresql';
 import { IntervalLoop, type Logger, type NatsConnection, type NatsNames } from '@reelbase/lib-platform';
-import { WriterSession } from '../store/writer.session.js';
+import type { LogWriterSession, LogWriterSessions } from '../domain/ports.js';
 import { BatchAppender } from './batch.appender.js';
 import { consumerLag, ensureLogConsumer } from './log.consumer.js';
 import type { WriterMetrics } from './writer.metrics.js';
 
 export interface LogWriterOptions {
-  orm: MikroORM;
+  /** Takes the writer lock (store/writer.session.ts); null while another replica holds it. */
+  openSession: LogWriterSessions;
   nc: NatsConnection;
   jsm: JetStreamManager;
   names: NatsNames;
@@ -93,9 +93,9 @@ export class LogWriter {
   private async loop(): Promise<void> {
     const { logger, metrics } = this.opts;
     while (!this.stopping) {
-      let session: WriterSession | null = null;
+      let session: LogWriterSession | null = null;
       try {
-        session = await WriterSession.tryOpen(this.opts.orm);
+        session = await this.opts.openSession();
       } catch (err) {
         logger.warn({ err }, 'cannot reach the database to take the writer lock');
       }
@@ -119,7 +119,7 @@ export class LogWriter {
     }
   }
 
-  private async runActive(session: WriterSession): Promise<void> {
+  private async runActive(session: LogWriterSession): Promise<void> {
     const { jsm, nc, names, logger, batchMax } = this.opts;
     // Read once under the lock; from here on only this session assigns ids.
     let last = await session.maxId();

@@ -5,23 +5,13 @@
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { LockedConnection, sqlIsoMicros, type StreamEvent } from '@reelbase/lib-platform';
-import { planAppend, type AppendPlan, type LogRow } from '../domain/append.plan.js';
+import { planAppend, type LogRow } from '../domain/append.plan.js';
+import { StaleWriterError, type AppendResult, type LogWriterSession } from '../domain/ports.js';
 
 /** The advisory lock key; advisory locks are per database, so one log = one writer. */
 export const WRITER_LOCK = 'events:event-log-writer';
 
-/** The result of one committed append. */
-export interface AppendResult extends AppendPlan {
-  /** created_at of each appended row, formatted by the database, in row order. */
-  createdAt: string[];
-}
-
-/** Thrown when the log holds ids this writer did not expect (another writer wrote). */
-export class StaleWriterError extends Error {
-  override readonly name = 'StaleWriterError';
-}
-
-export class WriterSession {
+export class WriterSession implements LogWriterSession {
   private constructor(private readonly conn: LockedConnection) {}
 
   /** Takes the writer lock on a dedicated connection; null when another session holds it. */
