@@ -12,7 +12,7 @@ import type { RenameKind } from '../domain/schema.rename.js';
 import type { ClientRecord, RecordView } from '../../kernel/domain/record.types.js';
 import type { RecordSummaries } from '../domain/record.summary.js';
 import { toClientRecord } from '../../kernel/domain/record.types.js';
-import { toProtoRecord } from '../../kernel/grpc/record.proto.js';
+import { toProtoRecord, type ShareLinkCalls } from '../../kernel/grpc/record.proto.js';
 
 /** The full proto name, used for registration and health checks. */
 export const RECORDS_SERVICE_NAME = 'reelbase.records.v1.RecordsService';
@@ -43,7 +43,13 @@ export interface RecordsHandlerDeps {
  * Builds the core module's handlers, registered with GrpcServer under {@link RECORDS_SERVICE_NAME}
  * together with the shares module's.
  */
-export function recordsHandlers({ records, admin, views, queries, summaries }: RecordsHandlerDeps) {
+export function recordsHandlers({
+  records,
+  admin,
+  views,
+  queries,
+  summaries,
+}: RecordsHandlerDeps): Omit<UnaryHandlers<recordsv1.RecordsServiceServer>, ShareLinkCalls> {
   return {
     async createRecord(req: recordsv1.CreateRecordRequest, ctx: CallContext) {
       const record = await records.create(
@@ -155,5 +161,5 @@ export function recordsHandlers({ records, admin, views, queries, summaries }: R
       if (req.answerJson) return { items: [], itemsJson: `[${result.items.join(',')}]`, ...page };
       return { items: result.items.map(fromClientJson), ...page };
     },
-  } satisfies Partial<UnaryHandlers<recordsv1.RecordsServiceServer>>;
+  };
 }

@@ -19,3 +19,9 @@ export function toProtoRecord(r: RecordView): recordsv1.Record {
     dataJson: JSON.stringify(r.data),
   };
 }
+
+/**
+ * The calls of `RecordsService` the shares module serves (shares/grpc/shares.handler.ts); the core
+ * module serves the rest (core/grpc/records.handler.ts), and service.ts registers both together.
+ */
+export type ShareLinkCalls = 'createShareLink' | 'listShareLinks' | 'revokeShareLink' | 'openShare' | 'createGuestNote' | 'checkShareLink';

@@ -4,7 +4,7 @@
  */
 import type { CallContext, UnaryHandlers } from '@reelbase/lib-platform';
 import type { recordsv1 } from '@reelbase/proto';
-import { toProtoRecord } from '../../kernel/grpc/record.proto.js';
+import { toProtoRecord, type ShareLinkCalls } from '../../kernel/grpc/record.proto.js';
 import type { ShareLinks } from '../domain/share.links.js';
 import type { ShareLinkRow } from '../domain/shares.ports.js';
 
@@ -24,10 +24,7 @@ function toProtoShareLink(l: ShareLinkRow): recordsv1.ShareLink {
 }
 
 /** The share link calls of the records service, registered with the core module's under RECORDS_SERVICE_NAME. */
-export type ShareLinkHandlers = Pick<
-  UnaryHandlers<recordsv1.RecordsServiceServer>,
-  'createShareLink' | 'listShareLinks' | 'revokeShareLink' | 'openShare' | 'createGuestNote' | 'checkShareLink'
->;
+export type ShareLinkHandlers = Pick<UnaryHandlers<recordsv1.RecordsServiceServer>, ShareLinkCalls>;
 
 export function shareLinkHandlers({ shares }: { shares: ShareLinks }): ShareLinkHandlers {
   return {
