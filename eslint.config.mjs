@@ -41,6 +41,7 @@ export function configFor(root) {
               'services/*/src/*.spec.ts',
               'services/*/src/*/*.spec.ts',
               'services/*/src/*/*/*.spec.ts',
+              'services/*/src/*/*/*/*.spec.ts',
               'services/*/test/*.ts',
               'services/*/test/*/*.ts',
               'proto/src/*.spec.ts',

@@ -24,6 +24,7 @@ export * from './grpc/health.js';
 export * from './grpc/server.js';
 export * from './grpc/client.js';
 export * from './grpc/records.client.js';
+export * from './grpc/schema/index.js';
 export * from './grpc/internal.auth.js';
 export * from './nats/subjects.js';
 export * from './nats/connection.js';

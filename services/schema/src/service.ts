@@ -35,29 +35,31 @@ import {
 } from '@reelbase/lib-platform';
 import { actionsv1, addonsv1, farmv1, notifierv1, schedulerv1, schemav1 } from '@reelbase/proto';
 import type { SchemaConfig } from './config.js';
-import { ActionsService } from './domain/actions/actions.service.js';
-import { configDigest } from './domain/config.events.js';
-import { AddonsService } from './domain/addons/addons.service.js';
-import type { SchemaStore } from './domain/ports.js';
-import { SchemaService } from './domain/schema.service.js';
-import { SchedulerLoop } from './domain/scheduler/scheduler.loop.js';
-import { SchedulerService } from './domain/scheduler/scheduler.service.js';
-import { ACTIONS_SERVICE_NAME, actionsHandlers } from './grpc/actions.handler.js';
-import { ADDONS_SERVICE_NAME, addonsHandlers } from './grpc/addons.handler.js';
-import { SCHEDULER_SERVICE_NAME, schedulerHandlers } from './grpc/scheduler.handler.js';
-import { SCHEMA_SERVICE_NAME, schemaHandlers } from './grpc/schema.handler.js';
-import { NotifierActionDeliveries } from './notifier/action.deliveries.js';
-import { NotifierScheduleDeliveries } from './notifier/schedule.deliveries.js';
-import { ActionRecords } from './records/actions.records.js';
-import { FaultSwitch } from './outbox/fault.switch.js';
-import { SchemaRecords } from './records/records.client.js';
-import { RecordsScheduleAuthors } from './records/scheduler.authors.js';
-import { SchedulerFarm } from './records/scheduler.farm.js';
-import { ActionRepository } from './store/actions.repository.js';
-import { AddonRepository } from './store/addons.repository.js';
-import { DefinitionRepository, SCHEMA_OUTBOX } from './store/definition.repository.js';
-import { SchedulerRepository } from './store/scheduler.repository.js';
-import { SCHEMA_MIGRATIONS, SCHEMA_SCHEMA } from './store/migrations.js';
+import { ActionsService } from './actions/domain/actions.service.js';
+import { configDigest } from './kernel/domain/config.events.js';
+import { AddonsService } from './addons/domain/addons.service.js';
+import type { SchemaStore } from './definitions/domain/ports.js';
+import { SchemaService } from './definitions/domain/schema.service.js';
+import { SchedulerLoop } from './scheduler/loop/scheduler.loop.js';
+import { SchedulerService } from './scheduler/domain/scheduler.service.js';
+import { ACTIONS_SERVICE_NAME, actionsHandlers } from './actions/grpc/actions.handler.js';
+import { ADDONS_SERVICE_NAME, addonsHandlers } from './addons/grpc/addons.handler.js';
+import { SCHEDULER_SERVICE_NAME, schedulerHandlers } from './scheduler/grpc/scheduler.handler.js';
+import { SCHEMA_SERVICE_NAME, schemaHandlers } from './definitions/grpc/schema.handler.js';
+import { NotifierActionDeliveries } from './actions/notifier/action.deliveries.js';
+import { NotifierScheduleDeliveries } from './scheduler/notifier/schedule.deliveries.js';
+import { ActionRecords } from './actions/records/actions.records.js';
+import { FaultSwitch } from './definitions/faults/fault.switch.js';
+import { SchemaRecords } from './definitions/records/records.client.js';
+import { RecordsScheduleAuthors } from './scheduler/records/scheduler.authors.js';
+import { SchedulerFarm } from './scheduler/records/scheduler.farm.js';
+import { ActionRepository } from './actions/store/actions.repository.js';
+import { AddonRepository } from './addons/store/addons.repository.js';
+import { DefinitionRepository } from './definitions/store/definition.repository.js';
+import { SCHEMA_OUTBOX } from './kernel/store/schema.outbox.js';
+import { SchedulerRepository } from './scheduler/store/scheduler.repository.js';
+import { SCHEMA_MIGRATIONS, SCHEMA_SCHEMA } from './migrations.js';
+import { RecordsProjectDirectory } from './addons/records/addons.projects.js';
 
 /** A running schema service. */
 export interface RunningSchema extends RunningService {
@@ -130,7 +132,10 @@ export function startSchema(config: SchemaConfig, logger?: Logger): Promise<Runn
       const records = new SchemaRecords(recordsClient);
       const service = new SchemaService({ store, records, faults: new FaultSwitch(config.SCHEMA_FAULT, log), logger: log });
       // Addons (docs/architecture.md, "Addons"): their events wake the same relay.
-      const addons = new AddonsService({ store: new AddonRepository(db, names, (e) => bus.emit('committed', e)), projects: records });
+      const addons = new AddonsService({
+        store: new AddonRepository(db, names, (e) => bus.emit('committed', e)),
+        projects: new RecordsProjectDirectory(recordsClient),
+      });
 
       const notifier = createGrpcClient(notifierv1.NotifierServiceClient, notifierv1.NotifierServiceService, {
         name: 'notifier',

@@ -10,12 +10,12 @@ import { createLogger, natsNames, newId, openOrm, SecretCipher, type CallContext
 import { createTestDatabase, TEST_SECRETS_KEY, type TestDatabase } from '@reelbase/lib-testkit';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ActionDeliveryRequest, ActionRecord } from '../src/domain/actions/actions.ports.js';
-import { ActionsService } from '../src/domain/actions/actions.service.js';
-import { configDigest } from '../src/domain/config.events.js';
-import { emptyDoc, type SchemaDoc } from '../src/domain/schema.types.js';
-import { ActionRepository } from '../src/store/actions.repository.js';
-import { SCHEMA_MIGRATIONS, SCHEMA_SCHEMA } from '../src/store/migrations.js';
+import type { ActionDeliveryRequest, ActionRecord } from '../src/actions/domain/actions.ports.js';
+import { ActionsService } from '../src/actions/domain/actions.service.js';
+import { configDigest } from '../src/kernel/domain/config.events.js';
+import { emptyDoc, type SchemaDoc } from '../src/definitions/domain/schema.types.js';
+import { ActionRepository } from '../src/actions/store/actions.repository.js';
+import { SCHEMA_MIGRATIONS, SCHEMA_SCHEMA } from '../src/migrations.js';
 
 const P = newId();
 const SHOT = newId();

@@ -10,9 +10,9 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { AppError, createLogger, natsNames, newId, openOrm, type CallContext, type StreamEvent } from '@reelbase/lib-platform';
 import { createTestDatabase, type TestDatabase } from '@reelbase/lib-testkit';
-import { AddonsService } from '../src/domain/addons/addons.service.js';
-import { AddonRepository } from '../src/store/addons.repository.js';
-import { SCHEMA_MIGRATIONS, SCHEMA_SCHEMA } from '../src/store/migrations.js';
+import { AddonsService } from '../src/addons/domain/addons.service.js';
+import { AddonRepository } from '../src/addons/store/addons.repository.js';
+import { SCHEMA_MIGRATIONS, SCHEMA_SCHEMA } from '../src/migrations.js';
 
 const as = (role: string): CallContext => ({ requestId: 'int', principal: { userId: newId(), role, authKind: 'token' } as never });
 const admin = as('Admin');

@@ -3,8 +3,8 @@
  * and the error an editor function throws.
  */
 import type { AppError } from '@reelbase/lib-platform';
-import { seedBuiltins } from '../src/domain/schema.editor.js';
-import { emptyDoc, type SchemaDoc, type SchemaUsage } from '../src/domain/schema.types.js';
+import { seedBuiltins } from '../src/definitions/domain/schema.editor.js';
+import { emptyDoc, type SchemaDoc, type SchemaUsage } from '../src/definitions/domain/schema.types.js';
 
 /** A document holding the built-in types and fields, nothing else. */
 export function seeded(): SchemaDoc {

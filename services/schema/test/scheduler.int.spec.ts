@@ -15,13 +15,13 @@ import { createLogger, natsNames, newId, openOrm, SecretCipher, type CallContext
 import { createTestDatabase, TEST_SECRETS_KEY, type TestDatabase } from '@reelbase/lib-testkit';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { configDigest } from '../src/domain/config.events.js';
-import { SchedulerLoop } from '../src/domain/scheduler/scheduler.loop.js';
-import type { ScheduleAuthor, ScheduleDelivery, ScheduleRun } from '../src/domain/scheduler/scheduler.ports.js';
-import type { SchedulerLimits } from '../src/domain/scheduler/scheduler.rules.js';
-import { SchedulerService } from '../src/domain/scheduler/scheduler.service.js';
-import { SCHEMA_MIGRATIONS, SCHEMA_SCHEMA } from '../src/store/migrations.js';
-import { SchedulerRepository } from '../src/store/scheduler.repository.js';
+import { configDigest } from '../src/kernel/domain/config.events.js';
+import { SchedulerLoop } from '../src/scheduler/loop/scheduler.loop.js';
+import type { ScheduleAuthor, ScheduleDelivery, ScheduleRun } from '../src/scheduler/domain/scheduler.ports.js';
+import type { SchedulerLimits } from '../src/scheduler/domain/scheduler.rules.js';
+import { SchedulerService } from '../src/scheduler/domain/scheduler.service.js';
+import { SCHEMA_MIGRATIONS, SCHEMA_SCHEMA } from '../src/migrations.js';
+import { SchedulerRepository } from '../src/scheduler/store/scheduler.repository.js';
 
 const ADMIN = newId();
 const ADMIN2 = newId();

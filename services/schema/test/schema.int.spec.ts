@@ -29,7 +29,7 @@ import { createTestDatabase, deleteStreams, uniquePrefix, TEST_INTERNAL_AUTH_SEC
 import { recordsv1, schemav1 } from '@reelbase/proto';
 import { parseSchemaConfig } from '../src/config.js';
 import { startSchema, type RunningSchema } from '../src/service.js';
-import { BUILTIN_STATUSES, BUILTIN_TYPES } from '../src/domain/builtins.js';
+import { BUILTIN_STATUSES, BUILTIN_TYPES } from '../src/definitions/domain/builtins.js';
 
 const recordsEntry = fileURLToPath(new URL('../../records/dist/index.js', import.meta.url));
 const MAIN_JS = fileURLToPath(new URL('../dist/main.js', import.meta.url));

@@ -2,7 +2,7 @@
  * Actions (docs/api-notes.md, "Actions"), served by the schema service's ActionsService, which
  * owns every rule (which actions are listed for whom, the records' checks, launch requests,
  * webhook actions): these routes validate the request, relay it with the caller's principal and
- * send the service's JSON answer. The custom action list is Admin only (403 before the body is
+ * send the service's answer (mapped between REST and protobuf in mappers/actions.mapper.ts). The custom action list is Admin only (403 before the body is
  * validated; the service checks again); every other route is for any signed-in user.
  */
 import { AppError } from '@reelbase/lib-platform';
@@ -20,6 +20,16 @@ import {
   LaunchPayloadOut,
   LaunchTokenPath,
 } from '../schemas/actions.schema.js';
+import {
+  actionListText,
+  customActionsRequest,
+  customActionsText,
+  executeActionRequest,
+  executeAnswer,
+  launchPayloadText,
+  launcherUri,
+  listActionsRequest,
+} from '../mappers/actions.mapper.js';
 import type { RouteDeps } from './route.deps.js';
 
 const TAGS = ['actions'];
@@ -29,8 +39,8 @@ function assertActionsAdmin(principal: AuthedPrincipal): void {
   if (principal.role !== 'Admin') throw new AppError('forbidden', 'only an Admin may manage custom actions');
 }
 
-/** The answer of the service, as it came. */
-const reply = (res: { json: string }) => Reply.rawJson(res.json === '' ? '{}' : res.json);
+/** An answer's JSON text (mappers/actions.mapper.ts) as the response body. */
+const reply = (text: string) => Reply.rawJson(text);
 
 export function actionRoutes({ peers, share }: RouteDeps): AnyRoute[] {
   const actions = peers.actions;
@@ -56,8 +66,7 @@ export function actionRoutes({ peers, share }: RouteDeps): AnyRoute[] {
       body: ActionsListBody,
       responses: { 200: { description: 'The actions, launch actions first.', schema: ActionList } },
       errors: [404, 503],
-      handler: async ({ body, ctx }) =>
-        reply(await actions.listActions({ projectId: body.project_id, entityType: body.entity_type, entityIds: body.entity_ids }, ctx)),
+      handler: async ({ body, ctx }) => reply(actionListText(await actions.listActions(listActionsRequest(body), ctx))),
     }),
     defineRoute({
       method: 'post',
@@ -79,14 +88,9 @@ export function actionRoutes({ peers, share }: RouteDeps): AnyRoute[] {
       responses: { 200: { description: 'The launch request, or the queued delivery.', schema: ActionExecuteOut } },
       errors: [404, 503],
       handler: async ({ body, ctx, req }) => {
-        const res = await actions.executeAction(
-          { actionId: body.action_id, projectId: body.project_id, entityType: body.entity_type, entityIds: body.entity_ids },
-          ctx,
-        );
-        const out = JSON.parse(res.json) as { kind: string; token?: string };
-        if (out.kind !== 'launch' || typeof out.token !== 'string') return reply(res);
-        const uri = `reelbase-launcher://launch?server=${encodeURIComponent(origin(req))}&token=${encodeURIComponent(out.token)}`;
-        return Reply.json({ ...out, uri });
+        const out = executeAnswer(await actions.executeAction(executeActionRequest(body), ctx));
+        if (out.kind !== 'launch' || typeof out.token !== 'string') return Reply.json(out);
+        return Reply.json({ ...out, uri: launcherUri(origin(req), out.token) });
       },
     }),
     defineRoute({
@@ -102,7 +106,7 @@ export function actionRoutes({ peers, share }: RouteDeps): AnyRoute[] {
       params: LaunchTokenPath,
       responses: { 200: { description: 'The launch payload.', schema: LaunchPayloadOut } },
       errors: [404, 503],
-      handler: async ({ params, ctx }) => reply(await actions.takeLaunch({ token: params.token }, ctx)),
+      handler: async ({ params, ctx }) => reply(launchPayloadText(await actions.takeLaunch({ token: params.token }, ctx))),
     }),
     defineRoute({
       method: 'get',
@@ -114,7 +118,7 @@ export function actionRoutes({ peers, share }: RouteDeps): AnyRoute[] {
       authorize: assertActionsAdmin,
       responses: { 200: { description: 'The list, in order, with `has_secret` instead of secrets.', schema: CustomActionsOut } },
       errors: [503],
-      handler: async ({ ctx }) => reply(await actions.getCustomActions({}, ctx)),
+      handler: async ({ ctx }) => reply(customActionsText(await actions.getCustomActions({}, ctx))),
     }),
     defineRoute({
       method: 'put',
@@ -130,7 +134,7 @@ export function actionRoutes({ peers, share }: RouteDeps): AnyRoute[] {
       body: CustomActionsBody,
       responses: { 200: { description: 'The list as stored.', schema: CustomActionsOut } },
       errors: [503],
-      handler: async ({ body, ctx }) => reply(await actions.putCustomActions({ bodyJson: JSON.stringify(body) }, ctx)),
+      handler: async ({ body, ctx }) => reply(customActionsText(await actions.putCustomActions(customActionsRequest(body), ctx))),
     }),
   ];
 }

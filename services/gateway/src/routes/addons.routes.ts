@@ -3,7 +3,8 @@
  * service's AddonsService. Registering, choosing the production version, deleting a version and
  * the studio's settings are for Admins; a project's settings and pin for Admins and Supervisors
  * (403 before the body is validated; the service checks again); every role reads. Each route is
- * one call whose JSON answer is the response body as is.
+ * one call whose answer is the response body (mapped between REST and protobuf in
+ * mappers/addons.mapper.ts).
  */
 import { AppError } from '@reelbase/lib-platform';
 import type { addonsv1 } from '@reelbase/proto';
@@ -30,11 +31,13 @@ import {
   AddonVersionOut,
   AddonVersionPath,
 } from '../schemas/addons.schema.js';
+import { addonBodyRequest, addonText, addonTypedBodyRequest } from '../mappers/addons.mapper.js';
 import type { RouteDeps } from './route.deps.js';
 
 const TAGS = ['addons'];
 
-const reply = (res: addonsv1.AddonJson): Reply => Reply.rawJson(res.json === '' ? '{}' : res.json);
+/** An answer (mappers/addons.mapper.ts) as the response body. */
+const reply = (res: addonsv1.AddonJson): Reply => Reply.rawJson(addonText(res));
 
 function allow(principal: AuthedPrincipal, roles: readonly string[], what: string): void {
   if (!roles.includes(principal.role)) throw new AppError('forbidden', `${what} is for ${roles.join(' and ')} only`);
@@ -91,8 +94,7 @@ export function addonRoutes({ peers }: RouteDeps): AnyRoute[] {
       authorize: admin('choosing the production version'),
       responses: { 200: { description: 'The addon.', schema: AddonOut } },
       errors: [404, 503],
-      handler: async ({ params, body, ctx }) =>
-        reply(await addons.setProductionVersion({ name: params.name, version: '', bodyJson: JSON.stringify(body) }, ctx)),
+      handler: async ({ params, body, ctx }) => reply(await addons.setProductionVersion(addonTypedBodyRequest('production', { name: params.name }, body), ctx)),
     }),
     defineRoute({
       method: 'get',
@@ -126,7 +128,7 @@ export function addonRoutes({ peers }: RouteDeps): AnyRoute[] {
       responses: { 200: { description: 'The version as registered.', schema: AddonVersionOut } },
       errors: [409, 503],
       handler: async ({ params, body, ctx }) =>
-        reply(await addons.registerAddonVersion({ name: params.name, version: params.version, bodyJson: JSON.stringify(body) }, ctx)),
+        reply(await addons.registerAddonVersion(addonBodyRequest({ name: params.name, version: params.version }, body), ctx)),
     }),
     defineRoute({
       method: 'delete',
@@ -164,7 +166,7 @@ export function addonRoutes({ peers }: RouteDeps): AnyRoute[] {
       responses: { 200: { description: 'The layer as stored.', schema: AddonOverridesOut } },
       errors: [404, 503],
       handler: async ({ params, query, body, ctx }) =>
-        reply(await addons.putAddonSettings({ name: params.name, version: '', projectId: query.project_id, bodyJson: JSON.stringify(body) }, ctx)),
+        reply(await addons.putAddonSettings(addonBodyRequest({ name: params.name, projectId: query.project_id }, body), ctx)),
     }),
     defineRoute({
       method: 'get',
@@ -203,7 +205,7 @@ export function addonRoutes({ peers }: RouteDeps): AnyRoute[] {
       responses: { 200: { description: 'The pin.', schema: AddonPinOut } },
       errors: [404, 503],
       handler: async ({ params, query, body, ctx }) =>
-        reply(await addons.pinAddonVersion({ name: params.name, version: '', projectId: query.project_id, bodyJson: JSON.stringify(body) }, ctx)),
+        reply(await addons.pinAddonVersion(addonTypedBodyRequest('pin', { name: params.name, projectId: query.project_id }, body), ctx)),
     }),
   ];
 }

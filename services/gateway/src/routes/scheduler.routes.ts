@@ -2,8 +2,8 @@
  * The scheduler (docs/api-notes.md, "Scheduler"; docs/scheduler.md), served by the schema
  * service's SchedulerService, which owns the schedules, their runs and the clock: these routes
  * check the role and the body, relay the request with the caller's principal and send the
- * service's JSON answer. Every route is for Admins only (403 before the body is read; the service
- * checks again).
+ * service's answer (mapped between REST and protobuf in mappers/scheduler.mapper.ts). Every
+ * route is for Admins only (403 before the body is read; the service checks again).
  */
 import { AppError } from '@reelbase/lib-platform';
 import type { AuthedPrincipal } from '../http/locals.js';
@@ -20,6 +20,7 @@ import {
   ScheduleRunList,
   ScheduleRunOut,
 } from '../schemas/scheduler.schema.js';
+import { runListText, runText, scheduleBodyRequest, scheduleDeletedText, scheduleListText, scheduleText } from '../mappers/scheduler.mapper.js';
 import type { RouteDeps } from './route.deps.js';
 
 const TAGS = ['scheduler'];
@@ -28,8 +29,8 @@ function adminOnly(p: AuthedPrincipal): void {
   if (p.role !== 'Admin') throw new AppError('forbidden', 'the scheduler is for Admins');
 }
 
-/** The answer of the service, as it came. */
-const reply = (res: { json: string }) => Reply.rawJson(res.json === '' ? '{}' : res.json);
+/** An answer's JSON text (mappers/scheduler.mapper.ts) as the response body. */
+const reply = (text: string) => Reply.rawJson(text);
 
 export function schedulerRoutes({ peers }: RouteDeps): AnyRoute[] {
   const scheduler = peers.scheduler;
@@ -54,7 +55,7 @@ export function schedulerRoutes({ peers }: RouteDeps): AnyRoute[] {
       body: ScheduleCreate,
       responses: { 200: { description: 'The schedule.', schema: ScheduleOut } },
       errors: [409, 503],
-      handler: async ({ body, ctx }) => reply(await scheduler.createSchedule({ bodyJson: JSON.stringify(body) }, ctx)),
+      handler: async ({ body, ctx }) => reply(scheduleText(await scheduler.createSchedule(scheduleBodyRequest(body), ctx))),
     }),
     defineRoute({
       method: 'get',
@@ -66,7 +67,7 @@ export function schedulerRoutes({ peers }: RouteDeps): AnyRoute[] {
       authorize: adminOnly,
       responses: { 200: { description: 'The schedules.', schema: ScheduleList } },
       errors: [503],
-      handler: async ({ ctx }) => reply(await scheduler.listSchedules({}, ctx)),
+      handler: async ({ ctx }) => reply(scheduleListText(await scheduler.listSchedules({}, ctx))),
     }),
     defineRoute({
       method: 'get',
@@ -79,7 +80,7 @@ export function schedulerRoutes({ peers }: RouteDeps): AnyRoute[] {
       params: SchedulePath,
       responses: { 200: { description: 'The schedule.', schema: ScheduleOut } },
       errors: [404, 503],
-      handler: async ({ params, ctx }) => reply(await scheduler.getSchedule({ id: params.id }, ctx)),
+      handler: async ({ params, ctx }) => reply(scheduleText(await scheduler.getSchedule({ id: params.id }, ctx))),
     }),
     defineRoute({
       method: 'patch',
@@ -100,7 +101,7 @@ export function schedulerRoutes({ peers }: RouteDeps): AnyRoute[] {
       body: SchedulePatch,
       responses: { 200: { description: 'The schedule as it now is.', schema: ScheduleOut } },
       errors: [404, 503],
-      handler: async ({ params, body, ctx }) => reply(await scheduler.updateSchedule({ id: params.id, bodyJson: JSON.stringify(body) }, ctx)),
+      handler: async ({ params, body, ctx }) => reply(scheduleText(await scheduler.updateSchedule({ id: params.id, ...scheduleBodyRequest(body) }, ctx))),
     }),
     defineRoute({
       method: 'delete',
@@ -114,7 +115,7 @@ export function schedulerRoutes({ peers }: RouteDeps): AnyRoute[] {
       params: SchedulePath,
       responses: { 200: { description: 'Deleted.', schema: ScheduleDeleted } },
       errors: [404, 503],
-      handler: async ({ params, ctx }) => reply(await scheduler.deleteSchedule({ id: params.id }, ctx)),
+      handler: async ({ params, ctx }) => reply(scheduleDeletedText(await scheduler.deleteSchedule({ id: params.id }, ctx))),
     }),
     defineRoute({
       method: 'post',
@@ -133,7 +134,7 @@ export function schedulerRoutes({ peers }: RouteDeps): AnyRoute[] {
       params: SchedulePath,
       responses: { 200: { description: 'The run.', schema: ScheduleRunOut } },
       errors: [404, 503],
-      handler: async ({ params, ctx }) => reply(await scheduler.runSchedule({ id: params.id }, ctx)),
+      handler: async ({ params, ctx }) => reply(runText(await scheduler.runSchedule({ id: params.id }, ctx))),
     }),
     defineRoute({
       method: 'get',
@@ -150,7 +151,7 @@ export function schedulerRoutes({ peers }: RouteDeps): AnyRoute[] {
       query: RunsQuery,
       responses: { 200: { description: 'Runs.', schema: ScheduleRunList } },
       errors: [404, 503],
-      handler: async ({ params, query, ctx }) => reply(await scheduler.listRuns({ id: params.id, limit: query.limit, cursor: query.cursor }, ctx)),
+      handler: async ({ params, query, ctx }) => reply(runListText(await scheduler.listRuns({ id: params.id, limit: query.limit, cursor: query.cursor }, ctx))),
     }),
   ];
 }

@@ -3,7 +3,7 @@
  * priorities, workflows, transitions, task templates, branding, the launcher and tools catalogs. Every
  * mutation is Admin only (403 before the body is looked at); any authenticated user reads. Each route
  * is one call to the schema service carrying the validated body as JSON; its JSON answer is the
- * response body as is.
+ * response body as is (mappers/schema.mapper.ts).
  */
 import {
   AppError,
@@ -11,7 +11,6 @@ import {
   SCHEMA_OPERATION_NAMES,
   type CallContext,
   type Role,
-  type SchemaCodeSource,
   type SchemaOperation,
   type SchemaOperationName,
 } from '@reelbase/lib-platform';
@@ -21,6 +20,7 @@ import type { AuthedPrincipal } from '../http/locals.js';
 import type { AnyRoute, RouteResponse } from '../http/route.js';
 import { Reply, defineRoute } from '../http/route.js';
 import type { z } from 'zod';
+import { catalogQuery, schemaAnswerText, schemaRequest, schemaRouteParts } from '../mappers/schema.mapper.js';
 import { ErrorBody } from '../schemas/common.schema.js';
 import {
   ActiveToolsOut,
@@ -60,10 +60,8 @@ function roleCheck(role: Role): (principal: AuthedPrincipal) => void {
   };
 }
 
-/** An RPC's JSON answer as the response body (an empty answer is `{}`). */
-function jsonReply(res: schemav1.JsonResult): Reply {
-  return Reply.rawJson(res.json === '' ? '{}' : res.json);
-}
+/** An RPC's JSON answer as the response body. */
+const jsonReply = (res: schemav1.JsonResult): Reply => Reply.rawJson(schemaAnswerText(res));
 
 const ok = (description: string, schema: NonNullable<RouteResponse['schema']>): RouteResponse => ({ description, schema });
 const conflict = (codes: string): RouteResponse => ({ description: `Conflict: ${codes}.`, schema: ErrorBody });
@@ -261,22 +259,6 @@ const DOCS: Record<SchemaOperationName, SchemaRouteDoc> = {
   getActiveTools: catalogRead('The tool variants attached to a project, flattened.', ACTIVE_TOOLS, ActiveToolsQuery, ok('The active tools.', ActiveToolsOut)),
 };
 
-/** The validated input a path code is read from. */
-interface RouteParts {
-  path: Record<string, string | undefined>;
-  query: Record<string, string | undefined>;
-  body: Record<string, unknown> | undefined;
-}
-
-/** The value `source` names (`path.code`, `query.entity_code`, `body.code`), or ''. */
-function codeOf(source: SchemaCodeSource | undefined, parts: RouteParts): string {
-  if (source === undefined) return '';
-  const dot = source.indexOf('.');
-  const part = source.slice(0, dot) as keyof RouteParts;
-  const value = parts[part]?.[source.slice(dot + 1)];
-  return typeof value === 'string' ? value : '';
-}
-
 export function schemaRoutes({ peers }: RouteDeps): AnyRoute[] {
   const schema = peers.schema;
 
@@ -300,21 +282,12 @@ export function schemaRoutes({ peers }: RouteDeps): AnyRoute[] {
       responses: conflicts === undefined ? { 200: answer } : { 200: answer, 409: conflict(conflicts) },
       errors,
       handler: async (input: { params: unknown; query: unknown; body: unknown; ctx: CallContext }) => {
-        const parts: RouteParts = {
-          path: (input.params ?? {}) as RouteParts['path'],
-          query: (input.query ?? {}) as RouteParts['query'],
-          body: input.body as RouteParts['body'],
-        };
+        const parts = schemaRouteParts(input);
         if (op.request === 'catalog') {
-          const q: schemav1.CatalogQuery = { projectId: parts.query.project_id, step: parts.query.step };
+          const q = catalogQuery(parts);
           return jsonReply(await (schema[name] as (r: schemav1.CatalogQuery, c: CallContext) => Promise<schemav1.JsonResult>)(q, input.ctx));
         }
-        const request: schemav1.JsonBody = {
-          bodyJson: input.body === undefined ? '' : JSON.stringify(input.body),
-          code: codeOf(op.codes?.code, parts),
-          subCode: codeOf(op.codes?.subCode, parts),
-          entityCode: codeOf(op.codes?.entityCode, parts),
-        };
+        const request = schemaRequest(op, parts);
         return jsonReply(await (schema[name] as (r: schemav1.JsonBody, c: CallContext) => Promise<schemav1.JsonResult>)(request, input.ctx));
       },
     });

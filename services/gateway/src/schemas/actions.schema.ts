@@ -2,12 +2,18 @@
  * Schemas of the action routes (docs/api-notes.md, "Actions"): the bodies, the launch token
  * path and the JSON the schema service's answers are (the OpenAPI document shows these).
  */
-import { DEFINITION_CODE, DEFINITION_CODE_PATTERN } from '@reelbase/lib-platform';
+import {
+  ACTION_REF_CHARS,
+  CUSTOM_ACTION_LIMITS,
+  DEFINITION_CODE,
+  DEFINITION_CODE_PATTERN,
+  MAX_ACTION_RECORDS,
+  MAX_CUSTOM_ACTIONS,
+  ROLES,
+  WebhookSecret,
+} from '@reelbase/lib-platform';
 import { z } from 'zod';
 import { EntityTypeCode, OutboundUrl, Role, Uuid } from './common.schema.js';
-
-/** Most records one list or execute names. */
-export const MAX_ACTION_RECORDS = 100;
 
 const EntityIds = z.array(Uuid).min(1).max(MAX_ACTION_RECORDS).describe(`1 to ${MAX_ACTION_RECORDS} record ids of \`entity_type\` in the project, each once.`);
 
@@ -21,7 +27,7 @@ export const ActionsListBody = z
 
 export const ActionsExecuteBody = z
   .strictObject({
-    action_id: z.string().min(1).max(200).describe('An `id` from `POST /actions/list` for the same records.'),
+    action_id: z.string().min(1).max(ACTION_REF_CHARS).describe('An `id` from `POST /actions/list` for the same records.'),
     project_id: Uuid,
     entity_type: EntityTypeCode,
     entity_ids: EntityIds,
@@ -58,7 +64,7 @@ export const ActionWebhookOut = z
 
 export const ActionExecuteOut = z.union([ActionLaunchOut, ActionWebhookOut]).meta({ id: 'ActionExecuteResult' });
 
-export const LaunchTokenPath = z.strictObject({ token: z.string().min(1).max(200) });
+export const LaunchTokenPath = z.strictObject({ token: z.string().min(1).max(ACTION_REF_CHARS) });
 
 const StringMap = z.record(z.string(), z.string());
 
@@ -89,18 +95,14 @@ export const LaunchPayloadOut = z
 export const CustomAction = z
   .strictObject({
     id: z.string().regex(DEFINITION_CODE).describe(`Matches \`${DEFINITION_CODE_PATTERN}\` (never \`launch:…\`).`),
-    label: z.string().min(1).max(200),
+    label: z.string().min(1).max(CUSTOM_ACTION_LIMITS.labelChars),
     url: OutboundUrl.describe('Where the action is POSTed (http or https).'),
-    entity_types: z.array(EntityTypeCode).min(1).max(100).describe('Listed for records of these types.'),
-    roles: z.array(Role).min(1).max(5).optional().describe('Listed for these roles only; absent: every role.'),
-    secret: z
-      .string()
-      .min(16)
-      .max(256)
-      .nullable()
+    entity_types: z.array(EntityTypeCode).min(1).max(CUSTOM_ACTION_LIMITS.entityTypes).describe('Listed for records of these types.'),
+    roles: z.array(Role).min(1).max(ROLES.length).optional().describe('Listed for these roles only; absent: every role.'),
+    secret: WebhookSecret.nullable()
       .optional()
       .describe('Signs each delivery (`X-Signature`). Absent: the action keeps the secret its id had; `null`: no secret. Never returned.'),
-    icon: z.string().max(1024).nullable().optional(),
+    icon: z.string().max(CUSTOM_ACTION_LIMITS.iconChars).nullable().optional(),
   })
   .meta({ id: 'CustomActionBody', description: 'One custom action of the studio list.' });
 
@@ -108,7 +110,7 @@ export const CustomActionsBody = z
   .strictObject({
     actions: z
       .array(CustomAction)
-      .max(200)
+      .max(MAX_CUSTOM_ACTIONS)
       .superRefine(
         (items, ctx) => {
           // Also when other items have problems, so every problem is answered at once.
@@ -123,7 +125,7 @@ export const CustomActionsBody = z
         { when: () => true },
       ),
   })
-  .meta({ id: 'CustomActionsBody', description: 'Body of PUT /actions/custom: replaces the studio’s custom actions (at most 200).' });
+  .meta({ id: 'CustomActionsBody', description: `Body of PUT /actions/custom: replaces the studio’s custom actions (at most ${MAX_CUSTOM_ACTIONS}).` });
 
 export const CustomActionOut = z
   .object({

@@ -4,37 +4,38 @@
  * against the addon it holds (semver, the settings schema's keywords and bounds, defaults and
  * overrides against the schema) and locates every problem itself.
  */
+import { ADDON_LIMITS, ADDON_NAME } from '@reelbase/lib-platform';
 import { z } from 'zod';
 import { JsonObject, Uuid } from './common.schema.js';
 
 /** Bodies of PUT /addons/{name}/versions/{version} (schema and defaults together) past this are 413. */
-export const ADDON_VERSION_BODY_BYTES = 262_144;
+export const ADDON_VERSION_BODY_BYTES = ADDON_LIMITS.versionBodyBytes;
 /** Bodies of PUT /addons/{name}/settings (one override layer) past this are 413. */
-export const ADDON_SETTINGS_BODY_BYTES = 131_072;
+export const ADDON_SETTINGS_BODY_BYTES = ADDON_LIMITS.overridesBytes;
 
-const NAME = /^[a-z][a-z0-9_-]{0,63}$/;
+const KIB = 1024;
 const SEMVER_HINT = 'A semantic version (`MAJOR.MINOR.PATCH[-pre][+build]`, no leading `v`).';
 
-export const AddonName = z.string().regex(NAME).describe('`^[a-z][a-z0-9_-]{0,63}$`');
+export const AddonName = z.string().regex(ADDON_NAME).describe(`\`${ADDON_NAME.source}\``);
 /** Semantic Versioning 2.0.0's own expression (the schema service parses versions with `semver` as well). */
 const SEMVER =
   /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$/;
-const Version = z.string().max(64).regex(SEMVER).describe(SEMVER_HINT);
+const Version = z.string().max(ADDON_LIMITS.versionChars).regex(SEMVER).describe(SEMVER_HINT);
 
 export const AddonPath = z.object({ name: AddonName });
 export const AddonVersionPath = z.object({ name: AddonName, version: Version });
 
 export const AddonVersionBody = z
   .strictObject({
-    title: z.string().min(1).max(200),
+    title: z.string().min(1).max(ADDON_LIMITS.titleChars),
     settings_schema: JsonObject.describe(
       'A JSON Schema (draft 2020-12) whose root is `"type": "object"`, using only `type`, `properties`, `required`, `enum`, ' +
         '`items`, `minimum`, `maximum`, `minLength`, `maxLength`, `pattern`, `default`, `additionalProperties`, `description` ' +
-        'and `title` (and `$schema` naming draft 2020-12 at the root). No `$ref`. At most 64 KiB of JSON, sub-schemas nested ' +
-        'at most 8 deep, 512 sub-schemas, 256 `enum` values; a `pattern` has at most 256 characters, RE2 syntax, and no ' +
+        `and \`title\` (and \`$schema\` naming draft 2020-12 at the root). No \`$ref\`. At most ${ADDON_LIMITS.schemaBytes / KIB} KiB of JSON, sub-schemas nested ` +
+        `at most ${ADDON_LIMITS.schemaDepth} deep, ${ADDON_LIMITS.schemaNodes} sub-schemas, ${ADDON_LIMITS.enumValues} \`enum\` values; a \`pattern\` has at most ${ADDON_LIMITS.patternChars} characters, RE2 syntax, and no ` +
         'nested quantifier that could backtrack catastrophically.',
     ),
-    defaults: JsonObject.optional().describe('Must satisfy `settings_schema` (default `{}`); at most 128 KiB of JSON.'),
+    defaults: JsonObject.optional().describe(`Must satisfy \`settings_schema\` (default \`{}\`); at most ${ADDON_LIMITS.defaultsBytes / KIB} KiB of JSON.`),
   })
   .meta({ id: 'AddonVersionBody', description: 'Body of PUT /addons/{name}/versions/{version}.' });
 
@@ -70,7 +71,9 @@ export const AddonSettingsQuery = z.object({ project_id: Uuid.optional(), versio
 
 export const AddonOverridesBody = JsonObject.meta({
   id: 'AddonOverrides',
-  description: 'One override layer: a partial settings object (known keys, right types and bounds; `required` is not enforced). ' + 'At most 128 KiB of JSON.',
+  description:
+    'One override layer: a partial settings object (known keys, right types and bounds; `required` is not enforced). ' +
+    `At most ${ADDON_LIMITS.overridesBytes / KIB} KiB of JSON.`,
 });
 
 export const AddonOverridesOut = z

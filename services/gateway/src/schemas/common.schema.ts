@@ -2,7 +2,7 @@
  * Shared zod schemas: identifiers, codes and the two error bodies (docs/api-notes.md, Errors). Schemas with
  * a meta `id` become `components.schemas` entries of the OpenAPI document.
  */
-import { canonicalLinks, schemaBodies } from '@reelbase/lib-platform';
+import { OutboundUrl, canonicalLinks, schemaBodies } from '@reelbase/lib-platform';
 import { z } from 'zod';
 
 /**
@@ -14,18 +14,8 @@ export const Uuid = z.guid().overwrite((s) => s.toLowerCase());
 /** An entity type code such as `Shot` or a custom object code; a role. */
 export const { EntityTypeCode, Role } = schemaBodies;
 
-/** Where the service POSTs to (actions, scheduled webhooks): an http or https URL without credentials. */
-export const OutboundUrl = z
-  .url({ protocol: /^https?$/ })
-  .max(2048)
-  .refine((u) => {
-    try {
-      const url = new URL(u);
-      return !url.username && !url.password;
-    } catch {
-      return false;
-    }
-  }, 'the URL must not carry a user name or password');
+/** Where the service POSTs to (actions, scheduled webhooks): lib-platform's policy, which the schema service applies too. */
+export { OutboundUrl };
 
 /** A JSON object with arbitrary keys. */
 export const JsonObject = z.record(z.string(), z.unknown());

@@ -4,12 +4,22 @@
  * cron expression and the time zone with the rules the schema service applies (lib-platform's
  * schedule policy), at `["body","cron"]` and `["body","timezone"]`, beside every other problem.
  */
-import { MAX_CRON_LENGTH, SCHEDULE_NAMES, cronProblem, timezoneProblem } from '@reelbase/lib-platform';
+import {
+  CATCH_UP_MODES,
+  MAX_CRON_LENGTH,
+  MAX_TIMEZONE_LENGTH,
+  RUNS_PAGE,
+  SCHEDULE_NAMES,
+  SCHEDULE_TEXT_CHARS,
+  WebhookSecret,
+  cronProblem,
+  timezoneProblem,
+} from '@reelbase/lib-platform';
 import { z } from 'zod';
 import { OutboundUrl, Uuid } from './common.schema.js';
 import { FarmJobCreate } from './farm.schema.js';
 
-const Name = z.string().min(1).max(200);
+const Name = z.string().min(1).max(SCHEDULE_TEXT_CHARS);
 
 const Cron = z
   .string()
@@ -24,7 +34,7 @@ const Cron = z
 
 const Timezone = z
   .string()
-  .max(64)
+  .max(MAX_TIMEZONE_LENGTH)
   .superRefine((v, ctx) => {
     const why = timezoneProblem(v);
     if (why) ctx.addIssue({ code: 'custom', message: why, input: v });
@@ -37,11 +47,7 @@ export const ScheduleTarget = z
     z.strictObject({
       kind: z.literal('webhook'),
       url: OutboundUrl.describe('Where each run is POSTed: `{"schedule_id","run_id","scheduled_for"}`.'),
-      secret: z
-        .string()
-        .min(16)
-        .max(256)
-        .nullable()
+      secret: WebhookSecret.nullable()
         .optional()
         .describe('Signs each delivery (`X-Signature: sha256=…`). On PATCH, absent keeps the secret the schedule had; `null` removes it. Never returned.'),
     }),
@@ -61,7 +67,7 @@ export const ScheduleCreate = z
     target: ScheduleTarget,
     active: z.boolean().default(true),
     catch_up: z
-      .enum(['skip', 'once'])
+      .enum(CATCH_UP_MODES)
       .default('skip')
       .describe('Occurrences missed while no scheduler ran (more than 60 s late): `skip` runs none of them, `once` runs the latest one.'),
   })
@@ -74,7 +80,7 @@ export const SchedulePatch = z
     timezone: Timezone.optional(),
     target: ScheduleTarget.optional().describe('Replaces the target whole (a webhook given without `secret` keeps the secret).'),
     active: z.boolean().optional(),
-    catch_up: z.enum(['skip', 'once']).optional(),
+    catch_up: z.enum(CATCH_UP_MODES).optional(),
   })
   .meta({
     id: 'SchedulePatch',
@@ -84,7 +90,7 @@ export const SchedulePatch = z
 export const SchedulePath = z.strictObject({ id: Uuid });
 
 export const RunsQuery = z.strictObject({
-  limit: z.coerce.number().int().min(1).max(500).default(50).describe('1..500 (default 50).'),
+  limit: z.coerce.number().int().min(1).max(RUNS_PAGE.max).default(RUNS_PAGE.default).describe(`1..${RUNS_PAGE.max} (default ${RUNS_PAGE.default}).`),
   cursor: z.string().min(1).max(512).optional().describe('The `next_cursor` of the previous page.'),
 });
 
@@ -96,7 +102,7 @@ export const ScheduleOut = z
     timezone: z.string(),
     target: z.record(z.string(), z.unknown()).describe('As given; a webhook shows `has_secret` instead of its secret.'),
     active: z.boolean(),
-    catch_up: z.enum(['skip', 'once']),
+    catch_up: z.enum(CATCH_UP_MODES),
     next_run_at: z.string().nullable().describe('The next occurrence that will run (UTC); null while inactive.'),
     created_by: Uuid.nullable(),
     updated_by: Uuid.nullable().describe(

@@ -14,3 +14,6 @@ export * from './timelog.policy.js';
 export * from './user-views.policy.js';
 export * from './uuid.policy.js';
 export * from './schedule.policy.js';
+export * from './outbound-url.policy.js';
+export * from './actions.policy.js';
+export * from './addons.policy.js';

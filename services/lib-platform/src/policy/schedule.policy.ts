@@ -17,6 +17,18 @@ export const SCHEDULE_NAMES = ['@hourly', '@daily', '@weekly', '@monthly'] as co
 /** Longest cron expression accepted. */
 export const MAX_CRON_LENGTH = 200;
 
+/** Longest time zone name accepted. */
+export const MAX_TIMEZONE_LENGTH = 64;
+
+/** Characters of a schedule's `name` and of a target's `name`, `kind` (1 to this). */
+export const SCHEDULE_TEXT_CHARS = 200;
+
+/** What a schedule does with occurrences missed while no scheduler ran (docs/scheduler.md). */
+export const CATCH_UP_MODES = ['skip', 'once'] as const;
+
+/** Runs listed per page by default, and at most (GET /scheduler/schedules/{id}/runs). */
+export const RUNS_PAGE = { default: 50, max: 500 } as const;
+
 const VALUE = '(?:\\d{1,2}|[a-z]{3})';
 const ITEM = `(?:\\*|${VALUE}(?:-${VALUE})?)(?:/\\d{1,2})?`;
 const FIELD = new RegExp(`^${ITEM}(?:,${ITEM})*$`, 'i');

@@ -30,9 +30,29 @@ export interface ListActionsRequest {
   entityIds: string[];
 }
 
+/** One action the caller can run on the records (absent fields do not apply to its kind). */
+export interface ActionItem {
+  /** `launch:<application code>`, or the custom action's id. */
+  id: string;
+  /** `launch` or `webhook`. */
+  kind: string;
+  label: string;
+  app?: string | undefined;
+  variant?: string | undefined;
+  icon?: string | undefined;
+  group?: string | undefined;
+  order: number;
+}
+
 export interface ListActionsResponse {
-  /** `{"items": [...]}`. */
+  /**
+   * `{"items": [...]}`.
+   *
+   * @deprecated
+   */
   json: string;
+  /** Launch actions first. */
+  items: ActionItem[];
 }
 
 /** POST /actions/execute. */
@@ -43,9 +63,25 @@ export interface ExecuteActionRequest {
   entityIds: string[];
 }
 
+/** A launch request made by an execute: the one-time token and until when it can be taken. */
+export interface LaunchTicket {
+  token: string;
+  expiresAt: string;
+}
+
+/** A webhook action queued with the notifier. */
+export interface WebhookExecution {
+  deliveryId: string;
+}
+
 export interface ExecuteActionResponse {
-  /** `{"kind":"launch","token","expires_at"}` or `{"kind":"webhook","delivery_id"}`. */
+  /**
+   * `{"kind":"launch","token","expires_at"}` or `{"kind":"webhook","delivery_id"}`.
+   *
+   * @deprecated
+   */
   json: string;
+  result?: { $case: "launch"; value: LaunchTicket } | { $case: "webhook"; value: WebhookExecution } | undefined;
 }
 
 /** GET /actions/launch/{token}: takes the launch request (once, by the user who made it). */
@@ -53,29 +89,146 @@ export interface TakeLaunchRequest {
   token: string;
 }
 
+/** An active tool of a launch. */
+export interface LaunchTool {
+  tool: string;
+  label: string;
+  version: string;
+}
+
+/** The project a launch opens in. */
+export interface LaunchProject {
+  id: string;
+  code?: string | undefined;
+  name?: string | undefined;
+}
+
+/**
+ * The record a launch opens on: named by its code, else by its name (`no_name` when it has
+ * neither), or by nothing for a link alone.
+ */
+export interface LaunchEntity {
+  type: string;
+  id: string;
+  label?:
+    | { $case: "code"; value: string }
+    | { $case: "name"; value: string }
+    | { $case: "noName"; value: boolean }
+    | undefined;
+}
+
+/** The Task of a launch on a Task. */
+export interface LaunchTask {
+  id: string;
+  name?: string | undefined;
+  step?: string | undefined;
+}
+
+export interface LaunchContext {
+  project?: LaunchProject | undefined;
+  entity?:
+    | LaunchEntity
+    | undefined;
+  /** Only for a launch on a Task. */
+  task?: LaunchTask | undefined;
+}
+
+/** What the launcher starts. */
+export interface LaunchPayload {
+  app: string;
+  variant?: string | undefined;
+  label: string;
+  /** Per platform (`linux`, `windows`, `darwin`); empty when the application names none. */
+  executables: { [key: string]: string };
+  args: string[];
+  environment: { [key: string]: string };
+  tools: LaunchTool[];
+  context?: LaunchContext | undefined;
+}
+
+export interface LaunchPayload_ExecutablesEntry {
+  key: string;
+  value: string;
+}
+
+export interface LaunchPayload_EnvironmentEntry {
+  key: string;
+  value: string;
+}
+
 export interface TakeLaunchResponse {
-  /** The launch payload. */
+  /**
+   * The launch payload as JSON.
+   *
+   * @deprecated
+   */
   json: string;
+  payload?: LaunchPayload | undefined;
 }
 
 /** GET /actions/custom. */
 export interface GetCustomActionsRequest {
 }
 
+/** One custom action as Admins read it: `has_secret` instead of the secret. */
+export interface CustomActionView {
+  id: string;
+  label: string;
+  url: string;
+  entityTypes: string[];
+  /** Empty: every role. */
+  roles: string[];
+  icon?: string | undefined;
+  hasSecret: boolean;
+}
+
 export interface GetCustomActionsResponse {
-  /** `{"actions": [...]}` with `has_secret` instead of the secret. */
+  /**
+   * `{"actions": [...]}` with `has_secret` instead of the secret.
+   *
+   * @deprecated
+   */
   json: string;
+  actions: CustomActionView[];
+}
+
+/** One custom action as PUT /actions/custom gives it. */
+export interface CustomActionInput {
+  id: string;
+  label: string;
+  url: string;
+  entityTypes: string[];
+  /** Empty: every role (the body's `roles` left out; an empty list is refused by the gateway). */
+  roles: string[];
+  /** `secret` signs each delivery; `no_secret` removes the one the id had; neither keeps it. */
+  secretChange?: { $case: "secret"; value: string } | { $case: "noSecret"; value: boolean } | undefined;
+  icon?: string | undefined;
+}
+
+/** The body of PUT /actions/custom. */
+export interface CustomActionList {
+  actions: CustomActionInput[];
 }
 
 /** PUT /actions/custom. */
 export interface PutCustomActionsRequest {
-  /** The request body, `{"actions": [...]}`. */
+  /**
+   * The request body as JSON, `{"actions": [...]}`.
+   *
+   * @deprecated
+   */
   bodyJson: string;
+  body?: CustomActionList | undefined;
 }
 
 export interface PutCustomActionsResponse {
-  /** `{"actions": [...]}` as GET answers it. */
+  /**
+   * `{"actions": [...]}` as GET answers it.
+   *
+   * @deprecated
+   */
   json: string;
+  actions: CustomActionView[];
 }
 
 function createBaseListActionsRequest(): ListActionsRequest {
@@ -191,14 +344,207 @@ export const ListActionsRequest: MessageFns<ListActionsRequest> = {
   },
 };
 
+function createBaseActionItem(): ActionItem {
+  return {
+    id: "",
+    kind: "",
+    label: "",
+    app: undefined,
+    variant: undefined,
+    icon: undefined,
+    group: undefined,
+    order: 0,
+  };
+}
+
+export const ActionItem: MessageFns<ActionItem> = {
+  encode(message: ActionItem, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    if (message.kind !== "") {
+      writer.uint32(18).string(message.kind);
+    }
+    if (message.label !== "") {
+      writer.uint32(26).string(message.label);
+    }
+    if (message.app !== undefined) {
+      writer.uint32(34).string(message.app);
+    }
+    if (message.variant !== undefined) {
+      writer.uint32(42).string(message.variant);
+    }
+    if (message.icon !== undefined) {
+      writer.uint32(50).string(message.icon);
+    }
+    if (message.group !== undefined) {
+      writer.uint32(58).string(message.group);
+    }
+    if (message.order !== 0) {
+      writer.uint32(64).int32(message.order);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ActionItem {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseActionItem();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.kind = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.label = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.app = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.variant = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.icon = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.group = reader.string();
+            continue;
+          }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.order = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ActionItem {
+    return {
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
+      kind: isSet(object.kind) ? globalThis.String(object.kind) : "",
+      label: isSet(object.label) ? globalThis.String(object.label) : "",
+      app: isSet(object.app) ? globalThis.String(object.app) : undefined,
+      variant: isSet(object.variant) ? globalThis.String(object.variant) : undefined,
+      icon: isSet(object.icon) ? globalThis.String(object.icon) : undefined,
+      group: isSet(object.group) ? globalThis.String(object.group) : undefined,
+      order: isSet(object.order) ? globalThis.Number(object.order) : 0,
+    };
+  },
+
+  toJSON(message: ActionItem): unknown {
+    const obj: any = {};
+    if (message.id !== "") {
+      obj.id = message.id;
+    }
+    if (message.kind !== "") {
+      obj.kind = message.kind;
+    }
+    if (message.label !== "") {
+      obj.label = message.label;
+    }
+    if (message.app !== undefined) {
+      obj.app = message.app;
+    }
+    if (message.variant !== undefined) {
+      obj.variant = message.variant;
+    }
+    if (message.icon !== undefined) {
+      obj.icon = message.icon;
+    }
+    if (message.group !== undefined) {
+      obj.group = message.group;
+    }
+    if (message.order !== 0) {
+      obj.order = Math.round(message.order);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ActionItem>, I>>(base?: I): ActionItem {
+    return ActionItem.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ActionItem>, I>>(object: I): ActionItem {
+    const message = createBaseActionItem();
+    message.id = object.id ?? "";
+    message.kind = object.kind ?? "";
+    message.label = object.label ?? "";
+    message.app = object.app ?? undefined;
+    message.variant = object.variant ?? undefined;
+    message.icon = object.icon ?? undefined;
+    message.group = object.group ?? undefined;
+    message.order = object.order ?? 0;
+    return message;
+  },
+};
+
 function createBaseListActionsResponse(): ListActionsResponse {
-  return { json: "" };
+  return { json: "", items: [] };
 }
 
 export const ListActionsResponse: MessageFns<ListActionsResponse> = {
   encode(message: ListActionsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.json !== "") {
       writer.uint32(10).string(message.json);
+    }
+    for (const v of message.items) {
+      ActionItem.encode(v!, writer.uint32(18).fork()).join();
     }
     return writer;
   },
@@ -224,6 +570,14 @@ export const ListActionsResponse: MessageFns<ListActionsResponse> = {
             message.json = reader.string();
             continue;
           }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.items.push(ActionItem.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -237,13 +591,19 @@ export const ListActionsResponse: MessageFns<ListActionsResponse> = {
   },
 
   fromJSON(object: any): ListActionsResponse {
-    return { json: isSet(object.json) ? globalThis.String(object.json) : "" };
+    return {
+      json: isSet(object.json) ? globalThis.String(object.json) : "",
+      items: globalThis.Array.isArray(object?.items) ? object.items.map((e: any) => ActionItem.fromJSON(e)) : [],
+    };
   },
 
   toJSON(message: ListActionsResponse): unknown {
     const obj: any = {};
     if (message.json !== "") {
       obj.json = message.json;
+    }
+    if (message.items?.length) {
+      obj.items = message.items.map((e) => ActionItem.toJSON(e));
     }
     return obj;
   },
@@ -254,6 +614,7 @@ export const ListActionsResponse: MessageFns<ListActionsResponse> = {
   fromPartial<I extends Exact<DeepPartial<ListActionsResponse>, I>>(object: I): ListActionsResponse {
     const message = createBaseListActionsResponse();
     message.json = object.json ?? "";
+    message.items = object.items?.map((e) => ActionItem.fromPartial(e)) || [];
     return message;
   },
 };
@@ -391,14 +752,184 @@ export const ExecuteActionRequest: MessageFns<ExecuteActionRequest> = {
   },
 };
 
+function createBaseLaunchTicket(): LaunchTicket {
+  return { token: "", expiresAt: "" };
+}
+
+export const LaunchTicket: MessageFns<LaunchTicket> = {
+  encode(message: LaunchTicket, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.token !== "") {
+      writer.uint32(10).string(message.token);
+    }
+    if (message.expiresAt !== "") {
+      writer.uint32(18).string(message.expiresAt);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): LaunchTicket {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseLaunchTicket();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.token = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.expiresAt = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): LaunchTicket {
+    return {
+      token: isSet(object.token) ? globalThis.String(object.token) : "",
+      expiresAt: isSet(object.expiresAt)
+        ? globalThis.String(object.expiresAt)
+        : isSet(object.expires_at)
+        ? globalThis.String(object.expires_at)
+        : "",
+    };
+  },
+
+  toJSON(message: LaunchTicket): unknown {
+    const obj: any = {};
+    if (message.token !== "") {
+      obj.token = message.token;
+    }
+    if (message.expiresAt !== "") {
+      obj.expiresAt = message.expiresAt;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<LaunchTicket>, I>>(base?: I): LaunchTicket {
+    return LaunchTicket.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<LaunchTicket>, I>>(object: I): LaunchTicket {
+    const message = createBaseLaunchTicket();
+    message.token = object.token ?? "";
+    message.expiresAt = object.expiresAt ?? "";
+    return message;
+  },
+};
+
+function createBaseWebhookExecution(): WebhookExecution {
+  return { deliveryId: "" };
+}
+
+export const WebhookExecution: MessageFns<WebhookExecution> = {
+  encode(message: WebhookExecution, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.deliveryId !== "") {
+      writer.uint32(10).string(message.deliveryId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): WebhookExecution {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseWebhookExecution();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.deliveryId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): WebhookExecution {
+    return {
+      deliveryId: isSet(object.deliveryId)
+        ? globalThis.String(object.deliveryId)
+        : isSet(object.delivery_id)
+        ? globalThis.String(object.delivery_id)
+        : "",
+    };
+  },
+
+  toJSON(message: WebhookExecution): unknown {
+    const obj: any = {};
+    if (message.deliveryId !== "") {
+      obj.deliveryId = message.deliveryId;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<WebhookExecution>, I>>(base?: I): WebhookExecution {
+    return WebhookExecution.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<WebhookExecution>, I>>(object: I): WebhookExecution {
+    const message = createBaseWebhookExecution();
+    message.deliveryId = object.deliveryId ?? "";
+    return message;
+  },
+};
+
 function createBaseExecuteActionResponse(): ExecuteActionResponse {
-  return { json: "" };
+  return { json: "", result: undefined };
 }
 
 export const ExecuteActionResponse: MessageFns<ExecuteActionResponse> = {
   encode(message: ExecuteActionResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.json !== "") {
       writer.uint32(10).string(message.json);
+    }
+    switch (message.result?.$case) {
+      case "launch":
+        LaunchTicket.encode(message.result.value, writer.uint32(18).fork()).join();
+        break;
+      case "webhook":
+        WebhookExecution.encode(message.result.value, writer.uint32(26).fork()).join();
+        break;
     }
     return writer;
   },
@@ -424,6 +955,22 @@ export const ExecuteActionResponse: MessageFns<ExecuteActionResponse> = {
             message.json = reader.string();
             continue;
           }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.result = { $case: "launch", value: LaunchTicket.decode(reader, reader.uint32()) };
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.result = { $case: "webhook", value: WebhookExecution.decode(reader, reader.uint32()) };
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -437,13 +984,25 @@ export const ExecuteActionResponse: MessageFns<ExecuteActionResponse> = {
   },
 
   fromJSON(object: any): ExecuteActionResponse {
-    return { json: isSet(object.json) ? globalThis.String(object.json) : "" };
+    return {
+      json: isSet(object.json) ? globalThis.String(object.json) : "",
+      result: isSet(object.launch)
+        ? { $case: "launch", value: LaunchTicket.fromJSON(object.launch) }
+        : isSet(object.webhook)
+        ? { $case: "webhook", value: WebhookExecution.fromJSON(object.webhook) }
+        : undefined,
+    };
   },
 
   toJSON(message: ExecuteActionResponse): unknown {
     const obj: any = {};
     if (message.json !== "") {
       obj.json = message.json;
+    }
+    if (message.result?.$case === "launch") {
+      obj.launch = LaunchTicket.toJSON(message.result.value);
+    } else if (message.result?.$case === "webhook") {
+      obj.webhook = WebhookExecution.toJSON(message.result.value);
     }
     return obj;
   },
@@ -454,6 +1013,20 @@ export const ExecuteActionResponse: MessageFns<ExecuteActionResponse> = {
   fromPartial<I extends Exact<DeepPartial<ExecuteActionResponse>, I>>(object: I): ExecuteActionResponse {
     const message = createBaseExecuteActionResponse();
     message.json = object.json ?? "";
+    switch (object.result?.$case) {
+      case "launch": {
+        if (object.result?.value !== undefined && object.result?.value !== null) {
+          message.result = { $case: "launch", value: LaunchTicket.fromPartial(object.result.value) };
+        }
+        break;
+      }
+      case "webhook": {
+        if (object.result?.value !== undefined && object.result?.value !== null) {
+          message.result = { $case: "webhook", value: WebhookExecution.fromPartial(object.result.value) };
+        }
+        break;
+      }
+    }
     return message;
   },
 };
@@ -525,14 +1098,1009 @@ export const TakeLaunchRequest: MessageFns<TakeLaunchRequest> = {
   },
 };
 
+function createBaseLaunchTool(): LaunchTool {
+  return { tool: "", label: "", version: "" };
+}
+
+export const LaunchTool: MessageFns<LaunchTool> = {
+  encode(message: LaunchTool, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.tool !== "") {
+      writer.uint32(10).string(message.tool);
+    }
+    if (message.label !== "") {
+      writer.uint32(18).string(message.label);
+    }
+    if (message.version !== "") {
+      writer.uint32(26).string(message.version);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): LaunchTool {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseLaunchTool();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.tool = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.label = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.version = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): LaunchTool {
+    return {
+      tool: isSet(object.tool) ? globalThis.String(object.tool) : "",
+      label: isSet(object.label) ? globalThis.String(object.label) : "",
+      version: isSet(object.version) ? globalThis.String(object.version) : "",
+    };
+  },
+
+  toJSON(message: LaunchTool): unknown {
+    const obj: any = {};
+    if (message.tool !== "") {
+      obj.tool = message.tool;
+    }
+    if (message.label !== "") {
+      obj.label = message.label;
+    }
+    if (message.version !== "") {
+      obj.version = message.version;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<LaunchTool>, I>>(base?: I): LaunchTool {
+    return LaunchTool.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<LaunchTool>, I>>(object: I): LaunchTool {
+    const message = createBaseLaunchTool();
+    message.tool = object.tool ?? "";
+    message.label = object.label ?? "";
+    message.version = object.version ?? "";
+    return message;
+  },
+};
+
+function createBaseLaunchProject(): LaunchProject {
+  return { id: "", code: undefined, name: undefined };
+}
+
+export const LaunchProject: MessageFns<LaunchProject> = {
+  encode(message: LaunchProject, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    if (message.code !== undefined) {
+      writer.uint32(18).string(message.code);
+    }
+    if (message.name !== undefined) {
+      writer.uint32(26).string(message.name);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): LaunchProject {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseLaunchProject();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.code = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): LaunchProject {
+    return {
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
+      code: isSet(object.code) ? globalThis.String(object.code) : undefined,
+      name: isSet(object.name) ? globalThis.String(object.name) : undefined,
+    };
+  },
+
+  toJSON(message: LaunchProject): unknown {
+    const obj: any = {};
+    if (message.id !== "") {
+      obj.id = message.id;
+    }
+    if (message.code !== undefined) {
+      obj.code = message.code;
+    }
+    if (message.name !== undefined) {
+      obj.name = message.name;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<LaunchProject>, I>>(base?: I): LaunchProject {
+    return LaunchProject.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<LaunchProject>, I>>(object: I): LaunchProject {
+    const message = createBaseLaunchProject();
+    message.id = object.id ?? "";
+    message.code = object.code ?? undefined;
+    message.name = object.name ?? undefined;
+    return message;
+  },
+};
+
+function createBaseLaunchEntity(): LaunchEntity {
+  return { type: "", id: "", label: undefined };
+}
+
+export const LaunchEntity: MessageFns<LaunchEntity> = {
+  encode(message: LaunchEntity, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.type !== "") {
+      writer.uint32(10).string(message.type);
+    }
+    if (message.id !== "") {
+      writer.uint32(18).string(message.id);
+    }
+    switch (message.label?.$case) {
+      case "code":
+        writer.uint32(26).string(message.label.value);
+        break;
+      case "name":
+        writer.uint32(34).string(message.label.value);
+        break;
+      case "noName":
+        writer.uint32(40).bool(message.label.value);
+        break;
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): LaunchEntity {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseLaunchEntity();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.type = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.label = { $case: "code", value: reader.string() };
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.label = { $case: "name", value: reader.string() };
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.label = { $case: "noName", value: reader.bool() };
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): LaunchEntity {
+    return {
+      type: isSet(object.type) ? globalThis.String(object.type) : "",
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
+      label: isSet(object.code)
+        ? { $case: "code", value: globalThis.String(object.code) }
+        : isSet(object.name)
+        ? { $case: "name", value: globalThis.String(object.name) }
+        : isSet(object.noName)
+        ? { $case: "noName", value: globalThis.Boolean(object.noName) }
+        : isSet(object.no_name)
+        ? { $case: "noName", value: globalThis.Boolean(object.no_name) }
+        : undefined,
+    };
+  },
+
+  toJSON(message: LaunchEntity): unknown {
+    const obj: any = {};
+    if (message.type !== "") {
+      obj.type = message.type;
+    }
+    if (message.id !== "") {
+      obj.id = message.id;
+    }
+    if (message.label?.$case === "code") {
+      obj.code = message.label.value;
+    } else if (message.label?.$case === "name") {
+      obj.name = message.label.value;
+    } else if (message.label?.$case === "noName") {
+      obj.noName = message.label.value;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<LaunchEntity>, I>>(base?: I): LaunchEntity {
+    return LaunchEntity.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<LaunchEntity>, I>>(object: I): LaunchEntity {
+    const message = createBaseLaunchEntity();
+    message.type = object.type ?? "";
+    message.id = object.id ?? "";
+    switch (object.label?.$case) {
+      case "code": {
+        if (object.label?.value !== undefined && object.label?.value !== null) {
+          message.label = { $case: "code", value: object.label.value };
+        }
+        break;
+      }
+      case "name": {
+        if (object.label?.value !== undefined && object.label?.value !== null) {
+          message.label = { $case: "name", value: object.label.value };
+        }
+        break;
+      }
+      case "noName": {
+        if (object.label?.value !== undefined && object.label?.value !== null) {
+          message.label = { $case: "noName", value: object.label.value };
+        }
+        break;
+      }
+    }
+    return message;
+  },
+};
+
+function createBaseLaunchTask(): LaunchTask {
+  return { id: "", name: undefined, step: undefined };
+}
+
+export const LaunchTask: MessageFns<LaunchTask> = {
+  encode(message: LaunchTask, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    if (message.name !== undefined) {
+      writer.uint32(18).string(message.name);
+    }
+    if (message.step !== undefined) {
+      writer.uint32(26).string(message.step);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): LaunchTask {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseLaunchTask();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.step = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): LaunchTask {
+    return {
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
+      name: isSet(object.name) ? globalThis.String(object.name) : undefined,
+      step: isSet(object.step) ? globalThis.String(object.step) : undefined,
+    };
+  },
+
+  toJSON(message: LaunchTask): unknown {
+    const obj: any = {};
+    if (message.id !== "") {
+      obj.id = message.id;
+    }
+    if (message.name !== undefined) {
+      obj.name = message.name;
+    }
+    if (message.step !== undefined) {
+      obj.step = message.step;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<LaunchTask>, I>>(base?: I): LaunchTask {
+    return LaunchTask.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<LaunchTask>, I>>(object: I): LaunchTask {
+    const message = createBaseLaunchTask();
+    message.id = object.id ?? "";
+    message.name = object.name ?? undefined;
+    message.step = object.step ?? undefined;
+    return message;
+  },
+};
+
+function createBaseLaunchContext(): LaunchContext {
+  return { project: undefined, entity: undefined, task: undefined };
+}
+
+export const LaunchContext: MessageFns<LaunchContext> = {
+  encode(message: LaunchContext, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.project !== undefined) {
+      LaunchProject.encode(message.project, writer.uint32(10).fork()).join();
+    }
+    if (message.entity !== undefined) {
+      LaunchEntity.encode(message.entity, writer.uint32(18).fork()).join();
+    }
+    if (message.task !== undefined) {
+      LaunchTask.encode(message.task, writer.uint32(26).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): LaunchContext {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseLaunchContext();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.project = LaunchProject.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.entity = LaunchEntity.decode(reader, reader.uint32());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.task = LaunchTask.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): LaunchContext {
+    return {
+      project: isSet(object.project) ? LaunchProject.fromJSON(object.project) : undefined,
+      entity: isSet(object.entity) ? LaunchEntity.fromJSON(object.entity) : undefined,
+      task: isSet(object.task) ? LaunchTask.fromJSON(object.task) : undefined,
+    };
+  },
+
+  toJSON(message: LaunchContext): unknown {
+    const obj: any = {};
+    if (message.project !== undefined) {
+      obj.project = LaunchProject.toJSON(message.project);
+    }
+    if (message.entity !== undefined) {
+      obj.entity = LaunchEntity.toJSON(message.entity);
+    }
+    if (message.task !== undefined) {
+      obj.task = LaunchTask.toJSON(message.task);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<LaunchContext>, I>>(base?: I): LaunchContext {
+    return LaunchContext.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<LaunchContext>, I>>(object: I): LaunchContext {
+    const message = createBaseLaunchContext();
+    message.project = (object.project !== undefined && object.project !== null)
+      ? LaunchProject.fromPartial(object.project)
+      : undefined;
+    message.entity = (object.entity !== undefined && object.entity !== null)
+      ? LaunchEntity.fromPartial(object.entity)
+      : undefined;
+    message.task = (object.task !== undefined && object.task !== null)
+      ? LaunchTask.fromPartial(object.task)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseLaunchPayload(): LaunchPayload {
+  return {
+    app: "",
+    variant: undefined,
+    label: "",
+    executables: {},
+    args: [],
+    environment: {},
+    tools: [],
+    context: undefined,
+  };
+}
+
+export const LaunchPayload: MessageFns<LaunchPayload> = {
+  encode(message: LaunchPayload, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.app !== "") {
+      writer.uint32(10).string(message.app);
+    }
+    if (message.variant !== undefined) {
+      writer.uint32(18).string(message.variant);
+    }
+    if (message.label !== "") {
+      writer.uint32(26).string(message.label);
+    }
+    globalThis.Object.entries(message.executables).forEach(([key, value]: [string, string]) => {
+      LaunchPayload_ExecutablesEntry.encode({ key: key as any, value }, writer.uint32(34).fork()).join();
+    });
+    for (const v of message.args) {
+      writer.uint32(42).string(v!);
+    }
+    globalThis.Object.entries(message.environment).forEach(([key, value]: [string, string]) => {
+      LaunchPayload_EnvironmentEntry.encode({ key: key as any, value }, writer.uint32(50).fork()).join();
+    });
+    for (const v of message.tools) {
+      LaunchTool.encode(v!, writer.uint32(58).fork()).join();
+    }
+    if (message.context !== undefined) {
+      LaunchContext.encode(message.context, writer.uint32(66).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): LaunchPayload {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseLaunchPayload();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.app = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.variant = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.label = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            const entry4 = LaunchPayload_ExecutablesEntry.decode(reader, reader.uint32());
+            if (entry4.value !== undefined) {
+              message.executables[entry4.key] = entry4.value;
+            }
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.args.push(reader.string());
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            const entry6 = LaunchPayload_EnvironmentEntry.decode(reader, reader.uint32());
+            if (entry6.value !== undefined) {
+              message.environment[entry6.key] = entry6.value;
+            }
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.tools.push(LaunchTool.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.context = LaunchContext.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): LaunchPayload {
+    return {
+      app: isSet(object.app) ? globalThis.String(object.app) : "",
+      variant: isSet(object.variant) ? globalThis.String(object.variant) : undefined,
+      label: isSet(object.label) ? globalThis.String(object.label) : "",
+      executables: isObject(object.executables)
+        ? (globalThis.Object.entries(object.executables) as [string, any][]).reduce(
+          (acc: { [key: string]: string }, [key, value]: [string, any]) => {
+            globalThis.Object.defineProperty(acc, key, {
+              value: globalThis.String(value),
+              enumerable: true,
+              configurable: true,
+              writable: true,
+            });
+            return acc;
+          },
+          {},
+        )
+        : {},
+      args: globalThis.Array.isArray(object?.args) ? object.args.map((e: any) => globalThis.String(e)) : [],
+      environment: isObject(object.environment)
+        ? (globalThis.Object.entries(object.environment) as [string, any][]).reduce(
+          (acc: { [key: string]: string }, [key, value]: [string, any]) => {
+            globalThis.Object.defineProperty(acc, key, {
+              value: globalThis.String(value),
+              enumerable: true,
+              configurable: true,
+              writable: true,
+            });
+            return acc;
+          },
+          {},
+        )
+        : {},
+      tools: globalThis.Array.isArray(object?.tools) ? object.tools.map((e: any) => LaunchTool.fromJSON(e)) : [],
+      context: isSet(object.context) ? LaunchContext.fromJSON(object.context) : undefined,
+    };
+  },
+
+  toJSON(message: LaunchPayload): unknown {
+    const obj: any = {};
+    if (message.app !== "") {
+      obj.app = message.app;
+    }
+    if (message.variant !== undefined) {
+      obj.variant = message.variant;
+    }
+    if (message.label !== "") {
+      obj.label = message.label;
+    }
+    if (message.executables) {
+      const entries = globalThis.Object.entries(message.executables) as [string, string][];
+      if (entries.length > 0) {
+        obj.executables = {};
+        entries.forEach(([k, v]) => {
+          obj.executables[k] = v;
+        });
+      }
+    }
+    if (message.args?.length) {
+      obj.args = message.args;
+    }
+    if (message.environment) {
+      const entries = globalThis.Object.entries(message.environment) as [string, string][];
+      if (entries.length > 0) {
+        obj.environment = {};
+        entries.forEach(([k, v]) => {
+          obj.environment[k] = v;
+        });
+      }
+    }
+    if (message.tools?.length) {
+      obj.tools = message.tools.map((e) => LaunchTool.toJSON(e));
+    }
+    if (message.context !== undefined) {
+      obj.context = LaunchContext.toJSON(message.context);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<LaunchPayload>, I>>(base?: I): LaunchPayload {
+    return LaunchPayload.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<LaunchPayload>, I>>(object: I): LaunchPayload {
+    const message = createBaseLaunchPayload();
+    message.app = object.app ?? "";
+    message.variant = object.variant ?? undefined;
+    message.label = object.label ?? "";
+    message.executables = (globalThis.Object.entries(object.executables ?? {}) as [string, string][]).reduce(
+      (acc: { [key: string]: string }, [key, value]: [string, string]) => {
+        if (value !== undefined) {
+          acc[key] = globalThis.String(value);
+        }
+        return acc;
+      },
+      {},
+    );
+    message.args = object.args?.map((e) => e) || [];
+    message.environment = (globalThis.Object.entries(object.environment ?? {}) as [string, string][]).reduce(
+      (acc: { [key: string]: string }, [key, value]: [string, string]) => {
+        if (value !== undefined) {
+          acc[key] = globalThis.String(value);
+        }
+        return acc;
+      },
+      {},
+    );
+    message.tools = object.tools?.map((e) => LaunchTool.fromPartial(e)) || [];
+    message.context = (object.context !== undefined && object.context !== null)
+      ? LaunchContext.fromPartial(object.context)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseLaunchPayload_ExecutablesEntry(): LaunchPayload_ExecutablesEntry {
+  return { key: "", value: "" };
+}
+
+export const LaunchPayload_ExecutablesEntry: MessageFns<LaunchPayload_ExecutablesEntry> = {
+  encode(message: LaunchPayload_ExecutablesEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.key !== "") {
+      writer.uint32(10).string(message.key);
+    }
+    if (message.value !== "") {
+      writer.uint32(18).string(message.value);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): LaunchPayload_ExecutablesEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseLaunchPayload_ExecutablesEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.value = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): LaunchPayload_ExecutablesEntry {
+    return {
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+      value: isSet(object.value) ? globalThis.String(object.value) : "",
+    };
+  },
+
+  toJSON(message: LaunchPayload_ExecutablesEntry): unknown {
+    const obj: any = {};
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    if (message.value !== "") {
+      obj.value = message.value;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<LaunchPayload_ExecutablesEntry>, I>>(base?: I): LaunchPayload_ExecutablesEntry {
+    return LaunchPayload_ExecutablesEntry.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<LaunchPayload_ExecutablesEntry>, I>>(
+    object: I,
+  ): LaunchPayload_ExecutablesEntry {
+    const message = createBaseLaunchPayload_ExecutablesEntry();
+    message.key = object.key ?? "";
+    message.value = object.value ?? "";
+    return message;
+  },
+};
+
+function createBaseLaunchPayload_EnvironmentEntry(): LaunchPayload_EnvironmentEntry {
+  return { key: "", value: "" };
+}
+
+export const LaunchPayload_EnvironmentEntry: MessageFns<LaunchPayload_EnvironmentEntry> = {
+  encode(message: LaunchPayload_EnvironmentEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.key !== "") {
+      writer.uint32(10).string(message.key);
+    }
+    if (message.value !== "") {
+      writer.uint32(18).string(message.value);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): LaunchPayload_EnvironmentEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseLaunchPayload_EnvironmentEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.value = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): LaunchPayload_EnvironmentEntry {
+    return {
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+      value: isSet(object.value) ? globalThis.String(object.value) : "",
+    };
+  },
+
+  toJSON(message: LaunchPayload_EnvironmentEntry): unknown {
+    const obj: any = {};
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    if (message.value !== "") {
+      obj.value = message.value;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<LaunchPayload_EnvironmentEntry>, I>>(base?: I): LaunchPayload_EnvironmentEntry {
+    return LaunchPayload_EnvironmentEntry.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<LaunchPayload_EnvironmentEntry>, I>>(
+    object: I,
+  ): LaunchPayload_EnvironmentEntry {
+    const message = createBaseLaunchPayload_EnvironmentEntry();
+    message.key = object.key ?? "";
+    message.value = object.value ?? "";
+    return message;
+  },
+};
+
 function createBaseTakeLaunchResponse(): TakeLaunchResponse {
-  return { json: "" };
+  return { json: "", payload: undefined };
 }
 
 export const TakeLaunchResponse: MessageFns<TakeLaunchResponse> = {
   encode(message: TakeLaunchResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.json !== "") {
       writer.uint32(10).string(message.json);
+    }
+    if (message.payload !== undefined) {
+      LaunchPayload.encode(message.payload, writer.uint32(18).fork()).join();
     }
     return writer;
   },
@@ -558,6 +2126,14 @@ export const TakeLaunchResponse: MessageFns<TakeLaunchResponse> = {
             message.json = reader.string();
             continue;
           }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.payload = LaunchPayload.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -571,13 +2147,19 @@ export const TakeLaunchResponse: MessageFns<TakeLaunchResponse> = {
   },
 
   fromJSON(object: any): TakeLaunchResponse {
-    return { json: isSet(object.json) ? globalThis.String(object.json) : "" };
+    return {
+      json: isSet(object.json) ? globalThis.String(object.json) : "",
+      payload: isSet(object.payload) ? LaunchPayload.fromJSON(object.payload) : undefined,
+    };
   },
 
   toJSON(message: TakeLaunchResponse): unknown {
     const obj: any = {};
     if (message.json !== "") {
       obj.json = message.json;
+    }
+    if (message.payload !== undefined) {
+      obj.payload = LaunchPayload.toJSON(message.payload);
     }
     return obj;
   },
@@ -588,6 +2170,9 @@ export const TakeLaunchResponse: MessageFns<TakeLaunchResponse> = {
   fromPartial<I extends Exact<DeepPartial<TakeLaunchResponse>, I>>(object: I): TakeLaunchResponse {
     const message = createBaseTakeLaunchResponse();
     message.json = object.json ?? "";
+    message.payload = (object.payload !== undefined && object.payload !== null)
+      ? LaunchPayload.fromPartial(object.payload)
+      : undefined;
     return message;
   },
 };
@@ -644,14 +2229,190 @@ export const GetCustomActionsRequest: MessageFns<GetCustomActionsRequest> = {
   },
 };
 
+function createBaseCustomActionView(): CustomActionView {
+  return { id: "", label: "", url: "", entityTypes: [], roles: [], icon: undefined, hasSecret: false };
+}
+
+export const CustomActionView: MessageFns<CustomActionView> = {
+  encode(message: CustomActionView, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    if (message.label !== "") {
+      writer.uint32(18).string(message.label);
+    }
+    if (message.url !== "") {
+      writer.uint32(26).string(message.url);
+    }
+    for (const v of message.entityTypes) {
+      writer.uint32(34).string(v!);
+    }
+    for (const v of message.roles) {
+      writer.uint32(42).string(v!);
+    }
+    if (message.icon !== undefined) {
+      writer.uint32(50).string(message.icon);
+    }
+    if (message.hasSecret !== false) {
+      writer.uint32(56).bool(message.hasSecret);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CustomActionView {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCustomActionView();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.label = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.url = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.entityTypes.push(reader.string());
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.roles.push(reader.string());
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.icon = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.hasSecret = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CustomActionView {
+    return {
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
+      label: isSet(object.label) ? globalThis.String(object.label) : "",
+      url: isSet(object.url) ? globalThis.String(object.url) : "",
+      entityTypes: globalThis.Array.isArray(object?.entityTypes)
+        ? object.entityTypes.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.entity_types)
+        ? object.entity_types.map((e: any) => globalThis.String(e))
+        : [],
+      roles: globalThis.Array.isArray(object?.roles) ? object.roles.map((e: any) => globalThis.String(e)) : [],
+      icon: isSet(object.icon) ? globalThis.String(object.icon) : undefined,
+      hasSecret: isSet(object.hasSecret)
+        ? globalThis.Boolean(object.hasSecret)
+        : isSet(object.has_secret)
+        ? globalThis.Boolean(object.has_secret)
+        : false,
+    };
+  },
+
+  toJSON(message: CustomActionView): unknown {
+    const obj: any = {};
+    if (message.id !== "") {
+      obj.id = message.id;
+    }
+    if (message.label !== "") {
+      obj.label = message.label;
+    }
+    if (message.url !== "") {
+      obj.url = message.url;
+    }
+    if (message.entityTypes?.length) {
+      obj.entityTypes = message.entityTypes;
+    }
+    if (message.roles?.length) {
+      obj.roles = message.roles;
+    }
+    if (message.icon !== undefined) {
+      obj.icon = message.icon;
+    }
+    if (message.hasSecret !== false) {
+      obj.hasSecret = message.hasSecret;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<CustomActionView>, I>>(base?: I): CustomActionView {
+    return CustomActionView.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<CustomActionView>, I>>(object: I): CustomActionView {
+    const message = createBaseCustomActionView();
+    message.id = object.id ?? "";
+    message.label = object.label ?? "";
+    message.url = object.url ?? "";
+    message.entityTypes = object.entityTypes?.map((e) => e) || [];
+    message.roles = object.roles?.map((e) => e) || [];
+    message.icon = object.icon ?? undefined;
+    message.hasSecret = object.hasSecret ?? false;
+    return message;
+  },
+};
+
 function createBaseGetCustomActionsResponse(): GetCustomActionsResponse {
-  return { json: "" };
+  return { json: "", actions: [] };
 }
 
 export const GetCustomActionsResponse: MessageFns<GetCustomActionsResponse> = {
   encode(message: GetCustomActionsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.json !== "") {
       writer.uint32(10).string(message.json);
+    }
+    for (const v of message.actions) {
+      CustomActionView.encode(v!, writer.uint32(18).fork()).join();
     }
     return writer;
   },
@@ -677,6 +2438,14 @@ export const GetCustomActionsResponse: MessageFns<GetCustomActionsResponse> = {
             message.json = reader.string();
             continue;
           }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.actions.push(CustomActionView.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -690,13 +2459,21 @@ export const GetCustomActionsResponse: MessageFns<GetCustomActionsResponse> = {
   },
 
   fromJSON(object: any): GetCustomActionsResponse {
-    return { json: isSet(object.json) ? globalThis.String(object.json) : "" };
+    return {
+      json: isSet(object.json) ? globalThis.String(object.json) : "",
+      actions: globalThis.Array.isArray(object?.actions)
+        ? object.actions.map((e: any) => CustomActionView.fromJSON(e))
+        : [],
+    };
   },
 
   toJSON(message: GetCustomActionsResponse): unknown {
     const obj: any = {};
     if (message.json !== "") {
       obj.json = message.json;
+    }
+    if (message.actions?.length) {
+      obj.actions = message.actions.map((e) => CustomActionView.toJSON(e));
     }
     return obj;
   },
@@ -707,18 +2484,296 @@ export const GetCustomActionsResponse: MessageFns<GetCustomActionsResponse> = {
   fromPartial<I extends Exact<DeepPartial<GetCustomActionsResponse>, I>>(object: I): GetCustomActionsResponse {
     const message = createBaseGetCustomActionsResponse();
     message.json = object.json ?? "";
+    message.actions = object.actions?.map((e) => CustomActionView.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseCustomActionInput(): CustomActionInput {
+  return { id: "", label: "", url: "", entityTypes: [], roles: [], secretChange: undefined, icon: undefined };
+}
+
+export const CustomActionInput: MessageFns<CustomActionInput> = {
+  encode(message: CustomActionInput, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    if (message.label !== "") {
+      writer.uint32(18).string(message.label);
+    }
+    if (message.url !== "") {
+      writer.uint32(26).string(message.url);
+    }
+    for (const v of message.entityTypes) {
+      writer.uint32(34).string(v!);
+    }
+    for (const v of message.roles) {
+      writer.uint32(42).string(v!);
+    }
+    switch (message.secretChange?.$case) {
+      case "secret":
+        writer.uint32(50).string(message.secretChange.value);
+        break;
+      case "noSecret":
+        writer.uint32(56).bool(message.secretChange.value);
+        break;
+    }
+    if (message.icon !== undefined) {
+      writer.uint32(66).string(message.icon);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CustomActionInput {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCustomActionInput();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.label = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.url = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.entityTypes.push(reader.string());
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.roles.push(reader.string());
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.secretChange = { $case: "secret", value: reader.string() };
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.secretChange = { $case: "noSecret", value: reader.bool() };
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.icon = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CustomActionInput {
+    return {
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
+      label: isSet(object.label) ? globalThis.String(object.label) : "",
+      url: isSet(object.url) ? globalThis.String(object.url) : "",
+      entityTypes: globalThis.Array.isArray(object?.entityTypes)
+        ? object.entityTypes.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.entity_types)
+        ? object.entity_types.map((e: any) => globalThis.String(e))
+        : [],
+      roles: globalThis.Array.isArray(object?.roles) ? object.roles.map((e: any) => globalThis.String(e)) : [],
+      secretChange: isSet(object.secret)
+        ? { $case: "secret", value: globalThis.String(object.secret) }
+        : isSet(object.noSecret)
+        ? { $case: "noSecret", value: globalThis.Boolean(object.noSecret) }
+        : isSet(object.no_secret)
+        ? { $case: "noSecret", value: globalThis.Boolean(object.no_secret) }
+        : undefined,
+      icon: isSet(object.icon) ? globalThis.String(object.icon) : undefined,
+    };
+  },
+
+  toJSON(message: CustomActionInput): unknown {
+    const obj: any = {};
+    if (message.id !== "") {
+      obj.id = message.id;
+    }
+    if (message.label !== "") {
+      obj.label = message.label;
+    }
+    if (message.url !== "") {
+      obj.url = message.url;
+    }
+    if (message.entityTypes?.length) {
+      obj.entityTypes = message.entityTypes;
+    }
+    if (message.roles?.length) {
+      obj.roles = message.roles;
+    }
+    if (message.secretChange?.$case === "secret") {
+      obj.secret = message.secretChange.value;
+    } else if (message.secretChange?.$case === "noSecret") {
+      obj.noSecret = message.secretChange.value;
+    }
+    if (message.icon !== undefined) {
+      obj.icon = message.icon;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<CustomActionInput>, I>>(base?: I): CustomActionInput {
+    return CustomActionInput.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<CustomActionInput>, I>>(object: I): CustomActionInput {
+    const message = createBaseCustomActionInput();
+    message.id = object.id ?? "";
+    message.label = object.label ?? "";
+    message.url = object.url ?? "";
+    message.entityTypes = object.entityTypes?.map((e) => e) || [];
+    message.roles = object.roles?.map((e) => e) || [];
+    switch (object.secretChange?.$case) {
+      case "secret": {
+        if (object.secretChange?.value !== undefined && object.secretChange?.value !== null) {
+          message.secretChange = { $case: "secret", value: object.secretChange.value };
+        }
+        break;
+      }
+      case "noSecret": {
+        if (object.secretChange?.value !== undefined && object.secretChange?.value !== null) {
+          message.secretChange = { $case: "noSecret", value: object.secretChange.value };
+        }
+        break;
+      }
+    }
+    message.icon = object.icon ?? undefined;
+    return message;
+  },
+};
+
+function createBaseCustomActionList(): CustomActionList {
+  return { actions: [] };
+}
+
+export const CustomActionList: MessageFns<CustomActionList> = {
+  encode(message: CustomActionList, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.actions) {
+      CustomActionInput.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CustomActionList {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCustomActionList();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.actions.push(CustomActionInput.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CustomActionList {
+    return {
+      actions: globalThis.Array.isArray(object?.actions)
+        ? object.actions.map((e: any) => CustomActionInput.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: CustomActionList): unknown {
+    const obj: any = {};
+    if (message.actions?.length) {
+      obj.actions = message.actions.map((e) => CustomActionInput.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<CustomActionList>, I>>(base?: I): CustomActionList {
+    return CustomActionList.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<CustomActionList>, I>>(object: I): CustomActionList {
+    const message = createBaseCustomActionList();
+    message.actions = object.actions?.map((e) => CustomActionInput.fromPartial(e)) || [];
     return message;
   },
 };
 
 function createBasePutCustomActionsRequest(): PutCustomActionsRequest {
-  return { bodyJson: "" };
+  return { bodyJson: "", body: undefined };
 }
 
 export const PutCustomActionsRequest: MessageFns<PutCustomActionsRequest> = {
   encode(message: PutCustomActionsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.bodyJson !== "") {
       writer.uint32(10).string(message.bodyJson);
+    }
+    if (message.body !== undefined) {
+      CustomActionList.encode(message.body, writer.uint32(18).fork()).join();
     }
     return writer;
   },
@@ -744,6 +2799,14 @@ export const PutCustomActionsRequest: MessageFns<PutCustomActionsRequest> = {
             message.bodyJson = reader.string();
             continue;
           }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.body = CustomActionList.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -763,6 +2826,7 @@ export const PutCustomActionsRequest: MessageFns<PutCustomActionsRequest> = {
         : isSet(object.body_json)
         ? globalThis.String(object.body_json)
         : "",
+      body: isSet(object.body) ? CustomActionList.fromJSON(object.body) : undefined,
     };
   },
 
@@ -770,6 +2834,9 @@ export const PutCustomActionsRequest: MessageFns<PutCustomActionsRequest> = {
     const obj: any = {};
     if (message.bodyJson !== "") {
       obj.bodyJson = message.bodyJson;
+    }
+    if (message.body !== undefined) {
+      obj.body = CustomActionList.toJSON(message.body);
     }
     return obj;
   },
@@ -780,18 +2847,24 @@ export const PutCustomActionsRequest: MessageFns<PutCustomActionsRequest> = {
   fromPartial<I extends Exact<DeepPartial<PutCustomActionsRequest>, I>>(object: I): PutCustomActionsRequest {
     const message = createBasePutCustomActionsRequest();
     message.bodyJson = object.bodyJson ?? "";
+    message.body = (object.body !== undefined && object.body !== null)
+      ? CustomActionList.fromPartial(object.body)
+      : undefined;
     return message;
   },
 };
 
 function createBasePutCustomActionsResponse(): PutCustomActionsResponse {
-  return { json: "" };
+  return { json: "", actions: [] };
 }
 
 export const PutCustomActionsResponse: MessageFns<PutCustomActionsResponse> = {
   encode(message: PutCustomActionsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.json !== "") {
       writer.uint32(10).string(message.json);
+    }
+    for (const v of message.actions) {
+      CustomActionView.encode(v!, writer.uint32(18).fork()).join();
     }
     return writer;
   },
@@ -817,6 +2890,14 @@ export const PutCustomActionsResponse: MessageFns<PutCustomActionsResponse> = {
             message.json = reader.string();
             continue;
           }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.actions.push(CustomActionView.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -830,13 +2911,21 @@ export const PutCustomActionsResponse: MessageFns<PutCustomActionsResponse> = {
   },
 
   fromJSON(object: any): PutCustomActionsResponse {
-    return { json: isSet(object.json) ? globalThis.String(object.json) : "" };
+    return {
+      json: isSet(object.json) ? globalThis.String(object.json) : "",
+      actions: globalThis.Array.isArray(object?.actions)
+        ? object.actions.map((e: any) => CustomActionView.fromJSON(e))
+        : [],
+    };
   },
 
   toJSON(message: PutCustomActionsResponse): unknown {
     const obj: any = {};
     if (message.json !== "") {
       obj.json = message.json;
+    }
+    if (message.actions?.length) {
+      obj.actions = message.actions.map((e) => CustomActionView.toJSON(e));
     }
     return obj;
   },
@@ -847,6 +2936,7 @@ export const PutCustomActionsResponse: MessageFns<PutCustomActionsResponse> = {
   fromPartial<I extends Exact<DeepPartial<PutCustomActionsResponse>, I>>(object: I): PutCustomActionsResponse {
     const message = createBasePutCustomActionsResponse();
     message.json = object.json ?? "";
+    message.actions = object.actions?.map((e) => CustomActionView.fromPartial(e)) || [];
     return message;
   },
 };
@@ -1054,6 +3144,10 @@ export type DeepPartial<T> = T extends Builtin ? T
 type KeysOfUnion<T> = T extends T ? keyof T : never;
 export type Exact<P, I extends P> = P extends Builtin ? P
   : P & { [K in keyof P]: Exact<P[K], I[K]> } & { [K in Exclude<keyof I, KeysOfUnion<P>>]: never };
+
+function isObject(value: any): boolean {
+  return typeof value === "object" && value !== null;
+}
 
 function isSet(value: any): boolean {
   return value !== null && value !== undefined;

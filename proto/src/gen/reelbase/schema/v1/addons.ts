@@ -18,6 +18,7 @@ import {
   type ServiceError,
   type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
+import { Struct } from "../../../google/protobuf/struct.js";
 
 export const protobufPackage = "reelbase.schema.v1";
 
@@ -28,6 +29,11 @@ export interface AddonRef {
   name: string;
   /** The version (`/addons/{name}/versions/{version}`); empty for routes without one. */
   version: string;
+}
+
+/** The body of PUT /addons/{name}/pin: a registered version, or absent to unpin (`null`). */
+export interface AddonPinBody {
+  version?: string | undefined;
 }
 
 /**
@@ -42,8 +48,19 @@ export interface AddonBody {
   projectId?:
     | string
     | undefined;
-  /** The request body, a JSON object. */
+  /**
+   * The request body, a JSON object. Kept as JSON text for the free-form bodies: a version's
+   * settings schema (a JSON Schema the user writes) with its defaults, and a settings layer (a
+   * document shaped by that schema, not by this contract). PATCH and pin carry it too, for one
+   * release, beside their typed fields below.
+   */
   bodyJson: string;
+  /** PATCH /addons/{name}: the version to make the production one. */
+  productionVersion?:
+    | string
+    | undefined;
+  /** PUT /addons/{name}/pin. */
+  pin?: AddonPinBody | undefined;
 }
 
 /** GET /addons/{name}/settings. */
@@ -56,9 +73,87 @@ export interface AddonSettingsQuery {
 export interface ListAddonsRequest {
 }
 
-/** The answer: the JSON object the gateway returns as the response body. */
+/** An addon: its production version, whose title it shows, and its versions ascending. */
+export interface Addon {
+  name: string;
+  title: string;
+  versions: string[];
+  productionVersion: string;
+}
+
+export interface AddonList {
+  items: Addon[];
+}
+
+/**
+ * One registered version (immutable). Its settings schema and defaults are free-form JSON
+ * objects of the user's own (a JSON Schema and a document it describes), hence Structs.
+ */
+export interface AddonVersion {
+  name: string;
+  version: string;
+  title: string;
+  settingsSchema?: { [key: string]: any } | undefined;
+  defaults?: { [key: string]: any } | undefined;
+  createdAt: string;
+}
+
+export interface AddonVersionDeleted {
+  name: string;
+  version: string;
+  deleted: boolean;
+}
+
+/** One settings layer as stored: free-form overrides (shaped by the addon's settings schema). */
+export interface AddonOverrides {
+  name: string;
+  /** Absent (null) for the studio's layer. */
+  projectId?: string | undefined;
+  version: string;
+  overrides?: { [key: string]: any } | undefined;
+}
+
+export interface AddonPin {
+  name: string;
+  projectId: string;
+  /** Absent (null) when unpinned. */
+  version?: string | undefined;
+}
+
+/**
+ * Resolved settings: a free-form document (shaped by the addon's settings schema), each leaf's
+ * JSON pointer → the layer it came from, and the overrides left out.
+ */
+export interface AddonSettings {
+  name: string;
+  version: string;
+  settings?: { [key: string]: any } | undefined;
+  sources: { [key: string]: string };
+  ignored: string[];
+}
+
+export interface AddonSettings_SourcesEntry {
+  key: string;
+  value: string;
+}
+
+/** The answer of every AddonsService call; the gateway returns it as the response body. */
 export interface AddonJson {
+  /**
+   * The answer as JSON.
+   *
+   * @deprecated
+   */
   json: string;
+  answer?:
+    | { $case: "addons"; value: AddonList }
+    | { $case: "addon"; value: Addon }
+    | { $case: "version"; value: AddonVersion }
+    | { $case: "deleted"; value: AddonVersionDeleted }
+    | { $case: "overrides"; value: AddonOverrides }
+    | { $case: "pin"; value: AddonPin }
+    | { $case: "settings"; value: AddonSettings }
+    | undefined;
 }
 
 function createBaseAddonRef(): AddonRef {
@@ -146,8 +241,75 @@ export const AddonRef: MessageFns<AddonRef> = {
   },
 };
 
+function createBaseAddonPinBody(): AddonPinBody {
+  return { version: undefined };
+}
+
+export const AddonPinBody: MessageFns<AddonPinBody> = {
+  encode(message: AddonPinBody, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.version !== undefined) {
+      writer.uint32(10).string(message.version);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AddonPinBody {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAddonPinBody();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.version = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): AddonPinBody {
+    return { version: isSet(object.version) ? globalThis.String(object.version) : undefined };
+  },
+
+  toJSON(message: AddonPinBody): unknown {
+    const obj: any = {};
+    if (message.version !== undefined) {
+      obj.version = message.version;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<AddonPinBody>, I>>(base?: I): AddonPinBody {
+    return AddonPinBody.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<AddonPinBody>, I>>(object: I): AddonPinBody {
+    const message = createBaseAddonPinBody();
+    message.version = object.version ?? undefined;
+    return message;
+  },
+};
+
 function createBaseAddonBody(): AddonBody {
-  return { name: "", version: "", projectId: undefined, bodyJson: "" };
+  return { name: "", version: "", projectId: undefined, bodyJson: "", productionVersion: undefined, pin: undefined };
 }
 
 export const AddonBody: MessageFns<AddonBody> = {
@@ -163,6 +325,12 @@ export const AddonBody: MessageFns<AddonBody> = {
     }
     if (message.bodyJson !== "") {
       writer.uint32(34).string(message.bodyJson);
+    }
+    if (message.productionVersion !== undefined) {
+      writer.uint32(42).string(message.productionVersion);
+    }
+    if (message.pin !== undefined) {
+      AddonPinBody.encode(message.pin, writer.uint32(50).fork()).join();
     }
     return writer;
   },
@@ -212,6 +380,22 @@ export const AddonBody: MessageFns<AddonBody> = {
             message.bodyJson = reader.string();
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.productionVersion = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.pin = AddonPinBody.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -238,6 +422,12 @@ export const AddonBody: MessageFns<AddonBody> = {
         : isSet(object.body_json)
         ? globalThis.String(object.body_json)
         : "",
+      productionVersion: isSet(object.productionVersion)
+        ? globalThis.String(object.productionVersion)
+        : isSet(object.production_version)
+        ? globalThis.String(object.production_version)
+        : undefined,
+      pin: isSet(object.pin) ? AddonPinBody.fromJSON(object.pin) : undefined,
     };
   },
 
@@ -255,6 +445,12 @@ export const AddonBody: MessageFns<AddonBody> = {
     if (message.bodyJson !== "") {
       obj.bodyJson = message.bodyJson;
     }
+    if (message.productionVersion !== undefined) {
+      obj.productionVersion = message.productionVersion;
+    }
+    if (message.pin !== undefined) {
+      obj.pin = AddonPinBody.toJSON(message.pin);
+    }
     return obj;
   },
 
@@ -267,6 +463,8 @@ export const AddonBody: MessageFns<AddonBody> = {
     message.version = object.version ?? "";
     message.projectId = object.projectId ?? undefined;
     message.bodyJson = object.bodyJson ?? "";
+    message.productionVersion = object.productionVersion ?? undefined;
+    message.pin = (object.pin !== undefined && object.pin !== null) ? AddonPinBody.fromPartial(object.pin) : undefined;
     return message;
   },
 };
@@ -428,14 +626,957 @@ export const ListAddonsRequest: MessageFns<ListAddonsRequest> = {
   },
 };
 
+function createBaseAddon(): Addon {
+  return { name: "", title: "", versions: [], productionVersion: "" };
+}
+
+export const Addon: MessageFns<Addon> = {
+  encode(message: Addon, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== "") {
+      writer.uint32(10).string(message.name);
+    }
+    if (message.title !== "") {
+      writer.uint32(18).string(message.title);
+    }
+    for (const v of message.versions) {
+      writer.uint32(26).string(v!);
+    }
+    if (message.productionVersion !== "") {
+      writer.uint32(34).string(message.productionVersion);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Addon {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAddon();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.title = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.versions.push(reader.string());
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.productionVersion = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): Addon {
+    return {
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      title: isSet(object.title) ? globalThis.String(object.title) : "",
+      versions: globalThis.Array.isArray(object?.versions) ? object.versions.map((e: any) => globalThis.String(e)) : [],
+      productionVersion: isSet(object.productionVersion)
+        ? globalThis.String(object.productionVersion)
+        : isSet(object.production_version)
+        ? globalThis.String(object.production_version)
+        : "",
+    };
+  },
+
+  toJSON(message: Addon): unknown {
+    const obj: any = {};
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.title !== "") {
+      obj.title = message.title;
+    }
+    if (message.versions?.length) {
+      obj.versions = message.versions;
+    }
+    if (message.productionVersion !== "") {
+      obj.productionVersion = message.productionVersion;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<Addon>, I>>(base?: I): Addon {
+    return Addon.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<Addon>, I>>(object: I): Addon {
+    const message = createBaseAddon();
+    message.name = object.name ?? "";
+    message.title = object.title ?? "";
+    message.versions = object.versions?.map((e) => e) || [];
+    message.productionVersion = object.productionVersion ?? "";
+    return message;
+  },
+};
+
+function createBaseAddonList(): AddonList {
+  return { items: [] };
+}
+
+export const AddonList: MessageFns<AddonList> = {
+  encode(message: AddonList, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.items) {
+      Addon.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AddonList {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAddonList();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.items.push(Addon.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): AddonList {
+    return { items: globalThis.Array.isArray(object?.items) ? object.items.map((e: any) => Addon.fromJSON(e)) : [] };
+  },
+
+  toJSON(message: AddonList): unknown {
+    const obj: any = {};
+    if (message.items?.length) {
+      obj.items = message.items.map((e) => Addon.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<AddonList>, I>>(base?: I): AddonList {
+    return AddonList.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<AddonList>, I>>(object: I): AddonList {
+    const message = createBaseAddonList();
+    message.items = object.items?.map((e) => Addon.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseAddonVersion(): AddonVersion {
+  return { name: "", version: "", title: "", settingsSchema: undefined, defaults: undefined, createdAt: "" };
+}
+
+export const AddonVersion: MessageFns<AddonVersion> = {
+  encode(message: AddonVersion, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== "") {
+      writer.uint32(10).string(message.name);
+    }
+    if (message.version !== "") {
+      writer.uint32(18).string(message.version);
+    }
+    if (message.title !== "") {
+      writer.uint32(26).string(message.title);
+    }
+    if (message.settingsSchema !== undefined) {
+      Struct.encode(Struct.wrap(message.settingsSchema), writer.uint32(34).fork()).join();
+    }
+    if (message.defaults !== undefined) {
+      Struct.encode(Struct.wrap(message.defaults), writer.uint32(42).fork()).join();
+    }
+    if (message.createdAt !== "") {
+      writer.uint32(50).string(message.createdAt);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AddonVersion {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAddonVersion();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.version = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.title = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.settingsSchema = Struct.unwrap(Struct.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.defaults = Struct.unwrap(Struct.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.createdAt = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): AddonVersion {
+    return {
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      version: isSet(object.version) ? globalThis.String(object.version) : "",
+      title: isSet(object.title) ? globalThis.String(object.title) : "",
+      settingsSchema: isObject(object.settingsSchema)
+        ? object.settingsSchema
+        : isObject(object.settings_schema)
+        ? object.settings_schema
+        : undefined,
+      defaults: isObject(object.defaults) ? object.defaults : undefined,
+      createdAt: isSet(object.createdAt)
+        ? globalThis.String(object.createdAt)
+        : isSet(object.created_at)
+        ? globalThis.String(object.created_at)
+        : "",
+    };
+  },
+
+  toJSON(message: AddonVersion): unknown {
+    const obj: any = {};
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.version !== "") {
+      obj.version = message.version;
+    }
+    if (message.title !== "") {
+      obj.title = message.title;
+    }
+    if (message.settingsSchema !== undefined) {
+      obj.settingsSchema = message.settingsSchema;
+    }
+    if (message.defaults !== undefined) {
+      obj.defaults = message.defaults;
+    }
+    if (message.createdAt !== "") {
+      obj.createdAt = message.createdAt;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<AddonVersion>, I>>(base?: I): AddonVersion {
+    return AddonVersion.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<AddonVersion>, I>>(object: I): AddonVersion {
+    const message = createBaseAddonVersion();
+    message.name = object.name ?? "";
+    message.version = object.version ?? "";
+    message.title = object.title ?? "";
+    message.settingsSchema = object.settingsSchema ?? undefined;
+    message.defaults = object.defaults ?? undefined;
+    message.createdAt = object.createdAt ?? "";
+    return message;
+  },
+};
+
+function createBaseAddonVersionDeleted(): AddonVersionDeleted {
+  return { name: "", version: "", deleted: false };
+}
+
+export const AddonVersionDeleted: MessageFns<AddonVersionDeleted> = {
+  encode(message: AddonVersionDeleted, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== "") {
+      writer.uint32(10).string(message.name);
+    }
+    if (message.version !== "") {
+      writer.uint32(18).string(message.version);
+    }
+    if (message.deleted !== false) {
+      writer.uint32(24).bool(message.deleted);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AddonVersionDeleted {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAddonVersionDeleted();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.version = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.deleted = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): AddonVersionDeleted {
+    return {
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      version: isSet(object.version) ? globalThis.String(object.version) : "",
+      deleted: isSet(object.deleted) ? globalThis.Boolean(object.deleted) : false,
+    };
+  },
+
+  toJSON(message: AddonVersionDeleted): unknown {
+    const obj: any = {};
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.version !== "") {
+      obj.version = message.version;
+    }
+    if (message.deleted !== false) {
+      obj.deleted = message.deleted;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<AddonVersionDeleted>, I>>(base?: I): AddonVersionDeleted {
+    return AddonVersionDeleted.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<AddonVersionDeleted>, I>>(object: I): AddonVersionDeleted {
+    const message = createBaseAddonVersionDeleted();
+    message.name = object.name ?? "";
+    message.version = object.version ?? "";
+    message.deleted = object.deleted ?? false;
+    return message;
+  },
+};
+
+function createBaseAddonOverrides(): AddonOverrides {
+  return { name: "", projectId: undefined, version: "", overrides: undefined };
+}
+
+export const AddonOverrides: MessageFns<AddonOverrides> = {
+  encode(message: AddonOverrides, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== "") {
+      writer.uint32(10).string(message.name);
+    }
+    if (message.projectId !== undefined) {
+      writer.uint32(18).string(message.projectId);
+    }
+    if (message.version !== "") {
+      writer.uint32(26).string(message.version);
+    }
+    if (message.overrides !== undefined) {
+      Struct.encode(Struct.wrap(message.overrides), writer.uint32(34).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AddonOverrides {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAddonOverrides();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.projectId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.version = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.overrides = Struct.unwrap(Struct.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): AddonOverrides {
+    return {
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      projectId: isSet(object.projectId)
+        ? globalThis.String(object.projectId)
+        : isSet(object.project_id)
+        ? globalThis.String(object.project_id)
+        : undefined,
+      version: isSet(object.version) ? globalThis.String(object.version) : "",
+      overrides: isObject(object.overrides) ? object.overrides : undefined,
+    };
+  },
+
+  toJSON(message: AddonOverrides): unknown {
+    const obj: any = {};
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.projectId !== undefined) {
+      obj.projectId = message.projectId;
+    }
+    if (message.version !== "") {
+      obj.version = message.version;
+    }
+    if (message.overrides !== undefined) {
+      obj.overrides = message.overrides;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<AddonOverrides>, I>>(base?: I): AddonOverrides {
+    return AddonOverrides.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<AddonOverrides>, I>>(object: I): AddonOverrides {
+    const message = createBaseAddonOverrides();
+    message.name = object.name ?? "";
+    message.projectId = object.projectId ?? undefined;
+    message.version = object.version ?? "";
+    message.overrides = object.overrides ?? undefined;
+    return message;
+  },
+};
+
+function createBaseAddonPin(): AddonPin {
+  return { name: "", projectId: "", version: undefined };
+}
+
+export const AddonPin: MessageFns<AddonPin> = {
+  encode(message: AddonPin, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== "") {
+      writer.uint32(10).string(message.name);
+    }
+    if (message.projectId !== "") {
+      writer.uint32(18).string(message.projectId);
+    }
+    if (message.version !== undefined) {
+      writer.uint32(26).string(message.version);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AddonPin {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAddonPin();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.projectId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.version = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): AddonPin {
+    return {
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      projectId: isSet(object.projectId)
+        ? globalThis.String(object.projectId)
+        : isSet(object.project_id)
+        ? globalThis.String(object.project_id)
+        : "",
+      version: isSet(object.version) ? globalThis.String(object.version) : undefined,
+    };
+  },
+
+  toJSON(message: AddonPin): unknown {
+    const obj: any = {};
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.projectId !== "") {
+      obj.projectId = message.projectId;
+    }
+    if (message.version !== undefined) {
+      obj.version = message.version;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<AddonPin>, I>>(base?: I): AddonPin {
+    return AddonPin.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<AddonPin>, I>>(object: I): AddonPin {
+    const message = createBaseAddonPin();
+    message.name = object.name ?? "";
+    message.projectId = object.projectId ?? "";
+    message.version = object.version ?? undefined;
+    return message;
+  },
+};
+
+function createBaseAddonSettings(): AddonSettings {
+  return { name: "", version: "", settings: undefined, sources: {}, ignored: [] };
+}
+
+export const AddonSettings: MessageFns<AddonSettings> = {
+  encode(message: AddonSettings, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== "") {
+      writer.uint32(10).string(message.name);
+    }
+    if (message.version !== "") {
+      writer.uint32(18).string(message.version);
+    }
+    if (message.settings !== undefined) {
+      Struct.encode(Struct.wrap(message.settings), writer.uint32(26).fork()).join();
+    }
+    globalThis.Object.entries(message.sources).forEach(([key, value]: [string, string]) => {
+      AddonSettings_SourcesEntry.encode({ key: key as any, value }, writer.uint32(34).fork()).join();
+    });
+    for (const v of message.ignored) {
+      writer.uint32(42).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AddonSettings {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAddonSettings();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.version = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.settings = Struct.unwrap(Struct.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            const entry4 = AddonSettings_SourcesEntry.decode(reader, reader.uint32());
+            if (entry4.value !== undefined) {
+              message.sources[entry4.key] = entry4.value;
+            }
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.ignored.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): AddonSettings {
+    return {
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      version: isSet(object.version) ? globalThis.String(object.version) : "",
+      settings: isObject(object.settings) ? object.settings : undefined,
+      sources: isObject(object.sources)
+        ? (globalThis.Object.entries(object.sources) as [string, any][]).reduce(
+          (acc: { [key: string]: string }, [key, value]: [string, any]) => {
+            globalThis.Object.defineProperty(acc, key, {
+              value: globalThis.String(value),
+              enumerable: true,
+              configurable: true,
+              writable: true,
+            });
+            return acc;
+          },
+          {},
+        )
+        : {},
+      ignored: globalThis.Array.isArray(object?.ignored) ? object.ignored.map((e: any) => globalThis.String(e)) : [],
+    };
+  },
+
+  toJSON(message: AddonSettings): unknown {
+    const obj: any = {};
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.version !== "") {
+      obj.version = message.version;
+    }
+    if (message.settings !== undefined) {
+      obj.settings = message.settings;
+    }
+    if (message.sources) {
+      const entries = globalThis.Object.entries(message.sources) as [string, string][];
+      if (entries.length > 0) {
+        obj.sources = {};
+        entries.forEach(([k, v]) => {
+          obj.sources[k] = v;
+        });
+      }
+    }
+    if (message.ignored?.length) {
+      obj.ignored = message.ignored;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<AddonSettings>, I>>(base?: I): AddonSettings {
+    return AddonSettings.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<AddonSettings>, I>>(object: I): AddonSettings {
+    const message = createBaseAddonSettings();
+    message.name = object.name ?? "";
+    message.version = object.version ?? "";
+    message.settings = object.settings ?? undefined;
+    message.sources = (globalThis.Object.entries(object.sources ?? {}) as [string, string][]).reduce(
+      (acc: { [key: string]: string }, [key, value]: [string, string]) => {
+        if (value !== undefined) {
+          acc[key] = globalThis.String(value);
+        }
+        return acc;
+      },
+      {},
+    );
+    message.ignored = object.ignored?.map((e) => e) || [];
+    return message;
+  },
+};
+
+function createBaseAddonSettings_SourcesEntry(): AddonSettings_SourcesEntry {
+  return { key: "", value: "" };
+}
+
+export const AddonSettings_SourcesEntry: MessageFns<AddonSettings_SourcesEntry> = {
+  encode(message: AddonSettings_SourcesEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.key !== "") {
+      writer.uint32(10).string(message.key);
+    }
+    if (message.value !== "") {
+      writer.uint32(18).string(message.value);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AddonSettings_SourcesEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAddonSettings_SourcesEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.value = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): AddonSettings_SourcesEntry {
+    return {
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+      value: isSet(object.value) ? globalThis.String(object.value) : "",
+    };
+  },
+
+  toJSON(message: AddonSettings_SourcesEntry): unknown {
+    const obj: any = {};
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    if (message.value !== "") {
+      obj.value = message.value;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<AddonSettings_SourcesEntry>, I>>(base?: I): AddonSettings_SourcesEntry {
+    return AddonSettings_SourcesEntry.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<AddonSettings_SourcesEntry>, I>>(object: I): AddonSettings_SourcesEntry {
+    const message = createBaseAddonSettings_SourcesEntry();
+    message.key = object.key ?? "";
+    message.value = object.value ?? "";
+    return message;
+  },
+};
+
 function createBaseAddonJson(): AddonJson {
-  return { json: "" };
+  return { json: "", answer: undefined };
 }
 
 export const AddonJson: MessageFns<AddonJson> = {
   encode(message: AddonJson, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.json !== "") {
       writer.uint32(10).string(message.json);
+    }
+    switch (message.answer?.$case) {
+      case "addons":
+        AddonList.encode(message.answer.value, writer.uint32(18).fork()).join();
+        break;
+      case "addon":
+        Addon.encode(message.answer.value, writer.uint32(26).fork()).join();
+        break;
+      case "version":
+        AddonVersion.encode(message.answer.value, writer.uint32(34).fork()).join();
+        break;
+      case "deleted":
+        AddonVersionDeleted.encode(message.answer.value, writer.uint32(42).fork()).join();
+        break;
+      case "overrides":
+        AddonOverrides.encode(message.answer.value, writer.uint32(50).fork()).join();
+        break;
+      case "pin":
+        AddonPin.encode(message.answer.value, writer.uint32(58).fork()).join();
+        break;
+      case "settings":
+        AddonSettings.encode(message.answer.value, writer.uint32(66).fork()).join();
+        break;
     }
     return writer;
   },
@@ -461,6 +1602,62 @@ export const AddonJson: MessageFns<AddonJson> = {
             message.json = reader.string();
             continue;
           }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.answer = { $case: "addons", value: AddonList.decode(reader, reader.uint32()) };
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.answer = { $case: "addon", value: Addon.decode(reader, reader.uint32()) };
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.answer = { $case: "version", value: AddonVersion.decode(reader, reader.uint32()) };
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.answer = { $case: "deleted", value: AddonVersionDeleted.decode(reader, reader.uint32()) };
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.answer = { $case: "overrides", value: AddonOverrides.decode(reader, reader.uint32()) };
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.answer = { $case: "pin", value: AddonPin.decode(reader, reader.uint32()) };
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.answer = { $case: "settings", value: AddonSettings.decode(reader, reader.uint32()) };
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -474,13 +1671,45 @@ export const AddonJson: MessageFns<AddonJson> = {
   },
 
   fromJSON(object: any): AddonJson {
-    return { json: isSet(object.json) ? globalThis.String(object.json) : "" };
+    return {
+      json: isSet(object.json) ? globalThis.String(object.json) : "",
+      answer: isSet(object.addons)
+        ? { $case: "addons", value: AddonList.fromJSON(object.addons) }
+        : isSet(object.addon)
+        ? { $case: "addon", value: Addon.fromJSON(object.addon) }
+        : isSet(object.version)
+        ? { $case: "version", value: AddonVersion.fromJSON(object.version) }
+        : isSet(object.deleted)
+        ? { $case: "deleted", value: AddonVersionDeleted.fromJSON(object.deleted) }
+        : isSet(object.overrides)
+        ? { $case: "overrides", value: AddonOverrides.fromJSON(object.overrides) }
+        : isSet(object.pin)
+        ? { $case: "pin", value: AddonPin.fromJSON(object.pin) }
+        : isSet(object.settings)
+        ? { $case: "settings", value: AddonSettings.fromJSON(object.settings) }
+        : undefined,
+    };
   },
 
   toJSON(message: AddonJson): unknown {
     const obj: any = {};
     if (message.json !== "") {
       obj.json = message.json;
+    }
+    if (message.answer?.$case === "addons") {
+      obj.addons = AddonList.toJSON(message.answer.value);
+    } else if (message.answer?.$case === "addon") {
+      obj.addon = Addon.toJSON(message.answer.value);
+    } else if (message.answer?.$case === "version") {
+      obj.version = AddonVersion.toJSON(message.answer.value);
+    } else if (message.answer?.$case === "deleted") {
+      obj.deleted = AddonVersionDeleted.toJSON(message.answer.value);
+    } else if (message.answer?.$case === "overrides") {
+      obj.overrides = AddonOverrides.toJSON(message.answer.value);
+    } else if (message.answer?.$case === "pin") {
+      obj.pin = AddonPin.toJSON(message.answer.value);
+    } else if (message.answer?.$case === "settings") {
+      obj.settings = AddonSettings.toJSON(message.answer.value);
     }
     return obj;
   },
@@ -491,6 +1720,50 @@ export const AddonJson: MessageFns<AddonJson> = {
   fromPartial<I extends Exact<DeepPartial<AddonJson>, I>>(object: I): AddonJson {
     const message = createBaseAddonJson();
     message.json = object.json ?? "";
+    switch (object.answer?.$case) {
+      case "addons": {
+        if (object.answer?.value !== undefined && object.answer?.value !== null) {
+          message.answer = { $case: "addons", value: AddonList.fromPartial(object.answer.value) };
+        }
+        break;
+      }
+      case "addon": {
+        if (object.answer?.value !== undefined && object.answer?.value !== null) {
+          message.answer = { $case: "addon", value: Addon.fromPartial(object.answer.value) };
+        }
+        break;
+      }
+      case "version": {
+        if (object.answer?.value !== undefined && object.answer?.value !== null) {
+          message.answer = { $case: "version", value: AddonVersion.fromPartial(object.answer.value) };
+        }
+        break;
+      }
+      case "deleted": {
+        if (object.answer?.value !== undefined && object.answer?.value !== null) {
+          message.answer = { $case: "deleted", value: AddonVersionDeleted.fromPartial(object.answer.value) };
+        }
+        break;
+      }
+      case "overrides": {
+        if (object.answer?.value !== undefined && object.answer?.value !== null) {
+          message.answer = { $case: "overrides", value: AddonOverrides.fromPartial(object.answer.value) };
+        }
+        break;
+      }
+      case "pin": {
+        if (object.answer?.value !== undefined && object.answer?.value !== null) {
+          message.answer = { $case: "pin", value: AddonPin.fromPartial(object.answer.value) };
+        }
+        break;
+      }
+      case "settings": {
+        if (object.answer?.value !== undefined && object.answer?.value !== null) {
+          message.answer = { $case: "settings", value: AddonSettings.fromPartial(object.answer.value) };
+        }
+        break;
+      }
+    }
     return message;
   },
 };
@@ -754,6 +2027,10 @@ export type DeepPartial<T> = T extends Builtin ? T
 type KeysOfUnion<T> = T extends T ? keyof T : never;
 export type Exact<P, I extends P> = P extends Builtin ? P
   : P & { [K in keyof P]: Exact<P[K], I[K]> } & { [K in Exclude<keyof I, KeysOfUnion<P>>]: never };
+
+function isObject(value: any): boolean {
+  return typeof value === "object" && value !== null;
+}
 
 function isSet(value: any): boolean {
   return value !== null && value !== undefined;

@@ -18,20 +18,141 @@ import {
   type ServiceError,
   type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
+import { Struct, Value } from "../../../google/protobuf/struct.js";
 
 export const protobufPackage = "reelbase.schema.v1";
 
 export const protobufFileName = "reelbase/schema/v1/scheduler.proto";
 
+/**
+ * A farm job a schedule submits at each run: the body of POST /farm/jobs as the gateway validated
+ * it (its defaults filled in). Optional fields left out stay out of the answers.
+ */
+export interface ScheduleFarmJob {
+  projectId: string;
+  name: string;
+  kind: string;
+  pool?: string | undefined;
+  priority?: number | undefined;
+  frames?: string | undefined;
+  chunkSize?:
+    | number
+    | undefined;
+  /** Free-form: whatever the agent needs (scene path, settings), a JSON object of the client's own. */
+  payload?: { [key: string]: any } | undefined;
+  versionId?: string | undefined;
+  taskId?: string | undefined;
+  maxAttempts?: number | undefined;
+  dependsOn: string[];
+  manager?: string | undefined;
+  externalId?: string | undefined;
+}
+
+/** A webhook target: each run POSTs `{"schedule_id","run_id","scheduled_for"}` to `url`. */
+export interface ScheduleWebhookTarget {
+  url: string;
+  /**
+   * Requests only. `secret` signs each delivery; `no_secret` removes the one the schedule had;
+   * neither keeps it (on update).
+   */
+  secretChange?:
+    | { $case: "secret"; value: string }
+    | { $case: "noSecret"; value: boolean }
+    | undefined;
+  /** Answers only: whether the webhook has a secret (never the secret itself). */
+  hasSecret: boolean;
+}
+
+/** An event target: each run only writes its `ScheduleRun` event, carrying `name` and `payload`. */
+export interface ScheduleEventTarget {
+  name: string;
+  /** Free-form: any JSON value the client chose, carried as is in the run's event (absent: null). */
+  payload?: any | undefined;
+}
+
+/** What each run does. */
+export interface ScheduleTarget {
+  kind?: { $case: "farmJob"; value: ScheduleFarmJob } | { $case: "webhook"; value: ScheduleWebhookTarget } | {
+    $case: "event";
+    value: ScheduleEventTarget;
+  } | undefined;
+}
+
+/**
+ * The body of POST /scheduler/schedules (every field but `timezone`, `active` and `catch_up`
+ * required) and of PATCH /scheduler/schedules/{id} (only the fields given change).
+ */
+export interface ScheduleBody {
+  name?: string | undefined;
+  cron?: string | undefined;
+  timezone?: string | undefined;
+  target?: ScheduleTarget | undefined;
+  active?:
+    | boolean
+    | undefined;
+  /** `skip` or `once`. */
+  catchUp?: string | undefined;
+}
+
+/** A schedule as Admins read it. */
+export interface Schedule {
+  id: string;
+  name: string;
+  cron: string;
+  timezone: string;
+  target?: ScheduleTarget | undefined;
+  active: boolean;
+  /** `skip` or `once`. */
+  catchUp: string;
+  /** Absent (null) while inactive. */
+  nextRunAt?: string | undefined;
+  createdBy?: string | undefined;
+  updatedBy?: string | undefined;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** What a run's target did: the farm job it submitted, the delivery it queued, or the event it wrote. */
+export interface ScheduleRunResult {
+  outcome?: { $case: "jobId"; value: string } | { $case: "deliveryId"; value: string } | {
+    $case: "name";
+    value: string;
+  } | undefined;
+}
+
+/** One run of a schedule. */
+export interface ScheduleRun {
+  id: string;
+  scheduledFor: string;
+  startedAt: string;
+  /** `ok` or `failed`. */
+  status: string;
+  /** Absent (null) when the run failed. */
+  result?: ScheduleRunResult | undefined;
+  error?: string | undefined;
+  requestedBy?: string | undefined;
+}
+
 /** POST /scheduler/schedules. */
 export interface CreateScheduleRequest {
-  /** The request body, `{"name","cron","timezone"?,"target","active"?,"catch_up"?}`. */
+  /**
+   * The request body as JSON.
+   *
+   * @deprecated
+   */
   bodyJson: string;
+  body?: ScheduleBody | undefined;
 }
 
 export interface CreateScheduleResponse {
-  /** The schedule with `next_run_at`. */
+  /**
+   * The schedule as JSON.
+   *
+   * @deprecated
+   */
   json: string;
+  /** The schedule with `next_run_at`. */
+  schedule?: Schedule | undefined;
 }
 
 /** GET /scheduler/schedules. */
@@ -39,8 +160,14 @@ export interface ListSchedulesRequest {
 }
 
 export interface ListSchedulesResponse {
-  /** `{"items": [...]}`, oldest first. */
+  /**
+   * `{"items": [...]}`.
+   *
+   * @deprecated
+   */
   json: string;
+  /** Oldest first. */
+  items: Schedule[];
 }
 
 /** GET /scheduler/schedules/{id}. */
@@ -49,18 +176,28 @@ export interface GetScheduleRequest {
 }
 
 export interface GetScheduleResponse {
+  /** @deprecated */
   json: string;
+  schedule?: Schedule | undefined;
 }
 
 /** PATCH /scheduler/schedules/{id}. */
 export interface UpdateScheduleRequest {
   id: string;
-  /** The request body: any of `name`, `cron`, `timezone`, `target`, `active`, `catch_up`. */
+  /**
+   * The request body as JSON.
+   *
+   * @deprecated
+   */
   bodyJson: string;
+  /** Any of `name`, `cron`, `timezone`, `target`, `active`, `catch_up`. */
+  body?: ScheduleBody | undefined;
 }
 
 export interface UpdateScheduleResponse {
+  /** @deprecated */
   json: string;
+  schedule?: Schedule | undefined;
 }
 
 /** DELETE /scheduler/schedules/{id}. */
@@ -69,8 +206,14 @@ export interface DeleteScheduleRequest {
 }
 
 export interface DeleteScheduleResponse {
-  /** `{"id","deleted":true}`. */
+  /**
+   * `{"id","deleted":true}`.
+   *
+   * @deprecated
+   */
   json: string;
+  id: string;
+  deleted: boolean;
 }
 
 /** POST /scheduler/schedules/{id}/run. */
@@ -79,8 +222,10 @@ export interface RunScheduleRequest {
 }
 
 export interface RunScheduleResponse {
-  /** The run, once its target ran. */
+  /** @deprecated */
   json: string;
+  /** The run, once its target ran. */
+  run?: ScheduleRun | undefined;
 }
 
 /** GET /scheduler/schedules/{id}/runs. */
@@ -91,18 +236,1456 @@ export interface ListRunsRequest {
 }
 
 export interface ListRunsResponse {
-  /** `{"items": [...], "next_cursor"}`, newest first. */
+  /**
+   * `{"items": [...], "next_cursor"}`.
+   *
+   * @deprecated
+   */
   json: string;
+  /** Newest first. */
+  items: ScheduleRun[];
+  /** Absent (null) on the last page. */
+  nextCursor?: string | undefined;
 }
 
+function createBaseScheduleFarmJob(): ScheduleFarmJob {
+  return {
+    projectId: "",
+    name: "",
+    kind: "",
+    pool: undefined,
+    priority: undefined,
+    frames: undefined,
+    chunkSize: undefined,
+    payload: undefined,
+    versionId: undefined,
+    taskId: undefined,
+    maxAttempts: undefined,
+    dependsOn: [],
+    manager: undefined,
+    externalId: undefined,
+  };
+}
+
+export const ScheduleFarmJob: MessageFns<ScheduleFarmJob> = {
+  encode(message: ScheduleFarmJob, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.projectId !== "") {
+      writer.uint32(10).string(message.projectId);
+    }
+    if (message.name !== "") {
+      writer.uint32(18).string(message.name);
+    }
+    if (message.kind !== "") {
+      writer.uint32(26).string(message.kind);
+    }
+    if (message.pool !== undefined) {
+      writer.uint32(34).string(message.pool);
+    }
+    if (message.priority !== undefined) {
+      writer.uint32(40).int32(message.priority);
+    }
+    if (message.frames !== undefined) {
+      writer.uint32(50).string(message.frames);
+    }
+    if (message.chunkSize !== undefined) {
+      writer.uint32(56).int32(message.chunkSize);
+    }
+    if (message.payload !== undefined) {
+      Struct.encode(Struct.wrap(message.payload), writer.uint32(66).fork()).join();
+    }
+    if (message.versionId !== undefined) {
+      writer.uint32(74).string(message.versionId);
+    }
+    if (message.taskId !== undefined) {
+      writer.uint32(82).string(message.taskId);
+    }
+    if (message.maxAttempts !== undefined) {
+      writer.uint32(88).int32(message.maxAttempts);
+    }
+    for (const v of message.dependsOn) {
+      writer.uint32(98).string(v!);
+    }
+    if (message.manager !== undefined) {
+      writer.uint32(106).string(message.manager);
+    }
+    if (message.externalId !== undefined) {
+      writer.uint32(114).string(message.externalId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ScheduleFarmJob {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseScheduleFarmJob();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.projectId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.kind = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.pool = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.priority = reader.int32();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.frames = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.chunkSize = reader.int32();
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.payload = Struct.unwrap(Struct.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.versionId = reader.string();
+            continue;
+          }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.taskId = reader.string();
+            continue;
+          }
+          case 11: {
+            if (tag !== 88) {
+              break;
+            }
+
+            message.maxAttempts = reader.int32();
+            continue;
+          }
+          case 12: {
+            if (tag !== 98) {
+              break;
+            }
+
+            message.dependsOn.push(reader.string());
+            continue;
+          }
+          case 13: {
+            if (tag !== 106) {
+              break;
+            }
+
+            message.manager = reader.string();
+            continue;
+          }
+          case 14: {
+            if (tag !== 114) {
+              break;
+            }
+
+            message.externalId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ScheduleFarmJob {
+    return {
+      projectId: isSet(object.projectId)
+        ? globalThis.String(object.projectId)
+        : isSet(object.project_id)
+        ? globalThis.String(object.project_id)
+        : "",
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      kind: isSet(object.kind) ? globalThis.String(object.kind) : "",
+      pool: isSet(object.pool) ? globalThis.String(object.pool) : undefined,
+      priority: isSet(object.priority) ? globalThis.Number(object.priority) : undefined,
+      frames: isSet(object.frames) ? globalThis.String(object.frames) : undefined,
+      chunkSize: isSet(object.chunkSize)
+        ? globalThis.Number(object.chunkSize)
+        : isSet(object.chunk_size)
+        ? globalThis.Number(object.chunk_size)
+        : undefined,
+      payload: isObject(object.payload) ? object.payload : undefined,
+      versionId: isSet(object.versionId)
+        ? globalThis.String(object.versionId)
+        : isSet(object.version_id)
+        ? globalThis.String(object.version_id)
+        : undefined,
+      taskId: isSet(object.taskId)
+        ? globalThis.String(object.taskId)
+        : isSet(object.task_id)
+        ? globalThis.String(object.task_id)
+        : undefined,
+      maxAttempts: isSet(object.maxAttempts)
+        ? globalThis.Number(object.maxAttempts)
+        : isSet(object.max_attempts)
+        ? globalThis.Number(object.max_attempts)
+        : undefined,
+      dependsOn: globalThis.Array.isArray(object?.dependsOn)
+        ? object.dependsOn.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.depends_on)
+        ? object.depends_on.map((e: any) => globalThis.String(e))
+        : [],
+      manager: isSet(object.manager) ? globalThis.String(object.manager) : undefined,
+      externalId: isSet(object.externalId)
+        ? globalThis.String(object.externalId)
+        : isSet(object.external_id)
+        ? globalThis.String(object.external_id)
+        : undefined,
+    };
+  },
+
+  toJSON(message: ScheduleFarmJob): unknown {
+    const obj: any = {};
+    if (message.projectId !== "") {
+      obj.projectId = message.projectId;
+    }
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.kind !== "") {
+      obj.kind = message.kind;
+    }
+    if (message.pool !== undefined) {
+      obj.pool = message.pool;
+    }
+    if (message.priority !== undefined) {
+      obj.priority = Math.round(message.priority);
+    }
+    if (message.frames !== undefined) {
+      obj.frames = message.frames;
+    }
+    if (message.chunkSize !== undefined) {
+      obj.chunkSize = Math.round(message.chunkSize);
+    }
+    if (message.payload !== undefined) {
+      obj.payload = message.payload;
+    }
+    if (message.versionId !== undefined) {
+      obj.versionId = message.versionId;
+    }
+    if (message.taskId !== undefined) {
+      obj.taskId = message.taskId;
+    }
+    if (message.maxAttempts !== undefined) {
+      obj.maxAttempts = Math.round(message.maxAttempts);
+    }
+    if (message.dependsOn?.length) {
+      obj.dependsOn = message.dependsOn;
+    }
+    if (message.manager !== undefined) {
+      obj.manager = message.manager;
+    }
+    if (message.externalId !== undefined) {
+      obj.externalId = message.externalId;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ScheduleFarmJob>, I>>(base?: I): ScheduleFarmJob {
+    return ScheduleFarmJob.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ScheduleFarmJob>, I>>(object: I): ScheduleFarmJob {
+    const message = createBaseScheduleFarmJob();
+    message.projectId = object.projectId ?? "";
+    message.name = object.name ?? "";
+    message.kind = object.kind ?? "";
+    message.pool = object.pool ?? undefined;
+    message.priority = object.priority ?? undefined;
+    message.frames = object.frames ?? undefined;
+    message.chunkSize = object.chunkSize ?? undefined;
+    message.payload = object.payload ?? undefined;
+    message.versionId = object.versionId ?? undefined;
+    message.taskId = object.taskId ?? undefined;
+    message.maxAttempts = object.maxAttempts ?? undefined;
+    message.dependsOn = object.dependsOn?.map((e) => e) || [];
+    message.manager = object.manager ?? undefined;
+    message.externalId = object.externalId ?? undefined;
+    return message;
+  },
+};
+
+function createBaseScheduleWebhookTarget(): ScheduleWebhookTarget {
+  return { url: "", secretChange: undefined, hasSecret: false };
+}
+
+export const ScheduleWebhookTarget: MessageFns<ScheduleWebhookTarget> = {
+  encode(message: ScheduleWebhookTarget, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.url !== "") {
+      writer.uint32(10).string(message.url);
+    }
+    switch (message.secretChange?.$case) {
+      case "secret":
+        writer.uint32(18).string(message.secretChange.value);
+        break;
+      case "noSecret":
+        writer.uint32(24).bool(message.secretChange.value);
+        break;
+    }
+    if (message.hasSecret !== false) {
+      writer.uint32(32).bool(message.hasSecret);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ScheduleWebhookTarget {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseScheduleWebhookTarget();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.url = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.secretChange = { $case: "secret", value: reader.string() };
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.secretChange = { $case: "noSecret", value: reader.bool() };
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.hasSecret = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ScheduleWebhookTarget {
+    return {
+      url: isSet(object.url) ? globalThis.String(object.url) : "",
+      secretChange: isSet(object.secret)
+        ? { $case: "secret", value: globalThis.String(object.secret) }
+        : isSet(object.noSecret)
+        ? { $case: "noSecret", value: globalThis.Boolean(object.noSecret) }
+        : isSet(object.no_secret)
+        ? { $case: "noSecret", value: globalThis.Boolean(object.no_secret) }
+        : undefined,
+      hasSecret: isSet(object.hasSecret)
+        ? globalThis.Boolean(object.hasSecret)
+        : isSet(object.has_secret)
+        ? globalThis.Boolean(object.has_secret)
+        : false,
+    };
+  },
+
+  toJSON(message: ScheduleWebhookTarget): unknown {
+    const obj: any = {};
+    if (message.url !== "") {
+      obj.url = message.url;
+    }
+    if (message.secretChange?.$case === "secret") {
+      obj.secret = message.secretChange.value;
+    } else if (message.secretChange?.$case === "noSecret") {
+      obj.noSecret = message.secretChange.value;
+    }
+    if (message.hasSecret !== false) {
+      obj.hasSecret = message.hasSecret;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ScheduleWebhookTarget>, I>>(base?: I): ScheduleWebhookTarget {
+    return ScheduleWebhookTarget.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ScheduleWebhookTarget>, I>>(object: I): ScheduleWebhookTarget {
+    const message = createBaseScheduleWebhookTarget();
+    message.url = object.url ?? "";
+    switch (object.secretChange?.$case) {
+      case "secret": {
+        if (object.secretChange?.value !== undefined && object.secretChange?.value !== null) {
+          message.secretChange = { $case: "secret", value: object.secretChange.value };
+        }
+        break;
+      }
+      case "noSecret": {
+        if (object.secretChange?.value !== undefined && object.secretChange?.value !== null) {
+          message.secretChange = { $case: "noSecret", value: object.secretChange.value };
+        }
+        break;
+      }
+    }
+    message.hasSecret = object.hasSecret ?? false;
+    return message;
+  },
+};
+
+function createBaseScheduleEventTarget(): ScheduleEventTarget {
+  return { name: "", payload: undefined };
+}
+
+export const ScheduleEventTarget: MessageFns<ScheduleEventTarget> = {
+  encode(message: ScheduleEventTarget, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== "") {
+      writer.uint32(10).string(message.name);
+    }
+    if (message.payload !== undefined) {
+      Value.encode(Value.wrap(message.payload), writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ScheduleEventTarget {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseScheduleEventTarget();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.payload = Value.unwrap(Value.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ScheduleEventTarget {
+    return {
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      payload: isSet(object?.payload) ? object.payload : undefined,
+    };
+  },
+
+  toJSON(message: ScheduleEventTarget): unknown {
+    const obj: any = {};
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.payload !== undefined) {
+      obj.payload = message.payload;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ScheduleEventTarget>, I>>(base?: I): ScheduleEventTarget {
+    return ScheduleEventTarget.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ScheduleEventTarget>, I>>(object: I): ScheduleEventTarget {
+    const message = createBaseScheduleEventTarget();
+    message.name = object.name ?? "";
+    message.payload = object.payload === undefined ? undefined : object.payload;
+    return message;
+  },
+};
+
+function createBaseScheduleTarget(): ScheduleTarget {
+  return { kind: undefined };
+}
+
+export const ScheduleTarget: MessageFns<ScheduleTarget> = {
+  encode(message: ScheduleTarget, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    switch (message.kind?.$case) {
+      case "farmJob":
+        ScheduleFarmJob.encode(message.kind.value, writer.uint32(10).fork()).join();
+        break;
+      case "webhook":
+        ScheduleWebhookTarget.encode(message.kind.value, writer.uint32(18).fork()).join();
+        break;
+      case "event":
+        ScheduleEventTarget.encode(message.kind.value, writer.uint32(26).fork()).join();
+        break;
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ScheduleTarget {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseScheduleTarget();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.kind = { $case: "farmJob", value: ScheduleFarmJob.decode(reader, reader.uint32()) };
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.kind = { $case: "webhook", value: ScheduleWebhookTarget.decode(reader, reader.uint32()) };
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.kind = { $case: "event", value: ScheduleEventTarget.decode(reader, reader.uint32()) };
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ScheduleTarget {
+    return {
+      kind: isSet(object.farmJob)
+        ? { $case: "farmJob", value: ScheduleFarmJob.fromJSON(object.farmJob) }
+        : isSet(object.farm_job)
+        ? { $case: "farmJob", value: ScheduleFarmJob.fromJSON(object.farm_job) }
+        : isSet(object.webhook)
+        ? { $case: "webhook", value: ScheduleWebhookTarget.fromJSON(object.webhook) }
+        : isSet(object.event)
+        ? { $case: "event", value: ScheduleEventTarget.fromJSON(object.event) }
+        : undefined,
+    };
+  },
+
+  toJSON(message: ScheduleTarget): unknown {
+    const obj: any = {};
+    if (message.kind?.$case === "farmJob") {
+      obj.farmJob = ScheduleFarmJob.toJSON(message.kind.value);
+    } else if (message.kind?.$case === "webhook") {
+      obj.webhook = ScheduleWebhookTarget.toJSON(message.kind.value);
+    } else if (message.kind?.$case === "event") {
+      obj.event = ScheduleEventTarget.toJSON(message.kind.value);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ScheduleTarget>, I>>(base?: I): ScheduleTarget {
+    return ScheduleTarget.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ScheduleTarget>, I>>(object: I): ScheduleTarget {
+    const message = createBaseScheduleTarget();
+    switch (object.kind?.$case) {
+      case "farmJob": {
+        if (object.kind?.value !== undefined && object.kind?.value !== null) {
+          message.kind = { $case: "farmJob", value: ScheduleFarmJob.fromPartial(object.kind.value) };
+        }
+        break;
+      }
+      case "webhook": {
+        if (object.kind?.value !== undefined && object.kind?.value !== null) {
+          message.kind = { $case: "webhook", value: ScheduleWebhookTarget.fromPartial(object.kind.value) };
+        }
+        break;
+      }
+      case "event": {
+        if (object.kind?.value !== undefined && object.kind?.value !== null) {
+          message.kind = { $case: "event", value: ScheduleEventTarget.fromPartial(object.kind.value) };
+        }
+        break;
+      }
+    }
+    return message;
+  },
+};
+
+function createBaseScheduleBody(): ScheduleBody {
+  return {
+    name: undefined,
+    cron: undefined,
+    timezone: undefined,
+    target: undefined,
+    active: undefined,
+    catchUp: undefined,
+  };
+}
+
+export const ScheduleBody: MessageFns<ScheduleBody> = {
+  encode(message: ScheduleBody, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== undefined) {
+      writer.uint32(10).string(message.name);
+    }
+    if (message.cron !== undefined) {
+      writer.uint32(18).string(message.cron);
+    }
+    if (message.timezone !== undefined) {
+      writer.uint32(26).string(message.timezone);
+    }
+    if (message.target !== undefined) {
+      ScheduleTarget.encode(message.target, writer.uint32(34).fork()).join();
+    }
+    if (message.active !== undefined) {
+      writer.uint32(40).bool(message.active);
+    }
+    if (message.catchUp !== undefined) {
+      writer.uint32(50).string(message.catchUp);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ScheduleBody {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseScheduleBody();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.cron = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.timezone = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.target = ScheduleTarget.decode(reader, reader.uint32());
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.active = reader.bool();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.catchUp = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ScheduleBody {
+    return {
+      name: isSet(object.name) ? globalThis.String(object.name) : undefined,
+      cron: isSet(object.cron) ? globalThis.String(object.cron) : undefined,
+      timezone: isSet(object.timezone) ? globalThis.String(object.timezone) : undefined,
+      target: isSet(object.target) ? ScheduleTarget.fromJSON(object.target) : undefined,
+      active: isSet(object.active) ? globalThis.Boolean(object.active) : undefined,
+      catchUp: isSet(object.catchUp)
+        ? globalThis.String(object.catchUp)
+        : isSet(object.catch_up)
+        ? globalThis.String(object.catch_up)
+        : undefined,
+    };
+  },
+
+  toJSON(message: ScheduleBody): unknown {
+    const obj: any = {};
+    if (message.name !== undefined) {
+      obj.name = message.name;
+    }
+    if (message.cron !== undefined) {
+      obj.cron = message.cron;
+    }
+    if (message.timezone !== undefined) {
+      obj.timezone = message.timezone;
+    }
+    if (message.target !== undefined) {
+      obj.target = ScheduleTarget.toJSON(message.target);
+    }
+    if (message.active !== undefined) {
+      obj.active = message.active;
+    }
+    if (message.catchUp !== undefined) {
+      obj.catchUp = message.catchUp;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ScheduleBody>, I>>(base?: I): ScheduleBody {
+    return ScheduleBody.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ScheduleBody>, I>>(object: I): ScheduleBody {
+    const message = createBaseScheduleBody();
+    message.name = object.name ?? undefined;
+    message.cron = object.cron ?? undefined;
+    message.timezone = object.timezone ?? undefined;
+    message.target = (object.target !== undefined && object.target !== null)
+      ? ScheduleTarget.fromPartial(object.target)
+      : undefined;
+    message.active = object.active ?? undefined;
+    message.catchUp = object.catchUp ?? undefined;
+    return message;
+  },
+};
+
+function createBaseSchedule(): Schedule {
+  return {
+    id: "",
+    name: "",
+    cron: "",
+    timezone: "",
+    target: undefined,
+    active: false,
+    catchUp: "",
+    nextRunAt: undefined,
+    createdBy: undefined,
+    updatedBy: undefined,
+    createdAt: "",
+    updatedAt: "",
+  };
+}
+
+export const Schedule: MessageFns<Schedule> = {
+  encode(message: Schedule, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    if (message.name !== "") {
+      writer.uint32(18).string(message.name);
+    }
+    if (message.cron !== "") {
+      writer.uint32(26).string(message.cron);
+    }
+    if (message.timezone !== "") {
+      writer.uint32(34).string(message.timezone);
+    }
+    if (message.target !== undefined) {
+      ScheduleTarget.encode(message.target, writer.uint32(42).fork()).join();
+    }
+    if (message.active !== false) {
+      writer.uint32(48).bool(message.active);
+    }
+    if (message.catchUp !== "") {
+      writer.uint32(58).string(message.catchUp);
+    }
+    if (message.nextRunAt !== undefined) {
+      writer.uint32(66).string(message.nextRunAt);
+    }
+    if (message.createdBy !== undefined) {
+      writer.uint32(74).string(message.createdBy);
+    }
+    if (message.updatedBy !== undefined) {
+      writer.uint32(82).string(message.updatedBy);
+    }
+    if (message.createdAt !== "") {
+      writer.uint32(90).string(message.createdAt);
+    }
+    if (message.updatedAt !== "") {
+      writer.uint32(98).string(message.updatedAt);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Schedule {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSchedule();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.cron = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.timezone = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.target = ScheduleTarget.decode(reader, reader.uint32());
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.active = reader.bool();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.catchUp = reader.string();
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.nextRunAt = reader.string();
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.createdBy = reader.string();
+            continue;
+          }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.updatedBy = reader.string();
+            continue;
+          }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            message.createdAt = reader.string();
+            continue;
+          }
+          case 12: {
+            if (tag !== 98) {
+              break;
+            }
+
+            message.updatedAt = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): Schedule {
+    return {
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      cron: isSet(object.cron) ? globalThis.String(object.cron) : "",
+      timezone: isSet(object.timezone) ? globalThis.String(object.timezone) : "",
+      target: isSet(object.target) ? ScheduleTarget.fromJSON(object.target) : undefined,
+      active: isSet(object.active) ? globalThis.Boolean(object.active) : false,
+      catchUp: isSet(object.catchUp)
+        ? globalThis.String(object.catchUp)
+        : isSet(object.catch_up)
+        ? globalThis.String(object.catch_up)
+        : "",
+      nextRunAt: isSet(object.nextRunAt)
+        ? globalThis.String(object.nextRunAt)
+        : isSet(object.next_run_at)
+        ? globalThis.String(object.next_run_at)
+        : undefined,
+      createdBy: isSet(object.createdBy)
+        ? globalThis.String(object.createdBy)
+        : isSet(object.created_by)
+        ? globalThis.String(object.created_by)
+        : undefined,
+      updatedBy: isSet(object.updatedBy)
+        ? globalThis.String(object.updatedBy)
+        : isSet(object.updated_by)
+        ? globalThis.String(object.updated_by)
+        : undefined,
+      createdAt: isSet(object.createdAt)
+        ? globalThis.String(object.createdAt)
+        : isSet(object.created_at)
+        ? globalThis.String(object.created_at)
+        : "",
+      updatedAt: isSet(object.updatedAt)
+        ? globalThis.String(object.updatedAt)
+        : isSet(object.updated_at)
+        ? globalThis.String(object.updated_at)
+        : "",
+    };
+  },
+
+  toJSON(message: Schedule): unknown {
+    const obj: any = {};
+    if (message.id !== "") {
+      obj.id = message.id;
+    }
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.cron !== "") {
+      obj.cron = message.cron;
+    }
+    if (message.timezone !== "") {
+      obj.timezone = message.timezone;
+    }
+    if (message.target !== undefined) {
+      obj.target = ScheduleTarget.toJSON(message.target);
+    }
+    if (message.active !== false) {
+      obj.active = message.active;
+    }
+    if (message.catchUp !== "") {
+      obj.catchUp = message.catchUp;
+    }
+    if (message.nextRunAt !== undefined) {
+      obj.nextRunAt = message.nextRunAt;
+    }
+    if (message.createdBy !== undefined) {
+      obj.createdBy = message.createdBy;
+    }
+    if (message.updatedBy !== undefined) {
+      obj.updatedBy = message.updatedBy;
+    }
+    if (message.createdAt !== "") {
+      obj.createdAt = message.createdAt;
+    }
+    if (message.updatedAt !== "") {
+      obj.updatedAt = message.updatedAt;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<Schedule>, I>>(base?: I): Schedule {
+    return Schedule.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<Schedule>, I>>(object: I): Schedule {
+    const message = createBaseSchedule();
+    message.id = object.id ?? "";
+    message.name = object.name ?? "";
+    message.cron = object.cron ?? "";
+    message.timezone = object.timezone ?? "";
+    message.target = (object.target !== undefined && object.target !== null)
+      ? ScheduleTarget.fromPartial(object.target)
+      : undefined;
+    message.active = object.active ?? false;
+    message.catchUp = object.catchUp ?? "";
+    message.nextRunAt = object.nextRunAt ?? undefined;
+    message.createdBy = object.createdBy ?? undefined;
+    message.updatedBy = object.updatedBy ?? undefined;
+    message.createdAt = object.createdAt ?? "";
+    message.updatedAt = object.updatedAt ?? "";
+    return message;
+  },
+};
+
+function createBaseScheduleRunResult(): ScheduleRunResult {
+  return { outcome: undefined };
+}
+
+export const ScheduleRunResult: MessageFns<ScheduleRunResult> = {
+  encode(message: ScheduleRunResult, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    switch (message.outcome?.$case) {
+      case "jobId":
+        writer.uint32(10).string(message.outcome.value);
+        break;
+      case "deliveryId":
+        writer.uint32(18).string(message.outcome.value);
+        break;
+      case "name":
+        writer.uint32(26).string(message.outcome.value);
+        break;
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ScheduleRunResult {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseScheduleRunResult();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.outcome = { $case: "jobId", value: reader.string() };
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.outcome = { $case: "deliveryId", value: reader.string() };
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.outcome = { $case: "name", value: reader.string() };
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ScheduleRunResult {
+    return {
+      outcome: isSet(object.jobId)
+        ? { $case: "jobId", value: globalThis.String(object.jobId) }
+        : isSet(object.job_id)
+        ? { $case: "jobId", value: globalThis.String(object.job_id) }
+        : isSet(object.deliveryId)
+        ? { $case: "deliveryId", value: globalThis.String(object.deliveryId) }
+        : isSet(object.delivery_id)
+        ? { $case: "deliveryId", value: globalThis.String(object.delivery_id) }
+        : isSet(object.name)
+        ? { $case: "name", value: globalThis.String(object.name) }
+        : undefined,
+    };
+  },
+
+  toJSON(message: ScheduleRunResult): unknown {
+    const obj: any = {};
+    if (message.outcome?.$case === "jobId") {
+      obj.jobId = message.outcome.value;
+    } else if (message.outcome?.$case === "deliveryId") {
+      obj.deliveryId = message.outcome.value;
+    } else if (message.outcome?.$case === "name") {
+      obj.name = message.outcome.value;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ScheduleRunResult>, I>>(base?: I): ScheduleRunResult {
+    return ScheduleRunResult.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ScheduleRunResult>, I>>(object: I): ScheduleRunResult {
+    const message = createBaseScheduleRunResult();
+    switch (object.outcome?.$case) {
+      case "jobId": {
+        if (object.outcome?.value !== undefined && object.outcome?.value !== null) {
+          message.outcome = { $case: "jobId", value: object.outcome.value };
+        }
+        break;
+      }
+      case "deliveryId": {
+        if (object.outcome?.value !== undefined && object.outcome?.value !== null) {
+          message.outcome = { $case: "deliveryId", value: object.outcome.value };
+        }
+        break;
+      }
+      case "name": {
+        if (object.outcome?.value !== undefined && object.outcome?.value !== null) {
+          message.outcome = { $case: "name", value: object.outcome.value };
+        }
+        break;
+      }
+    }
+    return message;
+  },
+};
+
+function createBaseScheduleRun(): ScheduleRun {
+  return {
+    id: "",
+    scheduledFor: "",
+    startedAt: "",
+    status: "",
+    result: undefined,
+    error: undefined,
+    requestedBy: undefined,
+  };
+}
+
+export const ScheduleRun: MessageFns<ScheduleRun> = {
+  encode(message: ScheduleRun, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    if (message.scheduledFor !== "") {
+      writer.uint32(18).string(message.scheduledFor);
+    }
+    if (message.startedAt !== "") {
+      writer.uint32(26).string(message.startedAt);
+    }
+    if (message.status !== "") {
+      writer.uint32(34).string(message.status);
+    }
+    if (message.result !== undefined) {
+      ScheduleRunResult.encode(message.result, writer.uint32(42).fork()).join();
+    }
+    if (message.error !== undefined) {
+      writer.uint32(50).string(message.error);
+    }
+    if (message.requestedBy !== undefined) {
+      writer.uint32(58).string(message.requestedBy);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ScheduleRun {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseScheduleRun();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.scheduledFor = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.startedAt = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.status = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.result = ScheduleRunResult.decode(reader, reader.uint32());
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.error = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.requestedBy = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ScheduleRun {
+    return {
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
+      scheduledFor: isSet(object.scheduledFor)
+        ? globalThis.String(object.scheduledFor)
+        : isSet(object.scheduled_for)
+        ? globalThis.String(object.scheduled_for)
+        : "",
+      startedAt: isSet(object.startedAt)
+        ? globalThis.String(object.startedAt)
+        : isSet(object.started_at)
+        ? globalThis.String(object.started_at)
+        : "",
+      status: isSet(object.status) ? globalThis.String(object.status) : "",
+      result: isSet(object.result) ? ScheduleRunResult.fromJSON(object.result) : undefined,
+      error: isSet(object.error) ? globalThis.String(object.error) : undefined,
+      requestedBy: isSet(object.requestedBy)
+        ? globalThis.String(object.requestedBy)
+        : isSet(object.requested_by)
+        ? globalThis.String(object.requested_by)
+        : undefined,
+    };
+  },
+
+  toJSON(message: ScheduleRun): unknown {
+    const obj: any = {};
+    if (message.id !== "") {
+      obj.id = message.id;
+    }
+    if (message.scheduledFor !== "") {
+      obj.scheduledFor = message.scheduledFor;
+    }
+    if (message.startedAt !== "") {
+      obj.startedAt = message.startedAt;
+    }
+    if (message.status !== "") {
+      obj.status = message.status;
+    }
+    if (message.result !== undefined) {
+      obj.result = ScheduleRunResult.toJSON(message.result);
+    }
+    if (message.error !== undefined) {
+      obj.error = message.error;
+    }
+    if (message.requestedBy !== undefined) {
+      obj.requestedBy = message.requestedBy;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ScheduleRun>, I>>(base?: I): ScheduleRun {
+    return ScheduleRun.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ScheduleRun>, I>>(object: I): ScheduleRun {
+    const message = createBaseScheduleRun();
+    message.id = object.id ?? "";
+    message.scheduledFor = object.scheduledFor ?? "";
+    message.startedAt = object.startedAt ?? "";
+    message.status = object.status ?? "";
+    message.result = (object.result !== undefined && object.result !== null)
+      ? ScheduleRunResult.fromPartial(object.result)
+      : undefined;
+    message.error = object.error ?? undefined;
+    message.requestedBy = object.requestedBy ?? undefined;
+    return message;
+  },
+};
+
 function createBaseCreateScheduleRequest(): CreateScheduleRequest {
-  return { bodyJson: "" };
+  return { bodyJson: "", body: undefined };
 }
 
 export const CreateScheduleRequest: MessageFns<CreateScheduleRequest> = {
   encode(message: CreateScheduleRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.bodyJson !== "") {
       writer.uint32(10).string(message.bodyJson);
+    }
+    if (message.body !== undefined) {
+      ScheduleBody.encode(message.body, writer.uint32(18).fork()).join();
     }
     return writer;
   },
@@ -128,6 +1711,14 @@ export const CreateScheduleRequest: MessageFns<CreateScheduleRequest> = {
             message.bodyJson = reader.string();
             continue;
           }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.body = ScheduleBody.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -147,6 +1738,7 @@ export const CreateScheduleRequest: MessageFns<CreateScheduleRequest> = {
         : isSet(object.body_json)
         ? globalThis.String(object.body_json)
         : "",
+      body: isSet(object.body) ? ScheduleBody.fromJSON(object.body) : undefined,
     };
   },
 
@@ -154,6 +1746,9 @@ export const CreateScheduleRequest: MessageFns<CreateScheduleRequest> = {
     const obj: any = {};
     if (message.bodyJson !== "") {
       obj.bodyJson = message.bodyJson;
+    }
+    if (message.body !== undefined) {
+      obj.body = ScheduleBody.toJSON(message.body);
     }
     return obj;
   },
@@ -164,18 +1759,24 @@ export const CreateScheduleRequest: MessageFns<CreateScheduleRequest> = {
   fromPartial<I extends Exact<DeepPartial<CreateScheduleRequest>, I>>(object: I): CreateScheduleRequest {
     const message = createBaseCreateScheduleRequest();
     message.bodyJson = object.bodyJson ?? "";
+    message.body = (object.body !== undefined && object.body !== null)
+      ? ScheduleBody.fromPartial(object.body)
+      : undefined;
     return message;
   },
 };
 
 function createBaseCreateScheduleResponse(): CreateScheduleResponse {
-  return { json: "" };
+  return { json: "", schedule: undefined };
 }
 
 export const CreateScheduleResponse: MessageFns<CreateScheduleResponse> = {
   encode(message: CreateScheduleResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.json !== "") {
       writer.uint32(10).string(message.json);
+    }
+    if (message.schedule !== undefined) {
+      Schedule.encode(message.schedule, writer.uint32(18).fork()).join();
     }
     return writer;
   },
@@ -201,6 +1802,14 @@ export const CreateScheduleResponse: MessageFns<CreateScheduleResponse> = {
             message.json = reader.string();
             continue;
           }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.schedule = Schedule.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -214,13 +1823,19 @@ export const CreateScheduleResponse: MessageFns<CreateScheduleResponse> = {
   },
 
   fromJSON(object: any): CreateScheduleResponse {
-    return { json: isSet(object.json) ? globalThis.String(object.json) : "" };
+    return {
+      json: isSet(object.json) ? globalThis.String(object.json) : "",
+      schedule: isSet(object.schedule) ? Schedule.fromJSON(object.schedule) : undefined,
+    };
   },
 
   toJSON(message: CreateScheduleResponse): unknown {
     const obj: any = {};
     if (message.json !== "") {
       obj.json = message.json;
+    }
+    if (message.schedule !== undefined) {
+      obj.schedule = Schedule.toJSON(message.schedule);
     }
     return obj;
   },
@@ -231,6 +1846,9 @@ export const CreateScheduleResponse: MessageFns<CreateScheduleResponse> = {
   fromPartial<I extends Exact<DeepPartial<CreateScheduleResponse>, I>>(object: I): CreateScheduleResponse {
     const message = createBaseCreateScheduleResponse();
     message.json = object.json ?? "";
+    message.schedule = (object.schedule !== undefined && object.schedule !== null)
+      ? Schedule.fromPartial(object.schedule)
+      : undefined;
     return message;
   },
 };
@@ -288,13 +1906,16 @@ export const ListSchedulesRequest: MessageFns<ListSchedulesRequest> = {
 };
 
 function createBaseListSchedulesResponse(): ListSchedulesResponse {
-  return { json: "" };
+  return { json: "", items: [] };
 }
 
 export const ListSchedulesResponse: MessageFns<ListSchedulesResponse> = {
   encode(message: ListSchedulesResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.json !== "") {
       writer.uint32(10).string(message.json);
+    }
+    for (const v of message.items) {
+      Schedule.encode(v!, writer.uint32(18).fork()).join();
     }
     return writer;
   },
@@ -320,6 +1941,14 @@ export const ListSchedulesResponse: MessageFns<ListSchedulesResponse> = {
             message.json = reader.string();
             continue;
           }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.items.push(Schedule.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -333,13 +1962,19 @@ export const ListSchedulesResponse: MessageFns<ListSchedulesResponse> = {
   },
 
   fromJSON(object: any): ListSchedulesResponse {
-    return { json: isSet(object.json) ? globalThis.String(object.json) : "" };
+    return {
+      json: isSet(object.json) ? globalThis.String(object.json) : "",
+      items: globalThis.Array.isArray(object?.items) ? object.items.map((e: any) => Schedule.fromJSON(e)) : [],
+    };
   },
 
   toJSON(message: ListSchedulesResponse): unknown {
     const obj: any = {};
     if (message.json !== "") {
       obj.json = message.json;
+    }
+    if (message.items?.length) {
+      obj.items = message.items.map((e) => Schedule.toJSON(e));
     }
     return obj;
   },
@@ -350,6 +1985,7 @@ export const ListSchedulesResponse: MessageFns<ListSchedulesResponse> = {
   fromPartial<I extends Exact<DeepPartial<ListSchedulesResponse>, I>>(object: I): ListSchedulesResponse {
     const message = createBaseListSchedulesResponse();
     message.json = object.json ?? "";
+    message.items = object.items?.map((e) => Schedule.fromPartial(e)) || [];
     return message;
   },
 };
@@ -422,13 +2058,16 @@ export const GetScheduleRequest: MessageFns<GetScheduleRequest> = {
 };
 
 function createBaseGetScheduleResponse(): GetScheduleResponse {
-  return { json: "" };
+  return { json: "", schedule: undefined };
 }
 
 export const GetScheduleResponse: MessageFns<GetScheduleResponse> = {
   encode(message: GetScheduleResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.json !== "") {
       writer.uint32(10).string(message.json);
+    }
+    if (message.schedule !== undefined) {
+      Schedule.encode(message.schedule, writer.uint32(18).fork()).join();
     }
     return writer;
   },
@@ -454,6 +2093,14 @@ export const GetScheduleResponse: MessageFns<GetScheduleResponse> = {
             message.json = reader.string();
             continue;
           }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.schedule = Schedule.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -467,13 +2114,19 @@ export const GetScheduleResponse: MessageFns<GetScheduleResponse> = {
   },
 
   fromJSON(object: any): GetScheduleResponse {
-    return { json: isSet(object.json) ? globalThis.String(object.json) : "" };
+    return {
+      json: isSet(object.json) ? globalThis.String(object.json) : "",
+      schedule: isSet(object.schedule) ? Schedule.fromJSON(object.schedule) : undefined,
+    };
   },
 
   toJSON(message: GetScheduleResponse): unknown {
     const obj: any = {};
     if (message.json !== "") {
       obj.json = message.json;
+    }
+    if (message.schedule !== undefined) {
+      obj.schedule = Schedule.toJSON(message.schedule);
     }
     return obj;
   },
@@ -484,12 +2137,15 @@ export const GetScheduleResponse: MessageFns<GetScheduleResponse> = {
   fromPartial<I extends Exact<DeepPartial<GetScheduleResponse>, I>>(object: I): GetScheduleResponse {
     const message = createBaseGetScheduleResponse();
     message.json = object.json ?? "";
+    message.schedule = (object.schedule !== undefined && object.schedule !== null)
+      ? Schedule.fromPartial(object.schedule)
+      : undefined;
     return message;
   },
 };
 
 function createBaseUpdateScheduleRequest(): UpdateScheduleRequest {
-  return { id: "", bodyJson: "" };
+  return { id: "", bodyJson: "", body: undefined };
 }
 
 export const UpdateScheduleRequest: MessageFns<UpdateScheduleRequest> = {
@@ -499,6 +2155,9 @@ export const UpdateScheduleRequest: MessageFns<UpdateScheduleRequest> = {
     }
     if (message.bodyJson !== "") {
       writer.uint32(18).string(message.bodyJson);
+    }
+    if (message.body !== undefined) {
+      ScheduleBody.encode(message.body, writer.uint32(26).fork()).join();
     }
     return writer;
   },
@@ -532,6 +2191,14 @@ export const UpdateScheduleRequest: MessageFns<UpdateScheduleRequest> = {
             message.bodyJson = reader.string();
             continue;
           }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.body = ScheduleBody.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -552,6 +2219,7 @@ export const UpdateScheduleRequest: MessageFns<UpdateScheduleRequest> = {
         : isSet(object.body_json)
         ? globalThis.String(object.body_json)
         : "",
+      body: isSet(object.body) ? ScheduleBody.fromJSON(object.body) : undefined,
     };
   },
 
@@ -563,6 +2231,9 @@ export const UpdateScheduleRequest: MessageFns<UpdateScheduleRequest> = {
     if (message.bodyJson !== "") {
       obj.bodyJson = message.bodyJson;
     }
+    if (message.body !== undefined) {
+      obj.body = ScheduleBody.toJSON(message.body);
+    }
     return obj;
   },
 
@@ -573,18 +2244,24 @@ export const UpdateScheduleRequest: MessageFns<UpdateScheduleRequest> = {
     const message = createBaseUpdateScheduleRequest();
     message.id = object.id ?? "";
     message.bodyJson = object.bodyJson ?? "";
+    message.body = (object.body !== undefined && object.body !== null)
+      ? ScheduleBody.fromPartial(object.body)
+      : undefined;
     return message;
   },
 };
 
 function createBaseUpdateScheduleResponse(): UpdateScheduleResponse {
-  return { json: "" };
+  return { json: "", schedule: undefined };
 }
 
 export const UpdateScheduleResponse: MessageFns<UpdateScheduleResponse> = {
   encode(message: UpdateScheduleResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.json !== "") {
       writer.uint32(10).string(message.json);
+    }
+    if (message.schedule !== undefined) {
+      Schedule.encode(message.schedule, writer.uint32(18).fork()).join();
     }
     return writer;
   },
@@ -610,6 +2287,14 @@ export const UpdateScheduleResponse: MessageFns<UpdateScheduleResponse> = {
             message.json = reader.string();
             continue;
           }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.schedule = Schedule.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -623,13 +2308,19 @@ export const UpdateScheduleResponse: MessageFns<UpdateScheduleResponse> = {
   },
 
   fromJSON(object: any): UpdateScheduleResponse {
-    return { json: isSet(object.json) ? globalThis.String(object.json) : "" };
+    return {
+      json: isSet(object.json) ? globalThis.String(object.json) : "",
+      schedule: isSet(object.schedule) ? Schedule.fromJSON(object.schedule) : undefined,
+    };
   },
 
   toJSON(message: UpdateScheduleResponse): unknown {
     const obj: any = {};
     if (message.json !== "") {
       obj.json = message.json;
+    }
+    if (message.schedule !== undefined) {
+      obj.schedule = Schedule.toJSON(message.schedule);
     }
     return obj;
   },
@@ -640,6 +2331,9 @@ export const UpdateScheduleResponse: MessageFns<UpdateScheduleResponse> = {
   fromPartial<I extends Exact<DeepPartial<UpdateScheduleResponse>, I>>(object: I): UpdateScheduleResponse {
     const message = createBaseUpdateScheduleResponse();
     message.json = object.json ?? "";
+    message.schedule = (object.schedule !== undefined && object.schedule !== null)
+      ? Schedule.fromPartial(object.schedule)
+      : undefined;
     return message;
   },
 };
@@ -712,13 +2406,19 @@ export const DeleteScheduleRequest: MessageFns<DeleteScheduleRequest> = {
 };
 
 function createBaseDeleteScheduleResponse(): DeleteScheduleResponse {
-  return { json: "" };
+  return { json: "", id: "", deleted: false };
 }
 
 export const DeleteScheduleResponse: MessageFns<DeleteScheduleResponse> = {
   encode(message: DeleteScheduleResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.json !== "") {
       writer.uint32(10).string(message.json);
+    }
+    if (message.id !== "") {
+      writer.uint32(18).string(message.id);
+    }
+    if (message.deleted !== false) {
+      writer.uint32(24).bool(message.deleted);
     }
     return writer;
   },
@@ -744,6 +2444,22 @@ export const DeleteScheduleResponse: MessageFns<DeleteScheduleResponse> = {
             message.json = reader.string();
             continue;
           }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.deleted = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -757,13 +2473,23 @@ export const DeleteScheduleResponse: MessageFns<DeleteScheduleResponse> = {
   },
 
   fromJSON(object: any): DeleteScheduleResponse {
-    return { json: isSet(object.json) ? globalThis.String(object.json) : "" };
+    return {
+      json: isSet(object.json) ? globalThis.String(object.json) : "",
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
+      deleted: isSet(object.deleted) ? globalThis.Boolean(object.deleted) : false,
+    };
   },
 
   toJSON(message: DeleteScheduleResponse): unknown {
     const obj: any = {};
     if (message.json !== "") {
       obj.json = message.json;
+    }
+    if (message.id !== "") {
+      obj.id = message.id;
+    }
+    if (message.deleted !== false) {
+      obj.deleted = message.deleted;
     }
     return obj;
   },
@@ -774,6 +2500,8 @@ export const DeleteScheduleResponse: MessageFns<DeleteScheduleResponse> = {
   fromPartial<I extends Exact<DeepPartial<DeleteScheduleResponse>, I>>(object: I): DeleteScheduleResponse {
     const message = createBaseDeleteScheduleResponse();
     message.json = object.json ?? "";
+    message.id = object.id ?? "";
+    message.deleted = object.deleted ?? false;
     return message;
   },
 };
@@ -846,13 +2574,16 @@ export const RunScheduleRequest: MessageFns<RunScheduleRequest> = {
 };
 
 function createBaseRunScheduleResponse(): RunScheduleResponse {
-  return { json: "" };
+  return { json: "", run: undefined };
 }
 
 export const RunScheduleResponse: MessageFns<RunScheduleResponse> = {
   encode(message: RunScheduleResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.json !== "") {
       writer.uint32(10).string(message.json);
+    }
+    if (message.run !== undefined) {
+      ScheduleRun.encode(message.run, writer.uint32(18).fork()).join();
     }
     return writer;
   },
@@ -878,6 +2609,14 @@ export const RunScheduleResponse: MessageFns<RunScheduleResponse> = {
             message.json = reader.string();
             continue;
           }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.run = ScheduleRun.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -891,13 +2630,19 @@ export const RunScheduleResponse: MessageFns<RunScheduleResponse> = {
   },
 
   fromJSON(object: any): RunScheduleResponse {
-    return { json: isSet(object.json) ? globalThis.String(object.json) : "" };
+    return {
+      json: isSet(object.json) ? globalThis.String(object.json) : "",
+      run: isSet(object.run) ? ScheduleRun.fromJSON(object.run) : undefined,
+    };
   },
 
   toJSON(message: RunScheduleResponse): unknown {
     const obj: any = {};
     if (message.json !== "") {
       obj.json = message.json;
+    }
+    if (message.run !== undefined) {
+      obj.run = ScheduleRun.toJSON(message.run);
     }
     return obj;
   },
@@ -908,6 +2653,7 @@ export const RunScheduleResponse: MessageFns<RunScheduleResponse> = {
   fromPartial<I extends Exact<DeepPartial<RunScheduleResponse>, I>>(object: I): RunScheduleResponse {
     const message = createBaseRunScheduleResponse();
     message.json = object.json ?? "";
+    message.run = (object.run !== undefined && object.run !== null) ? ScheduleRun.fromPartial(object.run) : undefined;
     return message;
   },
 };
@@ -1014,13 +2760,19 @@ export const ListRunsRequest: MessageFns<ListRunsRequest> = {
 };
 
 function createBaseListRunsResponse(): ListRunsResponse {
-  return { json: "" };
+  return { json: "", items: [], nextCursor: undefined };
 }
 
 export const ListRunsResponse: MessageFns<ListRunsResponse> = {
   encode(message: ListRunsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.json !== "") {
       writer.uint32(10).string(message.json);
+    }
+    for (const v of message.items) {
+      ScheduleRun.encode(v!, writer.uint32(18).fork()).join();
+    }
+    if (message.nextCursor !== undefined) {
+      writer.uint32(26).string(message.nextCursor);
     }
     return writer;
   },
@@ -1046,6 +2798,22 @@ export const ListRunsResponse: MessageFns<ListRunsResponse> = {
             message.json = reader.string();
             continue;
           }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.items.push(ScheduleRun.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.nextCursor = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1059,13 +2827,27 @@ export const ListRunsResponse: MessageFns<ListRunsResponse> = {
   },
 
   fromJSON(object: any): ListRunsResponse {
-    return { json: isSet(object.json) ? globalThis.String(object.json) : "" };
+    return {
+      json: isSet(object.json) ? globalThis.String(object.json) : "",
+      items: globalThis.Array.isArray(object?.items) ? object.items.map((e: any) => ScheduleRun.fromJSON(e)) : [],
+      nextCursor: isSet(object.nextCursor)
+        ? globalThis.String(object.nextCursor)
+        : isSet(object.next_cursor)
+        ? globalThis.String(object.next_cursor)
+        : undefined,
+    };
   },
 
   toJSON(message: ListRunsResponse): unknown {
     const obj: any = {};
     if (message.json !== "") {
       obj.json = message.json;
+    }
+    if (message.items?.length) {
+      obj.items = message.items.map((e) => ScheduleRun.toJSON(e));
+    }
+    if (message.nextCursor !== undefined) {
+      obj.nextCursor = message.nextCursor;
     }
     return obj;
   },
@@ -1076,6 +2858,8 @@ export const ListRunsResponse: MessageFns<ListRunsResponse> = {
   fromPartial<I extends Exact<DeepPartial<ListRunsResponse>, I>>(object: I): ListRunsResponse {
     const message = createBaseListRunsResponse();
     message.json = object.json ?? "";
+    message.items = object.items?.map((e) => ScheduleRun.fromPartial(e)) || [];
+    message.nextCursor = object.nextCursor ?? undefined;
     return message;
   },
 };
@@ -1302,6 +3086,10 @@ export type DeepPartial<T> = T extends Builtin ? T
 type KeysOfUnion<T> = T extends T ? keyof T : never;
 export type Exact<P, I extends P> = P extends Builtin ? P
   : P & { [K in keyof P]: Exact<P[K], I[K]> } & { [K in Exclude<keyof I, KeysOfUnion<P>>]: never };
+
+function isObject(value: any): boolean {
+  return typeof value === "object" && value !== null;
+}
 
 function isSet(value: any): boolean {
   return value !== null && value !== undefined;
