@@ -119,6 +119,17 @@ export function pgPlaceholders(sql: string): string {
 }
 
 /**
+ * The rows of one hand-written statement on `db` (the service's Knex, or a transaction of it):
+ * `db.raw(sql, bindings)` with Knex's `?` placeholders, answering `pg`'s rows. The one way a store
+ * runs SQL of its own besides {@link queryPrepared} and {@link LockedConnection}
+ * (docs/architecture.md, "Storage: MikroORM and Knex"). Errors are `pg`'s, for `guarded`.
+ */
+export async function sqlRows<R = Record<string, unknown>>(db: Knex, sql: string, bindings: readonly unknown[] = []): Promise<R[]> {
+  const res = await db.raw<{ rows: R[] }>(sql, bindings as Knex.RawBinding[]);
+  return res.rows;
+}
+
+/**
  * Runs `text` (`$n` placeholders; a text from a small fixed set, see {@link statementName}) as a
  * named prepared statement on a connection of `db`: a pooled one, or the transaction's when `db`
  * is a transaction. Errors are `pg`'s, as through `db.raw`.
@@ -266,5 +277,5 @@ export async function guarded<T>(query: () => Promise<T>, codes: SqlStateErrors 
 
 /** `select 1` for readiness checks. */
 export async function pingDb(orm: MikroORM): Promise<void> {
-  await orm.em.getConnection().execute('select 1');
+  await orm.em.getConnection().getKnex().raw('select 1');
 }

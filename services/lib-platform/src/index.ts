@@ -18,6 +18,7 @@ export * from './readiness.nats.js';
 export * from './lifecycle/index.js';
 export * from './context.js';
 export * from './db.js';
+export * from './sql.pool.js';
 export * from './http/ops.server.js';
 export * from './grpc/status.js';
 export * from './grpc/health.js';

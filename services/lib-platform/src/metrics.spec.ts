@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Metrics, pgPoolSample } from './metrics.js';
+import { Metrics, knexPoolSample, ormPoolSample, pgPoolSample } from './metrics.js';
 import { Readiness } from './readiness.js';
 
 /** The value of `name{labels}` on the registry's exposition page, or undefined when absent. */
@@ -21,6 +21,24 @@ describe('Metrics: operational gauges', () => {
     pool.waitingCount = 0;
     expect(await sample(m, 'db_pool_connections{pool="query",state="used",service="svc"}')).toBe(0);
     expect(await sample(m, 'db_pool_connections{pool="query",state="free",service="svc"}')).toBe(4);
+  });
+
+  it("samples a Knex pool (and the ORM's, through its Knex) at every scrape; nothing in use once destroyed", async () => {
+    const m = new Metrics('svc');
+    const state = { used: 3, free: 1, pending: 2 };
+    const tarn = { numUsed: () => state.used, numFree: () => state.free, numPendingAcquires: () => state.pending, max: 8 };
+    const knex: { client: { pool?: typeof tarn } } = { client: { pool: tarn } };
+    m.watchPool('writes', knexPoolSample(knex, 4));
+    m.watchPool('main', ormPoolSample({ em: { getConnection: () => ({ getKnex: () => knex }) } }));
+    expect(await sample(m, 'db_pool_connections{pool="writes",state="used",service="svc"}')).toBe(3);
+    expect(await sample(m, 'db_pool_connections{pool="writes",state="pending",service="svc"}')).toBe(2);
+    expect(await sample(m, 'db_pool_connections{pool="writes",state="max",service="svc"}')).toBe(4);
+    expect(await sample(m, 'db_pool_connections{pool="main",state="max",service="svc"}')).toBe(8);
+    state.used = 0;
+    expect(await sample(m, 'db_pool_connections{pool="main",state="used",service="svc"}')).toBe(0);
+    delete knex.client.pool;
+    expect(knexPoolSample(knex, 4)()).toEqual({ used: 0, free: 0, pending: 0, max: 4 });
+    expect(ormPoolSample({ em: { getConnection: () => ({ getKnex: () => knex }) } })()).toEqual({ used: 0, free: 0, pending: 0, max: 0 });
   });
 
   it('reports readiness per check and as a whole, evaluated at every scrape', async () => {

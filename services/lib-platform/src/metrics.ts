@@ -19,7 +19,30 @@ export interface NatsStatusSource {
   status(): AsyncIterable<{ type: string }>;
 }
 
-/** A `pg.Pool` opened with at most `max` connections as a {@link PoolSample}. */
+/**
+ * A Knex pool (tarn: the ORM's, or one of `openSqlPool`) as a {@link PoolSample}, read at each
+ * call; `max` is reported as the pool's limit (default: the pool's own `max`). The one sampler
+ * of a pool: the others below only say where the Knex instance is.
+ */
+export function knexPoolSample(knex: unknown, max?: number): () => PoolSample {
+  return () => {
+    const pool = (knex as { client?: { pool?: TarnPool } }).client?.pool;
+    // Destroyed (the service is stopping): nothing in use.
+    if (!pool) return { used: 0, free: 0, pending: 0, max: max ?? 0 };
+    return { used: pool.numUsed(), free: pool.numFree(), pending: pool.numPendingAcquires(), max: max ?? pool.max };
+  };
+}
+
+/** The pool under a MikroORM instance: {@link knexPoolSample} of its Knex. */
+export function ormPoolSample(orm: { em: { getConnection(): { getKnex(): unknown } } }): () => PoolSample {
+  return knexPoolSample(orm.em.getConnection().getKnex());
+}
+
+/**
+ * A `pg.Pool` opened with at most `max` connections as a {@link PoolSample}: only for the raw `pg`
+ * pools the records service still keeps (eslint.config.mjs lists them); a new pool is
+ * `openSqlPool`, sampled by {@link knexPoolSample}.
+ */
 export function pgPoolSample(pool: { totalCount: number; idleCount: number; waitingCount: number }, max: number): () => PoolSample {
   return () => ({
     used: pool.totalCount - pool.idleCount,
@@ -27,15 +50,6 @@ export function pgPoolSample(pool: { totalCount: number; idleCount: number; wait
     pending: pool.waitingCount,
     max,
   });
-}
-
-/** The knex (tarn) pool under a MikroORM instance as a {@link PoolSample}. */
-export function ormPoolSample(orm: { em: { getConnection(): { getKnex(): unknown } } }): () => PoolSample {
-  return () => {
-    const pool = (orm.em.getConnection().getKnex() as { client?: { pool?: TarnPool } }).client?.pool;
-    if (!pool) return { used: 0, free: 0, pending: 0, max: 0 };
-    return { used: pool.numUsed(), free: pool.numFree(), pending: pool.numPendingAcquires(), max: pool.max };
-  };
 }
 
 interface TarnPool {
