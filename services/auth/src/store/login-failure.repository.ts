@@ -2,12 +2,16 @@
  * Login attempts per email, kept in PostgreSQL so the per-email limit holds across replicas:
  * a row is a pending reservation (an attempt whose password is being checked) or a failure.
  */
-import type { MikroORM } from '@mikro-orm/postgresql';
-import { guarded } from '@reelbase/lib-platform';
+import type { Knex, MikroORM } from '@mikro-orm/postgresql';
+import { guarded, sqlRows } from '@reelbase/lib-platform';
 import type { LoginFailureStore, Reservation } from '../domain/ports.js';
 
 export class LoginFailureRepository implements LoginFailureStore {
   constructor(private readonly orm: MikroORM) {}
+
+  private get db(): Knex {
+    return this.orm.em.getConnection().getKnex();
+  }
 
   /**
    * Reads the window and inserts the reservation under a transaction-scoped advisory lock
@@ -15,15 +19,17 @@ export class LoginFailureRepository implements LoginFailureStore {
    */
   reserve(email: string, at: Date, since: Date, max: number): Promise<Reservation> {
     return guarded(() =>
-      this.orm.em.fork().transactional(async (em) => {
-        await em.execute(`select pg_advisory_xact_lock(hashtext('auth:login:' || ?))`, [email]);
-        const rows = await em.execute<{ failed_at: Date; pending: boolean }[]>(
+      this.db.transaction(async (trx) => {
+        await trx.raw(`select pg_advisory_xact_lock(hashtext('auth:login:' || ?))`, [email]);
+        const rows = await sqlRows<{ failed_at: Date; pending: boolean }>(
+          trx,
           `select "failed_at", "pending" from "auth"."login_failure"
             where "email" = ? and "failed_at" > ? order by "failed_at" desc limit ?`,
           [email, since, max],
         );
         if (rows.length < max) {
-          const [row] = await em.execute<{ id: string }[]>(
+          const [row] = await sqlRows<{ id: string }>(
+            trx,
             'insert into "auth"."login_failure" ("email", "failed_at", "pending") values (?, ?, true) returning "id"',
             [email, at],
           );
@@ -56,6 +62,6 @@ export class LoginFailureRepository implements LoginFailureStore {
   }
 
   private async run(sql: string, params: unknown[]): Promise<void> {
-    await guarded(() => this.orm.em.getConnection().execute(sql, params));
+    await guarded(() => sqlRows(this.db, sql, params));
   }
 }

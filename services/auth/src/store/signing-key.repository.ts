@@ -4,8 +4,8 @@
  * under SECRETS_KEY, bound to the row's kid); `private_jwk` is only ever read to seal rows
  * written before keys were sealed, and is emptied then.
  */
-import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
-import { guarded, SECRETS_KEY_REMEDY, SecretCipherError, type SecretCipher } from '@reelbase/lib-platform';
+import type { Knex, MikroORM } from '@mikro-orm/postgresql';
+import { guarded, sqlRows, SECRETS_KEY_REMEDY, SecretCipherError, type SecretCipher } from '@reelbase/lib-platform';
 import type { StoredSigningKey } from '../domain/ports.js';
 
 export type NewSigningKey = Pick<StoredSigningKey, 'kid' | 'privateJwk' | 'publicJwk'>;
@@ -27,10 +27,15 @@ export class SigningKeyRepository {
     private readonly cipher: SecretCipher,
   ) {}
 
+  private get db(): Knex {
+    return this.orm.em.getConnection().getKnex();
+  }
+
   /** Keys not yet retired, newest first, each with the time left until its retirement (database clock). */
   listUsable(): Promise<StoredSigningKey[]> {
     return guarded(async () => {
-      const rows = await this.orm.em.getConnection().execute<Row[]>(
+      const rows = await sqlRows<Row>(
+        this.db,
         `select "kid", "private_key_sealed", "private_jwk", "public_jwk",
                 floor(extract(epoch from ("retired_at" - clock_timestamp())) * 1000) as "retires_in_ms"
            from "auth"."signing_key"
@@ -49,16 +54,17 @@ export class SigningKeyRepository {
   /** Inserts `key` and retires every older key `retireAfterMs` from now (never later than already due). */
   rotate(key: NewSigningKey, retireAfterMs: number): Promise<number> {
     return guarded(() =>
-      this.orm.em.fork().transactional(async (em) => {
-        await em.execute(`select pg_advisory_xact_lock(hashtext('auth:signing-key'))`);
-        const retired = await em.execute<{ kid: string }[]>(
+      this.db.transaction(async (trx) => {
+        await trx.raw(`select pg_advisory_xact_lock(hashtext('auth:signing-key'))`);
+        const retired = await sqlRows<{ kid: string }>(
+          trx,
           `update "auth"."signing_key"
               set "retired_at" = least(coalesce("retired_at", 'infinity'), now() + (? * interval '1 millisecond'))
             where "retired_at" is null or "retired_at" > now()
           returning "kid"`,
           [retireAfterMs],
         );
-        await this.insertWith(em, key);
+        await this.insertWith(trx, key);
         return retired.length;
       }),
     );
@@ -70,11 +76,11 @@ export class SigningKeyRepository {
    */
   ensureOne(generate: () => Promise<NewSigningKey>): Promise<void> {
     return guarded(async () => {
-      await this.orm.em.fork().transactional(async (em) => {
-        await em.execute(`select pg_advisory_xact_lock(hashtext('auth:signing-key'))`);
-        const found = await em.execute('select 1 from "auth"."signing_key" where "retired_at" is null or "retired_at" > now() limit 1');
+      await this.db.transaction(async (trx) => {
+        await trx.raw(`select pg_advisory_xact_lock(hashtext('auth:signing-key'))`);
+        const found = await sqlRows(trx, 'select 1 from "auth"."signing_key" where "retired_at" is null or "retired_at" > now() limit 1');
         if (found.length > 0) return;
-        await this.insertWith(em, await generate());
+        await this.insertWith(trx, await generate());
       });
     });
   }
@@ -88,13 +94,14 @@ export class SigningKeyRepository {
    */
   sealStored(): Promise<number> {
     return guarded(() =>
-      this.orm.em.fork().transactional(async (em) => {
-        await em.execute(`select pg_advisory_xact_lock(hashtext('auth:signing-key'))`);
-        await em.execute(
+      this.db.transaction(async (trx) => {
+        await trx.raw(`select pg_advisory_xact_lock(hashtext('auth:signing-key'))`);
+        await trx.raw(
           `update "auth"."signing_key" set "private_key_sealed" = null, "private_jwk" = null
             where "retired_at" <= now() and ("private_key_sealed" is not null or "private_jwk" is not null)`,
         );
-        const rows = await em.execute<Row[]>(
+        const rows = await sqlRows<Row>(
+          trx,
           `select "kid", "private_key_sealed", "private_jwk", "public_jwk", null as "retires_in_ms" from "auth"."signing_key"
             where "private_key_sealed" is not null or "private_jwk" is not null`,
         );
@@ -102,7 +109,7 @@ export class SigningKeyRepository {
         for (const r of rows) {
           if (r.private_key_sealed && this.cipher.isCurrent(r.private_key_sealed) && r.private_jwk === null) continue;
           const value = this.cipher.seal(JSON.stringify(this.privateOf(r)), contextOf(r.kid));
-          await em.execute('update "auth"."signing_key" set "private_key_sealed" = ?, "private_jwk" = null where "kid" = ?', [value, r.kid]);
+          await trx.raw('update "auth"."signing_key" set "private_key_sealed" = ?, "private_jwk" = null where "kid" = ?', [value, r.kid]);
           sealed++;
         }
         return sealed;
@@ -123,8 +130,8 @@ export class SigningKeyRepository {
     throw new Error(`signing key ${r.kid} has no private key`);
   }
 
-  private async insertWith(em: EntityManager, key: NewSigningKey): Promise<void> {
-    await em.execute(
+  private async insertWith(trx: Knex.Transaction, key: NewSigningKey): Promise<void> {
+    await trx.raw(
       `insert into "auth"."signing_key" ("kid", "private_key_sealed", "private_jwk", "public_jwk", "created_at", "retired_at")
        values (?, ?, null, ?::jsonb, now(), null)`,
       [key.kid, this.cipher.seal(JSON.stringify(key.privateJwk), contextOf(key.kid)), JSON.stringify(key.publicJwk)],

@@ -3,7 +3,7 @@
  * the same snapshot: `last_id` is never below an id in the page.
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { guarded, sqlIsoMicros } from '@reelbase/lib-platform';
+import { guarded, sqlIsoMicros, sqlRows } from '@reelbase/lib-platform';
 import type { ListQuery } from '../domain/list.query.js';
 import type { EventLogReader, EventPage } from '../domain/ports.js';
 
@@ -93,7 +93,7 @@ export class EventLogRepository implements EventLogReader {
         where p.rn = 1 or p.running <= ?
         order by l.id ${order}
       ) e on true`;
-    const rows = await this.orm.em.getConnection().execute<PageRow[]>(sql, params);
+    const rows = await sqlRows<PageRow>(this.orm.em.getConnection().getKnex(), sql, params);
     const lastId = Number(rows[0]?.last_id ?? 0);
     const items = rows
       .filter((r) => r.id !== null)

@@ -1,6 +1,6 @@
 /**
  * The jobs table (`media.jobs`) described for the ORM; reads and writes go through SQL in the
- * repository (docs/architecture.md, "What MikroORM is used for").
+ * repository (docs/architecture.md, "Storage: MikroORM and Knex").
  */
 import { EntitySchema } from '@mikro-orm/postgresql';
 

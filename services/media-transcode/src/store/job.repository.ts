@@ -3,7 +3,7 @@
  * short transaction), so a database that is down surfaces as `unavailable`.
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { guarded } from '@reelbase/lib-platform';
+import { guarded, sqlRows } from '@reelbase/lib-platform';
 import type { AttemptSummary, FinishedJob, Job, JobOutputs, JobStore, NewJob, Reservation } from '../domain/ports.js';
 
 interface JobDbRow {
@@ -47,12 +47,12 @@ const toJob = (r: JobDbRow): Job => ({
   error: r.error,
 });
 
-/** The jobs table through the ORM's connection (the database handle, given once). */
+/** The jobs table in SQL on the ORM's Knex (the database handle, given once). */
 export class JobRepository implements JobStore {
   constructor(private readonly orm: MikroORM) {}
 
   private exec<T>(sql: string, params: unknown[] = []): Promise<T[]> {
-    return this.orm.em.getConnection().execute<T[]>(sql, params, 'all');
+    return sqlRows<T>(this.orm.em.getConnection().getKnex(), sql, params);
   }
 
   /** Reserves the job (state `creating`) before its Representation is created. */
