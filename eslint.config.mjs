@@ -7,6 +7,34 @@ import tseslint from 'typescript-eslint';
 import { layersPlugin } from './scripts/eslint-layers.mjs';
 
 const INTERVAL_MESSAGE = "Run periodic work on lib-platform's IntervalLoop (one tick at a time, a stop that waits for it).";
+const SQL_MESSAGE =
+  'Hand-written SQL goes through Knex: the ORM\'s (`orm.em.getConnection().getKnex()`) or lib-platform\'s openSqlPool, with `db.raw`, `db.transaction`, `sqlRows`, `queryPrepared` or `LockedConnection` (docs/architecture.md, "Storage: MikroORM and Knex").';
+
+const TIMER_IMPORTS = ['timers', 'node:timers', 'timers/promises', 'node:timers/promises'].map((name) => ({
+  name,
+  importNames: ['setInterval'],
+  message: INTERVAL_MESSAGE,
+}));
+const SQL_IMPORTS = ['pg', 'pg-pool', 'pg-cursor', 'pg-query-stream'].map((name) => ({ name, message: SQL_MESSAGE }));
+/** `<x>.getConnection().execute(...)` and `em.execute(...)`: MikroORM's raw SQL, a second way beside Knex. */
+const SQL_SYNTAX = [
+  "CallExpression[callee.property.name='execute'][callee.object.type='CallExpression'][callee.object.callee.property.name='getConnection']",
+  "CallExpression[callee.property.name='execute'][callee.object.name='em']",
+  "CallExpression[callee.property.name='execute'][callee.object.property.name='em']",
+].map((selector) => ({ selector, message: SQL_MESSAGE }));
+
+/**
+ * Service files that still reach PostgreSQL without Knex: the records service's raw `pg` pools
+ * (its query and farm pools) and the code typed by them. Their owner moves them to openSqlPool and
+ * removes them from this list; nothing is added to it.
+ */
+const RAW_SQL_EXCEPTIONS = [
+  'services/records/src/store/farm.repository.ts',
+  'services/records/src/store/query.pool.ts',
+  'services/records/src/store/query.repository.ts',
+];
+/** Where the platform itself reaches below Knex: MikroORM's set-up and the named pools. */
+const SQL_PLATFORM_FILES = ['services/lib-platform/src/db.ts', 'services/lib-platform/src/sql.pool.ts'];
 
 /** The configuration for a workspace rooted at `root` (scripts/lint.spec.ts lints fixtures with it). */
 export function configFor(root) {
@@ -74,17 +102,25 @@ export function configFor(root) {
       rules: {
         'no-restricted-globals': ['error', { name: 'setInterval', message: INTERVAL_MESSAGE }],
         'no-restricted-properties': ['error', { object: 'globalThis', property: 'setInterval', message: INTERVAL_MESSAGE }],
-        'no-restricted-imports': [
-          'error',
-          {
-            paths: ['timers', 'node:timers', 'timers/promises', 'node:timers/promises'].map((name) => ({
-              name,
-              importNames: ['setInterval'],
-              message: INTERVAL_MESSAGE,
-            })),
-          },
-        ],
+        'no-restricted-imports': ['error', { paths: [...TIMER_IMPORTS, ...SQL_IMPORTS] }],
       },
+    },
+    {
+      // One way for hand-written SQL: Knex (docs/architecture.md, "Storage: MikroORM and Knex").
+      // No `pg` import and no MikroORM `execute` in a service; tests and the stack harness
+      // (lib-testkit) may. The options of `no-restricted-imports` replace those above, so the
+      // files that keep the SQL imports keep the timer ones.
+      files: ['services/*/src/**/*.ts'],
+      ignores: ['services/*/src/**/*.spec.ts', 'services/lib-testkit/**', ...SQL_PLATFORM_FILES, ...RAW_SQL_EXCEPTIONS],
+      rules: { 'no-restricted-syntax': ['error', ...SQL_SYNTAX] },
+    },
+    {
+      files: ['services/gateway/src/http/body.deadline.ts'],
+      rules: { 'no-restricted-imports': ['error', { paths: SQL_IMPORTS }] },
+    },
+    {
+      files: [...SQL_PLATFORM_FILES, ...RAW_SQL_EXCEPTIONS],
+      rules: { 'no-restricted-imports': ['error', { paths: TIMER_IMPORTS }] },
     },
     {
       files: ['**/*.mjs', '**/*.js'],

@@ -228,3 +228,40 @@ describe('lint: periodic work runs on IntervalLoop', () => {
     expect(await lint('services/records/src/wait.ts', 'setTimeout(() => {}, 1000);\nexport {};\n')).toEqual([]);
   });
 });
+
+describe('lint: hand-written SQL goes through Knex', () => {
+  it.each([
+    ["import pg from 'pg';\nexport const pool = new pg.Pool();", 'no-restricted-imports'],
+    ["import type { PoolClient } from 'pg';\nexport type C = PoolClient;", 'no-restricted-imports'],
+    ['export const rows = (orm: any) => orm.em.getConnection().execute("select 1");', 'no-restricted-syntax'],
+    ['export const rows = (orm: any) =>\n  orm.em\n    .getConnection()\n    .execute("select 1");', 'no-restricted-syntax'],
+    ['export const rows = (em: any) => em.execute("select 1");', 'no-restricted-syntax'],
+    ['export const rows = (orm: any) => orm.em.execute("select 1");', 'no-restricted-syntax'],
+  ])('a service may not reach PostgreSQL another way: %s', async (text, rule) => {
+    const problems = await lint('services/auth/src/store/raw.repository.ts', `${text}\n`);
+    expect(problems).toEqual([expect.stringMatching(new RegExp(`^${rule}: .*Hand-written SQL goes through Knex`))]);
+  });
+
+  it("the ORM's Knex is the way; tests, the stack harness, the platform's own set-up and the listed records files may use pg", async () => {
+    const knexText = 'export const rows = async (orm: any) => (await orm.em.getConnection().getKnex().raw("select 1")).rows;\n';
+    expect(await lint('services/auth/src/store/knex.repository.ts', knexText)).toEqual([]);
+    const pgText = "import pg from 'pg';\nexport const pool = (orm: any) => [new pg.Pool(), orm.em.getConnection().execute('select 1')];\n";
+    expect(await lint('services/records/src/store/raw.repository.spec.ts', pgText)).toEqual([]);
+    expect(await lint('services/lib-testkit/src/database.ts', pgText)).toEqual([]);
+    expect(await lint('services/lib-platform/src/db.ts', pgText)).toEqual([]);
+    expect(await lint('services/records/src/store/query.pool.ts', pgText)).toEqual([]);
+  });
+
+  it('the listed files still may not run their own timer', async () => {
+    const problems = await lint(
+      'services/records/src/store/farm.repository.ts',
+      "import { setInterval } from 'node:timers';\nsetInterval(() => {}, 1000);\nexport {};\n",
+    );
+    expect(problems).toEqual([expect.stringMatching(/^no-restricted-imports: .*IntervalLoop/)]);
+  });
+
+  it('nor may the body deadline import pg', async () => {
+    const problems = await lint('services/gateway/src/http/body.deadline.ts', "import pg from 'pg';\nexport const P = pg;\n");
+    expect(problems).toEqual([expect.stringMatching(/^no-restricted-imports: .*Hand-written SQL goes through Knex/)]);
+  });
+});
