@@ -2,7 +2,9 @@
  * What media-transcode's rules and flows need from outside (docs/architecture.md, "Service
  * template"): the jobs table (store/job.repository.ts), the owner of a reviewable's transcode
  * state (docs/media.md, "Who owns the transcode state"); the object store (objects/object.store.ts);
- * the Representation's fields in records (records/records.client.ts).
+ * the Version and Representation records (records/records.client.ts); the TRANSCODE work queue
+ * (upload/job.publisher.ts). The flows (upload/, worker/) depend on these, never on the adapters;
+ * service.ts and worker.service.ts wire the adapters in.
  */
 import type { Readable } from 'node:stream';
 import type { CallContext } from '@reelbase/lib-platform';
@@ -150,4 +152,43 @@ export interface RepresentationReader {
 export interface RepresentationWriter {
   updateRepresentation(id: string, patch: RepresentationFields, ctx: CallContext): Promise<unknown>;
   setVersionThumbnail(versionId: string, representationId: string, ctx: CallContext): Promise<void>;
+}
+
+/** The Representation's `data` as media-transcode writes it: its transcode fields plus what names it. */
+export interface RepresentationData extends RepresentationFields {
+  name?: string;
+  version?: { type: 'Version'; id: string };
+}
+
+/** What the flows read of a record; the adapter's record type `R` carries the rest (the upload answers with it). */
+export interface RecordRef {
+  id: string;
+  projectId?: string | undefined;
+}
+
+/**
+ * The records calls of an upload and of the recovery of interrupted ones: every write made as
+ * the media service (docs/api-notes.md, "Roles and who may write").
+ */
+export interface UploadRecords<R extends RecordRef = RecordRef> {
+  /** The Version (`not_found` when it does not exist or is retired). */
+  getVersion(id: string, ctx: CallContext): Promise<R>;
+  /** Creates the Representation as the uploading principal. */
+  createRepresentation(projectId: string | undefined, data: RepresentationData, ctx: CallContext): Promise<R>;
+  /** The Representation an upload of `originalKey` created for `versionId`, if any. */
+  findUpload(versionId: string, originalKey: string, ctx: CallContext): Promise<R | undefined>;
+}
+
+/** Everything media-transcode asks of records (records/records.client.ts implements it). */
+export interface MediaRecordsPort<R extends RecordRef = RecordRef> extends UploadRecords<R>, RepresentationReader, RepresentationWriter {}
+
+/** The message of one job on the TRANSCODE work queue. */
+export interface TranscodeMessage {
+  job_id: string;
+}
+
+/** The TRANSCODE work queue as an upload uses it. */
+export interface TranscodeQueue {
+  /** Publishes a new job; false when it was left to the sweeper (the upload still succeeds). */
+  publishNow(jobId: string): Promise<boolean>;
 }

@@ -7,20 +7,15 @@
  */
 import { MEDIA_SERVICE, RecordsClient, type CallContext, type RecordsClientOptions } from '@reelbase/lib-platform';
 import type { recordsv1 } from '@reelbase/proto';
-import type { RepresentationFields } from '../domain/ports.js';
-
-/** The Representation's `data` as media-transcode writes it: its transcode fields plus what names it. */
-export interface RepresentationData extends RepresentationFields {
-  name?: string;
-  version?: { type: 'Version'; id: string };
-}
+import type { MediaRecordsPort, RepresentationData } from '../domain/ports.js';
 
 /** The records client of media-transcode: every write goes through the media service. */
 export function mediaRecordsClient(opts: Omit<RecordsClientOptions, 'via'>): RecordsClient {
   return new RecordsClient({ ...opts, via: MEDIA_SERVICE });
 }
 
-export class MediaRecords {
+/** The records port (`MediaRecordsPort`) on lib-platform's {@link RecordsClient}. */
+export class MediaRecords implements MediaRecordsPort<recordsv1.Record> {
   constructor(private readonly records: RecordsClient) {}
 
   /** The Version (not_found when it does not exist or is retired). */

@@ -8,7 +8,7 @@
  */
 import type { JetStreamClient } from '@nats-io/jetstream';
 import { IntervalLoop, type Logger, type NatsNames } from '@reelbase/lib-platform';
-import type { JobStore } from '../domain/ports.js';
+import type { JobStore, TranscodeMessage, TranscodeQueue } from '../domain/ports.js';
 
 export interface JobPublisherOptions {
   js: JetStreamClient;
@@ -26,12 +26,7 @@ export interface JobPublisherOptions {
   beforeSweep?: () => Promise<unknown>;
 }
 
-/** The message of one job. */
-export interface TranscodeMessage {
-  job_id: string;
-}
-
-export class JobPublisher {
+export class JobPublisher implements TranscodeQueue {
   private readonly sweeper: IntervalLoop;
   private stopped = false;
 

@@ -6,12 +6,11 @@
  * removed and the reservation dropped: nothing is left behind).
  */
 import { systemContext, type Logger } from '@reelbase/lib-platform';
-import type { MediaRecords } from '../records/records.client.js';
-import type { JobStore, MediaObjects } from '../domain/ports.js';
+import type { JobStore, MediaObjects, UploadRecords } from '../domain/ports.js';
 
 export interface ReservationRecoveryOptions {
   jobs: JobStore;
-  records: MediaRecords;
+  records: UploadRecords;
   store: MediaObjects;
   logger: Logger;
   /** Reservations younger than this belong to uploads still running (at least the records deadline). */

@@ -21,18 +21,17 @@ import {
   type CallContext,
   type Logger,
 } from '@reelbase/lib-platform';
-import type { mediav1 } from '@reelbase/proto';
+import type { mediav1, recordsv1 } from '@reelbase/proto';
 import { storedContentType } from '../domain/reviewable.rules.js';
 import { pendingCopy } from '../domain/transcode.state.js';
-import type { MediaRecords } from '../records/records.client.js';
-import type { JobStore, MediaObjects } from '../domain/ports.js';
-import type { JobPublisher } from './job.publisher.js';
+import type { JobStore, MediaObjects, TranscodeQueue, UploadRecords } from '../domain/ports.js';
 
 export interface UploadFlowDeps {
   store: MediaObjects;
-  records: MediaRecords;
+  /** Records as the protobuf `Record`s the upload answers with. */
+  records: UploadRecords<recordsv1.Record>;
   jobs: JobStore;
-  publisher: JobPublisher;
+  publisher: TranscodeQueue;
   logger: Logger;
   maxBytes: number;
   /** Longest wait for the store to take more bytes (or to finish) before the upload is `unavailable`. */

@@ -16,15 +16,13 @@ import { decideDelivery } from '../domain/reviewable.rules.js';
 import { TranscodeFailure } from '../domain/transcode.failure.js';
 import { proxyArgs, thumbnailArgs, type PlanLimits } from '../domain/transcode.plan.js';
 import type { WorkerMetrics } from '../media.metrics.js';
-import type { Job, JobOutputs, JobStore, MediaObjects } from '../domain/ports.js';
+import type { Job, JobOutputs, JobStore, MediaObjects, RepresentationReader, RepresentationWriter, TranscodeMessage } from '../domain/ports.js';
 import { TranscodeState } from '../domain/transcode.state.js';
-import type { MediaRecords } from '../records/records.client.js';
 import { probeFile, runTool, ToolFailure } from '../transcode/ffmpeg.runner.js';
-import type { TranscodeMessage } from '../upload/job.publisher.js';
 
 export interface ProcessorOptions {
   store: MediaObjects;
-  records: MediaRecords;
+  records: RepresentationReader & RepresentationWriter;
   jobs: JobStore;
   logger: Logger;
   metrics: WorkerMetrics;
