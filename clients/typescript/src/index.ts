@@ -19,7 +19,7 @@ export type {
   UpdateOptions,
   UploadOptions,
   WriteOptions,
-} from './reelbase.client.js';
+} from './client.options.js';
 export {
   AuthenticationError,
   BadRequest,

@@ -2,7 +2,7 @@
  * The arguments of the `reelbase` command that need more than commander gives: `key=value` data,
  * `--where` filters, `--order` lists, whole numbers, and the refusal of credentials as arguments.
  */
-import type { Filters } from '../reelbase.client.js';
+import type { Filters } from '../client.options.js';
 import { CliError, EXIT } from './output.js';
 
 /** The refusal of a credential given as a command-line argument, naming the safe ways to give it. */

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { Command, CommanderError, Option } from 'commander';
 import { Reelbase } from '../reelbase.client.js';
-import type { BatchRequest, Filters, Grouping, SummaryField, SummaryGroup } from '../reelbase.client.js';
+import type { BatchRequest, Filters, Grouping, SummaryField, SummaryGroup } from '../client.options.js';
 import { configPath, readConfig, resolveTarget, writeConfig } from './config.store.js';
 import { CREDENTIAL_ENV, readSecretFile } from './credentials.js';
 import { CliError, EXIT, EXIT_HELP, describe, errorJson, errorText, exitCodeOf, flatRecord, table } from './output.js';
