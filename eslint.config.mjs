@@ -29,9 +29,9 @@ const SQL_SYNTAX = [
  * removes them from this list; nothing is added to it.
  */
 const RAW_SQL_EXCEPTIONS = [
-  'services/records/src/store/farm.repository.ts',
-  'services/records/src/store/query.pool.ts',
-  'services/records/src/store/query.repository.ts',
+  'services/records/src/core/store/query.pool.ts',
+  'services/records/src/core/store/query.repository.ts',
+  'services/records/src/farm/store/farm.repository.ts',
 ];
 /** Where the platform itself reaches below Knex: MikroORM's set-up and the named pools. */
 const SQL_PLATFORM_FILES = ['services/lib-platform/src/db.ts', 'services/lib-platform/src/sql.pool.ts'];

@@ -249,12 +249,12 @@ describe('lint: hand-written SQL goes through Knex', () => {
     expect(await lint('services/records/src/store/raw.repository.spec.ts', pgText)).toEqual([]);
     expect(await lint('services/lib-testkit/src/database.ts', pgText)).toEqual([]);
     expect(await lint('services/lib-platform/src/db.ts', pgText)).toEqual([]);
-    expect(await lint('services/records/src/store/query.pool.ts', pgText)).toEqual([]);
+    expect(await lint('services/records/src/core/store/query.pool.ts', pgText)).toEqual([]);
   });
 
   it('the listed files still may not run their own timer', async () => {
     const problems = await lint(
-      'services/records/src/store/farm.repository.ts',
+      'services/records/src/farm/store/farm.repository.ts',
       "import { setInterval } from 'node:timers';\nsetInterval(() => {}, 1000);\nexport {};\n",
     );
     expect(problems).toEqual([expect.stringMatching(/^no-restricted-imports: .*IntervalLoop/)]);
