@@ -28,6 +28,7 @@ import { MediaRecords, mediaRecordsClient } from './records/records.client.js';
 import { JobSchema } from './store/job.entity.js';
 import { JobRepository } from './store/job.repository.js';
 import { MEDIA_MIGRATIONS } from './store/migrations.js';
+import { FfmpegTools } from './transcode/ffmpeg.runner.js';
 import { JobProcessor } from './worker/job.processor.js';
 import { ensureTranscodeConsumer, transcodeBacklog } from './worker/transcode.consumer.js';
 import { WorkerLoop } from './worker/worker.loop.js';
@@ -89,8 +90,7 @@ export function startMediaWorker(config: MediaWorkerConfig, logger: Logger = cre
         logger,
         metrics: workerMetrics,
         workerId,
-        ffmpeg: config.FFMPEG_PATH,
-        ffprobe: config.FFPROBE_PATH,
+        tools: new FfmpegTools({ ffmpeg: config.FFMPEG_PATH, ffprobe: config.FFPROBE_PATH }),
         timeoutMs: config.TRANSCODE_TIMEOUT_MS,
         threads: config.TRANSCODE_THREADS,
         maxDurationS: config.TRANSCODE_MAX_DURATION_S,

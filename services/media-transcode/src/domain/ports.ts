@@ -3,11 +3,12 @@
  * template"): the jobs table (store/job.repository.ts), the owner of a reviewable's transcode
  * state (docs/media.md, "Who owns the transcode state"); the object store (objects/object.store.ts);
  * the Version and Representation records (records/records.client.ts); the TRANSCODE work queue
- * (upload/job.publisher.ts). The flows (upload/, worker/) depend on these, never on the adapters;
+ * (upload/job.publisher.ts); ffmpeg and ffprobe (transcode/ffmpeg.runner.ts). The flows (upload/, worker/) depend on these, never on the adapters;
  * service.ts and worker.service.ts wire the adapters in.
  */
 import type { Readable } from 'node:stream';
 import type { CallContext } from '@reelbase/lib-platform';
+import type { ProbeJson } from './probe.rules.js';
 
 /** What an upload reserves: the job before its Representation exists. */
 export interface NewJob {
@@ -191,4 +192,23 @@ export interface TranscodeMessage {
 export interface TranscodeQueue {
   /** Publishes a new job; false when it was left to the sweeper (the upload still succeeds). */
   publishNow(jobId: string): Promise<boolean>;
+}
+
+/** How long one tool run may take, and what stops it early. */
+export interface ToolRun {
+  timeoutMs: number;
+  signal?: AbortSignal;
+}
+
+/**
+ * ffmpeg and ffprobe as the worker runs them: a run past its time (or stopped) is killed; a failed
+ * run is a `TranscodeFailure` with a readable reason.
+ */
+export interface TranscodeTools {
+  /** ffprobe's view of `file` (format and streams). */
+  probe(file: string, run: ToolRun): Promise<ProbeJson>;
+  /** Runs ffmpeg with `args`; resolves once it exits 0. */
+  ffmpeg(args: string[], run: ToolRun): Promise<void>;
+  /** What the log keeps of a failed run (its exit and the end of its stderr), when `err` is one. */
+  failureDetail(err: unknown): { exit: string; stderr: string } | undefined;
 }

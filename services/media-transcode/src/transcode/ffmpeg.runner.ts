@@ -7,15 +7,11 @@
 import { spawn } from 'node:child_process';
 import { reasonFromStderr, TranscodeFailure } from '../domain/transcode.failure.js';
 import type { ProbeJson } from '../domain/probe.rules.js';
+import type { ToolRun, TranscodeTools } from '../domain/ports.js';
 import { INPUT } from '../domain/transcode.plan.js';
 
 const STDERR_TAIL = 8 * 1024;
 const STDOUT_MAX = 4 * 1024 * 1024;
-
-export interface RunOptions {
-  timeoutMs: number;
-  signal?: AbortSignal;
-}
 
 /** The outcome of a run that exited 0. */
 export interface RunResult {
@@ -35,7 +31,7 @@ export class ToolFailure extends TranscodeFailure {
 }
 
 /** Runs `bin args`; resolves on exit 0, rejects with {@link ToolFailure} otherwise. */
-export function runTool(tool: 'ffmpeg' | 'ffprobe', bin: string, args: string[], opts: RunOptions): Promise<RunResult> {
+export function runTool(tool: 'ffmpeg' | 'ffprobe', bin: string, args: string[], opts: ToolRun): Promise<RunResult> {
   return new Promise((resolve, reject) => {
     if (opts.signal?.aborted) return reject(opts.signal.reason as Error);
     const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -75,7 +71,7 @@ export function runTool(tool: 'ffmpeg' | 'ffprobe', bin: string, args: string[],
 }
 
 /** ffprobe's view of `file` (format and streams), bounded like any run, read only as {@link INPUT} allows. */
-export async function probeFile(ffprobe: string, file: string, opts: RunOptions): Promise<ProbeJson> {
+export async function probeFile(ffprobe: string, file: string, opts: ToolRun): Promise<ProbeJson> {
   const { stdout } = await runTool(
     'ffprobe',
     ffprobe,
@@ -86,5 +82,22 @@ export async function probeFile(ffprobe: string, file: string, opts: RunOptions)
     return JSON.parse(stdout) as ProbeJson;
   } catch {
     throw new TranscodeFailure('the file is not a video or image format that can be decoded');
+  }
+}
+
+/** The worker's {@link TranscodeTools}: the configured binaries (FFMPEG_PATH, FFPROBE_PATH). */
+export class FfmpegTools implements TranscodeTools {
+  constructor(private readonly bins: { ffmpeg: string; ffprobe: string }) {}
+
+  probe(file: string, run: ToolRun): Promise<ProbeJson> {
+    return probeFile(this.bins.ffprobe, file, run);
+  }
+
+  async ffmpeg(args: string[], run: ToolRun): Promise<void> {
+    await runTool('ffmpeg', this.bins.ffmpeg, args, run);
+  }
+
+  failureDetail(err: unknown): { exit: string; stderr: string } | undefined {
+    return err instanceof ToolFailure ? { exit: err.exit, stderr: err.stderrTail.slice(-1000) } : undefined;
   }
 }

@@ -16,9 +16,8 @@ import { decideDelivery } from '../domain/reviewable.rules.js';
 import { TranscodeFailure } from '../domain/transcode.failure.js';
 import { proxyArgs, thumbnailArgs, type PlanLimits } from '../domain/transcode.plan.js';
 import type { WorkerMetrics } from '../media.metrics.js';
-import type { Job, JobOutputs, JobStore, MediaObjects, RepresentationReader, RepresentationWriter, TranscodeMessage } from '../domain/ports.js';
+import type { Job, JobOutputs, JobStore, MediaObjects, RepresentationReader, RepresentationWriter, TranscodeMessage, TranscodeTools } from '../domain/ports.js';
 import { TranscodeState } from '../domain/transcode.state.js';
-import { probeFile, runTool, ToolFailure } from '../transcode/ffmpeg.runner.js';
 
 export interface ProcessorOptions {
   store: MediaObjects;
@@ -27,8 +26,8 @@ export interface ProcessorOptions {
   logger: Logger;
   metrics: WorkerMetrics;
   workerId: string;
-  ffmpeg: string;
-  ffprobe: string;
+  /** ffmpeg and ffprobe (transcode/ffmpeg.runner.ts). */
+  tools: TranscodeTools;
   timeoutMs: number;
   threads: number;
   maxDurationS: number;
@@ -225,10 +224,7 @@ export class JobProcessor {
       if (jobDone) throw err;
       if (err instanceof TranscodeFailure && !abort.signal.aborted) {
         const reason = err.message;
-        logger.info(
-          { job_id: job.id, attempt, reason, tool: err instanceof ToolFailure ? { exit: err.exit, stderr: err.stderrTail.slice(-1000) } : undefined },
-          'transcode attempt failed',
-        );
+        logger.info({ job_id: job.id, attempt, reason, tool: this.o.tools.failureDetail(err) }, 'transcode attempt failed');
         if (attempt < this.o.maxAttempts) {
           await jobs.endAttempt(job.id, attempt, 'retry', reason);
           await jobs.release(job.id, this.o.workerId);
@@ -298,7 +294,7 @@ export class JobProcessor {
     try {
       // `fetch`: how long the probe still waited for the original once the job was claimed.
       const input = await step('fetch', 'unknown', () => original.ready);
-      const probed = step('probe', 'unknown', async () => interpretProbe(await probeFile(this.o.ffprobe, input, run), this.o.maxDurationS));
+      const probed = step('probe', 'unknown', async () => interpretProbe(await this.o.tools.probe(input, run), this.o.maxDurationS));
       probed.catch(() => {});
       await processing;
       const source: ProbedSource = await probed;
@@ -313,7 +309,7 @@ export class JobProcessor {
       // another, so a guest given the proxy's key learns nothing of the original's (docs/media.md).
       const thumbKey = `${newMediaPrefix()}/thumb.jpg`;
       const thumbShown = (async () => {
-        await step('thumbnail', source.kind, () => runTool('ffmpeg', this.o.ffmpeg, thumbnailArgs(input, thumbFile, source, limits), run));
+        await step('thumbnail', source.kind, () => this.o.tools.ffmpeg(thumbnailArgs(input, thumbFile, source, limits), run));
         const size = await store.putFile(thumbKey, thumbFile, 'image/jpeg');
         await this.state.thumbnailShown(job, source.kind, thumbKey, ctx);
         return size;
@@ -324,7 +320,7 @@ export class JobProcessor {
       const proxyType = source.kind === 'video' ? 'video/mp4' : 'image/jpeg';
       const proxyFile = join(dir, proxyName);
       const encoded = step('proxy', source.kind, () =>
-        runTool('ffmpeg', this.o.ffmpeg, proxyArgs(input, proxyFile, source, limits, { realtime: this.o.slowProxy }), { ...run, timeoutMs: this.o.timeoutMs }),
+        this.o.tools.ffmpeg(proxyArgs(input, proxyFile, source, limits, { realtime: this.o.slowProxy }), { ...run, timeoutMs: this.o.timeoutMs }),
       );
       encoded.catch(() => {});
       // The thumbnail's failure is the attempt's reason even when the proxy, stopped for it, ends first.
