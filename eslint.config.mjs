@@ -23,16 +23,6 @@ const SQL_SYNTAX = [
   "CallExpression[callee.property.name='execute'][callee.object.property.name='em']",
 ].map((selector) => ({ selector, message: SQL_MESSAGE }));
 
-/**
- * Service files that still reach PostgreSQL without Knex: the records service's raw `pg` pools
- * (its query and farm pools) and the code typed by them. Their owner moves them to openSqlPool and
- * removes them from this list; nothing is added to it.
- */
-const RAW_SQL_EXCEPTIONS = [
-  'services/records/src/core/store/query.pool.ts',
-  'services/records/src/core/store/query.repository.ts',
-  'services/records/src/farm/store/farm.repository.ts',
-];
 /** Where the platform itself reaches below Knex: MikroORM's set-up and the named pools. */
 const SQL_PLATFORM_FILES = ['services/lib-platform/src/db.ts', 'services/lib-platform/src/sql.pool.ts'];
 
@@ -111,7 +101,7 @@ export function configFor(root) {
       // (lib-testkit) may. The options of `no-restricted-imports` replace those above, so the
       // files that keep the SQL imports keep the timer ones.
       files: ['services/*/src/**/*.ts'],
-      ignores: ['services/*/src/**/*.spec.ts', 'services/lib-testkit/**', ...SQL_PLATFORM_FILES, ...RAW_SQL_EXCEPTIONS],
+      ignores: ['services/*/src/**/*.spec.ts', 'services/lib-testkit/**', ...SQL_PLATFORM_FILES],
       rules: { 'no-restricted-syntax': ['error', ...SQL_SYNTAX] },
     },
     {
@@ -119,7 +109,7 @@ export function configFor(root) {
       rules: { 'no-restricted-imports': ['error', { paths: SQL_IMPORTS }] },
     },
     {
-      files: [...SQL_PLATFORM_FILES, ...RAW_SQL_EXCEPTIONS],
+      files: SQL_PLATFORM_FILES,
       rules: { 'no-restricted-imports': ['error', { paths: TIMER_IMPORTS }] },
     },
     {

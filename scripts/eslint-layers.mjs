@@ -11,6 +11,12 @@
 //     store, HTTP and WebSockets;
 //   - a gRPC handler (services/<service>/src/grpc/) never imports the service's store/ adapters, the
 //     ORM or the SQL driver: it maps protobuf to domain calls and back.
+//   - a flow (upload/, worker/, delivery/, ingest/, log/: what orchestrates the domain, such as an upload
+//     or a transcode attempt) reaches storage and I/O through ports: it never imports an adapter folder
+//     or a gRPC handler;
+//   - an adapter (store/, objects/, transcode/, nats/, and records/ or notifier/ holding another
+//     service's client) implements ports of the domain: it never imports another adapter folder, a flow
+//     or a gRPC handler (the same one level down in a module);
 //   Tests (*.spec.ts) may import anything of their own service, to wire real adapters.
 //
 // Relative specifiers are resolved against the importing file, so `../store/x.js` and
@@ -35,6 +41,11 @@ const DOMAIN_FORBIDDEN_PACKAGES = [
 
 /** The folders that are layers, at src/<layer>/ or src/<module>/<layer>/. */
 const LAYERS = ['domain', 'store', 'grpc'];
+/** Folders of flows: they orchestrate the domain and reach I/O through its ports. */
+const FLOWS = ['upload', 'worker', 'delivery', 'ingest', 'log'];
+/** Folders of adapters: each implements ports for one kind of I/O (PostgreSQL, objects, a process, NATS, another service). */
+const ADAPTERS = ['store', 'objects', 'transcode', 'nats', 'records', 'notifier'];
+const FOLDERS = [...new Set([...LAYERS, ...FLOWS, ...ADAPTERS])];
 /** The module every other module of a service may build on; it imports no other module. */
 const KERNEL = 'kernel';
 
@@ -50,7 +61,7 @@ function locate(root, file) {
   const inSrc = rel[2] === 'src';
   if (!inSrc || rel.length < 4) return { pkg, inSrc, layer: null, module: '' };
   const first = rel[3].replace(/\.[cm]?[jt]s$/, '');
-  if (rel.length >= 6 && !LAYERS.includes(first) && LAYERS.includes(rel[4])) return { pkg, inSrc, layer: rel[4], module: first };
+  if (rel.length >= 6 && !FOLDERS.includes(first) && FOLDERS.includes(rel[4])) return { pkg, inSrc, layer: rel[4], module: first };
   return { pkg, inSrc, layer: first, module: '' };
 }
 
@@ -87,6 +98,8 @@ export const layersRule = {
       handlerImportsStore: 'A gRPC handler must not import {{to}}: it calls the domain, which reaches storage through its ports.',
       moduleImportsAdapter:
         'The module {{from}} must not import the {{layer}} of the module {{to}}: call its domain, or move what both need into the kernel module.',
+      flowImportsAdapter: 'A flow ({{from}}/) must not import {{to}}: it reaches I/O through a port of domain/, which service.ts wires to the adapter.',
+      adapterImportsOther: 'An adapter ({{from}}/) must not import {{to}}: it implements ports of domain/ and depends on no other adapter, flow or handler.',
       kernelImportsModule: 'The kernel module must not import the module {{to}}: it holds what every module shares and depends on none of them.',
     },
   },
@@ -136,6 +149,10 @@ export const layersRule = {
         else report(node, 'domainImportsOutside', { to: spec });
       }
       if (inHandler && target.inSrc && target.layer === 'store') report(node, 'handlerImportsStore', { to: spec });
+      if (isSpec || isLib(here.pkg) || !target.inSrc || target.layer === here.layer || target.module !== here.module) return;
+      const crossed = ADAPTERS.includes(target.layer) || target.layer === 'grpc' || (ADAPTERS.includes(here.layer) && FLOWS.includes(target.layer));
+      if (FLOWS.includes(here.layer) && crossed) report(node, 'flowImportsAdapter', { from: here.layer, to: spec });
+      else if (ADAPTERS.includes(here.layer) && crossed) report(node, 'adapterImportsOther', { from: here.layer, to: spec });
     }
 
     const literal = (n) => (n && n.type === 'Literal' && typeof n.value === 'string' ? n.value : null);

@@ -31,6 +31,10 @@ const files: Record<string, string> = {
   'services/lib-platform/src/index.ts': 'export const LIB = 1;\n',
   'services/lib-testkit/tsconfig.json': JSON.stringify({ extends: '../../tsconfig.base.json', include: ['src'] }),
   'services/gateway/tsconfig.json': JSON.stringify({ extends: '../../tsconfig.base.json', include: ['src'] }),
+  'services/media-transcode/tsconfig.json': JSON.stringify({ extends: '../../tsconfig.base.json', include: ['src'] }),
+  'services/events/tsconfig.json': JSON.stringify({ extends: '../../tsconfig.base.json', include: ['src'] }),
+  'services/notifier/tsconfig.json': JSON.stringify({ extends: '../../tsconfig.base.json', include: ['src'] }),
+  'services/schema/tsconfig.json': JSON.stringify({ extends: '../../tsconfig.base.json', include: ['src'] }),
 };
 
 beforeAll(() => {
@@ -198,6 +202,34 @@ describe('lint: layer boundaries', () => {
     expect(handlerStore).toEqual([expect.stringMatching(/^reelbase\/layers: A gRPC handler must not import/)]);
   });
 
+  it.each([
+    ['services/media-transcode/src/upload/upload.flow.ts', "import { MediaRecords } from '../records/records.client.js';", 'upload'],
+    ['services/media-transcode/src/worker/job.processor.ts', "import { runFfmpeg } from '../transcode/ffmpeg.runner.js';", 'worker'],
+    ['services/events/src/log/log.writer.ts', "import { WriterSession } from '../store/writer.session.js';", 'log'],
+    ['services/notifier/src/delivery/engine.ts', "import { h } from '../grpc/notifier.handler.js';", 'delivery'],
+  ])('a flow reaches I/O through ports, never an adapter (%s: %s)', async (path, line, flow) => {
+    const problems = await lint(path, `${line}\nexport const x = 1;\n`);
+    expect(problems).toEqual([expect.stringMatching(new RegExp(`^reelbase/layers: A flow \\(${flow}/\\) must not import`))]);
+  });
+
+  it.each([
+    ['services/media-transcode/src/objects/object.store.ts', "import { MediaRecords } from '../records/records.client.js';"],
+    ['services/media-transcode/src/store/job.repository.ts', "import { JobPublisher } from '../upload/job.publisher.js';"],
+    ['services/schema/src/scheduler/records/scheduler.farm.ts', "import { Repo } from '../store/scheduler.repository.js';"],
+  ])('an adapter depends on no other adapter or flow (%s: %s)', async (path, line) => {
+    const problems = await lint(path, `${line}\nexport const x = 1;\n`);
+    expect(problems).toEqual([expect.stringMatching(/^reelbase\/layers: An adapter \([a-z]+\/\) must not import/)]);
+  });
+
+  it('flows and adapters may import the domain, their own folder and other flows', async () => {
+    const flow =
+      "import type { JobStore } from '../domain/ports.js';\nimport { publish } from '../upload/job.publisher.js';\nimport { y } from './job.retry.js';\nexport type S = JobStore;\nexport const x = [publish, y];\n";
+    expect(await lint('services/media-transcode/src/worker/job.processor.ts', flow)).toEqual([]);
+    const adapter =
+      "import type { JobStore } from '../domain/ports.js';\nimport { rows } from './job.rows.js';\nexport type S = JobStore;\nexport const x = rows;\n";
+    expect(await lint('services/media-transcode/src/store/job.repository.ts', adapter)).toEqual([]);
+  });
+
   it('a service may import the libraries and itself', async () => {
     const text = "import { LIB } from '@reelbase/lib-platform';\nimport { load } from './store/record.store.js';\nexport { LIB, load };\n";
     expect(await lint('services/records/src/service.ts', text)).toEqual([]);
@@ -242,19 +274,26 @@ describe('lint: hand-written SQL goes through Knex', () => {
     expect(problems).toEqual([expect.stringMatching(new RegExp(`^${rule}: .*Hand-written SQL goes through Knex`))]);
   });
 
-  it("the ORM's Knex is the way; tests, the stack harness, the platform's own set-up and the listed records files may use pg", async () => {
+  it("the ORM's Knex is the way; tests, the stack harness and the platform's own set-up may use pg", async () => {
     const knexText = 'export const rows = async (orm: any) => (await orm.em.getConnection().getKnex().raw("select 1")).rows;\n';
     expect(await lint('services/auth/src/store/knex.repository.ts', knexText)).toEqual([]);
     const pgText = "import pg from 'pg';\nexport const pool = (orm: any) => [new pg.Pool(), orm.em.getConnection().execute('select 1')];\n";
     expect(await lint('services/records/src/store/raw.repository.spec.ts', pgText)).toEqual([]);
     expect(await lint('services/lib-testkit/src/database.ts', pgText)).toEqual([]);
     expect(await lint('services/lib-platform/src/db.ts', pgText)).toEqual([]);
-    expect(await lint('services/records/src/core/store/query.pool.ts', pgText)).toEqual([]);
+    expect(await lint('services/lib-platform/src/sql.pool.ts', pgText)).toEqual([]);
   });
 
-  it('the listed files still may not run their own timer', async () => {
+  it('no service file is excepted: the records pools too are Knex pools', async () => {
+    for (const path of ['services/records/src/core/store/query.pool.ts', 'services/records/src/farm/store/farm.repository.ts']) {
+      const problems = await lint(path, "import pg from 'pg';\nexport const P = pg;\n");
+      expect(problems, path).toEqual([expect.stringMatching(/^no-restricted-imports: .*Hand-written SQL goes through Knex/)]);
+    }
+  });
+
+  it("the platform's SQL files still may not run their own timer", async () => {
     const problems = await lint(
-      'services/records/src/farm/store/farm.repository.ts',
+      'services/lib-platform/src/sql.pool.ts',
       "import { setInterval } from 'node:timers';\nsetInterval(() => {}, 1000);\nexport {};\n",
     );
     expect(problems).toEqual([expect.stringMatching(/^no-restricted-imports: .*IntervalLoop/)]);

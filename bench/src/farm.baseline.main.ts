@@ -56,7 +56,7 @@ for (const sig of ['SIGINT', 'SIGTERM'] as const) {
   process.once(sig, () => {
     server.closeAllConnections();
     server.close(() => {
-      pool.end().then(
+      pool.destroy().then(
         () => process.exit(0),
         () => process.exit(1),
       );

@@ -6,8 +6,7 @@
  * `sqlMsBy` add up the time spent in them (each statement of the transaction, and BEGIN/COMMIT), so a
  * caller can tell the SQL apart from the checks around it.
  */
-import { knex } from '@mikro-orm/postgresql';
-import { InProcessBus, natsNames, type CallContext } from '@reelbase/lib-platform';
+import { InProcessBus, natsNames, openSqlPool, type CallContext } from '@reelbase/lib-platform';
 import { core, kernel, sync } from '@reelbase/records';
 
 type SyncStore = sync.SyncStore;
@@ -49,16 +48,18 @@ function timed(tx: SyncTransaction, spent: Spent): SyncTransaction {
 }
 
 export function openDirectSyncImporter(o: { databaseUrl: string; natsPrefix: string; maxEventBytes?: number }): DirectSyncImporter {
-  const db = knex({ client: 'pg', connection: o.databaseUrl, pool: { min: 1, max: 2 } });
+  // One small pool serves as both the writes and the short reads pool.
+  const db = openSqlPool({ name: 'writes', application: 'bench-import', databaseUrl: o.databaseUrl, max: 2, statementTimeoutMs: 60_000 });
+  const pools = { writes: db, reads: db };
   const names = natsNames(o.natsPrefix);
   const queryDb = core.openQueryPool({ databaseUrl: o.databaseUrl, timeoutMs: 10_000, max: 1 });
   const bus = new InProcessBus<kernel.RecordsBusTopics>(() => {});
   const service = new core.RecordService({
-    store: new core.KnexRecordStore(db, names, { db: queryDb, timeoutMs: 10_000 }),
+    store: new core.KnexRecordStore(pools, names, { db: queryDb, timeoutMs: 10_000 }),
     bus,
     maxEventBytes: o.maxEventBytes ?? 900_000,
   });
-  const repo = new sync.SyncRepository(db, names);
+  const repo = new sync.SyncRepository(pools, names);
   const spent: Spent = { ms: 0, by: new Map() };
   const store: SyncStore = {
     findMappings: (q, limit) => repo.findMappings(q, limit),
@@ -95,7 +96,7 @@ export function openDirectSyncImporter(o: { databaseUrl: string; natsPrefix: str
     },
     close: async () => {
       await db.destroy();
-      await queryDb.end();
+      await queryDb.destroy();
     },
   };
 }

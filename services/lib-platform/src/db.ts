@@ -129,6 +129,31 @@ export async function sqlRows<R = Record<string, unknown>>(db: Knex, sql: string
   return res.rows;
 }
 
+/** What runs `$n` SQL text: {@link textQueries} over a Knex pool, or a `pg` pool or client. */
+export interface TextQueries {
+  query<R>(text: string, values?: unknown[]): Promise<{ rows: R[] }>;
+}
+
+/**
+ * Runs `text` (`$n` placeholders, any text: nothing is prepared) on a connection of `db`: a pooled
+ * one, or the transaction's when `db` is a transaction. For SQL built with numbered parameters
+ * (a query plan, the farm's statements) without Knex's per-statement work. Errors are `pg`'s.
+ */
+export async function queryText<R>(db: Knex, text: string, values: readonly unknown[] = []): Promise<R[]> {
+  const client = db.client as PoolClient;
+  const conn = (await client.acquireConnection()) as PgConnection;
+  try {
+    return (await conn.query<R>(text, values as unknown[])).rows;
+  } finally {
+    await client.releaseConnection(conn);
+  }
+}
+
+/** `db` as {@link TextQueries}: each call one {@link queryText}. */
+export function textQueries(db: Knex): TextQueries {
+  return { query: async <R>(text: string, values?: unknown[]) => ({ rows: await queryText<R>(db, text, values) }) };
+}
+
 /**
  * Runs `text` (`$n` placeholders; a text from a small fixed set, see {@link statementName}) as a
  * named prepared statement on a connection of `db`: a pooled one, or the transaction's when `db`

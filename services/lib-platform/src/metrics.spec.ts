@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Metrics, knexPoolSample, ormPoolSample, pgPoolSample } from './metrics.js';
+import { Metrics, knexPoolSample, ormPoolSample } from './metrics.js';
 import { Readiness } from './readiness.js';
 
 /** The value of `name{labels}` on the registry's exposition page, or undefined when absent. */
@@ -12,13 +12,15 @@ async function sample(m: Metrics, series: string): Promise<number | undefined> {
 describe('Metrics: operational gauges', () => {
   it('reports each watched pool by state, read at every scrape', async () => {
     const m = new Metrics('svc');
-    const pool = { totalCount: 4, idleCount: 1, waitingCount: 2 };
-    m.watchPool('query', pgPoolSample(pool, 5));
+    const pool = { used: 3, free: 1, pending: 2 };
+    const tarn = { numUsed: () => pool.used, numFree: () => pool.free, numPendingAcquires: () => pool.pending, max: 9 };
+    m.watchPool('query', knexPoolSample({ client: { pool: tarn } }, 5));
     expect(await sample(m, 'db_pool_connections{pool="query",state="used",service="svc"}')).toBe(3);
     expect(await sample(m, 'db_pool_connections{pool="query",state="pending",service="svc"}')).toBe(2);
     expect(await sample(m, 'db_pool_connections{pool="query",state="max",service="svc"}')).toBe(5);
-    pool.idleCount = 4;
-    pool.waitingCount = 0;
+    pool.used = 0;
+    pool.free = 4;
+    pool.pending = 0;
     expect(await sample(m, 'db_pool_connections{pool="query",state="used",service="svc"}')).toBe(0);
     expect(await sample(m, 'db_pool_connections{pool="query",state="free",service="svc"}')).toBe(4);
   });

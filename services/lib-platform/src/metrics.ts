@@ -22,7 +22,7 @@ export interface NatsStatusSource {
 /**
  * A Knex pool (tarn: the ORM's, or one of `openSqlPool`) as a {@link PoolSample}, read at each
  * call; `max` is reported as the pool's limit (default: the pool's own `max`). The one sampler
- * of a pool: the others below only say where the Knex instance is.
+ * of a pool: the one below only says where the ORM's Knex instance is.
  */
 export function knexPoolSample(knex: unknown, max?: number): () => PoolSample {
   return () => {
@@ -36,20 +36,6 @@ export function knexPoolSample(knex: unknown, max?: number): () => PoolSample {
 /** The pool under a MikroORM instance: {@link knexPoolSample} of its Knex. */
 export function ormPoolSample(orm: { em: { getConnection(): { getKnex(): unknown } } }): () => PoolSample {
   return knexPoolSample(orm.em.getConnection().getKnex());
-}
-
-/**
- * A `pg.Pool` opened with at most `max` connections as a {@link PoolSample}: only for the raw `pg`
- * pools the records service still keeps (eslint.config.mjs lists them); a new pool is
- * `openSqlPool`, sampled by {@link knexPoolSample}.
- */
-export function pgPoolSample(pool: { totalCount: number; idleCount: number; waitingCount: number }, max: number): () => PoolSample {
-  return () => ({
-    used: pool.totalCount - pool.idleCount,
-    free: pool.idleCount,
-    pending: pool.waitingCount,
-    max,
-  });
 }
 
 interface TarnPool {

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // lib-testkit depends on lib-platform, so lib-platform cannot depend on it back; its
 // database helper only needs `pg`, which resolves from lib-testkit's own folder.
 import { createTestDatabase, type TestDatabase } from '../../lib-testkit/src/database.js';
-import { guarded, sqlRows } from '../src/db.js';
+import { guarded, queryPrepared, queryText, sqlRows, textQueries } from '../src/db.js';
 import { AppError } from '../src/errors.js';
 import { knexPoolSample } from '../src/metrics.js';
 import { openSqlPool, type SqlPoolOptions } from '../src/sql.pool.js';
@@ -91,5 +91,43 @@ describe('openSqlPool (PostgreSQL)', () => {
     expect(() => openSqlPool({ name: 'none', databaseUrl: 'postgres://127.0.0.1/x', max: 0, statementTimeoutMs: 1000, application: 'platform-test' })).toThrow(
       RangeError,
     );
+  });
+
+  it('starts every connection with its settings, and refuses a setting that is not a plain name and value', async () => {
+    const pool = open({ name: 'readonly', settings: { default_transaction_read_only: 'on', plan_cache_mode: 'force_generic_plan' } });
+    const [s] = await sqlRows<{ ro: string; plan: string }>(
+      pool,
+      "select current_setting('default_transaction_read_only') as ro, current_setting('plan_cache_mode') as plan",
+    );
+    expect(s).toEqual({ ro: 'on', plan: 'force_generic_plan' });
+    const write = await sqlRows(pool, 'create table nope (x int)').catch((err: { code?: string }) => err);
+    expect((write as { code?: string }).code).toBe('25006'); // read_only_sql_transaction
+    expect(() => open({ settings: { 'x; drop': 'on' } })).toThrow(RangeError);
+    expect(() => open({ settings: { work_mem: '1MB -c x=y' } })).toThrow(RangeError);
+  });
+
+  it("reads dates, timestamps and intervals as text, as the ORM's connection does, and other types as pg parses them", async () => {
+    const pool = open({ name: 'types' });
+    const [row] = await queryText<Record<string, unknown>>(
+      pool,
+      "select '2026-11-28'::date as d, '2026-11-28 10:00:00.123456+00'::timestamptz as ts, '1 day'::interval as i, 5::int as n, true as b, $1::text as t",
+      ['x'],
+    );
+    expect(row).toEqual({ d: '2026-11-28', ts: expect.stringMatching(/^2026-11-28 \d\d:00:00\.123456/), i: '1 day', n: 5, b: true, t: 'x' });
+  });
+
+  it('queryText runs numbered SQL on the pool or inside a transaction; textQueries answers as a pg pool does', async () => {
+    const pool = open({ name: 'text' });
+    await sqlRows(pool, 'create table if not exists texts (n int)');
+    await pool
+      .transaction(async (trx) => {
+        await queryText(trx, 'insert into texts (n) values ($1), ($2)', [1, 2]);
+        expect(await queryText<{ c: number }>(trx, 'select count(*)::int as c from texts')).toEqual([{ c: 2 }]);
+        await trx.rollback();
+      })
+      .catch(() => {});
+    expect(await queryText<{ c: number }>(pool, 'select count(*)::int as c from texts')).toEqual([{ c: 0 }]);
+    expect(await textQueries(pool).query<{ v: number }>('select $1::int as v', [7])).toEqual({ rows: [{ v: 7 }] });
+    expect(await queryPrepared<{ v: number }>(pool, 'select $1::int + 1 as v', [7])).toEqual([{ v: 8 }]);
   });
 });

@@ -29,7 +29,16 @@ export const recordsConfigShape = {
    * so the caller hears why instead of a deadline.
    */
   QUERY_TIMEOUT_MS: envInt(4000, 1, 60_000),
-  /** Connections of the pool queries run on, apart from the one writes use. */
+  /**
+   * Connections of the writes pool (docs/architecture.md, "Reaching PostgreSQL"): every write's
+   * transaction, the outbox relay and the migrations (at least 2: the migration lock holds one).
+   */
+  WRITE_POOL_MAX: envInt(10, 2, 100),
+  /** Connections of the short reads' pool: single records, work views, links, share links, site and sync lookups. */
+  READ_POOL_MAX: envInt(4, 1, 100),
+  /** Longest a short read may run before PostgreSQL cancels it (503 `unavailable`). */
+  READ_TIMEOUT_MS: envInt(10_000, 1, 60_000),
+  /** Connections of the long reads' pool queries and summaries run on, apart from the writes and short reads. */
   QUERY_POOL_MAX: envInt(5, 1, 100),
   /**
    * Summaries (POST /entities/{Type}/summarize) running at once on the query pool; more wait in

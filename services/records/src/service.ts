@@ -21,7 +21,8 @@ import {
   type Logger,
   type RunningService,
   ormPoolSample,
-  pgPoolSample,
+  knexPoolSample,
+  openSqlPool,
 } from '@reelbase/lib-platform';
 import type { Knex } from '@mikro-orm/postgresql';
 import { farmv1, idempotencyv1, recordsv1, sitesyncv1, syncv1 } from '@reelbase/proto';
@@ -68,15 +69,27 @@ export function startRecords(config: RecordsConfig, logger?: Logger): Promise<Ru
         entities: [RecordEntitySchema, OutboxEntitySchema],
         migrations: RECORDS_MIGRATIONS,
         logger: log,
+        poolMax: config.WRITE_POOL_MAX,
       });
       resources.defer('postgres', () => orm.close(true));
       const nc = await connectNats(config.NATS_URL, 'records', log);
       resources.defer('nats', () => nc.drain());
       metrics.watchNats(nc);
-      metrics.watchPool('main', ormPoolSample(orm));
       await ensureEventsStream(nc, names);
 
+      // One pool per purpose (docs/architecture.md, "Reaching PostgreSQL"), each named and sized in config.
       const db = orm.em.getConnection().getKnex();
+      const reads = openSqlPool({
+        name: 'reads',
+        application: 'records',
+        databaseUrl: config.DATABASE_URL,
+        max: config.READ_POOL_MAX,
+        statementTimeoutMs: config.READ_TIMEOUT_MS,
+      });
+      resources.defer('reads pool', () => reads.destroy());
+      const pools = { writes: db, reads };
+      metrics.watchPool('writes', ormPoolSample(orm));
+      metrics.watchPool('reads', knexPoolSample(reads, config.READ_POOL_MAX));
       const bus = new InProcessBus<RecordsBusTopics>((err, topic) => log.error({ err, topic }, 'bus subscriber failed'));
       // Subscription order matters: the fault switch must act before the relay can publish.
       bus.subscribe('committed', () => fault.afterCommit());
@@ -95,7 +108,8 @@ export function startRecords(config: RecordsConfig, logger?: Logger): Promise<Ru
       const serverMax = nc.info?.max_payload ?? Number.MAX_SAFE_INTEGER;
       const maxEventBytes = Math.min(config.MAX_EVENT_BYTES, serverMax - 16 * 1024);
       const queryDb = openQueryPool({ databaseUrl: config.DATABASE_URL, timeoutMs: config.QUERY_TIMEOUT_MS, max: config.QUERY_POOL_MAX });
-      resources.defer('query pool', () => queryDb.end());
+      resources.defer('queries pool', () => queryDb.destroy());
+      metrics.watchPool('queries', knexPoolSample(queryDb, config.QUERY_POOL_MAX));
       // At least one connection is always left to short queries.
       const summaryGate = new QueryGate(
         Math.max(1, Math.min(config.SUMMARY_CONCURRENCY, config.QUERY_POOL_MAX - 1)),
@@ -103,11 +117,12 @@ export function startRecords(config: RecordsConfig, logger?: Logger): Promise<Ru
         SUMMARY_LINE,
         'summaries',
       );
-      const store = new KnexRecordStore(db, names, { db: queryDb, timeoutMs: config.QUERY_TIMEOUT_MS, summaries: summaryGate });
+      const store = new KnexRecordStore(pools, names, { db: queryDb, timeoutMs: config.QUERY_TIMEOUT_MS, summaries: summaryGate });
       const service = new RecordService({ store, bus, maxEventBytes });
 
       const farmDb = openFarmPool({ databaseUrl: config.DATABASE_URL, max: config.FARM_POOL_MAX });
-      resources.defer('farm pool', () => farmDb.end());
+      resources.defer('farm pool', () => farmDb.destroy());
+      metrics.watchPool('farm', knexPoolSample(farmDb, config.FARM_POOL_MAX));
       const farm = new FarmService({
         store: new FarmRepository(farmDb, names),
         committed: (event) => bus.emit('committed', event),
@@ -124,13 +139,13 @@ export function startRecords(config: RecordsConfig, logger?: Logger): Promise<Ru
           summaries: new RecordSummaries(store),
         }),
         ...shareLinkHandlers({
-          shares: new ShareLinks(new KnexShareLinkStore(db), service, new SharePasswords(config.SHARE_PASSWORD_SCRYPT_COST)),
+          shares: new ShareLinks(new KnexShareLinkStore(pools), service, new SharePasswords(config.SHARE_PASSWORD_SCRYPT_COST)),
         }),
       });
-      const sitesync = new SiteSync({ store: new KnexSiteSyncStore(db, names), bus });
+      const sitesync = new SiteSync({ store: new KnexSiteSyncStore(pools, names), bus });
       grpc.add<sitesyncv1.SiteSyncServiceServer>(SITESYNC_SERVICE_NAME, sitesyncv1.SiteSyncServiceService, siteSyncHandlers({ sitesync }));
       // Sync (docs/architecture.md, "Sync"): its own service on the same server, through the same write rules.
-      const syncStore = new SyncRepository(db, names);
+      const syncStore = new SyncRepository(pools, names);
       grpc.add<syncv1.SyncServiceServer>(
         SYNC_SERVICE_NAME,
         syncv1.SyncServiceService,
@@ -139,8 +154,6 @@ export function startRecords(config: RecordsConfig, logger?: Logger): Promise<Ru
       // Idempotency keys of the gateway's POSTs (docs/architecture.md, "Idempotency keys").
       const keys = new IdempotencyKeys(new IdempotencyRepository(db));
       grpc.add<idempotencyv1.IdempotencyServiceServer>(IDEMPOTENCY_SERVICE_NAME, idempotencyv1.IdempotencyServiceService, idempotencyHandlers({ keys }));
-      metrics.watchPool('query', pgPoolSample(queryDb, config.QUERY_POOL_MAX));
-      metrics.watchPool('farm', pgPoolSample(farmDb, config.FARM_POOL_MAX));
       watchQueueDepths(metrics, db, log);
       const readiness = new Readiness().add('postgres', () => pingDb(orm)).add('nats', () => pingNats(nc));
       const ops = await startOpsServer({ port: config.HTTP_PORT, host: config.BIND_HOST, metrics, readiness, logger: log });

@@ -95,7 +95,7 @@ describe('a transaction PostgreSQL aborts', () => {
   it('runs once more after a deadlock or serialization failure, then is 409 concurrent_change', async () => {
     const db = knex({ client: 'pg', connection: world.db.url, pool: { min: 0, max: 2 } });
     const queryDb = openQueryPool({ databaseUrl: world.db.url, timeoutMs: 5000, max: 1 });
-    const store = new KnexRecordStore(db, natsNames(world.prefix), { db: queryDb, timeoutMs: 5000 });
+    const store = new KnexRecordStore({ writes: db, reads: db }, natsNames(world.prefix), { db: queryDb, timeoutMs: 5000 });
     try {
       for (const code of ['40P01', '40001']) {
         let runs = 0;
@@ -128,7 +128,7 @@ describe('a transaction PostgreSQL aborts', () => {
       expect([other, runs]).toMatchObject([{ code: 'duplicate_id' }, 1]);
     } finally {
       await db.destroy();
-      await queryDb.end();
+      await queryDb.destroy();
     }
   });
 });

@@ -295,7 +295,7 @@ describe('the claim', () => {
       expect((await appErrorOf(farm.call.completeChunk({ chunkId: a.chunk!.id, lease: a.lease! }, artist))).code).toBe('lease_lost');
       expect((await claim('sweep')).chunk!.attempt).toBe(2);
     } finally {
-      await pool.end();
+      await pool.destroy();
     }
   });
 });
@@ -327,7 +327,7 @@ describe('the events of farm commits', () => {
         published.map((e) => ({ action: e.action, changes: e.changes, occurred_at: e.occurred_at })),
       );
     } finally {
-      await pool.end();
+      await pool.destroy();
     }
   });
 });

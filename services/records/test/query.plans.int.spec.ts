@@ -5,7 +5,7 @@
  * `query_timeout` instead of holding the caller.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newId, type CallContext, type GrpcClient } from '@reelbase/lib-platform';
+import { newId, queryText, type CallContext, type GrpcClient } from '@reelbase/lib-platform';
 import { appErrorOf, type TestDatabase } from '@reelbase/lib-testkit';
 import { recordsv1 } from '@reelbase/proto';
 import pg from 'pg';
@@ -82,14 +82,15 @@ describe('statement timeout', () => {
   it('the query pool is read-only and cuts statements off at its timeout', async () => {
     const pool = openQueryPool({ databaseUrl: db.url, timeoutMs: 200, max: 1 });
     try {
-      const write = await pool
-        .query("insert into records.applied_rename (journal_id, kind, from_code, to_code, rewritten) values ('x', 'status', 'a', 'b', 0)")
-        .catch((e: { code?: string }) => e);
+      const write = await queryText(
+        pool,
+        "insert into records.applied_rename (journal_id, kind, from_code, to_code, rewritten) values ('x', 'status', 'a', 'b', 0)",
+      ).catch((e: { code?: string }) => e);
       expect((write as { code?: string }).code).toBe('25006'); // read_only_sql_transaction
-      const slow = await pool.query('select pg_sleep(1)').catch((e: { code?: string }) => e);
+      const slow = await queryText(pool, 'select pg_sleep(1)').catch((e: { code?: string }) => e);
       expect((slow as { code?: string }).code).toBe('57014'); // query_canceled
     } finally {
-      await pool.end();
+      await pool.destroy();
     }
   });
 });

@@ -5,7 +5,8 @@
  * failure mapped once); it names the subject each outbox row is published on.
  */
 import type { Knex } from '@mikro-orm/postgresql';
-import { AppError, encodeStreamBatch, guarded, type NatsNames, type SqlStateErrors } from '@reelbase/lib-platform';
+import { AppError, encodeStreamBatch, guarded, queryText, textQueries, type NatsNames, type SqlStateErrors } from '@reelbase/lib-platform';
+import type { RecordsPools } from '../../kernel/store/knex.db.js';
 import type { IdempotencyClaim, NewRecord, OutboxEvent, StoredRecord, StoredSchema } from '../../kernel/domain/record.ports.js';
 import { GroupCommit } from './group.commit.js';
 import { OutboxRepository, outboxRow } from '../../kernel/store/outbox.repository.js';
@@ -16,7 +17,7 @@ import { RenameRepository } from './rename.repository.js';
 import { UsageRepository, type RecordsUsage } from './usage.repository.js';
 import { ViewsRepository } from './views.repository.js';
 import { QueryRepository } from './query.repository.js';
-import type { QueryGate, QueryPool } from './query.pool.js';
+import type { QueryGate } from './query.pool.js';
 import type { CodeRename } from '../domain/schema.rename.js';
 import type { LinkRef } from '../../kernel/domain/schema.validator.js';
 import type {
@@ -54,33 +55,39 @@ const TRANSACTION_ERRORS: SqlStateErrors = { ...WRITE_ERRORS, ...Object.fromEntr
 const collision = (err: unknown) => COLLISIONS.includes(String((err as { code?: unknown })?.code));
 
 export class KnexRecordStore implements RecordStore, SchemaAdminStore, RecordViewStore, RecordQueryStore, SummaryStore {
+  /** Writes, on the writes pool. */
   private readonly records: RecordRepository;
+  /** Short reads of records and the schema, on the reads pool. */
+  private readonly reads: RecordRepository;
+  private readonly readSchema: SchemaRepository;
   private readonly outbox = new OutboxRepository();
-  private readonly schema: SchemaRepository;
   private readonly usage: UsageRepository;
   private readonly views: ViewsRepository;
   private readonly queries: QueryRepository;
   private readonly group: GroupCommit;
+  private readonly db: Knex;
 
   constructor(
-    private readonly db: Knex,
+    pools: RecordsPools,
     private readonly names: NatsNames,
     /**
      * The pool queries run on, the statement_timeout its connections carry, and the gate
      * summaries pass on it (store/query.pool.ts); without a gate, summaries are not held back.
      */
-    private readonly queryPool: { db: QueryPool; timeoutMs: number; summaries?: QueryGate },
+    private readonly queryPool: { db: Knex; timeoutMs: number; summaries?: QueryGate },
   ) {
-    this.records = new RecordRepository(db);
-    this.schema = new SchemaRepository(db);
-    this.usage = new UsageRepository(db);
-    this.views = new ViewsRepository(db);
-    this.queries = new QueryRepository(queryPool.db);
-    this.group = new GroupCommit(db, this.records);
+    this.db = pools.writes;
+    this.records = new RecordRepository(pools.writes);
+    this.reads = new RecordRepository(pools.reads);
+    this.readSchema = new SchemaRepository(pools.reads);
+    this.usage = new UsageRepository(pools.writes);
+    this.views = new ViewsRepository(pools.reads);
+    this.queries = new QueryRepository(textQueries(queryPool.db));
+    this.group = new GroupCommit(pools.writes, this.records);
   }
 
   find(id: string): Promise<StoredRecord | undefined> {
-    return guarded(() => this.records.find(id));
+    return guarded(() => this.reads.find(id));
   }
 
   insertWithEvent(record: NewRecord, event: OutboxEvent, guard: WriteGuard, idempotency?: IdempotencyClaim): Promise<InsertResult> {
@@ -96,15 +103,15 @@ export class KnexRecordStore implements RecordStore, SchemaAdminStore, RecordVie
   }
 
   schemaVersion(): Promise<number> {
-    return guarded(() => this.schema.version());
+    return guarded(() => this.readSchema.version());
   }
 
   deadLinks(links: readonly LinkRef[]): Promise<LinkRef[]> {
-    return guarded(() => this.records.deadLinks(links));
+    return guarded(() => this.reads.deadLinks(links));
   }
 
   linksOutsideProject(links: readonly LinkRef[], projectId: string | null): Promise<LinkRef[]> {
-    return guarded(() => this.records.linksOutsideProject(links, projectId));
+    return guarded(() => this.reads.linksOutsideProject(links, projectId));
   }
 
   transaction<T>(fn: (tx: RecordTransaction) => Promise<T>): Promise<T> {
@@ -113,7 +120,7 @@ export class KnexRecordStore implements RecordStore, SchemaAdminStore, RecordVie
   }
 
   loadSchema(): Promise<StoredSchema | undefined> {
-    return guarded(() => this.schema.load());
+    return guarded(() => this.readSchema.load());
   }
 
   applySchema(version: number, snapshotJson: string, refuse?: SchemaGuard): Promise<boolean> {
@@ -146,7 +153,7 @@ export class KnexRecordStore implements RecordStore, SchemaAdminStore, RecordVie
   /** A summary's one statement, on the query pool (read-only, with its statement timeout), through the summaries' gate. */
   summarize(statement: SummaryStatement): Promise<SummaryRow[]> {
     const { timeoutMs, summaries } = this.queryPool;
-    const run = async () => (await this.queryPool.db.query<SummaryRow>(statement.sql, statement.params)).rows;
+    const run = () => queryText<SummaryRow>(this.queryPool.db, statement.sql, statement.params);
     return guarded(() => (summaries ? summaries.run(run) : run()), {
       '57014': (err) =>
         new AppError('unavailable', `the summary ran longer than ${timeoutMs} ms and was cancelled: narrow its filter`, { code: 'query_timeout', cause: err }),
@@ -155,11 +162,12 @@ export class KnexRecordStore implements RecordStore, SchemaAdminStore, RecordVie
 
   namesOf(ids: readonly string[]): Promise<Map<string, string | null>> {
     return guarded(async () => {
-      const res = await this.queryPool.db.query<{ id: string; name: string | null }>(
+      const rows = await queryText<{ id: string; name: string | null }>(
+        this.queryPool.db,
         `select id::text, coalesce(nullif(data->>'code', ''), data->>'name') as name from records.record where id = any($1::uuid[])`,
         [ids],
       );
-      return new Map(res.rows.map((r) => [r.id, r.name]));
+      return new Map(rows.map((r) => [r.id, r.name]));
     });
   }
 

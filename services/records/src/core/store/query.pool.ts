@@ -1,13 +1,14 @@
 /**
- * The pool queries run on (docs/queries.md, "Statement timeout"): its own connections, so a
- * burst of slow queries never takes the connections writes need, each opened read-only and with
- * `statement_timeout` set, so PostgreSQL cancels a query statement that runs longer (SQLSTATE
- * 57014) without an extra round trip per query. A plain `pg` pool: a query is one statement
- * with bound parameters, so the query builder's per-statement work would be pure overhead on
- * the hot path (docs/queries.md, "The request path").
+ * The pool queries and summaries run on (docs/queries.md, "Statement timeout"): the long reads'
+ * pool, its own connections, so a burst of slow queries never takes the connections writes need,
+ * each opened read-only and with `statement_timeout` set, so PostgreSQL cancels a query statement
+ * that runs longer (SQLSTATE 57014) without an extra round trip per query. Its statements are
+ * `$n` SQL text run on a pooled connection (lib-platform's `queryText`): a query is one statement
+ * with bound parameters, so the query builder's per-statement work would be pure overhead on the
+ * hot path (docs/queries.md, "The request path").
  */
-import { AppError } from '@reelbase/lib-platform';
-import pg from 'pg';
+import { AppError, openSqlPool } from '@reelbase/lib-platform';
+import type { Knex } from '@mikro-orm/postgresql';
 
 export interface QueryPoolOptions {
   databaseUrl: string;
@@ -17,26 +18,21 @@ export interface QueryPoolOptions {
   max: number;
 }
 
-export type QueryPool = pg.Pool;
+/** Opens the `queries` pool of records: read-only connections with the query statement timeout. */
+export function openQueryPool(o: QueryPoolOptions): Knex {
+  return openSqlPool({
+    name: 'queries',
+    application: 'records',
+    databaseUrl: o.databaseUrl,
+    max: o.max,
+    statementTimeoutMs: Math.max(1, Math.trunc(o.timeoutMs)),
+    // A query never writes: this pool cannot, whatever SQL it is handed.
+    settings: { default_transaction_read_only: 'on' },
+  });
+}
 
 /** Summaries that may wait for a slot of their gate at once (beyond: 503 `busy` at once). */
 export const SUMMARY_LINE = 20;
-
-export function openQueryPool(o: QueryPoolOptions): QueryPool {
-  const pool = new pg.Pool({
-    connectionString: o.databaseUrl,
-    connectionTimeoutMillis: 3000,
-    statement_timeout: Math.max(1, Math.trunc(o.timeoutMs)),
-    application_name: 'records-query',
-    // A query never writes: this pool cannot, whatever SQL it is handed.
-    options: '-c default_transaction_read_only=on',
-    max: o.max,
-    idleTimeoutMillis: 30_000,
-  });
-  // An idle connection that fails (a server restart) is dropped by the pool; the next query opens another.
-  pool.on('error', () => {});
-  return pool;
-}
 
 /**
  * At most `max` callers at once on the query pool for a kind of statement that may run long (a

@@ -15,9 +15,7 @@
  * one did, its rows are dropped and the plan's EXISTS form (`fallback`) runs instead
  * (docs/queries.md, "Link hops and the link table").
  */
-import type pg from 'pg';
-import { sqlIsoMicros } from '@reelbase/lib-platform';
-import type { QueryPool } from './query.pool.js';
+import { sqlIsoMicros, type TextQueries } from '@reelbase/lib-platform';
 import { SCHEMA_VERSION_SQL } from '../../kernel/store/schema.repository.js';
 import type { QueryPlan, QueryRow } from '../domain/core.ports.js';
 
@@ -74,10 +72,8 @@ export function queryStatements(plan: QueryPlan): { page: Statement; count?: Sta
 
 type PageRow = { j: string | null; v: string; o?: boolean } & Record<string, string | null>;
 
-/** What runs a statement: a pool or one client of it. */
-export interface Queryable {
-  query<R extends pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>>;
-}
+/** What runs a statement: the query pool (lib-platform's `textQueries` over it), or one client of it. */
+export type Queryable = TextQueries;
 
 /** The result of a query's statements. */
 export interface QueryOutcome {
@@ -123,7 +119,7 @@ export async function runQueryPlan(db: Queryable, plan: QueryPlan, trace?: State
 
 /** Statements of queries. */
 export class QueryRepository {
-  constructor(private readonly pool: QueryPool) {}
+  constructor(private readonly pool: Queryable) {}
 
   /**
    * Runs the page, then the count when asked (on the query pool: store/query.pool.ts). The schema

@@ -1,13 +1,14 @@
 /**
- * The farm's statements (docs/farm.md) on records' database, through a plain `pg` pool: the
+ * The farm's statements (docs/farm.md) on records' database, on the farm's pool (openFarmPool): the
  * claim, heartbeat, complete, fail and expiry are each ONE statement (CTEs) that changes the
  * chunk, the FarmJob record (status, counters), its outbox event, the job's farm row and the
  * copies of its offerability on its chunks together. Every value is bound ($n); every public
  * method runs inside `guarded`; a deadlock between two job-level changes (PostgreSQL aborts one
  * of them, SQLSTATE 40P01) is retried.
  */
-import pg from 'pg';
-import { AppError, guarded, newId, sqlIsoMicros, type NatsNames, type StreamEvent } from '@reelbase/lib-platform';
+import type { Knex } from '@mikro-orm/postgresql';
+import { AppError, guarded, newId, openSqlPool, queryPrepared, queryText, sqlIsoMicros, type NatsNames, type StreamEvent } from '@reelbase/lib-platform';
+import type { Db } from '../../kernel/store/knex.db.js';
 import type { OutboxEvent, StoredRecord } from '../../kernel/domain/record.ports.js';
 import { recordsOutbox, stampedPayload } from '../../kernel/store/outbox.repository.js';
 import { toStored, type Row } from '../../kernel/store/record.repository.js';
@@ -27,22 +28,21 @@ import type {
   NewFarmJob,
 } from '../domain/farm.ports.js';
 
-export type FarmPool = pg.Pool;
-
-export function openFarmPool(o: { databaseUrl: string; max: number }): FarmPool {
-  const pool = new pg.Pool({
-    connectionString: o.databaseUrl,
-    connectionTimeoutMillis: 3000,
-    statement_timeout: 10_000,
-    application_name: 'records-farm',
-    // The farm's statements are long CTEs whose planning costs more than their execution: they
-    // are prepared once per connection (named) and run with their generic plan.
-    options: '-c plan_cache_mode=force_generic_plan',
+/**
+ * Opens the farm's pool (docs/farm.md): its own connections, so a burst of agents never takes the
+ * connections record writes use. The farm's statements are long CTEs whose planning costs more than
+ * their execution: they are prepared once per connection (lib-platform's `queryPrepared`) and run
+ * with their generic plan.
+ */
+export function openFarmPool(o: { databaseUrl: string; max: number }): Knex {
+  return openSqlPool({
+    name: 'farm',
+    application: 'records',
+    databaseUrl: o.databaseUrl,
     max: o.max,
-    idleTimeoutMillis: 30_000,
+    statementTimeoutMs: 10_000,
+    settings: { plan_cache_mode: 'force_generic_plan' },
   });
-  pool.on('error', () => {});
-  return pool;
 }
 
 /** PostgreSQL aborted one of two transactions waiting on each other; the statement is run again. */
@@ -65,7 +65,7 @@ export class FarmRepository implements FarmStore {
   private readonly createSubject: string;
 
   constructor(
-    private readonly pool: FarmPool,
+    private readonly db: Knex,
     names: NatsNames,
   ) {
     this.subject = names.eventSubject('FarmJob', 'update');
@@ -77,7 +77,8 @@ export class FarmRepository implements FarmStore {
       this.transaction(async (db) => {
         const r = job.record;
         const data = r.data;
-        const check = await db.query<{ project_live: boolean; bad: string[] | null; version_ok: boolean; task_ok: boolean }>(
+        const check = await queryText<{ project_live: boolean; bad: string[] | null; version_ok: boolean; task_ok: boolean }>(
+          db,
           `select exists (select 1 from records.record p where p.id = $1::uuid and p.entity_type = 'Project' and p.retired_at is null) as project_live,
                   (select array_agg(d.i - 1) from unnest($2::uuid[]) with ordinality d(id, i)
                     where not exists (select 1 from records.record x join records.farm_job f on f.id = x.id
@@ -86,13 +87,14 @@ export class FarmRepository implements FarmStore {
                   ($4::uuid is null or exists (select 1 from records.record t where t.id = $4::uuid and t.entity_type = 'Task' and t.retired_at is null)) as task_ok`,
           [r.projectId, job.dependsOn, (data.version_id as string | undefined) ?? null, (data.task_id as string | undefined) ?? null],
         );
-        const c = check.rows[0]!;
+        const c = check[0]!;
         const badLinks: FarmJobRefusal['badLinks'] = [];
         if (!c.version_ok) badLinks.push('version_id');
         if (!c.task_ok) badLinks.push('task_id');
         const bad = (c.bad ?? []).map(Number).sort((a, b) => a - b);
         if (!c.project_live || bad.length || badLinks.length) return { refused: { projectLive: c.project_live, badDependencies: bad, badLinks } };
-        const inserted = await db.query<{ json: Row }>(
+        const inserted = await queryText<{ json: Row }>(
+          db,
           `with c as (select clock_timestamp() as ts),
            r as (
              insert into records.record (id, entity_type, project_id, status, active, thumbnail_id, created_by, created_at, updated_at, data)
@@ -105,33 +107,36 @@ export class FarmRepository implements FarmStore {
         );
         // Dependencies are locked so none changes status until this job is committed (the
         // sweeper also recounts pending dependencies: docs/farm.md, "Dependencies").
-        const fj = await db.query<{ seq: string; offerable: boolean }>(
+        const fj = await queryText<{ seq: string; offerable: boolean }>(
+          db,
           `with deps as (select id, status from records.farm_job where id = any($8::uuid[]) order by id for share)
            insert into records.farm_job (id, status, pool, kind, priority, max_attempts, manager, depends_on, deps_pending)
            values ($1, $2, $3, $4, $5, $6, $7, $8::uuid[], (select count(*) from deps where status <> 'done'))
            returning seq, offerable`,
           [r.id, r.status, job.pool, job.kind, job.priority, job.maxAttempts, job.manager, job.dependsOn],
         );
-        const { seq, offerable } = fj.rows[0]!;
+        const { seq, offerable } = fj[0]!;
         const ids = job.chunks.map(() => newId());
-        await db.query(
+        await queryText(
+          db,
           `insert into records.farm_chunk (id, job_id, idx, frames, max_attempts, pool, kind, priority, job_seq, offerable)
            select c.id, $2, (c.i - 1)::int, c.frames, $4, $5, $6, $7, $8, $9
              from unnest($1::uuid[], $3::text[]) with ordinality c(id, frames, i)`,
           [ids, r.id, job.chunks, job.maxAttempts, job.pool, job.kind, job.priority, seq, offerable],
         );
-        return { job: toStored(inserted.rows[0]!.json) };
+        return { job: toStored(inserted[0]!.json) };
       }),
     );
   }
 
   findJob(id: string): Promise<FarmJobState | undefined> {
     return guarded(async () => {
-      const res = await this.pool.query<{ json: Row; ever_claimed: boolean; manager: string | null }>(
+      const res = await queryText<{ json: Row; ever_claimed: boolean; manager: string | null }>(
+        this.db,
         `select ${recordJson('r')} as json, f.ever_claimed, f.manager from records.record r join records.farm_job f on f.id = r.id where r.id = $1`,
         [id],
       );
-      const row = res.rows[0];
+      const row = res[0];
       return row ? { record: toStored(row.json), everClaimed: row.ever_claimed, manager: row.manager } : undefined;
     });
   }
@@ -139,8 +144,8 @@ export class FarmRepository implements FarmStore {
   claim(input: FarmClaimInput, stamp: FarmEventStamp): Promise<FarmClaimOutcome> {
     const { text, values } = claimStatement(this.subject, input, stamp);
     return guarded(async () => {
-      const res = await retryingDeadlocks(() => this.pool.query<LeaseRow & { burned: boolean }>({ name: 'farm_claim', text, values }));
-      const row = res.rows[0]!;
+      const res = await retryingDeadlocks(() => queryPrepared<LeaseRow & { burned: boolean }>(this.db, text, values));
+      const row = res[0]!;
       const event = row.event ?? null;
       if (row.chunk && row.job) return { kind: 'given', chunk: toChunk(row.chunk), job: toStored(row.job), event };
       return row.burned ? { kind: 'burned', event } : { kind: 'none' };
@@ -149,9 +154,9 @@ export class FarmRepository implements FarmStore {
 
   heartbeat(lease: FarmLease, progress: number | null): Promise<FarmLeaseOutcome> {
     return guarded(async () => {
-      const res = await this.pool.query<LeaseRow>({
-        name: 'farm_heartbeat',
-        text: `with ch as (
+      const res = await queryPrepared<LeaseRow>(
+        this.db,
+        `with ch as (
            update records.farm_chunk c
               set lease_expires_at = clock_timestamp() + make_interval(secs => c.lease_seconds), progress = coalesce($3::smallint, c.progress)
             where c.id = $1 and c.state = 'leased' and c.lease_digest = $2 and c.lease_expires_at > clock_timestamp()
@@ -159,9 +164,9 @@ export class FarmRepository implements FarmStore {
            returning c.*
          )
          select ${chunkJson('ch')} as chunk, (select ${recordJson('r')} from records.record r where r.id = ch.job_id) as job from ch`,
-        values: [lease.chunkId, lease.leaseDigest, progress],
-      });
-      return this.leaseOutcome(res.rows[0], lease.chunkId);
+        [lease.chunkId, lease.leaseDigest, progress],
+      );
+      return this.leaseOutcome(res[0], lease.chunkId);
     });
   }
 
@@ -187,8 +192,8 @@ export class FarmRepository implements FarmStore {
              (select coalesce((select rec.json from rec), (select ${recordJson('r')} from records.record r where r.id = ch.job_id)) from ch) as job,
              (select payload from ev) as event`;
     return guarded(async () => {
-      const res = await retryingDeadlocks(() => this.pool.query<LeaseRow>({ name: 'farm_complete', text: sql, values: p.values }));
-      return this.leaseOutcome(res.rows[0], lease.chunkId);
+      const res = await retryingDeadlocks(() => queryPrepared<LeaseRow>(this.db, sql, p.values));
+      return this.leaseOutcome(res[0], lease.chunkId);
     });
   }
 
@@ -220,8 +225,8 @@ export class FarmRepository implements FarmStore {
              (select coalesce((select rec.json from rec), (select ${recordJson('r')} from records.record r where r.id = ch.job_id)) from ch) as job,
              (select payload from ev) as event`;
     return guarded(async () => {
-      const res = await retryingDeadlocks(() => this.pool.query<LeaseRow>({ name: 'farm_fail', text: sql, values: p.values }));
-      return this.leaseOutcome(res.rows[0], lease.chunkId);
+      const res = await retryingDeadlocks(() => queryPrepared<LeaseRow>(this.db, sql, p.values));
+      return this.leaseOutcome(res[0], lease.chunkId);
     });
   }
 
@@ -253,10 +258,8 @@ export class FarmRepository implements FarmStore {
               from ex
           )${jobChange(p, stamp(), this.subject, true, 'select id from pick')}
           select count(*)::int as n, (select payload from ev) as event from ex`;
-        const res = await retryingDeadlocks(() =>
-          this.pool.query<{ n: number; event: StreamEvent | null }>({ name: 'farm_expire', text: sql, values: p.values }),
-        );
-        const row = res.rows[0]!;
+        const res = await retryingDeadlocks(() => queryPrepared<{ n: number; event: StreamEvent | null }>(this.db, sql, p.values));
+        const row = res[0]!;
         if (row.n === 0) break;
         n += 1;
         if (row.event) events.push(row.event);
@@ -272,7 +275,8 @@ export class FarmRepository implements FarmStore {
    * offerable into the claim index.
    */
   private async repairDependencies(): Promise<void> {
-    await this.pool.query(
+    await queryText(
+      this.db,
       `with fixed as (
          update records.farm_job d
             set deps_pending = n.pending
@@ -291,36 +295,42 @@ export class FarmRepository implements FarmStore {
     return guarded(() =>
       retryingDeadlocks(() =>
         this.transaction(async (db) => {
-          const cur = await db.query<{ json: Row; ever_claimed: boolean; manager: string | null }>(
+          const cur = await queryText<{ json: Row; ever_claimed: boolean; manager: string | null }>(
+            db,
             `select ${recordJson('r')} as json, f.ever_claimed, f.manager
                from records.record r join records.farm_job f on f.id = r.id where r.id = $1 for update of r, f`,
             [id],
           );
-          const row = cur.rows[0];
+          const row = cur[0];
           if (!row) throw AppError.notFound(`FarmJob ${id} not found`);
           const before = toStored(row.json);
           const change = decide({ record: before, everClaimed: row.ever_claimed, manager: row.manager });
           const data: Record<string, unknown> = { ...(change.data ?? {}) };
           if (change.requeueFailed) {
-            const requeued = await db.query(
-              `update records.farm_chunk set state = 'queued', attempts = 0, error = null, finished_at = null where job_id = $1 and state = 'failed'`,
+            const requeued = await queryText(
+              db,
+              `update records.farm_chunk set state = 'queued', attempts = 0, error = null, finished_at = null where job_id = $1 and state = 'failed' returning 1`,
               [id],
             );
-            if ((requeued.rowCount ?? 0) > 0 || before.data.chunks_failed !== 0) data.chunks_failed = 0;
+            if (requeued.length > 0 || before.data.chunks_failed !== 0) data.chunks_failed = 0;
           }
           const changes: Record<string, unknown> = {};
           if (change.status !== before.status) changes.status = change.status;
           for (const [k, v] of Object.entries(data)) if (JSON.stringify(before.data[k]) !== JSON.stringify(v)) changes[k] = v;
           if (Object.keys(changes).length === 0) return { record: before, event: null };
-          const fj = await db.query<{ offerable: boolean }>(`update records.farm_job set status = $2 where id = $1 returning offerable`, [id, change.status]);
-          const offerable = fj.rows[0]!.offerable;
-          await db.query(`update records.farm_chunk set offerable = $2 where job_id = $1 and offerable <> $2 and state in ('queued', 'leased')`, [
+          const fj = await queryText<{ offerable: boolean }>(db, `update records.farm_job set status = $2 where id = $1 returning offerable`, [
+            id,
+            change.status,
+          ]);
+          const offerable = fj[0]!.offerable;
+          await queryText(db, `update records.farm_chunk set offerable = $2 where job_id = $1 and offerable <> $2 and state in ('queued', 'leased')`, [
             id,
             offerable,
           ]);
           if (change.status !== before.status && (change.status === 'done' || before.status === 'done')) {
             // Dependents wait on done jobs only: recount theirs and open or close their chunks.
-            await db.query(
+            await queryText(
+              db,
               `with d as (
                  update records.farm_job d
                     set deps_pending = (select count(*) from records.farm_job x where x.id = any(d.depends_on) and x.status <> 'done')
@@ -333,7 +343,8 @@ export class FarmRepository implements FarmStore {
             );
           }
           const template = JSON.stringify({ event_id: stamp.eventId, entity_type: 'FarmJob', action: 'update', actor: stamp.actor, changes });
-          const updated = await db.query<{ json: Row; event: StreamEvent }>(
+          const updated = await queryText<{ json: Row; event: StreamEvent }>(
+            db,
             `with r0 as (
                update records.record r set status = $2, data = r.data || $3::jsonb, updated_at = ${NEXT_UPDATED_AT}
                 where r.id = $1
@@ -348,7 +359,7 @@ export class FarmRepository implements FarmStore {
              select ${recordJson('r0')} as json, (select payload from ev) as event from r0`,
             [id, change.status, JSON.stringify(data), stamp.eventId, this.subject, template],
           );
-          const out = updated.rows[0]!;
+          const out = updated[0]!;
           return { record: toStored(out.json), event: out.event };
         }),
       ),
@@ -363,9 +374,9 @@ export class FarmRepository implements FarmStore {
    */
   listChunks(jobId: string, page: FarmChunkPage): Promise<{ chunks: FarmChunkRow[]; more: boolean }> {
     return guarded(async () => {
-      const res = await this.pool.query<{ chunk: ChunkJson; seen: number }>({
-        name: 'farm_chunk_page',
-        text: `with sized as (
+      const res = await queryPrepared<{ chunk: ChunkJson; seen: number }>(
+        this.db,
+        `with sized as (
            select c.id, c.idx,
                   sum($5::int + coalesce(octet_length(c.frames), 0) + coalesce(octet_length(c.error), 0)
                       + coalesce(octet_length(c.worker), 0) + coalesce(octet_length(c.output::text), 0))
@@ -379,10 +390,10 @@ export class FarmRepository implements FarmStore {
            from sized s join records.farm_chunk c on c.id = s.id
           where coalesce(s.before, 0) < $4
           order by s.idx`,
-        values: [jobId, page.afterIndex, page.limit + 1, page.maxBytes, page.fixedBytes],
-      });
-      const chunks = res.rows.map((r) => toChunk(r.chunk));
-      const more = chunks.length > page.limit || (res.rows[0]?.seen ?? 0) > chunks.length;
+        [jobId, page.afterIndex, page.limit + 1, page.maxBytes, page.fixedBytes],
+      );
+      const chunks = res.map((r) => toChunk(r.chunk));
+      const more = chunks.length > page.limit || (res[0]?.seen ?? 0) > chunks.length;
       return { chunks: chunks.slice(0, page.limit), more };
     });
   }
@@ -390,27 +401,11 @@ export class FarmRepository implements FarmStore {
   /** The chunk a lease statement changed, or whether the chunk exists at all (404 vs 409). */
   private async leaseOutcome(row: LeaseRow | undefined, chunkId: string): Promise<FarmLeaseOutcome> {
     if (row?.chunk && row.job) return { chunk: toChunk(row.chunk), job: toStored(row.job), event: row.event ?? null };
-    const res = await this.pool.query('select 1 from records.farm_chunk where id = $1', [chunkId]);
-    return res.rows.length ? 'lease_lost' : 'not_found';
+    const res = await queryText(this.db, 'select 1 from records.farm_chunk where id = $1', [chunkId]);
+    return res.length ? 'lease_lost' : 'not_found';
   }
 
-  private async transaction<T>(fn: (db: pg.PoolClient) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
-    let broken = false;
-    try {
-      await client.query('begin');
-      const out = await fn(client);
-      await client.query('commit');
-      return out;
-    } catch (err) {
-      try {
-        await client.query('rollback');
-      } catch {
-        broken = true;
-      }
-      throw err;
-    } finally {
-      client.release(broken);
-    }
+  private transaction<T>(fn: (db: Db) => Promise<T>): Promise<T> {
+    return this.db.transaction((trx) => fn(trx));
   }
 }

@@ -5,17 +5,21 @@
 import type { Knex } from '@mikro-orm/postgresql';
 import { guarded } from '@reelbase/lib-platform';
 import type { StoredRecord } from '../../kernel/domain/record.ports.js';
+import type { RecordsPools } from '../../kernel/store/knex.db.js';
 import { RecordRepository } from '../../kernel/store/record.repository.js';
 import type { NewShareLink, ShareLinkRow, ShareLinkStore } from '../domain/shares.ports.js';
 import { ShareRepository } from './share.repository.js';
 
 export class KnexShareLinkStore implements ShareLinkStore {
+  /** Reads, on the reads pool; writes go through `db` (the writes pool). */
   private readonly records: RecordRepository;
   private readonly shares: ShareRepository;
+  private readonly db: Knex;
 
-  constructor(private readonly db: Knex) {
-    this.records = new RecordRepository(db);
-    this.shares = new ShareRepository(db);
+  constructor(pools: RecordsPools) {
+    this.db = pools.writes;
+    this.records = new RecordRepository(pools.reads);
+    this.shares = new ShareRepository(pools.reads);
   }
 
   find(id: string): Promise<StoredRecord | undefined> {
@@ -57,6 +61,6 @@ export class KnexShareLinkStore implements ShareLinkStore {
   }
 
   revokeShareLink(id: string): Promise<ShareLinkRow | undefined> {
-    return guarded(() => this.shares.revoke(id));
+    return guarded(() => new ShareRepository(this.db).revoke(id));
   }
 }

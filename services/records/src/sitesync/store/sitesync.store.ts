@@ -5,6 +5,7 @@
  */
 import type { Knex } from '@mikro-orm/postgresql';
 import { guarded, type NatsNames } from '@reelbase/lib-platform';
+import type { RecordsPools } from '../../kernel/store/knex.db.js';
 import { outboxRow } from '../../kernel/store/outbox.repository.js';
 import type { SiteSyncStore, SiteSyncTransaction } from '../domain/sitesync.ports.js';
 import type { Site, SiteState, StateFilter, StateKey, StatusCounts } from '../domain/sitesync.types.js';
@@ -13,11 +14,15 @@ import { SiteSyncRepository } from './sitesync.repository.js';
 export class KnexSiteSyncStore implements SiteSyncStore {
   private readonly sitesync: SiteSyncRepository;
 
+  /** Transactions on the writes pool; the lists and single reads on the reads pool. */
+  private readonly db: Knex;
+
   constructor(
-    private readonly db: Knex,
+    pools: RecordsPools,
     private readonly names: NatsNames,
   ) {
-    this.sitesync = new SiteSyncRepository(db);
+    this.db = pools.writes;
+    this.sitesync = new SiteSyncRepository(pools.reads);
   }
 
   siteSyncTransaction<T>(fn: (tx: SiteSyncTransaction) => Promise<T>): Promise<T> {

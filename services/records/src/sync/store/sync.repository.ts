@@ -8,7 +8,7 @@ import type { Knex } from '@mikro-orm/postgresql';
 import { AppError, guarded, sqlIsoMicros, type NatsNames } from '@reelbase/lib-platform';
 import { type NewRecord, type OutboxEvent, type StoredRecord } from '../../kernel/domain/record.ports.js';
 import { recordsOutbox, stampedPayload } from '../../kernel/store/outbox.repository.js';
-import type { Db } from '../../kernel/store/knex.db.js';
+import type { Db, RecordsPools } from '../../kernel/store/knex.db.js';
 import { COLUMNS, RecordRepository, toStored, type Row } from '../../kernel/store/record.repository.js';
 import { SchemaRepository } from '../../kernel/store/schema.repository.js';
 import { StaleSyncRead, type SyncMapping, type SyncStore, type SyncTransaction, type SyncUpdate } from '../domain/sync.ports.js';
@@ -44,10 +44,17 @@ function stampsInOrder(rows: { id: string; updated_at: string }[], ids: readonly
 }
 
 export class SyncRepository implements SyncStore {
+  /** An import's transaction on the writes pool; the lookups (mappings, records, echoes, renames) on the reads pool. */
+  private readonly db: Knex;
+  private readonly reads: Knex;
+
   constructor(
-    private readonly db: Knex,
+    pools: RecordsPools,
     private readonly names: NatsNames,
-  ) {}
+  ) {
+    this.db = pools.writes;
+    this.reads = pools.reads;
+  }
 
   syncTransaction<T>(fn: (tx: SyncTransaction) => Promise<T>): Promise<T> {
     return guarded(() => this.db.transaction((trx) => fn(this.statements(trx))), ERRORS);
@@ -61,7 +68,7 @@ export class SyncRepository implements SyncStore {
       if (q.source !== undefined) (where.push('source = ?'), params.push(q.source));
       if (q.entityType !== undefined) (where.push('entity_type = ?'), params.push(q.entityType));
       if (q.externalId !== undefined) (where.push('external_id = ?'), params.push(q.externalId));
-      const res = await this.db.raw<{ rows: MappingRow[] }>(
+      const res = await this.reads.raw<{ rows: MappingRow[] }>(
         `select source, entity_type, external_id, id from records.sync_mapping where ${where.join(' and ')}
           order by source, entity_type, external_id limit ${Math.trunc(limit)}`,
         params as Knex.RawBinding[],
@@ -73,9 +80,10 @@ export class SyncRepository implements SyncStore {
   mappingsOf(ids: readonly string[]): Promise<SyncMapping[]> {
     return guarded(async () => {
       if (ids.length === 0) return [];
-      const res = await this.db.raw<{ rows: MappingRow[] }>('select source, entity_type, external_id, id from records.sync_mapping where id = any(?::uuid[])', [
-        ids as string[],
-      ] as unknown as Knex.RawBinding[]);
+      const res = await this.reads.raw<{ rows: MappingRow[] }>(
+        'select source, entity_type, external_id, id from records.sync_mapping where id = any(?::uuid[])',
+        [ids as string[]] as unknown as Knex.RawBinding[],
+      );
       return res.rows.map(toMapping);
     });
   }
@@ -83,7 +91,7 @@ export class SyncRepository implements SyncStore {
   findMany(ids: readonly string[]): Promise<StoredRecord[]> {
     return guarded(async () => {
       if (ids.length === 0) return [];
-      const res = await this.db.raw<{ rows: Row[] }>(`select ${COLUMNS} from records.record where id = any(?::uuid[])`, [
+      const res = await this.reads.raw<{ rows: Row[] }>(`select ${COLUMNS} from records.record where id = any(?::uuid[])`, [
         ids as string[],
       ] as unknown as Knex.RawBinding[]);
       return res.rows.map(toStored);
@@ -93,7 +101,7 @@ export class SyncRepository implements SyncStore {
   echoes(source: string, writes: readonly { id: string; at: string }[]): Promise<Set<number>> {
     return guarded(async () => {
       if (writes.length === 0) return new Set();
-      const res = await this.db.raw<{ rows: { i: string }[] }>(
+      const res = await this.reads.raw<{ rows: { i: string }[] }>(
         `select e.i from unnest(?::uuid[], ?::timestamptz[]) with ordinality e(id, at, i)
           where exists (select 1 from records.sync_write w where w.record_id = e.id and w.updated_at = e.at and w.source = ?)`,
         [writes.map((w) => w.id), writes.map((w) => w.at), source] as unknown as Knex.RawBinding[],
@@ -104,7 +112,7 @@ export class SyncRepository implements SyncStore {
 
   typeRenames(): Promise<{ from: string; to: string }[]> {
     return guarded(async () => {
-      const res = await this.db.raw<{ rows: { from: string; to: string }[] }>(
+      const res = await this.reads.raw<{ rows: { from: string; to: string }[] }>(
         `select from_code as "from", to_code as "to" from records.applied_rename where kind = 'entity_type' order by applied_at, journal_id`,
       );
       return res.rows;
