@@ -1,7 +1,7 @@
 /**
  * The gateway's settings: the only reader of process.env in this package.
  */
-import { commonConfig, envAddr, envInt, envPort, envUrl, loadConfig, parseConfig } from '@reelbase/lib-platform';
+import { commonConfig, envAddr, envInt, envPort, envUrl, loadConfig, mediaPolicy, parseConfig } from '@reelbase/lib-platform';
 import type { z } from 'zod';
 
 export const gatewayConfigShape = {
@@ -21,7 +21,7 @@ export const gatewayConfigShape = {
   /** media-transcode's gRPC address (host:port): reviewable uploads and status, media reads. */
   MEDIA_TRANSCODE_ADDR: envAddr('127.0.0.1:50055'),
   /** Largest reviewable upload in bytes (8 GiB; then 413 `payload_too_large`). */
-  MEDIA_MAX_BYTES: envInt(8 * 1024 ** 3, 1),
+  MEDIA_MAX_BYTES: envInt(mediaPolicy.MEDIA_MAX_BYTES_DEFAULT, 1),
   /**
    * Longest pause in an upload's body, and in a media read from the store, before it is given
    * up (408 for the client's body; the stream is cut for a read): uploads may take as long as

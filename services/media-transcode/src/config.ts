@@ -4,7 +4,7 @@
  * its own shape; the settings both need are shared.
  */
 import { z } from 'zod';
-import { commonConfig, envAddr, envInt, envOptionalEnum, envPort, envString, envUrl, loadConfig, parseConfig } from '@reelbase/lib-platform';
+import { commonConfig, envAddr, envInt, envOptionalEnum, envPort, envString, envUrl, loadConfig, mediaPolicy, parseConfig } from '@reelbase/lib-platform';
 
 const GIB = 1024 * 1024 * 1024;
 
@@ -47,7 +47,7 @@ export const mediaApiConfigShape = {
   /** The ops port: /healthz, /readyz and /metrics. */
   HTTP_PORT: envPort(9105),
   /** Largest original accepted (8 GiB); the gateway refuses a larger Content-Length with 413 before reading. */
-  MEDIA_MAX_BYTES: envInt(8 * GIB, 1, 64 * GIB),
+  MEDIA_MAX_BYTES: envInt(mediaPolicy.MEDIA_MAX_BYTES_DEFAULT, 1, 64 * GIB),
   /** An upload stream that sends nothing for this long is cut off (the total time is not bounded). */
   UPLOAD_IDLE_MS: envInt(60_000, 100, 3_600_000),
   /** Bytes per message of a media read. */

@@ -293,6 +293,20 @@ describe('OpenAPI document', () => {
     expect(doc.paths['/schema/applications'].get.parameters.find((p: any) => p.name === 'project_id')).toMatchObject({ required: false });
   });
 
+  it("documents a route's roles: a line of its description, `x-roles` and a 403", () => {
+    const submit = doc.paths['/farm/jobs'].post;
+    expect(submit['x-roles']).toEqual(['Admin', 'Supervisor', 'Coordinator', 'Artist']);
+    expect(submit.description).toMatch(/\n\nRoles: Admin, Supervisor, Coordinator, Artist\.$/);
+    expect(submit.responses['403']).toBeDefined();
+    expect(doc.paths['/webhooks'].get['x-roles']).toEqual(['Admin']);
+    expect(doc.paths['/webhooks'].get.description).toBe('Roles: Admin.');
+    expect(doc.paths['/playlists/{id}/share'].post['x-roles']).toEqual(['Admin', 'Supervisor', 'Coordinator']);
+    // Routes any authenticated caller may call, or whose rule depends on the input, list no roles.
+    expect(doc.paths['/events'].get['x-roles']).toBeUndefined();
+    expect(doc.paths['/entities/{entity_type}'].post['x-roles']).toBeUndefined();
+    expect(doc.paths['/entities/{entity_type}'].post.responses['403']).toBeDefined();
+  });
+
   it('every $ref resolves', () => {
     const refs = JSON.stringify(doc).match(/"\$ref":"[^"]+"/g) ?? [];
     for (const ref of refs) {

@@ -3,6 +3,7 @@
  * that validate requests (`z.toJSONSchema`): nothing is maintained twice.
  */
 import { z } from 'zod';
+import { rolesOf } from '../domain/role.rule.js';
 import { ErrorBody, ValidationErrorBody } from '../schemas/common.schema.js';
 import type { AnyRoute, RouteResponse } from './route.js';
 
@@ -117,7 +118,7 @@ export function buildOpenApi(routes: readonly AnyRoute[], info: OpenApiInfo): Js
     const statuses = new Set<number>(r.errors ?? []);
     if (r.auth !== 'public') statuses.add(401);
     if (r.auth !== 'public' && (r.rateLimited ?? true)) statuses.add(429);
-    if (r.authorize) statuses.add(403);
+    if (r.authorize || r.allow) statuses.add(403);
     // Every route reads a JSON body (one it does not take is a 422) and checks query strings.
     statuses.add(422);
     if (r.body) statuses.add(413).add(415);
@@ -154,7 +155,11 @@ export function buildOpenApi(routes: readonly AnyRoute[], info: OpenApiInfo): Js
       responses,
       security: r.auth === 'public' ? [] : r.auth === 'optional' ? [{}, { bearerAuth: [] }] : [{ bearerAuth: [] }],
     };
-    if (r.description) op.description = r.description;
+    // The roles of `allow`, as a line of the description and as `x-roles` (the router refuses the others with 403).
+    const roles = r.allow ? rolesOf(r.allow) : undefined;
+    const description = [r.description, roles && `Roles: ${roles.join(', ')}.`].filter(Boolean).join('\n\n');
+    if (description) op.description = description;
+    if (roles) op['x-roles'] = roles;
     if (r.body) op.requestBody = { required: true, content: { 'application/json': { schema: ref(r.docBody ?? r.body, 'input') } } };
     else if (r.bodyTypes?.length) {
       // Bodies the handler streams itself: a form with a `file` part, or the bytes as they are.

@@ -7,6 +7,7 @@
 import type { CallContext } from '@reelbase/lib-platform';
 import type { Request, Response } from 'express';
 import type { z } from 'zod';
+import type { RoleRule } from '../domain/role.rule.js';
 import type { AuthedPrincipal } from './locals.js';
 
 /** `public`: no token; `bearer`: token required; `optional`: a token, when sent, must be valid. */
@@ -97,7 +98,17 @@ export interface RouteDef<P extends z.ZodType | undefined = any, Q extends z.Zod
    * counts its requests, an import its items (docs/api-notes.md, "Rate limits").
    */
   cost?: (body: Out<B>) => number;
-  /** Role check: throws a `forbidden` AppError. Runs after authentication, before validation. */
+  /**
+   * The roles that may call the route whatever its input (`{ roles, to }`, domain/role.rule.ts):
+   * any other role is 403 `forbidden` after authentication and before validation, with the message
+   * `to` completes; the OpenAPI text lists the roles. Unset: every authenticated caller.
+   */
+  allow?: RoleRule;
+  /**
+   * A role check that depends on the input (the entity type, the user of the path): throws a
+   * `forbidden` AppError. Runs after authentication and `allow`, before validation. The checks
+   * live in routes/route.roles.ts.
+   */
   authorize?: (principal: AuthedPrincipal, raw: RawInput) => void;
   /**
    * The check of an `optional` route called without a token, in `authorize`'s place (before

@@ -8,6 +8,7 @@ import { AppError, isAppError, type Logger, type Problem } from '@reelbase/lib-p
 import express, { type Express, type Request, type RequestHandler, type Response } from 'express';
 import type { AuthCache, AuthEntry } from '../domain/auth.cache.js';
 import type { RateLimiter } from '../domain/rate.limiter.js';
+import { assertAllowed } from '../domain/role.rule.js';
 import { clientAddress } from './client.address.js';
 import { toHttpError, requestShape } from './error.mapper.js';
 import {
@@ -162,6 +163,7 @@ function pipeline(route: AnyRoute, deps: RouterDeps, waiters: KeyWaiters): Reque
         }
       }
     }
+    if (route.allow && locals.principal) assertAllowed(locals.principal, route.allow);
     if (route.authorize && locals.principal) {
       route.authorize(locals.principal, {
         params: req.params as Record<string, string>,

@@ -1,9 +1,31 @@
 /**
  * The notifier's gRPC messages in their client form (docs/api-notes.md, "Notifications" and
- * "Webhooks"): snake_case keys, absent optionals as null, the event id as a number.
+ * "Webhooks"): snake_case keys, absent optionals as null, the event id as a number; and the
+ * webhook bodies as the notifier's requests.
  */
 import { AppError } from '@reelbase/lib-platform';
 import type { notifierv1 } from '@reelbase/proto';
+import type { z } from 'zod';
+import type { WebhookCreate, WebhookPatch } from '../schemas/notifier.schema.js';
+
+/** POST /webhooks → CreateWebhook (absent filters: every type, every action). */
+export function createWebhookRequest(body: z.output<typeof WebhookCreate>): notifierv1.CreateWebhookRequest {
+  return { url: body.url, kind: body.kind, secret: body.secret, entityTypes: body.entity_types ?? [], actions: body.actions ?? [], active: body.active };
+}
+
+/** PATCH /webhooks/{id} → UpdateWebhook: an absent key is kept, `"secret": null` clears the secret. */
+export function updateWebhookRequest(id: string, body: z.output<typeof WebhookPatch>): notifierv1.UpdateWebhookRequest {
+  return {
+    id,
+    url: body.url,
+    kind: body.kind,
+    secret: body.secret ?? undefined,
+    clearSecret: body.secret === null,
+    entityTypes: body.entity_types ? { values: body.entity_types } : undefined,
+    actions: body.actions ? { values: body.actions } : undefined,
+    active: body.active,
+  };
+}
 
 /** A message the notifier must always set, missing: its answer is broken, not the client's request. */
 function required<T>(value: T | undefined, what: string): T {

@@ -3,6 +3,7 @@
  * text and is spliced into the response unparsed: the hot path never parses and
  * re-serialises it.
  */
+import { AppError } from '@reelbase/lib-platform';
 import type { recordsv1 } from '@reelbase/proto';
 
 /** The ETag of a record: its `updated_at`, quoted. */
@@ -25,6 +26,21 @@ export function recordJson(r: recordsv1.Record, extra?: Record<string, unknown>)
   });
   const tail = extra ? `,${JSON.stringify(extra).slice(1, -1)}` : '';
   return `${head.slice(0, -1)},"data":${r.dataJson || '{}'}${tail}}`;
+}
+
+/** `{"items": [...records], ...extra}` as JSON text (a work view, a page), the records' data never re-parsed. */
+export function recordsJson(records: readonly recordsv1.Record[], extra?: Record<string, unknown>): string {
+  const tail = extra ? `,${JSON.stringify(extra).slice(1, -1)}` : '';
+  return `{"items":[${records.map((r) => recordJson(r)).join(',')}]${tail}}`;
+}
+
+/**
+ * A single-record answer: the record as JSON text (with `extra` keys, as recordJson) and its ETag;
+ * a missing record is records' fault (500).
+ */
+export function recordAnswer(record: recordsv1.Record | undefined, extra?: Record<string, unknown>): { json: string; etag: string } {
+  if (!record) throw new AppError('internal', 'records answered without a record');
+  return { json: recordJson(record, extra), etag: etagOf(record) };
 }
 
 /** The record as an object (for bodies that nest it). */

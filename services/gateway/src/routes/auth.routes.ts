@@ -6,7 +6,8 @@ import { AppError, isAppError } from '@reelbase/lib-platform';
 import { BootstrapState } from '../domain/bootstrap.state.js';
 import type { AnyRoute } from '../http/route.js';
 import { Reply, defineRoute } from '../http/route.js';
-import { etagOf, recordFromJsonText, recordJson } from '../mappers/record.mapper.js';
+import { apiKeyListJson, issuedKeyJson, loginJson, registeredJson, rotatedJson, sessionsRevokedJson } from '../mappers/auth.mapper.js';
+import { recordAnswer } from '../mappers/record.mapper.js';
 import {
   ApiKeyCreate,
   ApiKeyIssued,
@@ -29,6 +30,7 @@ import {
 import { ErrorBody } from '../schemas/common.schema.js';
 import { MeOut, etagHeader } from '../schemas/record.schema.js';
 import type { RouteDeps } from './route.deps.js';
+import { ADMIN, registersFirstUserOnly } from './route.roles.js';
 
 export function authRoutes({ peers, loginLimiter, addressOf, userChanged, signingKeysRetired }: RouteDeps): AnyRoute[] {
   const bootstrap = new BootstrapState((ctx) => peers.auth.getBootstrap({}, ctx));
@@ -64,7 +66,7 @@ export function authRoutes({ peers, loginLimiter, addressOf, userChanged, signin
           throw err;
         }
         loginLimiter?.refund(addr);
-        return { access_token: res.accessToken, token_type: 'bearer', expires_in: res.expiresIn };
+        return loginJson(res);
       },
     }),
     defineRoute({
@@ -83,25 +85,15 @@ export function authRoutes({ peers, loginLimiter, addressOf, userChanged, signin
       body: RegisterBody,
       // 403 before any 422, with or without a token: a token must be an Admin's, and an
       // anonymous call is refused once the first user exists (asked of auth until it does).
-      authorize: (principal) => {
-        if (principal.role !== 'Admin') throw new AppError('forbidden', 'only an Admin may register users');
-      },
-      authorizeAnonymous: async (ctx) => {
-        if (await bootstrap.isDone(ctx)) throw new AppError('forbidden', 'only an Admin may register users once the first user exists');
-      },
+      allow: { roles: ADMIN, to: 'register users' },
+      authorizeAnonymous: registersFirstUserOnly(bootstrap),
       responses: {
         200: { description: 'The created User record.', schema: RegisterOut },
         409: { description: 'A user with this email already exists: code `duplicate_code`.', schema: ErrorBody },
       },
       errors: [403, 503],
       handler: async ({ body, ctx }) => {
-        const res = await peers.auth.register({ email: body.email, password: body.password, name: body.name, role: body.role }, ctx);
-        return {
-          user: recordFromJsonText(res.userJson),
-          access_token: res.accessToken ?? null,
-          token_type: 'bearer',
-          expires_in: res.expiresIn ?? null,
-        };
+        return registeredJson(await peers.auth.register({ email: body.email, password: body.password, name: body.name, role: body.role }, ctx));
       },
     }),
     defineRoute({
@@ -121,8 +113,7 @@ export function authRoutes({ peers, loginLimiter, addressOf, userChanged, signin
       responses: { 200: { description: 'The new key; `token` is never shown again.', schema: ApiKeyIssued } },
       errors: [409, 503],
       handler: async ({ body, ctx }) => {
-        const res = await peers.auth.issueApiKey({ name: body.name, expiresAt: body.expires_at }, ctx);
-        return { id: res.key?.id, name: res.key?.name ?? body.name, token: res.token, created_at: res.key?.createdAt, expires_at: res.key?.expiresAt ?? null };
+        return issuedKeyJson(await peers.auth.issueApiKey({ name: body.name, expiresAt: body.expires_at }, ctx), body.name);
       },
     }),
     defineRoute({
@@ -137,18 +128,7 @@ export function authRoutes({ peers, loginLimiter, addressOf, userChanged, signin
       responses: { 200: { description: 'Keys, oldest first.', schema: ApiKeyList } },
       errors: [403, 503],
       handler: async ({ query, ctx }) => {
-        const res = await peers.auth.listApiKeys({ userId: query.user_id }, ctx);
-        return {
-          items: res.items.map((k) => ({
-            id: k.id,
-            user_id: k.userId,
-            name: k.name,
-            prefix: k.prefix,
-            created_at: k.createdAt,
-            last_used_at: k.lastUsedAt ?? null,
-            expires_at: k.expiresAt ?? null,
-          })),
-        };
+        return apiKeyListJson(await peers.auth.listApiKeys({ userId: query.user_id }, ctx));
       },
     }),
     defineRoute({
@@ -181,15 +161,13 @@ export function authRoutes({ peers, loginLimiter, addressOf, userChanged, signin
       tags: ['auth'],
       auth: 'bearer',
       body: SigningKeyRotate,
-      authorize: (principal) => {
-        if (principal.role !== 'Admin') throw new AppError('forbidden', 'only an Admin may rotate signing keys');
-      },
+      allow: { roles: ADMIN, to: 'rotate signing keys' },
       responses: { 200: { description: 'The new key id.', schema: SigningKeyRotated } },
       errors: [403, 503],
       handler: async ({ body, ctx }) => {
         const res = await peers.auth.rotateSigningKey({ retirePrevious: body.retire_previous }, ctx);
         if (body.retire_previous) signingKeysRetired();
-        return { kid: res.kid, retired: res.retired };
+        return rotatedJson(res);
       },
     }),
     defineRoute({
@@ -204,16 +182,14 @@ export function authRoutes({ peers, loginLimiter, addressOf, userChanged, signin
       tags: ['auth'],
       auth: 'bearer',
       params: UserPath,
-      authorize: (principal) => {
-        if (principal.role !== 'Admin') throw new AppError('forbidden', "only an Admin may revoke another user's sessions");
-      },
+      allow: { roles: ADMIN, to: "revoke another user's sessions" },
       responses: { 200: { description: 'Revoked.', schema: SessionsRevoked } },
       errors: [403, 404, 503],
       handler: async ({ params, ctx }) => {
         const res = await peers.auth.revokeUserSessions({ userId: params.id }, ctx);
         // Auth announces it to every gateway too; this one acts before answering.
         await userChanged(params.id);
-        return { user_id: params.id, api_keys_revoked: res.apiKeysRevoked, tokens_revoked_before: res.tokensRevokedBefore };
+        return sessionsRevokedJson(params.id, res);
       },
     }),
     defineRoute({
@@ -249,9 +225,7 @@ export function authRoutes({ peers, loginLimiter, addressOf, userChanged, signin
       auth: 'bearer',
       params: UserPath,
       body: PasswordSet,
-      authorize: (principal) => {
-        if (principal.role !== 'Admin') throw new AppError('forbidden', "only an Admin may set another user's password");
-      },
+      allow: { roles: ADMIN, to: "set another user's password" },
       responses: {
         200: { description: 'Set.', schema: PasswordChanged },
         409: { description: 'The user has no valid `data.email` to log in with (`no_login_email`), or it is taken (`duplicate_code`).', schema: ErrorBody },
@@ -273,9 +247,8 @@ export function authRoutes({ peers, loginLimiter, addressOf, userChanged, signin
       errors: [404, 503],
       handler: async ({ principal, ctx }) => {
         const res = await peers.records.getRecord({ entityType: 'User', id: principal!.userId }, ctx);
-        const record = res.record;
-        if (!record) throw new AppError('internal', 'records answered without a record');
-        return Reply.rawJson(recordJson(record, { role: principal!.role, auth: principal!.authKind }), 200, { etag: etagOf(record) });
+        const { json, etag } = recordAnswer(res.record, { role: principal!.role, auth: principal!.authKind });
+        return Reply.rawJson(json, 200, { etag });
       },
     }),
   ];

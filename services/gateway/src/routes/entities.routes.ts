@@ -2,22 +2,21 @@
  * Generic record routes (docs/api-notes.md, Records): create, read, patch, retire and revive. One gRPC call
  * each; the record's data travels as JSON text and is never re-parsed on the way out.
  */
-import { AppError, normalizeIfMatch } from '@reelbase/lib-platform';
-import type { recordsv1 } from '@reelbase/proto';
-import { assertMayWrite } from '../domain/write.policy.js';
+import { normalizeIfMatch } from '@reelbase/lib-platform';
 import { localsOf } from '../http/locals.js';
 import type { AnyRoute } from '../http/route.js';
 import { Reply, defineRoute } from '../http/route.js';
-import { etagOf, recordJson } from '../mappers/record.mapper.js';
+import { createRecordRequest, queryPageJson, queryRecordsRequest, updateRecordRequest } from '../mappers/entity.mapper.js';
+import { recordAnswer } from '../mappers/record.mapper.js';
 import { EntityTypePath, RecordCreate, RecordOut, RecordPatch, RecordPath, RecordRetired, etagHeader } from '../schemas/record.schema.js';
 import { QueryBody, QueryOut } from '../schemas/query.schema.js';
 import type { RouteDeps } from './route.deps.js';
-import { itemsReply } from './views.reply.js';
+import { writesRecord } from './route.roles.js';
 
 /** The single-record answer: the record as JSON text with its ETag. */
-function recordReply(record: recordsv1.Record | undefined): Reply {
-  if (!record) throw new AppError('internal', 'records answered without a record');
-  return Reply.rawJson(recordJson(record), 200, { etag: etagOf(record) });
+function recordReply(record: Parameters<typeof recordAnswer>[0]): Reply {
+  const { json, etag } = recordAnswer(record);
+  return Reply.rawJson(json, 200, { etag });
 }
 
 /**
@@ -25,9 +24,6 @@ function recordReply(record: recordsv1.Record | undefined): Reply {
  * no condition; empty or malformed → a condition that never holds (409 `stale_write`).
  */
 const ifMatchOf = normalizeIfMatch;
-
-/** Absent → unchanged; null → cleared; a value → set. */
-const nullable = (v: string | null | undefined): recordsv1.NullableString | undefined => (v === undefined ? undefined : v === null ? {} : { value: v });
 
 const etagResponse = (description: string) => ({ description, schema: RecordOut, headers: etagHeader });
 
@@ -77,22 +73,13 @@ export function entityRoutes({ peers, userChanged }: RouteDeps): AnyRoute[] {
       auth: 'bearer',
       params: EntityTypePath,
       body: RecordCreate,
-      authorize: (p, raw) => assertMayWrite(p, raw.params.entity_type ?? '', 'create', raw.body),
+      authorize: writesRecord('create'),
       responses: { 200: etagResponse('The created record.') },
       errors: [404, 409, 503],
       handler: async ({ params, body, ctx, res }) => {
-        const create: recordsv1.CreateRecordRequest = {
-          entityType: params.entity_type,
-          projectId: body.project_id ?? undefined,
-          status: body.status ?? undefined,
-          active: body.active,
-          thumbnailId: body.thumbnail_id ?? undefined,
-          dataJson: JSON.stringify(body.data),
-          taskTemplate: body.task_template,
-          // The claimed Idempotency-Key: records stores the answer in the statement that writes the record
-          // (a User is written by auth, and its answer stored by the gateway after it).
-          idempotency: params.entity_type === USER ? undefined : localsOf(res).idempotency,
-        };
+        // The claimed Idempotency-Key: records stores the answer in the statement that writes the record
+        // (a User is written by auth, and its answer stored by the gateway after it).
+        const create = createRecordRequest(params.entity_type, body, params.entity_type === USER ? undefined : localsOf(res).idempotency);
         // A User's data.email is its login address: auth reserves it and writes the record (docs/architecture.md, "Auth decisions").
         const created = params.entity_type === USER ? await peers.auth.createUser({ record: create }, ctx) : await records.createRecord(create, ctx);
         return recordReply(created.record);
@@ -118,24 +105,7 @@ export function entityRoutes({ peers, userChanged }: RouteDeps): AnyRoute[] {
       responses: { 200: { description: 'One page of matching records.', schema: QueryOut } },
       errors: [403, 404, 503],
       handler: async ({ params, body, ctx }) => {
-        const res = await records.queryRecords(
-          {
-            entityType: params.entity_type,
-            filtersJson: JSON.stringify(body.filters),
-            fieldsJson: body.fields === undefined ? undefined : JSON.stringify(body.fields),
-            order: (body.order ?? []).map((o) => ({ field: o.field, direction: o.direction })),
-            limit: body.limit,
-            cursor: body.cursor ?? undefined,
-            includeTotal: body.include_total ?? false,
-            includeRetired: body.include_retired ?? false,
-            answerJson: true,
-          },
-          ctx,
-        );
-        const extra = { next_cursor: res.nextCursor ?? null, ...(res.total === undefined ? {} : { total: res.total }) };
-        // The page as records wrote it, spliced unparsed (docs/queries.md, "The request path"); `items` from an older records.
-        if (res.itemsJson !== undefined) return Reply.rawJson(`{"items":${res.itemsJson},${JSON.stringify(extra).slice(1)}`);
-        return itemsReply(res.items, extra);
+        return Reply.rawJson(queryPageJson(await records.queryRecords(queryRecordsRequest(params.entity_type, body), ctx)));
       },
     }),
     defineRoute({
@@ -171,20 +141,11 @@ export function entityRoutes({ peers, userChanged }: RouteDeps): AnyRoute[] {
       params: RecordPath,
       headerParams: [IF_MATCH],
       body: RecordPatch,
-      authorize: (p, raw) => assertMayWrite(p, raw.params.entity_type ?? '', 'update', raw.body),
+      authorize: writesRecord('update'),
       responses: { 200: etagResponse('The updated record.') },
       errors: [404, 409, 503],
       handler: async ({ params, body, ctx, req }) => {
-        const patch: recordsv1.UpdateRecordRequest = {
-          entityType: params.entity_type,
-          id: params.id,
-          projectId: nullable(body.project_id),
-          status: nullable(body.status),
-          active: body.active,
-          thumbnailId: nullable(body.thumbnail_id),
-          dataJson: body.data === undefined ? undefined : JSON.stringify(body.data),
-          ifMatch: ifMatchOf(req.headers['if-match']),
-        };
+        const patch = updateRecordRequest(params.entity_type, params.id, body, ifMatchOf(req.headers['if-match']));
         // Setting a User's data.email moves its login: auth writes record and credential together.
         const movesLogin = params.entity_type === USER && body.data !== undefined && Object.hasOwn(body.data, 'email');
         const res = movesLogin ? await peers.auth.updateUser({ record: patch }, ctx) : await records.updateRecord(patch, ctx);
@@ -204,7 +165,7 @@ export function entityRoutes({ peers, userChanged }: RouteDeps): AnyRoute[] {
       auth: 'bearer',
       params: RecordPath,
       headerParams: [IF_MATCH],
-      authorize: (p, raw) => assertMayWrite(p, raw.params.entity_type ?? '', 'delete', undefined),
+      authorize: writesRecord('delete'),
       responses: { 200: { description: 'Retired.', schema: RecordRetired } },
       errors: [404, 409, 503],
       handler: async ({ params, ctx, req }) => {
@@ -222,7 +183,7 @@ export function entityRoutes({ peers, userChanged }: RouteDeps): AnyRoute[] {
       tags: ['entities'],
       auth: 'bearer',
       params: RecordPath,
-      authorize: (p, raw) => assertMayWrite(p, raw.params.entity_type ?? '', 'revive', undefined),
+      authorize: writesRecord('revive'),
       responses: { 200: etagResponse('The revived record.') },
       errors: [404, 409, 503],
       handler: async ({ params, ctx }) => {

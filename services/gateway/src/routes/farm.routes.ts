@@ -5,11 +5,22 @@
  * and reports, the submitter, Admin, Supervisor or Coordinator (the submitter is checked by
  * records, which knows the job).
  */
-import { AppError } from '@reelbase/lib-platform';
-import type { farmv1 } from '@reelbase/proto';
+import { farmPolicy } from '@reelbase/lib-platform';
 import { defineRoute, Reply, type AnyRoute } from '../http/route.js';
-import type { AuthedPrincipal } from '../domain/authed.principal.js';
+import {
+  chunkAndJobJson,
+  chunkObject,
+  chunkPageJson,
+  claimedJson,
+  claimRequest,
+  completeChunkRequest,
+  createJobRequest,
+  failChunkRequest,
+  heartbeatRequest,
+  reportJobRequest,
+} from '../mappers/farm.mapper.js';
 import { recordJson } from '../mappers/record.mapper.js';
+import { count } from '../schemas/common.schema.js';
 import { RecordOut } from '../schemas/record.schema.js';
 import {
   ChunkPath,
@@ -27,39 +38,15 @@ import {
   JobPath,
 } from '../schemas/farm.schema.js';
 import type { RouteDeps } from './route.deps.js';
+import { NOT_VIEWER } from './route.roles.js';
 
 const TAGS = ['farm'];
-
-function notViewer(what: string) {
-  return (p: AuthedPrincipal): void => {
-    if (p.role === 'Viewer') throw new AppError('forbidden', `a Viewer may not ${what}`);
-  };
-}
+const L = farmPolicy.LIMITS;
 
 /** Viewers never; Artists only on their own jobs (records checks the submitter). */
-const mayManage = notViewer('change farm jobs');
-
-function chunkObject(c: farmv1.FarmChunk) {
-  const out: Record<string, unknown> = {
-    id: c.id,
-    job_id: c.jobId,
-    index: c.index,
-    frames: c.frames ?? null,
-    state: c.state,
-    attempt: c.attempt,
-    lease_expires_at: c.leaseExpiresAt ?? null,
-    progress: c.progress ?? null,
-    worker: c.worker ?? null,
-    error: c.error ?? null,
-  };
-  if (c.outputJson !== undefined) out.output = JSON.parse(c.outputJson);
-  return out;
-}
-
-/** `{"chunk","job"}` with the job record spliced in as records sent it. */
-function chunkAndJob(chunk: farmv1.FarmChunk, job: string): Reply {
-  return Reply.rawJson(`{"chunk":${JSON.stringify(chunkObject(chunk))},"job":${job}}`);
-}
+const MAY_MANAGE = { roles: NOT_VIEWER, to: 'change farm jobs' };
+/** Agents at work on a chunk they hold. */
+const AGENT = { roles: NOT_VIEWER, to: 'work on farm chunks' };
 
 /** The four changes of a job's course, one route each. */
 const JOB_CHANGES = [
@@ -95,34 +82,16 @@ export function farmRoutes({ peers }: RouteDeps): AnyRoute[] {
         '`chunk_size` frames, `index` from 0; without `frames` one chunk. `data` holds the body and `chunks_total`, ' +
         '`chunks_done`, `chunks_failed`, `attempts_failed` and `progress` (100 × done / total, rounded down). The record is ' +
         'queryable with `POST /entities/FarmJob/query`; its status and these fields change only through the farm routes. ' +
-        'A job lists at most 100,000 frames and is cut into at most 10,000 chunks (422 at `["body","frames"]` beyond). ' +
+        `A job lists at most ${count(L.frames)} frames and is cut into at most ${count(L.chunks)} chunks (422 at \`["body","frames"]\` beyond). ` +
         'A bad frame list, a `depends_on` id that is not a live FarmJob, a missing project: 422. Event: FarmJob `create`.',
       tags: TAGS,
       auth: 'bearer',
-      authorize: notViewer('submit farm jobs'),
+      allow: { roles: NOT_VIEWER, to: 'submit farm jobs' },
       body: FarmJobCreate,
       responses: { 200: { description: 'The FarmJob.', schema: RecordOut } },
       errors: [503],
       handler: async ({ body, ctx }) => {
-        const out = await peers.farm.createJob(
-          {
-            projectId: body.project_id,
-            name: body.name,
-            kind: body.kind,
-            pool: body.pool,
-            priority: body.priority,
-            frames: body.frames,
-            chunkSize: body.chunk_size,
-            payloadJson: body.payload === undefined ? undefined : JSON.stringify(body.payload),
-            versionId: body.version_id,
-            taskId: body.task_id,
-            maxAttempts: body.max_attempts,
-            dependsOn: body.depends_on,
-            manager: body.manager,
-            externalId: body.external_id,
-          },
-          ctx,
-        );
+        const out = await peers.farm.createJob(createJobRequest(body), ctx);
         return Reply.rawJson(recordJson(out.job!));
       },
     }),
@@ -142,16 +111,13 @@ export function farmRoutes({ peers }: RouteDeps): AnyRoute[] {
         'of being handed out. The first claim of a job makes it `running` (an event). 204 when nothing is due.',
       tags: TAGS,
       auth: 'bearer',
-      authorize: notViewer('claim farm chunks'),
+      allow: { roles: NOT_VIEWER, to: 'claim farm chunks' },
       body: FarmClaim,
       responses: { 200: { description: 'The chunk, its lease and its job.', schema: FarmClaimed }, 204: { description: 'Nothing is due.' } },
       errors: [503],
       handler: async ({ body, ctx }) => {
-        const out = await peers.farm.claim({ pool: body.pool, worker: body.worker, kinds: body.kinds ?? [], leaseSeconds: body.lease_seconds }, ctx);
-        if (!out.chunk || !out.job) return Reply.text('', 'text/plain', 204);
-        const c = out.chunk;
-        const chunk = { id: c.id, index: c.index, frames: c.frames ?? null, attempt: c.attempt, lease: out.lease, lease_expires_at: c.leaseExpiresAt };
-        return Reply.rawJson(`{"job":${recordJson(out.job)},"chunk":${JSON.stringify(chunk)}}`);
+        const claimed = claimedJson(await peers.farm.claim(claimRequest(body), ctx));
+        return claimed === undefined ? Reply.text('', 'text/plain', 204) : Reply.rawJson(claimed);
       },
     }),
     defineRoute({
@@ -164,13 +130,13 @@ export function farmRoutes({ peers }: RouteDeps): AnyRoute[] {
         "the chunk's current one (claimed again, ran out, or the job was cancelled): 409 `lease_lost`. Unknown chunk: 404.",
       tags: TAGS,
       auth: 'bearer',
-      authorize: notViewer('work on farm chunks'),
+      allow: AGENT,
       params: ChunkPath,
       body: FarmHeartbeat,
       responses: { 200: { description: 'The chunk.', schema: FarmChunkOut } },
       errors: [404, 409, 503],
       handler: async ({ params, body, ctx }) => {
-        const out = await peers.farm.heartbeat({ chunkId: params.id, lease: body.lease, progress: body.progress }, ctx);
+        const out = await peers.farm.heartbeat(heartbeatRequest(params.id, body), ctx);
         return Reply.json(chunkObject(out.chunk!));
       },
     }),
@@ -181,21 +147,17 @@ export function farmRoutes({ peers }: RouteDeps): AnyRoute[] {
       summary: 'Complete a chunk (the lease holder).',
       description:
         "The chunk is done; the job's `chunks_done` and `progress` move (a FarmJob `update` event), and the last chunk makes the " +
-        'job `done`, which offers the jobs depending on it. `output` is kept on the chunk: at most 64 KiB as compact JSON ' +
+        `job \`done\`, which offers the jobs depending on it. \`output\` is kept on the chunk: at most ${L.outputBytes / 1024} KiB as compact JSON ` +
         '(422 `too_large` at `["body","output"]`). 409 `lease_lost` as for heartbeat; 404 for an unknown chunk.',
       tags: TAGS,
       auth: 'bearer',
-      authorize: notViewer('work on farm chunks'),
+      allow: AGENT,
       params: ChunkPath,
       body: FarmComplete,
       responses: { 200: { description: 'The chunk and its job.', schema: FarmChunkDone } },
       errors: [404, 409, 503],
       handler: async ({ params, body, ctx }) => {
-        const out = await peers.farm.completeChunk(
-          { chunkId: params.id, lease: body.lease, outputJson: body.output === undefined ? undefined : JSON.stringify(body.output) },
-          ctx,
-        );
-        return chunkAndJob(out.chunk!, recordJson(out.job!));
+        return Reply.rawJson(chunkAndJobJson(await peers.farm.completeChunk(completeChunkRequest(params.id, body), ctx)));
       },
     }),
     defineRoute({
@@ -209,14 +171,13 @@ export function farmRoutes({ peers }: RouteDeps): AnyRoute[] {
         'claimed may still complete or fail). 409 `lease_lost` as for heartbeat; 404 for an unknown chunk.',
       tags: TAGS,
       auth: 'bearer',
-      authorize: notViewer('work on farm chunks'),
+      allow: AGENT,
       params: ChunkPath,
       body: FarmFail,
       responses: { 200: { description: 'The chunk and its job.', schema: FarmChunkDone } },
       errors: [404, 409, 503],
       handler: async ({ params, body, ctx }) => {
-        const out = await peers.farm.failChunk({ chunkId: params.id, lease: body.lease, error: body.error }, ctx);
-        return chunkAndJob(out.chunk!, recordJson(out.job!));
+        return Reply.rawJson(chunkAndJobJson(await peers.farm.failChunk(failChunkRequest(params.id, body), ctx)));
       },
     }),
     defineRoute({
@@ -230,16 +191,13 @@ export function farmRoutes({ peers }: RouteDeps): AnyRoute[] {
         'not submit): 403; unknown job: 404.',
       tags: TAGS,
       auth: 'bearer',
-      authorize: mayManage,
+      allow: MAY_MANAGE,
       params: JobPath,
       body: FarmReport,
       responses: { 200: { description: 'The FarmJob.', schema: RecordOut } },
       errors: [404, 409, 503],
       handler: async ({ params, body, ctx }) => {
-        const out = await peers.farm.reportJob(
-          { jobId: params.id, status: body.status, progress: body.progress, chunksDone: body.chunks_done, chunksFailed: body.chunks_failed, error: body.error },
-          ctx,
-        );
+        const out = await peers.farm.reportJob(reportJobRequest(params.id, body), ctx);
         return Reply.rawJson(recordJson(out.job!));
       },
     }),
@@ -252,7 +210,7 @@ export function farmRoutes({ peers }: RouteDeps): AnyRoute[] {
         description: `${description} Any other starting status: 409 \`transition_not_allowed\`. Each change is a FarmJob \`update\` event.`,
         tags: TAGS,
         auth: 'bearer',
-        authorize: mayManage,
+        allow: MAY_MANAGE,
         params: JobPath,
         responses: { 200: { description: 'The FarmJob.', schema: RecordOut } },
         errors: [404, 409, 503],
@@ -269,7 +227,8 @@ export function farmRoutes({ peers }: RouteDeps): AnyRoute[] {
       summary: "A job's chunks, in pages (any role).",
       description:
         'In index order, with each state, attempt, lease expiry, worker, error and output (leases themselves are never shown). ' +
-        'A page holds at most `limit` chunks (1..500, default 100) and ends early once its chunks fill 4 MiB, so a page of ' +
+        `A page holds at most \`limit\` chunks (${L.chunkPage.min}..${L.chunkPage.max}, default ${L.chunkPage.default}) and ends early once its ` +
+        `chunks fill ${farmPolicy.CHUNK_PAGE_BYTES / 1024 ** 2} MiB, so a page of ` +
         'large outputs is shorter; follow `next_cursor` until it is null. A cursor this route did not write: 422 at ' +
         '`["query","cursor"]`.',
       tags: TAGS,
@@ -279,8 +238,7 @@ export function farmRoutes({ peers }: RouteDeps): AnyRoute[] {
       responses: { 200: { description: 'One page of chunks.', schema: FarmChunkList } },
       errors: [404, 503],
       handler: async ({ params, query, ctx }) => {
-        const out = await peers.farm.listChunks({ jobId: params.id, limit: query.limit, cursor: query.cursor }, ctx);
-        return Reply.json({ items: out.chunks.map(chunkObject), next_cursor: out.nextCursor ?? null });
+        return Reply.json(chunkPageJson(await peers.farm.listChunks({ jobId: params.id, limit: query.limit, cursor: query.cursor }, ctx)));
       },
     }),
   ];

@@ -12,41 +12,16 @@ import type { IncomingMessage } from 'node:http';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { AppError, isAppError, isGuestMediaKey, mediaKeyFromPath, type CallContext } from '@reelbase/lib-platform';
-import type { mediav1 } from '@reelbase/proto';
 import busboy from 'busboy';
 import type { Response } from 'express';
 import { guestContext } from '../domain/guest.secrets.js';
-import { z } from 'zod';
 import type { MediaPeer, MediaRead } from '../clients/media.client.js';
 import { ifRangeHolds, noneMatchHits, parseRange, resolveRange, type RangeRequest } from '../http/range.js';
 import { Reply, defineRoute, type AnyRoute } from '../http/route.js';
-import { recordJson } from '../mappers/record.mapper.js';
-import { ErrorBody, Uuid } from '../schemas/common.schema.js';
-import { RecordOut } from '../schemas/record.schema.js';
+import { mediaHeaders, reviewableJson, uploadJson } from '../mappers/media.mapper.js';
+import { ErrorBody } from '../schemas/common.schema.js';
+import { KeyPath, ReviewableOut, UploadOut, VersionPath } from '../schemas/media.schema.js';
 import type { RouteDeps } from './route.deps.js';
-
-const VersionPath = z.strictObject({ id: Uuid.describe('The Version.') });
-const KeyPath = z.strictObject({
-  key: z.string().describe('A media key as answered by the reviewable routes, e.g. `rv/<32 hex digits>/proxy.mp4` (slashes unencoded).'),
-});
-
-const ReviewableStatus = z.enum(['pending', 'processing', 'done', 'failed']);
-
-export const UploadOut = z
-  .object({ representation: RecordOut, status: ReviewableStatus })
-  .meta({ id: 'ReviewableUpload', description: 'The Representation created for the upload, and its transcode status (`pending`).' });
-
-export const ReviewableOut = z
-  .object({
-    status: ReviewableStatus,
-    review_kind: z.enum(['video', 'image']).nullable(),
-    review_media_key: z.string().nullable(),
-    thumbnail_media_key: z.string().nullable(),
-    representation_id: z.string(),
-    attempts: z.number().int(),
-    transcode_error: z.string().nullable(),
-  })
-  .meta({ id: 'Reviewable', description: 'The latest reviewable of a Version.' });
 
 /** `req.is` patterns of a raw upload body. */
 const RAW_TYPES = ['video/*', 'image/*'];
@@ -105,13 +80,7 @@ function rawFileName(header: string | string[] | undefined): string {
  * Streams the multipart part `file` to media-transcode. Other parts are read and dropped; a
  * form without `file` is 422 naming it; a second `file` part is ignored.
  */
-function uploadMultipart(
-  req: IncomingMessage,
-  versionId: string,
-  media: MediaPeer,
-  ctx: CallContext,
-  maxBytes: number,
-): Promise<mediav1.UploadReviewableResponse> {
+function uploadMultipart(req: IncomingMessage, versionId: string, media: MediaPeer, ctx: CallContext, maxBytes: number): ReturnType<MediaPeer['upload']> {
   return new Promise((resolve, reject) => {
     let bb: busboy.Busboy;
     try {
@@ -121,7 +90,7 @@ function uploadMultipart(
     }
     let started = false;
     let settled = false;
-    const settle = (err: unknown, res?: mediav1.UploadReviewableResponse) => {
+    const settle = (err: unknown, res?: Awaited<ReturnType<MediaPeer['upload']>>) => {
       if (settled) return;
       settled = true;
       if (err) {
@@ -156,18 +125,6 @@ function uploadMultipart(
   });
 }
 
-function reviewableJson(r: mediav1.GetReviewableResponse): z.input<typeof ReviewableOut> {
-  return {
-    status: r.status as z.infer<typeof ReviewableStatus>,
-    review_kind: (r.reviewKind ?? null) as 'video' | 'image' | null,
-    review_media_key: r.reviewMediaKey ?? null,
-    thumbnail_media_key: r.thumbnailMediaKey ?? null,
-    representation_id: r.representationId,
-    attempts: r.attempts,
-    transcode_error: r.transcodeError ?? null,
-  };
-}
-
 /** The 416 answer: the error body and `Content-Range: bytes *\/size`. */
 function notSatisfiable(res: Response, size: number): void {
   res
@@ -182,25 +139,6 @@ function unsatisfiableSize(err: unknown): number | undefined {
   if (!isAppError(err) || err.code !== 'range_not_satisfiable') return undefined;
   const size = Number(err.extra.size);
   return Number.isFinite(size) && size >= 0 ? size : 0;
-}
-
-/** Headers every media answer carries, plus the type-dependent disposition. */
-function mediaHeaders(res: Response, key: string, info: mediav1.MediaInfo): void {
-  const type = info.contentType || 'application/octet-stream';
-  res.set({
-    'content-type': type,
-    etag: info.etag,
-    'accept-ranges': 'bytes',
-    'x-content-type-options': 'nosniff',
-    // Keys never change what they hold (a new upload gets a new random key).
-    'cache-control': 'private, max-age=86400, immutable',
-    // A stored file is never a page of this origin: no scripts, no plugins, even opened directly.
-    'content-security-policy': "default-src 'none'; sandbox",
-  });
-  if (!/^(image|video)\//i.test(type)) {
-    const name = key.slice(key.lastIndexOf('/') + 1);
-    res.set('content-disposition', `attachment; filename="${name}"`);
-  }
 }
 
 /** Reads `key` for `range`: a suffix first learns the size (one byte's read), then asks for its bytes. */
@@ -369,8 +307,7 @@ export function mediaRoutes({ peers, media: limits, share }: RouteDeps): AnyRout
                 ctx,
               ),
         );
-        if (!out.representation) throw new AppError('internal', 'media-transcode answered without the representation');
-        return Reply.rawJson(`{"representation":${recordJson(out.representation)},"status":${JSON.stringify(out.status || 'pending')}}`);
+        return Reply.rawJson(uploadJson(out));
       },
     }),
     defineRoute({
@@ -433,8 +370,8 @@ export function mediaRoutes({ peers, media: limits, share }: RouteDeps): AnyRout
         const asked = mediaKeyFromPath(path.slice('/media/'.length));
         const guest = isGuestMediaKey(asked);
         const key = guest ? await openGuestKey(asked, ctx) : asked;
-        const headers = (info: mediav1.MediaInfo) => {
-          mediaHeaders(res, key, info);
+        const headers = (info: MediaRead['info']) => {
+          res.set(mediaHeaders(key, info));
           // A guest's answer is not kept: once the link is revoked, nothing of it is served again.
           if (guest) res.set({ 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' });
         };

@@ -3,10 +3,10 @@
  * name it, oldest first.
  */
 import type { AnyRoute } from '../http/route.js';
-import { defineRoute } from '../http/route.js';
+import { defineRoute, Reply } from '../http/route.js';
+import { recordsJson } from '../mappers/record.mapper.js';
 import { NotesPath, RecordList } from '../schemas/views.schema.js';
 import type { RouteDeps } from './route.deps.js';
-import { itemsReply } from './views.reply.js';
 
 export function noteRoutes({ peers }: RouteDeps): AnyRoute[] {
   return [
@@ -27,7 +27,7 @@ export function noteRoutes({ peers }: RouteDeps): AnyRoute[] {
       errors: [404, 413, 503],
       handler: async ({ params, ctx }) => {
         const res = await peers.records.listNotes({ entityType: params.entity_type, recordId: params.record_id }, ctx);
-        return itemsReply(res.notes);
+        return Reply.rawJson(recordsJson(res.notes));
       },
     }),
   ];

@@ -3,11 +3,9 @@
  * notifier over gRPC. Any signed-in user reads and marks their own notifications; webhooks are
  * Admin only (403 before the request is validated; the notifier checks the role again).
  */
-import { AppError } from '@reelbase/lib-platform';
-import type { AuthedPrincipal } from '../domain/authed.principal.js';
 import type { AnyRoute } from '../http/route.js';
 import { defineRoute } from '../http/route.js';
-import { deliveryJson, notificationJson, webhookJson } from '../mappers/notifier.mapper.js';
+import { createWebhookRequest, deliveryJson, notificationJson, updateWebhookRequest, webhookJson } from '../mappers/notifier.mapper.js';
 import {
   DeliveriesQuery,
   DeliveryList,
@@ -25,18 +23,16 @@ import {
   WebhookPatch,
 } from '../schemas/notifier.schema.js';
 import type { RouteDeps } from './route.deps.js';
+import { ADMIN } from './route.roles.js';
 
 /** Webhooks: Admins only, decided before the body is validated. */
-export function assertWebhookAdmin(principal: AuthedPrincipal): void {
-  if (principal.role !== 'Admin') throw new AppError('forbidden', 'only an Admin may manage webhooks');
-}
+const WEBHOOK_ADMIN = { roles: ADMIN, to: 'manage webhooks' };
 
 const WEBHOOK_TAGS = ['webhooks'];
 const NOTIFICATION_TAGS = ['notifications'];
 
 export function notifierRoutes({ peers }: RouteDeps): AnyRoute[] {
   const notifier = peers.notifier;
-  const admin = (p: AuthedPrincipal) => assertWebhookAdmin(p);
   return [
     // --- notifications -----------------------------------------------------------------------
     defineRoute({
@@ -98,25 +94,10 @@ export function notifierRoutes({ peers }: RouteDeps): AnyRoute[] {
       tags: WEBHOOK_TAGS,
       auth: 'bearer',
       body: WebhookCreate,
-      authorize: admin,
+      allow: WEBHOOK_ADMIN,
       responses: { 200: { description: 'The webhook (without its secret).', schema: WebhookOut } },
       errors: [503],
-      handler: async ({ body, ctx }) =>
-        webhookJson(
-          (
-            await notifier.createWebhook(
-              {
-                url: body.url,
-                kind: body.kind,
-                secret: body.secret,
-                entityTypes: body.entity_types ?? [],
-                actions: body.actions ?? [],
-                active: body.active,
-              },
-              ctx,
-            )
-          ).webhook,
-        ),
+      handler: async ({ body, ctx }) => webhookJson((await notifier.createWebhook(createWebhookRequest(body), ctx)).webhook),
     }),
     defineRoute({
       method: 'get',
@@ -125,7 +106,7 @@ export function notifierRoutes({ peers }: RouteDeps): AnyRoute[] {
       summary: 'Every webhook (Admin).',
       tags: WEBHOOK_TAGS,
       auth: 'bearer',
-      authorize: admin,
+      allow: WEBHOOK_ADMIN,
       responses: { 200: { description: 'The webhooks, oldest first.', schema: WebhookList } },
       errors: [503],
       handler: async ({ ctx }) => ({ items: (await notifier.listWebhooks({}, ctx)).items.map(webhookJson) }),
@@ -138,7 +119,7 @@ export function notifierRoutes({ peers }: RouteDeps): AnyRoute[] {
       tags: WEBHOOK_TAGS,
       auth: 'bearer',
       params: IdPath,
-      authorize: admin,
+      allow: WEBHOOK_ADMIN,
       responses: { 200: { description: 'The webhook.', schema: WebhookOut } },
       errors: [404, 503],
       handler: async ({ params, ctx }) => webhookJson((await notifier.getWebhook({ id: params.id }, ctx)).webhook),
@@ -153,27 +134,10 @@ export function notifierRoutes({ peers }: RouteDeps): AnyRoute[] {
       auth: 'bearer',
       params: IdPath,
       body: WebhookPatch,
-      authorize: admin,
+      allow: WEBHOOK_ADMIN,
       responses: { 200: { description: 'The webhook.', schema: WebhookOut } },
       errors: [404, 503],
-      handler: async ({ params, body, ctx }) =>
-        webhookJson(
-          (
-            await notifier.updateWebhook(
-              {
-                id: params.id,
-                url: body.url,
-                kind: body.kind,
-                secret: body.secret ?? undefined,
-                clearSecret: body.secret === null,
-                entityTypes: body.entity_types ? { values: body.entity_types } : undefined,
-                actions: body.actions ? { values: body.actions } : undefined,
-                active: body.active,
-              },
-              ctx,
-            )
-          ).webhook,
-        ),
+      handler: async ({ params, body, ctx }) => webhookJson((await notifier.updateWebhook(updateWebhookRequest(params.id, body), ctx)).webhook),
     }),
     defineRoute({
       method: 'delete',
@@ -183,7 +147,7 @@ export function notifierRoutes({ peers }: RouteDeps): AnyRoute[] {
       tags: WEBHOOK_TAGS,
       auth: 'bearer',
       params: IdPath,
-      authorize: admin,
+      allow: WEBHOOK_ADMIN,
       responses: { 200: { description: 'Deleted.', schema: WebhookDeleted } },
       errors: [404, 503],
       handler: async ({ params, ctx }) => {
@@ -201,7 +165,7 @@ export function notifierRoutes({ peers }: RouteDeps): AnyRoute[] {
       auth: 'bearer',
       params: IdPath,
       query: DeliveriesQuery,
-      authorize: admin,
+      allow: WEBHOOK_ADMIN,
       responses: { 200: { description: 'A page of deliveries.', schema: DeliveryList } },
       errors: [404, 503],
       handler: async ({ params, query, ctx }) => {
@@ -220,7 +184,7 @@ export function notifierRoutes({ peers }: RouteDeps): AnyRoute[] {
       tags: WEBHOOK_TAGS,
       auth: 'bearer',
       params: DeliveryPath,
-      authorize: admin,
+      allow: WEBHOOK_ADMIN,
       responses: { 200: { description: 'The delivery, pending again.', schema: DeliveryOut } },
       errors: [404, 503],
       handler: async ({ params, ctx }) => deliveryJson((await notifier.retryDelivery({ webhookId: params.id, deliveryId: params.delivery_id }, ctx)).delivery),

@@ -2,11 +2,11 @@
  * Probes, metrics and the OpenAPI document. The probes and the document are public and never
  * rate limited; metrics on the API port need an Admin (Prometheus uses the ops port).
  */
-import { AppError } from '@reelbase/lib-platform';
 import type { AnyRoute } from '../http/route.js';
 import { Reply, defineRoute } from '../http/route.js';
 import { HealthOut, NotReadyOut, ReadyOut } from '../schemas/ops.schema.js';
 import type { RouteDeps } from './route.deps.js';
+import { ADMIN } from './route.roles.js';
 
 export function opsRoutes(deps: RouteDeps): AnyRoute[] {
   return [
@@ -49,9 +49,7 @@ export function opsRoutes(deps: RouteDeps): AnyRoute[] {
         'Prometheus scrapes the same registry without credentials on the ops port (`HTTP_PORT`, default 9100), ' + 'which is not exposed outside the cluster.',
       tags: ['ops'],
       auth: 'bearer',
-      authorize: (principal) => {
-        if (principal.role !== 'Admin') throw new AppError('forbidden', 'only an Admin may read metrics here');
-      },
+      allow: { roles: ADMIN, to: 'read metrics here' },
       responses: { 200: { description: 'Prometheus text format.', contentType: 'text/plain' } },
       handler: async () => Reply.text(await deps.metrics.registry.metrics(), deps.metrics.registry.contentType),
     }),

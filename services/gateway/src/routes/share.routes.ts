@@ -5,14 +5,21 @@
  * notes; the gateway adds the branding, the per-link limits and the page's security headers.
  */
 import { createHash } from 'node:crypto';
-import { AppError, isAppError, type CallContext, type Logger } from '@reelbase/lib-platform';
-import type { recordsv1 } from '@reelbase/proto';
+import { AppError, isAppError, sharePolicy, type CallContext, type Logger } from '@reelbase/lib-platform';
 import type { Request, Response } from 'express';
-import type { AuthedPrincipal } from '../domain/authed.principal.js';
 import { guestContext, type GuestSecrets } from '../domain/guest.secrets.js';
 import type { RateLimiter } from '../domain/rate.limiter.js';
 import { defineRoute, Reply, type AnyRoute, type RawInput } from '../http/route.js';
 import { recordObject } from '../mappers/record.mapper.js';
+import {
+  createShareLinkRequest,
+  guestNoteRequest,
+  shareCreatedJson,
+  sharedJson,
+  shareLinkJson,
+  type GuestMedia,
+  type GuestProof,
+} from '../mappers/share.mapper.js';
 import { ErrorBody } from '../schemas/common.schema.js';
 import { RecordOut } from '../schemas/record.schema.js';
 import {
@@ -28,16 +35,14 @@ import {
 } from '../schemas/share.schema.js';
 import { REVIEW_CSP, reviewAssets } from '../review/review.assets.js';
 import type { RouteDeps } from './route.deps.js';
+import { MANAGERS } from './route.roles.js';
 
 const TAGS = ['share'];
-const MANAGERS: ReadonlySet<string> = new Set(['Admin', 'Supervisor', 'Coordinator']);
 export const SHARE_PASSWORD_HEADER = 'x-share-password';
 export const SHARE_SESSION_HEADER = 'x-share-session';
 
-/** 403 unless the caller is an Admin, Supervisor or Coordinator (before the body is read). */
-function assertManager(p: AuthedPrincipal): void {
-  if (!MANAGERS.has(p.role)) throw new AppError('forbidden', 'only an Admin, Supervisor or Coordinator may manage share links');
-}
+/** Links are managed by an Admin, Supervisor or Coordinator (403 before the body is read). */
+const LINK_MANAGER = { roles: MANAGERS, to: 'manage share links' };
 
 /** The key of a link in the per-link limiters: a digest, so the token is not held as such. */
 const linkKey = (token: string) => createHash('sha256').update(token).digest('base64url');
@@ -62,20 +67,6 @@ function guestHeaders(res: Response): void {
   res.setHeader('cache-control', 'no-store');
   res.setHeader('referrer-policy', 'no-referrer');
   res.setHeader('x-content-type-options', 'nosniff');
-}
-
-function shareLinkJson(l: recordsv1.ShareLink) {
-  return {
-    id: l.id,
-    playlist_id: l.playlistId,
-    token_prefix: l.tokenPrefix,
-    expires_at: l.expiresAt ?? null,
-    can_comment: l.canComment,
-    has_password: l.hasPassword,
-    created_by: l.createdBy ?? null,
-    created_at: l.createdAt,
-    revoked_at: l.revokedAt ?? null,
-  };
 }
 
 const NO_BRANDING = { studio_name: null, logo_media_key: null, primary_color: null, accent_color: null };
@@ -113,7 +104,7 @@ export function shareRoutes({ peers, share }: RouteDeps): AnyRoute[] {
    *   it was not refused (right, or the link needed none, or records did not get to verify it);
    * - no proof: a `password_required` answer is charged after the fact (it cost no scrypt).
    */
-  const guestCall = async <T>(token: string, req: Request, call: (proof: { password?: string; sessionLinkId?: string }) => Promise<T>): Promise<T> => {
+  const guestCall = async <T>(token: string, req: Request, call: (proof: GuestProof) => Promise<T>): Promise<T> => {
     const key = linkKey(token);
     const sessionLinkId = secrets?.openSession(headerOf(req, SHARE_SESSION_HEADER));
     const password = headerOf(req, SHARE_PASSWORD_HEADER);
@@ -144,7 +135,7 @@ export function shareRoutes({ peers, share }: RouteDeps): AnyRoute[] {
 
   /** A guest key for each finished output of the shared versions, from media-transcode's own jobs. */
   const guestMedia = async (linkId: string, versionIds: string[], ctx: CallContext) => {
-    const media = new Map<string, { kind: string; proxy?: string; thumbnail?: string }>();
+    const media = new Map<string, GuestMedia>();
     if (!secrets || versionIds.length === 0 || !peers.media) return media;
     try {
       const { outputs } = await peers.media.finishedOutputs({ versionIds }, ctx);
@@ -182,27 +173,15 @@ export function shareRoutes({ peers, share }: RouteDeps): AnyRoute[] {
         'an unknown or retired playlist: 404; `expires_at` in the past: 422.',
       tags: TAGS,
       auth: 'bearer',
-      authorize: assertManager,
+      allow: LINK_MANAGER,
       params: PlaylistPath,
       body: ShareCreate,
       responses: { 200: { description: 'The new link.', schema: ShareCreated } },
       errors: [404, 503],
       handler: async ({ params, body, ctx, req, res }) => {
-        const out = await peers.records.createShareLink(
-          { playlistId: params.id, expiresAt: body.expires_at, canComment: body.can_comment, password: body.password },
-          ctx,
-        );
-        const link = out.link!;
+        const out = await peers.records.createShareLink(createShareLinkRequest(params.id, body), ctx);
         res.setHeader('cache-control', 'no-store');
-        return Reply.json({
-          id: link.id,
-          token: out.token,
-          url: `${origin(req)}/review/${out.token}`,
-          playlist_id: link.playlistId,
-          expires_at: link.expiresAt ?? null,
-          can_comment: link.canComment,
-          has_password: link.hasPassword,
-        });
+        return Reply.json(shareCreatedJson(out, `${origin(req)}/review/${out.token}`));
       },
     }),
     defineRoute({
@@ -213,7 +192,7 @@ export function shareRoutes({ peers, share }: RouteDeps): AnyRoute[] {
       description: 'Newest first, revoked and expired ones included. Tokens are not stored, so each link shows `token_prefix`.',
       tags: TAGS,
       auth: 'bearer',
-      authorize: assertManager,
+      allow: LINK_MANAGER,
       params: PlaylistPath,
       responses: { 200: { description: 'The links.', schema: ShareLinkList } },
       errors: [404, 503],
@@ -232,7 +211,7 @@ export function shareRoutes({ peers, share }: RouteDeps): AnyRoute[] {
         'Revoking twice keeps the first `revoked_at`. Unknown: 404.',
       tags: TAGS,
       auth: 'bearer',
-      authorize: assertManager,
+      allow: LINK_MANAGER,
       params: TokenPath,
       responses: { 200: { description: 'The revoked link.', schema: ShareLinkOut } },
       errors: [404, 503],
@@ -254,7 +233,7 @@ export function shareRoutes({ peers, share }: RouteDeps): AnyRoute[] {
         '`password_required`), or the session a correct password was answered with (`x-share-session`, valid ' +
         '`SHARE_SESSION_SECONDS`). Each password sent is charged to the link before it is verified and refunded unless it ' +
         'was wrong: after `SHARE_PASSWORD_FAILURES_PER_MINUTE` wrong or missing ones the link answers 429 with `Retry-After` ' +
-        'for a while, and at most 2 verifications of one link run at once (more: 429). Sessions are not limited by that ' +
+        `for a while, and at most ${sharePolicy.MAX_VERIFYING_PER_LINK} verifications of one link run at once (more: 429). Sessions are not limited by that ` +
         'budget. Unknown, revoked or expired: 404.',
       tags: TAGS,
       auth: 'public',
@@ -293,25 +272,7 @@ export function shareRoutes({ peers, share }: RouteDeps): AnyRoute[] {
           ),
           branding(ctx),
         ]);
-        return Reply.json({
-          playlist: { id: opened.playlistId, name: opened.playlistName },
-          versions: opened.versions.map((v) => {
-            const m = media.get(v.id);
-            return {
-              id: v.id,
-              code: v.code,
-              status: v.status ?? null,
-              review_kind: m?.kind ?? null,
-              review_media_key: m?.proxy ?? null,
-              thumbnail_media_key: m?.thumbnail ?? null,
-              notes: v.notes.map(recordObject),
-            };
-          }),
-          can_comment: opened.canComment,
-          expires_at: opened.expiresAt ?? null,
-          media_expires_at: mediaExpiresAt,
-          branding: brand,
-        });
+        return Reply.json(sharedJson(opened, media, mediaExpiresAt, brand));
       },
     }),
     defineRoute({
@@ -337,17 +298,7 @@ export function shareRoutes({ peers, share }: RouteDeps): AnyRoute[] {
       handler: async ({ params, body, ctx, req, res }) => {
         guestHeaders(res);
         const out = await guestCall(params.token, req, (proof) =>
-          peers.records.createGuestNote(
-            {
-              token: params.token,
-              ...proof,
-              versionId: body.version_id,
-              comment: body.comment,
-              verdict: body.verdict,
-              guestName: body.guest_name,
-            },
-            guestContext(ctx),
-          ),
+          peers.records.createGuestNote(guestNoteRequest(params.token, proof, body), guestContext(ctx)),
         );
         return Reply.json(recordObject(out.note!));
       },

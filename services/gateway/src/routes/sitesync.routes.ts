@@ -4,10 +4,22 @@
  * gateway refuses roles before the body is read and validates strictly. Sites: Admin; requests,
  * changes, claims and reports: every role but Viewer; reads: everyone signed in.
  */
-import { AppError } from '@reelbase/lib-platform';
-import type { sitesyncv1 } from '@reelbase/proto';
-import type { AuthedPrincipal } from '../domain/authed.principal.js';
+import { sitesyncPolicy } from '@reelbase/lib-platform';
 import { defineRoute, type AnyRoute } from '../http/route.js';
+import {
+  claimedStatesJson,
+  claimStatesRequest,
+  listStatesRequest,
+  putSiteRequest,
+  reportStateRequest,
+  requestSyncJson,
+  requestSyncRequest,
+  siteJson,
+  stateJson,
+  statePageJson,
+  summaryJson,
+  updateStateRequest,
+} from '../mappers/sitesync.mapper.js';
 import {
   ClaimBody,
   ClaimOut,
@@ -27,38 +39,14 @@ import {
   SyncRequestOut,
 } from '../schemas/sitesync.schema.js';
 import type { RouteDeps } from './route.deps.js';
+import { ADMIN, NOT_VIEWER } from './route.roles.js';
 
 const TAGS = ['sitesync'];
 
-function assertAdmin(p: AuthedPrincipal): void {
-  if (p.role !== 'Admin') throw new AppError('forbidden', 'only an Admin may change sync sites');
-}
-
-function assertNotViewer(p: AuthedPrincipal): void {
-  if (p.role === 'Viewer') throw new AppError('forbidden', 'a Viewer may read site sync states but not change them');
-}
-
-export function siteJson(s: sitesyncv1.Site) {
-  return { id: s.id, code: s.code, name: s.name, kind: s.kind, root: s.root ?? null, created_at: s.createdAt, updated_at: s.updatedAt };
-}
-
-export function stateJson(s: sitesyncv1.SiteState) {
-  return {
-    representation_id: s.representationId,
-    site: s.site,
-    project_id: s.projectId ?? null,
-    status: s.status,
-    priority: s.priority,
-    progress: s.progress,
-    size: s.size ?? null,
-    total_size: s.totalSize ?? null,
-    attempts: s.attempts,
-    error: s.error ?? null,
-    agent: s.agent ?? null,
-    lease_expires_at: s.leaseExpiresAt ?? null,
-    updated_at: s.updatedAt,
-  };
-}
+/** Sites: Admins. */
+const SITE_ADMIN = { roles: ADMIN, to: 'change sync sites' };
+/** Requests, changes, claims and reports: every role but Viewer (reads are open to all). */
+const WRITER = { roles: NOT_VIEWER, to: 'change site sync states' };
 
 export function siteSyncRoutes({ peers }: RouteDeps): AnyRoute[] {
   const sitesync = () => peers.sitesync;
@@ -73,13 +61,13 @@ export function siteSyncRoutes({ peers }: RouteDeps): AnyRoute[] {
         'changes nothing (no event); a change writes a `SiteSync` event with the site as `changes`.',
       tags: TAGS,
       auth: 'bearer',
-      authorize: assertAdmin,
+      allow: SITE_ADMIN,
       params: SitePath,
       body: SitePut,
       responses: { 200: { description: 'The site.', schema: SiteOut } },
       errors: [503],
       handler: async ({ params, body, ctx }) => {
-        const out = await sitesync().putSite({ code: params.code, name: body.name, kind: body.kind, root: body.root ?? undefined }, ctx);
+        const out = await sitesync().putSite(putSiteRequest(params.code, body), ctx);
         return siteJson(out.site!);
       },
     }),
@@ -102,7 +90,7 @@ export function siteSyncRoutes({ peers }: RouteDeps): AnyRoute[] {
       description: 'Unknown: 404. While states name the site (any status, `removed` included): 409 `code_in_use` with `usage`, the number of states.',
       tags: TAGS,
       auth: 'bearer',
-      authorize: assertAdmin,
+      allow: SITE_ADMIN,
       params: SitePath,
       responses: { 200: { description: 'The deleted site.', schema: SiteOut } },
       errors: [404, 409, 503],
@@ -122,11 +110,11 @@ export function siteSyncRoutes({ peers }: RouteDeps): AnyRoute[] {
         'is queued. Each queued state writes a `SiteSync` event (`create` for a new state).',
       tags: TAGS,
       auth: 'bearer',
-      authorize: assertNotViewer,
+      allow: WRITER,
       body: SyncRequestBody,
       responses: { 200: { description: 'How many were queued and left unchanged.', schema: SyncRequestOut } },
       errors: [503],
-      handler: async ({ body, ctx }) => sitesync().requestSync({ representationIds: body.representation_ids, site: body.site, priority: body.priority }, ctx),
+      handler: async ({ body, ctx }) => requestSyncJson(await sitesync().requestSync(requestSyncRequest(body), ctx)),
     }),
     defineRoute({
       method: 'get',
@@ -140,18 +128,7 @@ export function siteSyncRoutes({ peers }: RouteDeps): AnyRoute[] {
       responses: { 200: { description: 'A page of states.', schema: StatePage } },
       errors: [503],
       handler: async ({ query, ctx }) => {
-        const page = await sitesync().listStates(
-          {
-            projectId: query.project_id,
-            site: query.site,
-            status: query.status,
-            representationId: query.representation_id,
-            limit: query.limit,
-            cursor: query.cursor,
-          },
-          ctx,
-        );
-        return { items: page.items.map(stateJson), next_cursor: page.nextCursor ?? null };
+        return statePageJson(await sitesync().listStates(listStatesRequest(query), ctx));
       },
     }),
     defineRoute({
@@ -165,8 +142,7 @@ export function siteSyncRoutes({ peers }: RouteDeps): AnyRoute[] {
       responses: { 200: { description: 'Counts by status.', schema: SummaryOut } },
       errors: [503],
       handler: async ({ query, ctx }) => {
-        const out = await sitesync().summarizeStates({ projectId: query.project_id, site: query.site }, ctx);
-        return { counts: Object.fromEntries(out.counts.map((c) => [c.status, c.count])) };
+        return summaryJson(await sitesync().summarizeStates({ projectId: query.project_id, site: query.site }, ctx));
       },
     }),
     defineRoute({
@@ -178,18 +154,17 @@ export function siteSyncRoutes({ peers }: RouteDeps): AnyRoute[] {
       summary: 'An agent claims due states of its site (every role but Viewer; typically an API key).',
       description:
         'Up to `limit` states of the site, highest `priority` first, then the longest waiting: `queued` ones and `in_progress` ' +
-        'ones whose lease ran out (their lost attempt is counted first; at the 5th they are `failed` instead). Each is now ' +
+        `ones whose lease ran out (their lost attempt is counted first; at the ${sitesyncPolicy.MAX_ATTEMPTS}th they are \`failed\` instead). Each is now ` +
         '`in_progress` under a fresh `lease`, given to this claim only, however many agents claim at once. Nothing due: ' +
         '`{"items": []}`. An unknown site: 422. Each claimed state writes a `SiteSync` event.',
       tags: TAGS,
       auth: 'bearer',
-      authorize: assertNotViewer,
+      allow: WRITER,
       body: ClaimBody,
       responses: { 200: { description: 'The claimed states, each with its lease.', schema: ClaimOut } },
       errors: [503],
       handler: async ({ body, ctx }) => {
-        const out = await sitesync().claimStates({ site: body.site, agent: body.agent, limit: body.limit, leaseSeconds: body.lease_seconds }, ctx);
-        return { items: out.items.map((c) => ({ ...stateJson(c.state!), lease: c.lease })) };
+        return claimedStatesJson(await sitesync().claimStates(claimStatesRequest(body), ctx));
       },
     }),
     defineRoute({
@@ -199,31 +174,18 @@ export function siteSyncRoutes({ peers }: RouteDeps): AnyRoute[] {
       summary: 'An agent reports on a state it holds (every role but Viewer).',
       description:
         "`in_progress` records `progress` (0..1), `size` and `total_size` and extends the lease by the claim's `lease_seconds` " +
-        '(no event); `synced` finishes the state; `failed` counts an attempt and queues it again (the 5th leaves it `failed`), ' +
+        `(no event); \`synced\` finishes the state; \`failed\` counts an attempt and queues it again (the ${sitesyncPolicy.MAX_ATTEMPTS}th leaves it \`failed\`), ` +
         "keeping `error`. A `lease` that is not the state's current one (another claim holds it, it ran out, or a PATCH ended " +
         'it): 409 `lease_lost`. No state for the representation on the site: 404.',
       tags: TAGS,
       auth: 'bearer',
-      authorize: assertNotViewer,
+      allow: WRITER,
       params: StatePath,
       body: ReportBody,
       responses: { 200: { description: 'The state.', schema: StateOut } },
       errors: [404, 409, 503],
       handler: async ({ params, body, ctx }) => {
-        const out = await sitesync().reportState(
-          {
-            representationId: params.representation_id,
-            site: params.site,
-            lease: body.lease,
-            status: body.status,
-            progress: body.progress,
-            size: body.size,
-            totalSize: body.total_size,
-            error: body.error,
-          },
-          ctx,
-        );
-        return stateJson(out.state!);
+        return stateJson((await sitesync().reportState(reportStateRequest(params, body), ctx)).state!);
       },
     }),
     defineRoute({
@@ -237,17 +199,13 @@ export function siteSyncRoutes({ peers }: RouteDeps): AnyRoute[] {
         '`priority` changes the claim order. The same status and priority again change nothing. No state: 404.',
       tags: TAGS,
       auth: 'bearer',
-      authorize: assertNotViewer,
+      allow: WRITER,
       params: StatePath,
       body: StatePatch,
       responses: { 200: { description: 'The state.', schema: StateOut } },
       errors: [404, 409, 503],
       handler: async ({ params, body, ctx }) => {
-        const out = await sitesync().updateState(
-          { representationId: params.representation_id, site: params.site, status: body.status, priority: body.priority },
-          ctx,
-        );
-        return stateJson(out.state!);
+        return stateJson((await sitesync().updateState(updateStateRequest(params, body), ctx)).state!);
       },
     }),
   ];

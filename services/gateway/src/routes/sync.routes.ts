@@ -5,29 +5,17 @@
  * which writes were a source's own imports. Importing is for Admins; the reads for every role (they
  * show what `GET /events` and record reads show already).
  */
-import { AppError } from '@reelbase/lib-platform';
-import type { AuthedPrincipal } from '../http/locals.js';
 import type { AnyRoute } from '../http/route.js';
 import { Reply, defineRoute } from '../http/route.js';
+import { changeInfos, changeJson, changesRequest } from '../mappers/sync.mapper.js';
 import { SyncChangeList, SyncChangesQuery, SyncImportBody, SyncImportOut, SyncMappingList, SyncMappingsQuery } from '../schemas/sync.schema.js';
 import type { RouteDeps } from './route.deps.js';
+import { ADMIN } from './route.roles.js';
 
 const TAGS = ['sync'];
 
 /** Pages of the log one changes request reads at most while it looks for `limit` changes to show. */
 const CHANGES_MAX_PAGES = 5;
-
-interface ChangeInfo {
-  event_id: number;
-  is_record: boolean;
-  record: unknown;
-  external_ids: Record<string, string>;
-  echo: boolean;
-}
-
-function adminOnly(p: AuthedPrincipal): void {
-  if (p.role !== 'Admin') throw new AppError('forbidden', 'importing is for Admin only');
-}
 
 export function syncRoutes({ peers, userChanged }: RouteDeps): AnyRoute[] {
   return [
@@ -54,7 +42,7 @@ export function syncRoutes({ peers, userChanged }: RouteDeps): AnyRoute[] {
       tags: TAGS,
       auth: 'bearer',
       body: SyncImportBody,
-      authorize: adminOnly,
+      allow: { roles: ADMIN, to: 'import from another tracker' },
       responses: { 200: { description: 'What each item did, in request order.', schema: SyncImportOut } },
       errors: [409, 503],
       handler: async ({ body, ctx }) => {
@@ -105,24 +93,13 @@ export function syncRoutes({ peers, userChanged }: RouteDeps): AnyRoute[] {
         for (let page = 0; page < CHANGES_MAX_PAGES && items.length < query.limit; page += 1) {
           const log = await peers.events.listEvents({ limit: query.limit, after, projectId: query.project_id }, ctx);
           if (log.items.length === 0) break;
-          const answer = await peers.sync.changes(
-            { events: log.items.map((e) => ({ eventId: e.id, entityId: e.entityId, createdAt: e.createdAt, entityType: e.entityType })), source: query.source },
-            ctx,
-          );
-          const infos = (JSON.parse(answer.json) as { items: ChangeInfo[] }).items;
+          const infos = changeInfos(await peers.sync.changes(changesRequest(log.items, query.source), ctx));
           for (const [k, event] of log.items.entries()) {
             if (items.length >= query.limit) break;
             const info = infos[k]!;
             after = event.id;
             if (!info.is_record || info.echo) continue;
-            items.push({
-              event_id: event.id,
-              action: event.action,
-              entity_type: event.entityType,
-              id: event.entityId,
-              record: info.record,
-              external_ids: info.external_ids,
-            });
+            items.push(changeJson(event, info));
           }
           if (log.items.length < query.limit && !log.truncated) break;
         }

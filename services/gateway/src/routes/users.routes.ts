@@ -3,18 +3,13 @@
  * timesheet. The user themself, an Admin, a Supervisor or a Coordinator may read them; anyone
  * else gets 403 before the request is validated.
  */
-import { AppError, MAX_TIMESHEET_DAYS, mayReadUserViews, timesheetRangeProblems, USER_VIEWS_NOT_YOURS } from '@reelbase/lib-platform';
-import type { AuthedPrincipal } from '../domain/authed.principal.js';
-import type { AnyRoute, RawInput } from '../http/route.js';
-import { defineRoute } from '../http/route.js';
+import { AppError, MAX_TIMESHEET_DAYS, timesheetRangeProblems } from '@reelbase/lib-platform';
+import type { AnyRoute } from '../http/route.js';
+import { defineRoute, Reply } from '../http/route.js';
+import { recordsJson } from '../mappers/record.mapper.js';
 import { RecordList, TimesheetOut, TimesheetQuery, UserPath } from '../schemas/views.schema.js';
 import type { RouteDeps } from './route.deps.js';
-import { itemsReply } from './views.reply.js';
-
-/** 403 unless the caller is the user of the path or may read anyone's work. */
-function authorizeUserView(p: AuthedPrincipal, raw: RawInput): void {
-  if (!mayReadUserViews(p, raw.params.id ?? '')) throw new AppError('forbidden', USER_VIEWS_NOT_YOURS);
-}
+import { readsUserViews } from './route.roles.js';
 
 const ACCESS =
   'The user themself, an Admin, a Supervisor or a Coordinator; anyone else 403 (checked before the request is ' +
@@ -32,10 +27,10 @@ export function userRoutes({ peers }: RouteDeps): AnyRoute[] {
       tags: ['users'],
       auth: 'bearer',
       params: UserPath,
-      authorize: authorizeUserView,
+      authorize: readsUserViews,
       responses: { 200: { description: 'The tasks.', schema: RecordList } },
       errors: [404, 413, 503],
-      handler: async ({ params, ctx }) => itemsReply((await peers.records.listUserTasks({ userId: params.id }, ctx)).tasks),
+      handler: async ({ params, ctx }) => Reply.rawJson(recordsJson((await peers.records.listUserTasks({ userId: params.id }, ctx)).tasks)),
     }),
     defineRoute({
       method: 'get',
@@ -50,14 +45,14 @@ export function userRoutes({ peers }: RouteDeps): AnyRoute[] {
       auth: 'bearer',
       params: UserPath,
       query: TimesheetQuery,
-      authorize: authorizeUserView,
+      authorize: readsUserViews,
       responses: { 200: { description: 'The timesheet.', schema: TimesheetOut } },
       errors: [404, 413, 503],
       handler: async ({ params, query, ctx }) => {
         const problems = timesheetRangeProblems(query.from, query.to);
         if (problems.length) throw AppError.invalid(problems);
         const res = await peers.records.getTimesheet({ userId: params.id, from: query.from, to: query.to }, ctx);
-        return itemsReply(res.timeLogs, { total_minutes: res.totalMinutes });
+        return Reply.rawJson(recordsJson(res.timeLogs, { total_minutes: res.totalMinutes }));
       },
     }),
   ];

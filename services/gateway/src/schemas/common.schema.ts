@@ -17,6 +17,25 @@ export const { EntityTypeCode, Role } = schemaBodies;
 /** Where the service POSTs to (actions, scheduled webhooks): lib-platform's policy, which the schema service applies too. */
 export { OutboundUrl };
 
+/** A bound of a policy (lib-platform's policy/): an integer from `min` to `max`, `default` when absent. */
+export interface IntRange {
+  min: number;
+  max: number;
+  default: number;
+}
+
+/** A body's integer within `r`, `r.default` when absent. */
+export const boundedInt = (r: IntRange) => z.number().int().min(r.min).max(r.max).default(r.default);
+
+/** A query parameter's integer within `r` (read from its text), `r.default` when absent. */
+export const queryInt = (r: IntRange) => z.coerce.number().int().min(r.min).max(r.max).default(r.default);
+
+/** `min..max (default d)`, as descriptions give a range. */
+export const rangeText = (r: IntRange) => `${r.min}..${r.max} (default ${r.default})`;
+
+/** A number as descriptions write it: `100,000`. */
+export const count = (n: number) => n.toLocaleString('en-US');
+
 /** A JSON object with arbitrary keys. */
 export const JsonObject = z.record(z.string(), z.unknown());
 

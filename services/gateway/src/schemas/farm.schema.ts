@@ -1,11 +1,14 @@
 /**
  * Bodies and answers of the farm routes (docs/api-notes.md, "Farm"; docs/farm.md).
  */
+import { farmPolicy } from '@reelbase/lib-platform';
 import { z } from 'zod';
-import { JsonObject, Uuid } from './common.schema.js';
+import { boundedInt, count, JsonObject, queryInt, rangeText, Uuid } from './common.schema.js';
 import { RecordOut } from './record.schema.js';
 
-const Text = z.string().min(1).max(200);
+const L = farmPolicy.LIMITS;
+const Text = z.string().min(1).max(L.text);
+const Progress = z.number().int().min(L.progress.min).max(L.progress.max);
 
 export const JobPath = z.strictObject({ id: Uuid });
 export const ChunkPath = z.strictObject({ id: Uuid });
@@ -16,22 +19,22 @@ export const FarmJobCreate = z
     name: Text,
     kind: Text.describe('What agents run, e.g. `render`, `publish`; agents may claim only some kinds.'),
     pool: Text.default('default').describe('Agents claim from one pool.'),
-    priority: z.number().int().min(0).max(100).default(50).describe('Higher first.'),
+    priority: boundedInt(L.priority).describe('Higher first.'),
     frames: z
       .string()
       .min(1)
-      .max(10_000)
+      .max(L.framesText)
       .optional()
       .describe(
-        'Frame list: `1001-1100`, `1-10,20-40x2` (ranges ascending, `xN` steps, no frame twice), at most 100,000 frames cut into at ' +
-          'most 10,000 chunks. Absent: the job is one chunk.',
+        `Frame list: \`1001-1100\`, \`1-10,20-40x2\` (ranges ascending, \`xN\` steps, no frame twice), at most ${count(L.frames)} frames cut into at ` +
+          `most ${count(L.chunks)} chunks. Absent: the job is one chunk.`,
       ),
-    chunk_size: z.number().int().min(1).max(10_000).default(10).describe('Consecutive frames of the list per chunk.'),
+    chunk_size: boundedInt(L.chunkSize).describe('Consecutive frames of the list per chunk.'),
     payload: JsonObject.optional().describe('Anything the agent needs (scene path, settings).'),
     version_id: Uuid.optional(),
     task_id: Uuid.optional(),
-    max_attempts: z.number().int().min(1).max(10).default(3).describe('Failed or expired attempts per chunk before it fails, and the job with it.'),
-    depends_on: z.array(Uuid).max(100).default([]).describe('FarmJob ids; the chunks are offered once every one of them is done.'),
+    max_attempts: boundedInt(L.maxAttempts).describe('Failed or expired attempts per chunk before it fails, and the job with it.'),
+    depends_on: z.array(Uuid).max(L.dependsOn).default([]).describe('FarmJob ids; the chunks are offered once every one of them is done.'),
     manager: Text.optional().describe('An outside render manager (e.g. `deadline`): the job is tracked only, never offered to agents.'),
     external_id: Text.optional().describe("The job's id in the outside manager."),
   })
@@ -42,14 +45,14 @@ export const FarmClaim = z
     pool: Text,
     worker: Text.describe('The agent (host name, slot); told apart from other agents of the same API key by the lease.'),
     kinds: z.array(Text).min(1).max(50).optional().describe('Only chunks of jobs of these kinds; absent: any kind.'),
-    lease_seconds: z.number().int().min(10).max(3600).default(300),
+    lease_seconds: boundedInt(L.leaseSeconds),
   })
   .meta({ id: 'FarmClaim', description: 'Body of POST /farm/claim.' });
 
 const Lease = z.string().min(1).max(200).describe('The lease of the claim (from POST /farm/claim).');
 
 export const FarmHeartbeat = z
-  .strictObject({ lease: Lease, progress: z.number().int().min(0).max(100).optional().describe('Kept on the chunk; no event.') })
+  .strictObject({ lease: Lease, progress: Progress.optional().describe('Kept on the chunk; no event.') })
   .meta({ id: 'FarmHeartbeat' });
 
 export const FarmComplete = z
@@ -58,19 +61,21 @@ export const FarmComplete = z
     output: z
       .unknown()
       .optional()
-      .describe('Any JSON value, kept on the chunk: at most 64 KiB (65,536 bytes) as compact JSON, else 422 `too_large` at `["body","output"]`.'),
+      .describe(
+        `Any JSON value, kept on the chunk: at most ${L.outputBytes / 1024} KiB (${count(L.outputBytes)} bytes) as compact JSON, else 422 \`too_large\` at \`["body","output"]\`.`,
+      ),
   })
   .meta({ id: 'FarmComplete' });
 
-export const FarmFail = z.strictObject({ lease: Lease, error: z.string().min(1).max(10_000) }).meta({ id: 'FarmFail' });
+export const FarmFail = z.strictObject({ lease: Lease, error: z.string().min(1).max(L.error) }).meta({ id: 'FarmFail' });
 
 export const FarmReport = z
   .strictObject({
-    status: z.enum(['queued', 'running', 'done', 'failed', 'paused', 'cancelled']).optional(),
-    progress: z.number().int().min(0).max(100).optional(),
+    status: z.enum(farmPolicy.FARM_STATUSES).optional(),
+    progress: Progress.optional(),
     chunks_done: z.number().int().min(0).optional(),
     chunks_failed: z.number().int().min(0).optional(),
-    error: z.string().max(10_000).optional(),
+    error: z.string().max(L.error).optional(),
   })
   .meta({ id: 'FarmReport', description: 'Body of POST /farm/jobs/{id}/report.' });
 
@@ -107,7 +112,7 @@ export const FarmClaimed = z
 export const FarmChunkDone = z.object({ chunk: FarmChunkOut, job: RecordOut }).meta({ id: 'FarmChunkResult' });
 
 export const ChunksQuery = z.strictObject({
-  limit: z.coerce.number().int().min(1).max(500).default(100).describe('1..500 (default 100).'),
+  limit: queryInt(L.chunkPage).describe(`${rangeText(L.chunkPage)}.`),
   cursor: z.string().min(1).max(512).optional().describe('The `next_cursor` of the previous page.'),
 });
 
@@ -119,6 +124,6 @@ export const FarmChunkList = z
   .meta({
     id: 'FarmChunkPage',
     description:
-      'In index order: at most `limit` chunks, and fewer when their frames, errors and outputs fill 4 MiB (the page ends with ' +
+      `In index order: at most \`limit\` chunks, and fewer when their frames, errors and outputs fill ${farmPolicy.CHUNK_PAGE_BYTES / 1024 ** 2} MiB (the page ends with ` +
       'the chunk that reaches it), so a page stays small whatever the outputs. `next_cursor` is null on the last page.',
   });

@@ -2,16 +2,23 @@
  * Schemas of the notification and webhook routes (docs/api-notes.md, "Notifications" and
  * "Webhooks"): queries, bodies and the JSON the notifier's answers become.
  */
+import { MAX_OUTBOUND_URL_CHARS, notifierPolicy as P } from '@reelbase/lib-platform';
 import { z } from 'zod';
 import { Uuid } from './common.schema.js';
 
 /** Most items one page of notifications or deliveries holds. */
-export const NOTIFIER_PAGE_MAX = 200;
+export const NOTIFIER_PAGE_MAX = P.MAX_PAGE;
 
 /** `true` or `false` in a query string. */
 const QueryBool = z.enum(['true', 'false']).transform((v) => v === 'true');
 
-const Limit = z.coerce.number().int().min(1).max(NOTIFIER_PAGE_MAX).default(50).describe(`Items per page, 1..${NOTIFIER_PAGE_MAX} (default 50).`);
+const Limit = z.coerce
+  .number()
+  .int()
+  .min(1)
+  .max(NOTIFIER_PAGE_MAX)
+  .default(P.DEFAULT_PAGE)
+  .describe(`Items per page, 1..${NOTIFIER_PAGE_MAX} (default ${P.DEFAULT_PAGE}).`);
 const Cursor = z.string().min(1).max(512).optional().describe('The `next_cursor` of the previous page.');
 
 export const IdPath = z.strictObject({ id: Uuid });
@@ -51,12 +58,12 @@ export const ReadAllOut = z
   .object({ count: z.number().int().describe('How many unread notifications were marked read.') })
   .meta({ id: 'NotificationsReadAll' });
 
-const WEBHOOK_KINDS = ['webhook', 'chat'] as const;
+const WEBHOOK_KINDS = P.WEBHOOK_KINDS;
 const ACTIONS = ['create', 'update', 'delete'] as const;
 
 const WebhookUrl = z
   .url({ protocol: /^https?$/ })
-  .max(2048)
+  .max(MAX_OUTBOUND_URL_CHARS)
   .refine((u) => {
     const parsed = URL.parse(u);
     return !parsed || (parsed.username === '' && parsed.password === '');
@@ -65,15 +72,15 @@ const WebhookUrl = z
 
 const Secret = z
   .string()
-  .min(16)
-  .max(256)
-  .describe('Signs every delivery: `X-Signature: sha256=<hex HMAC-SHA256 of the raw body>`. At least 16 characters; never returned.');
+  .min(P.MIN_SECRET_LENGTH)
+  .max(P.MAX_SECRET_LENGTH)
+  .describe(`Signs every delivery: \`X-Signature: sha256=<hex HMAC-SHA256 of the raw body>\`. At least ${P.MIN_SECRET_LENGTH} characters; never returned.`);
 
 /** An entity type code, or the kind of a schema change event (`Schema.Status`), as events name them. */
 const EventEntityType = z.string().regex(/^(Schema\.)?[A-Z][A-Za-z0-9]{0,63}$/);
 const EntityTypes = z
   .array(EventEntityType)
-  .max(100)
+  .max(P.MAX_FILTERS)
   .describe('Only events of these entity types (`Shot`, or a schema change kind such as `Schema.Status`); empty or absent: every type.');
 const Actions = z.array(z.enum(ACTIONS)).max(3).describe('Only these actions; empty or absent: every action.');
 
@@ -121,7 +128,7 @@ export const WebhookDeleted = z
   .object({ id: Uuid, deleted: z.literal(true) })
   .meta({ id: 'WebhookDeleted', description: 'The webhook and its deliveries are gone.' });
 
-const DELIVERY_STATUSES = ['pending', 'delivered', 'dead'] as const;
+const DELIVERY_STATUSES = P.DELIVERY_STATUSES;
 
 export const DeliveriesQuery = z.strictObject({
   status: z.enum(DELIVERY_STATUSES).optional().describe('Only deliveries in this state.'),

@@ -4,12 +4,13 @@
  * the first request that fails decides the answer): the gateway checks only the list around them,
  * and documents each request's shape with {@link BatchRequest}.
  */
+import { entityPolicy } from '@reelbase/lib-platform';
 import { z } from 'zod';
 import { EntityTypeCode, JsonObject, Uuid } from './common.schema.js';
 import { Filter } from './query.schema.js';
 import { RecordOut } from './record.schema.js';
 
-export const BATCH_MAX = 500;
+export const { BATCH_MAX } = entityPolicy;
 
 export const BatchRequest = z
   .strictObject({
@@ -22,7 +23,7 @@ export const BatchRequest = z
   })
   .meta({ id: 'BatchRequest', description: 'One request of a batch: a create, a PATCH or a DELETE of one record.' });
 
-/** What the gateway validates: 1..500 requests; each is checked by records, in order. */
+/** What the gateway validates: 1..BATCH_MAX requests; each is checked by records, in order. */
 export const BatchBody = z.strictObject({
   requests: z.array(z.unknown()).min(1).max(BATCH_MAX),
 });
@@ -32,7 +33,7 @@ export const BatchBodyDoc = z
   .strictObject({
     requests: z.array(BatchRequest).min(1).max(BATCH_MAX),
   })
-  .meta({ id: 'BatchBody', description: 'Body of POST /batch: 1 to 500 requests, run in order in one transaction.' });
+  .meta({ id: 'BatchBody', description: `Body of POST /batch: 1 to ${BATCH_MAX} requests, run in order in one transaction.` });
 
 export const BatchOut = z
   .object({
@@ -42,21 +43,21 @@ export const BatchOut = z
 
 export const SummaryField = z.strictObject({
   field: z.string().min(1).max(64).describe('A column or a data field of the type; one summary per field.'),
-  type: z.enum(['record_count', 'count', 'sum', 'average', 'minimum', 'maximum', 'earliest', 'latest', 'status_list', 'percentage']),
+  type: z.enum(entityPolicy.SUMMARY_TYPES),
   value: z.unknown().optional().describe('A percentage’s value: the share of records whose field equals it (required for a percentage only).'),
 });
 
 export const GroupingLevel = z.strictObject({
   field: z.string().min(1).max(64).describe('A column or a data field: a link, a scalar, or a date, datetime or timestamp.'),
-  type: z.enum(['exact', 'day', 'week', 'month', 'year']).default('exact').describe('`day`, `week`, `month`, `year` apply to dates.'),
+  type: z.enum(entityPolicy.GROUPING_TYPES).default('exact').describe('`day`, `week`, `month`, `year` apply to dates.'),
   direction: z.enum(['asc', 'desc']).default('asc'),
 });
 
 export const SummarizeBody = z
   .strictObject({
     filters: Filter.default([]),
-    summary_fields: z.array(SummaryField).min(1).max(50),
-    grouping: z.array(GroupingLevel).max(3).optional().describe('Up to three levels.'),
+    summary_fields: z.array(SummaryField).min(1).max(entityPolicy.MAX_SUMMARY_FIELDS),
+    grouping: z.array(GroupingLevel).max(entityPolicy.MAX_GROUPING).optional().describe('Up to three levels.'),
   })
   .meta({ id: 'SummarizeBody', description: 'Body of POST /entities/{entity_type}/summarize.' });
 

@@ -3,6 +3,7 @@
  * checks the body's shape; the records service checks the filter itself against the schema (every
  * path, operator and value) and locates each problem inside `filters`.
  */
+import { entityPolicy } from '@reelbase/lib-platform';
 import { z } from 'zod';
 import { RecordOut } from './record.schema.js';
 
@@ -35,8 +36,17 @@ export const QueryBody = z
   .strictObject({
     filters: Filter,
     fields: z.array(z.string().min(1).max(64)).max(500).optional().describe('The data fields to return (columns always come); absent: all.'),
-    order: z.array(QueryOrder).max(8).optional().describe('Sort keys; `id` always ends the order (default: `id` ascending, i.e. creation).'),
-    limit: z.int().min(1).max(1000).optional().describe('Records per page, 1..1000 (default 100).'),
+    order: z
+      .array(QueryOrder)
+      .max(entityPolicy.MAX_ORDER_KEYS)
+      .optional()
+      .describe('Sort keys; `id` always ends the order (default: `id` ascending, i.e. creation).'),
+    limit: z
+      .int()
+      .min(1)
+      .max(entityPolicy.MAX_LIMIT)
+      .optional()
+      .describe(`Records per page, 1..${entityPolicy.MAX_LIMIT} (default ${entityPolicy.DEFAULT_LIMIT}).`),
     cursor: z.string().max(16384).nullable().optional().describe('The `next_cursor` of the previous page of this same query.'),
     include_total: z.boolean().optional().describe('Also count every match (`total`).'),
     include_retired: z.boolean().optional().describe('Admin only (403 otherwise): also return retired records.'),

@@ -1,6 +1,7 @@
 /**
  * Bodies and answers of share links and the guest routes (docs/api-notes.md, "Share links").
  */
+import { sharePolicy } from '@reelbase/lib-platform';
 import { z } from 'zod';
 import { RecordOut } from './record.schema.js';
 import { BrandingOut } from './schema.schema.js';
@@ -18,7 +19,12 @@ export const ShareCreate = z
   .strictObject({
     expires_at: z.iso.datetime({ offset: true }).optional().describe('When the link stops working (ISO 8601, in the future); absent: never.'),
     can_comment: z.boolean().default(true).describe('Whether guests may post notes and verdicts.'),
-    password: z.string().min(1).max(1024).optional().describe('Guests must send it in `x-share-password`; stored only as a scrypt hash.'),
+    password: z
+      .string()
+      .min(1)
+      .max(sharePolicy.SHARE_PASSWORD_MAX)
+      .optional()
+      .describe('Guests must send it in `x-share-password`; stored only as a scrypt hash.'),
   })
   .meta({ id: 'ShareCreate', description: 'Body of POST /playlists/{id}/share.' });
 
@@ -38,7 +44,7 @@ export const ShareLinkOut = z
   .object({
     id: z.string(),
     playlist_id: z.string(),
-    token_prefix: z.string().describe('The first 6 characters of the token (the token itself is not stored).'),
+    token_prefix: z.string().describe(`The first ${sharePolicy.TOKEN_PREFIX_CHARS} characters of the token (the token itself is not stored).`),
     expires_at: z.string().nullable(),
     can_comment: z.boolean(),
     has_password: z.boolean(),
@@ -86,12 +92,12 @@ export const GuestNoteBody = z
     version_id: Uuid,
     comment: z
       .string()
-      .max(10_000)
+      .max(sharePolicy.COMMENT_MAX)
       .refine((s) => s.trim().length > 0, 'a comment cannot be empty'),
-    verdict: z.enum(['approve', 'needs-changes']).optional(),
+    verdict: z.enum(sharePolicy.VERDICTS).optional(),
     guest_name: z
       .string()
-      .max(100)
+      .max(sharePolicy.GUEST_NAME_MAX)
       .refine((s) => s.trim().length > 0, 'a name cannot be empty'),
   })
   .meta({ id: 'GuestNote', description: 'Body of POST /shared/{token}/notes.' });

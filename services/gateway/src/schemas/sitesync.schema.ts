@@ -2,25 +2,30 @@
  * Schemas of the site sync routes (docs/api-notes.md, "Site sync"; docs/sitesync.md): sites,
  * requests, state pages and summaries, agents' claims and reports.
  */
+import { sitesyncPolicy as P } from '@reelbase/lib-platform';
 import { z } from 'zod';
-import { Uuid } from './common.schema.js';
+import { boundedInt, queryInt, rangeText, Uuid } from './common.schema.js';
 
-const SITE_CODE = /^[a-z0-9][a-z0-9_-]{0,63}$/;
-const STATUSES = ['queued', 'in_progress', 'synced', 'failed', 'paused', 'removed'] as const;
+const STATUSES = P.STATE_STATUSES;
 
-export const SiteCode = z.string().regex(SITE_CODE).describe('A site code: lower-case letters, digits, `_` and `-`, 1..64 characters.');
-export const SiteKind = z.enum(['studio', 'remote', 'cloud']);
+export const SiteCode = z.string().regex(P.SITE_CODE).describe('A site code: lower-case letters, digits, `_` and `-`, 1..64 characters.');
+export const SiteKind = z.enum(P.SITE_KINDS);
 export const StateStatus = z.enum(STATUSES);
-const Priority = z.number().int().min(0).max(100);
+const Priority = z.number().int().min(P.PRIORITY.min).max(P.PRIORITY.max);
 
 export const SitePath = z.strictObject({ code: SiteCode });
 export const StatePath = z.strictObject({ representation_id: Uuid, site: SiteCode });
 
 export const SitePut = z
   .strictObject({
-    name: z.string().min(1).max(200),
+    name: z.string().min(1).max(P.SITE_NAME_MAX),
     kind: SiteKind,
-    root: z.string().max(4096).nullable().optional().describe("Where the site keeps files (a path or URL prefix, for the agents' use); absent: none."),
+    root: z
+      .string()
+      .max(P.SITE_ROOT_MAX)
+      .nullable()
+      .optional()
+      .describe("Where the site keeps files (a path or URL prefix, for the agents' use); absent: none."),
   })
   .meta({ id: 'SitePut', description: 'Body of PUT /sitesync/sites/{code}: the whole site (a later PUT replaces it).' });
 
@@ -40,9 +45,9 @@ export const SiteList = z.object({ items: z.array(SiteOut) }).meta({ id: 'SyncSi
 
 export const SyncRequestBody = z
   .strictObject({
-    representation_ids: z.array(Uuid).min(1).max(1000).describe('Representations to bring to the site (repeats count once).'),
+    representation_ids: z.array(Uuid).min(P.REQUEST_IDS.min).max(P.REQUEST_IDS.max).describe('Representations to bring to the site (repeats count once).'),
     site: SiteCode,
-    priority: Priority.default(50).describe('0..100 (default 50); higher is claimed first.'),
+    priority: Priority.default(P.PRIORITY.default).describe(`${rangeText(P.PRIORITY)}; higher is claimed first.`),
   })
   .meta({ id: 'SyncRequest' });
 
@@ -63,7 +68,7 @@ export const StateOut = z
     progress: z.number().describe('0..1.'),
     size: z.number().int().nullable().describe('Bytes on the site so far, as last reported.'),
     total_size: z.number().int().nullable(),
-    attempts: z.number().int().describe('Lost or failed attempts since the state was last requested; the 5th leaves it failed.'),
+    attempts: z.number().int().describe(`Lost or failed attempts since the state was last requested; the ${P.MAX_ATTEMPTS}th leaves it failed.`),
     error: z.string().nullable(),
     agent: z.string().nullable().describe('The agent that holds (or last held) the state.'),
     lease_expires_at: z.string().nullable().describe('While in_progress: when the lease runs out unless reported on.'),
@@ -76,7 +81,7 @@ export const StatesQuery = z.strictObject({
   site: SiteCode.optional(),
   status: StateStatus.optional(),
   representation_id: Uuid.optional(),
-  limit: z.coerce.number().int().min(1).max(1000).default(100).describe('1..1000 (default 100).'),
+  limit: queryInt(P.PAGE_LIMIT).describe(`${rangeText(P.PAGE_LIMIT)}.`),
   cursor: z.string().min(1).max(512).optional().describe('The `next_cursor` of the previous page (same filters).'),
 });
 
@@ -96,9 +101,9 @@ export const SummaryOut = z
 export const ClaimBody = z
   .strictObject({
     site: SiteCode,
-    agent: z.string().min(1).max(200).describe("The agent's name (a host, a process): shown as the state's `agent`."),
-    limit: z.number().int().min(1).max(100).default(10).describe('1..100 (default 10).'),
-    lease_seconds: z.number().int().min(10).max(3600).default(300).describe('10..3600 (default 300): how long each claim holds without a report.'),
+    agent: z.string().min(1).max(P.AGENT_MAX).describe("The agent's name (a host, a process): shown as the state's `agent`."),
+    limit: boundedInt(P.CLAIM_LIMIT).describe(`${rangeText(P.CLAIM_LIMIT)}.`),
+    lease_seconds: boundedInt(P.LEASE_SECONDS).describe(`${rangeText(P.LEASE_SECONDS)}: how long each claim holds without a report.`),
   })
   .meta({ id: 'SyncClaim' });
 
@@ -111,17 +116,17 @@ export const ClaimOut = z.object({ items: z.array(ClaimedOut) }).meta({ id: 'Syn
 export const ReportBody = z
   .strictObject({
     lease: z.string().min(1).max(256),
-    status: z.enum(['in_progress', 'synced', 'failed']),
+    status: z.enum(P.REPORT_STATUSES),
     progress: z.number().min(0).max(1).optional(),
     size: z.number().int().min(0).optional(),
     total_size: z.number().int().min(0).optional(),
-    error: z.string().max(10_000).optional().describe('Why it failed (kept on the state).'),
+    error: z.string().max(P.ERROR_MAX).optional().describe('Why it failed (kept on the state).'),
   })
   .meta({ id: 'SyncReport' });
 
 export const StatePatch = z
   .strictObject({
-    status: z.enum(['paused', 'queued', 'removed']),
+    status: z.enum(P.PATCH_STATUSES),
     priority: Priority.optional(),
   })
   .meta({ id: 'SyncStatePatch' });

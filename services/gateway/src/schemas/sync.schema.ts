@@ -1,15 +1,13 @@
 /**
  * Sync routes' schemas (docs/api-notes.md, "Sync").
  */
+import { syncPolicy } from '@reelbase/lib-platform';
 import { z } from 'zod';
 import { EntityTypeCode, JsonObject, Uuid } from './common.schema.js';
 import { RecordOut } from './record.schema.js';
 
-const Source = z
-  .string()
-  .regex(/^[a-z0-9_-]{1,32}$/)
-  .describe('The other tracker, as mappings name it (`shotgrid`, `kitsu`, `ftrack-main`).');
-const ExternalId = z.string().min(1).max(255).describe("The record's id in the other tracker.");
+const Source = z.string().regex(syncPolicy.SYNC_SOURCE).describe('The other tracker, as mappings name it (`shotgrid`, `kitsu`, `ftrack-main`).');
+const ExternalId = z.string().min(1).max(syncPolicy.SYNC_MAX_EXTERNAL_ID).describe("The record's id in the other tracker.");
 
 export const SyncImportItem = z
   .strictObject({
@@ -33,7 +31,11 @@ export const SyncImportItem = z
 export const SyncImportBody = z
   .strictObject({
     source: Source,
-    items: z.array(SyncImportItem).min(1).max(1000).describe('1..1000 items, upserted by (source, entity_type, external_id).'),
+    items: z
+      .array(SyncImportItem)
+      .min(1)
+      .max(syncPolicy.SYNC_MAX_ITEMS)
+      .describe(`1..${syncPolicy.SYNC_MAX_ITEMS} items, upserted by (source, entity_type, external_id).`),
     dry_run: z.boolean().optional().describe('Check and answer, write nothing.'),
   })
   .meta({ id: 'SyncImportBody' });

@@ -17,3 +17,11 @@ export * from './schedule.policy.js';
 export * from './outbound-url.policy.js';
 export * from './actions.policy.js';
 export * from './addons.policy.js';
+// The bounds of route groups, one namespace each (their names repeat across groups).
+export * as entityPolicy from './entity.policy.js';
+export * as farmPolicy from './farm.policy.js';
+export * as mediaPolicy from './media.policy.js';
+export * as notifierPolicy from './notifier.policy.js';
+export * as sharePolicy from './share.policy.js';
+export * as sitesyncPolicy from './sitesync.policy.js';
+export * as syncPolicy from './sync.policy.js';

@@ -7,7 +7,7 @@
  * service.ts and worker.service.ts wire the adapters in.
  */
 import type { Readable } from 'node:stream';
-import type { CallContext } from '@reelbase/lib-platform';
+import type { CallContext, mediaPolicy } from '@reelbase/lib-platform';
 import type { ProbeJson } from './probe.rules.js';
 
 /** What an upload reserves: the job before its Representation exists. */
@@ -45,7 +45,7 @@ export interface Reservation {
 
 /** What a finished job produced: the keys guests may be given (docs/review.md). */
 export interface JobOutputs {
-  reviewKind: 'video' | 'image';
+  reviewKind: mediaPolicy.ReviewKind;
   proxyKey: string;
   thumbnailKey: string;
 }

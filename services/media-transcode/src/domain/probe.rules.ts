@@ -2,6 +2,7 @@
  * What ffprobe's JSON says about an uploaded original, turned into what the transcode needs
  * (kind, size, audio, duration) or a readable reason why it cannot be made reviewable.
  */
+import type { mediaPolicy } from '@reelbase/lib-platform';
 import { TranscodeFailure } from './transcode.failure.js';
 
 /** The parts of `ffprobe -show_format -show_streams -print_format json` read here. */
@@ -20,7 +21,7 @@ export interface ProbeJson {
 
 /** A source the transcode can work on. */
 export interface ProbedSource {
-  kind: 'video' | 'image';
+  kind: mediaPolicy.ReviewKind;
   width: number;
   height: number;
   hasAudio: boolean;

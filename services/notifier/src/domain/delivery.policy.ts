@@ -6,9 +6,9 @@
  * (store/delivery.repository.ts, `failed`).
  */
 import { createHmac } from 'node:crypto';
-import { encodeContractEvent, type ContractEvent } from '@reelbase/lib-platform';
+import { encodeContractEvent, notifierPolicy, type ContractEvent } from '@reelbase/lib-platform';
 
-export const WEBHOOK_KINDS = ['webhook', 'chat'] as const;
+export const { WEBHOOK_KINDS } = notifierPolicy;
 export type WebhookKind = (typeof WEBHOOK_KINDS)[number];
 
 /** What the filters of a webhook look at. */

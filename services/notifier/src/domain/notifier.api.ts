@@ -4,14 +4,13 @@
  * only; webhooks and deliveries are Admin only. Action deliveries are queued by the schema
  * service only (docs/notifier.md, "Action deliveries").
  */
-import { AppError, isUuid, newId, type CallContext, type Problem } from '@reelbase/lib-platform';
+import { AppError, isUuid, newId, notifierPolicy, type CallContext, type Problem } from '@reelbase/lib-platform';
 import type { ActionDeliveryStore, DeliveryView, NotificationView, NotifierApiStore, WebhookChange, WebhookView } from './ports.js';
 import { checkTarget, parseTargetUrl, type HostResolver } from './target.policy.js';
 import { assertWebhookInput } from './webhook.input.js';
 
-export const DEFAULT_PAGE = 50;
-export const MAX_PAGE = 200;
-const DELIVERY_STATUSES = ['pending', 'delivered', 'dead'];
+export const { DEFAULT_PAGE, MAX_PAGE } = notifierPolicy;
+const DELIVERY_STATUSES: readonly string[] = notifierPolicy.DELIVERY_STATUSES;
 
 export interface NotifierApiDeps {
   store: NotifierApiStore;

@@ -3,14 +3,13 @@
  * same before; this is the service's own guard for every caller). Problems name the field:
  * `["url"]`, `["entity_types", 2]`; the gateway puts `body` in front.
  */
-import { AppError, EVENT_ACTIONS, type Problem } from '@reelbase/lib-platform';
+import { AppError, EVENT_ACTIONS, notifierPolicy, type Problem } from '@reelbase/lib-platform';
 import { WEBHOOK_KINDS, type WebhookKind } from './delivery.policy.js';
 
 /** A record type (`Shot`) or a schema event type (`Schema.Status`). */
 const ENTITY_TYPE = /^[A-Z][A-Za-z0-9]{0,63}(\.[A-Z][A-Za-z0-9]{0,63})?$/;
-export const MIN_SECRET_LENGTH = 16;
-export const MAX_SECRET_LENGTH = 256;
-const MAX_FILTERS = 100;
+export const { MIN_SECRET_LENGTH, MAX_SECRET_LENGTH } = notifierPolicy;
+const { MAX_FILTERS } = notifierPolicy;
 
 /** The fields of a create or change that are set. */
 export interface WebhookInput {

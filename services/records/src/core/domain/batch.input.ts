@@ -3,10 +3,10 @@
  * gateway validated their shape; what reaches here is read again defensively, and every
  * problem is located under `requests[i]`.
  */
-import { AppError, isUuid, type Problem } from '@reelbase/lib-platform';
+import { AppError, entityPolicy, isUuid, type Problem } from '@reelbase/lib-platform';
 import { isPlainObject } from '../../kernel/domain/record.changes.js';
 
-export const BATCH_MAX = 500;
+export const { BATCH_MAX } = entityPolicy;
 
 export type BatchRequestType = 'create' | 'update' | 'delete';
 

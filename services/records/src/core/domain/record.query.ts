@@ -8,7 +8,7 @@
  * record inserted while a client pages never shifts the rows already seen or still to come, so
  * each record that existed when paging began is returned exactly once.
  */
-import { AppError, clipEcho, isAppError, type CallContext, type Problem } from '@reelbase/lib-platform';
+import { AppError, clipEcho, entityPolicy, isAppError, type CallContext, type Problem } from '@reelbase/lib-platform';
 import { compileFilter, type LinkHopOptions } from './filter.compiler.js';
 import { QUERY_COLUMNS, type QueryColumn } from './filter.grammar.js';
 import { SchemaCache, type CompiledSchema } from '../../kernel/domain/schema.snapshot.js';
@@ -16,8 +16,7 @@ import { entityTypeOf } from '../../kernel/domain/schema.validator.js';
 import { checkEntityType } from '../../kernel/domain/record.rules.js';
 import type { QueryPlan, QueryRow, RecordQueryStore } from './core.ports.js';
 
-export const DEFAULT_LIMIT = 100;
-export const MAX_LIMIT = 1000;
+export const { DEFAULT_LIMIT, MAX_LIMIT } = entityPolicy;
 /**
  * Greatest number of ids in one id set of a link hop (docs/queries.md, "Link hops and the link
  * table"); a query with a larger set is answered by its EXISTS form instead.
@@ -31,7 +30,7 @@ export interface PlanOptions {
   /** The cap of each hop id set (LINK_HOP_CAP). */
   hopCap?: number;
 }
-const MAX_ORDER_KEYS = 8;
+const { MAX_ORDER_KEYS } = entityPolicy;
 
 export interface QueryOrder {
   field: string;

@@ -5,7 +5,7 @@
  * compiler (filter.compiler.ts), so it is validated and located exactly as a query's.
  * Problems are located at `filters`, `summary_fields` and `grouping`; the gateway adds `body`.
  */
-import { AppError, clipEcho, isAppError, type CallContext, type Problem } from '@reelbase/lib-platform';
+import { AppError, clipEcho, entityPolicy, isAppError, type CallContext, type Problem } from '@reelbase/lib-platform';
 import { compileFilter } from './filter.compiler.js';
 import { FIELD_CODE, isPlainObject, QUERY_COLUMNS, type QueryColumn } from './filter.grammar.js';
 import { COLUMN_KIND, FIELD_KIND, type ValueKind } from './filter.kinds.js';
@@ -15,12 +15,9 @@ import { SchemaCache, type CompiledSchema } from '../../kernel/domain/schema.sna
 import { entityTypeOf } from '../../kernel/domain/schema.validator.js';
 import type { SummaryRow, SummaryStatement, SummaryStore } from './core.ports.js';
 
-export const SUMMARY_TYPES = ['record_count', 'count', 'sum', 'average', 'minimum', 'maximum', 'earliest', 'latest', 'status_list', 'percentage'] as const;
+export const { SUMMARY_TYPES, GROUPING_TYPES, MAX_GROUPING, MAX_SUMMARY_FIELDS } = entityPolicy;
 export type SummaryType = (typeof SUMMARY_TYPES)[number];
-export const GROUPING_TYPES = ['exact', 'day', 'week', 'month', 'year'] as const;
 export type GroupingType = (typeof GROUPING_TYPES)[number];
-export const MAX_GROUPING = 3;
-export const MAX_SUMMARY_FIELDS = 50;
 /**
  * Groups a summary answers at most, all levels together (docs/api-notes.md, "Summaries"): more is
  * a 422 at `grouping` (group by a coarser field, or narrow the filter), never an answer cut short.

@@ -3,25 +3,14 @@
  * what, which job-level changes each status allows, and the lease tokens agents hold.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { AppError, isUuid, type Principal, type Problem } from '@reelbase/lib-platform';
+import { AppError, farmPolicy, isUuid, type Principal, type Problem } from '@reelbase/lib-platform';
 import { chunkFrames, FramesError } from './frames.js';
 
-export const FARM_STATUSES = ['queued', 'running', 'done', 'failed', 'paused', 'cancelled'] as const;
-export type FarmStatus = (typeof FARM_STATUSES)[number];
+export const FARM_STATUSES = farmPolicy.FARM_STATUSES;
+export type FarmStatus = farmPolicy.FarmStatus;
 
-export const LIMITS = {
-  priority: { min: 0, max: 100, default: 50 },
-  chunkSize: { min: 1, max: 10_000, default: 10 },
-  maxAttempts: { min: 1, max: 10, default: 3 },
-  leaseSeconds: { min: 10, max: 3600, default: 300 },
-  dependsOn: 100,
-  text: 200,
-  error: 10_000,
-  /** A chunk's `output`, as compact JSON (UTF-8 bytes). */
-  outputBytes: 64 * 1024,
-  /** Chunks per page of GET /farm/jobs/{id}/chunks. */
-  chunkPage: { min: 1, max: 500, default: 100 },
-} as const;
+/** The bounds of a job, written once for the gateway and records (lib-platform policy/farm.policy.ts). */
+export const LIMITS = farmPolicy.LIMITS;
 
 /**
  * The bytes one page of chunks may fill before it ends (docs/farm.md, "Bounds"): a page ends with
@@ -29,7 +18,7 @@ export const LIMITS = {
  * (a chunk of 10,000 nine-digit frames, a 10,000-character error, a 200-character worker and a
  * 64 KiB output), well under the 16 MiB a gRPC answer may carry, whatever `limit` asks for.
  */
-export const CHUNK_PAGE_BYTES = 4 * 1024 * 1024;
+export const CHUNK_PAGE_BYTES = farmPolicy.CHUNK_PAGE_BYTES;
 
 /**
  * What one chunk counts against {@link CHUNK_PAGE_BYTES} besides its `frames`, `error`, `worker`
@@ -120,8 +109,8 @@ export function checkCreateJob(input: CreateJobInput): CheckedJob {
     }
   }
   let chunks: (string | null)[] = [];
-  if (input.frames !== undefined && input.frames.length > 10_000) {
-    problems.push(invalid(['frames'], 'a frame list has at most 10000 characters', 'string_too_long'));
+  if (input.frames !== undefined && input.frames.length > LIMITS.framesText) {
+    problems.push(invalid(['frames'], `a frame list has at most ${LIMITS.framesText} characters`, 'string_too_long'));
   } else if (problems.every((p) => p.loc[0] !== 'chunk_size')) {
     try {
       chunks = chunkFrames(input.frames, chunkSize);

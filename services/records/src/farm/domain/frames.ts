@@ -4,14 +4,15 @@
  * consecutive frames of that list; each chunk's frames are written back compactly (`1001-1010`,
  * `20,22,24`).
  */
+import { farmPolicy } from '@reelbase/lib-platform';
 
 /**
  * Most frames one job may list once expanded, and most chunks it may be cut into (docs/farm.md,
  * "Bounds"): a job's chunks are inserted in its create's transaction, and its frames are held in
  * memory while they are cut.
  */
-export const MAX_FRAMES = 100_000;
-export const MAX_CHUNKS = 10_000;
+export const MAX_FRAMES = farmPolicy.LIMITS.frames;
+export const MAX_CHUNKS = farmPolicy.LIMITS.chunks;
 /** Largest frame number. */
 export const MAX_FRAME = 100_000_000;
 

@@ -3,23 +3,15 @@
  * links beside the records they expose, so a guest's note is an ordinary Note write through
  * RecordService (its event, its notifications) with the guest as the acting principal.
  */
-import { AppError, canonicalUuid, isUuid, newId, type CallContext, type Principal, type Problem } from '@reelbase/lib-platform';
+import { AppError, canonicalUuid, isUuid, newId, sharePolicy, type CallContext, type Principal, type Problem } from '@reelbase/lib-platform';
 import type { RecordService } from '../../core/domain/record.service.js';
 import { toView, type StoredRecord } from '../../kernel/domain/record.ports.js';
 import type { RecordView } from '../../kernel/domain/record.types.js';
 import { isShareToken, newShareToken, sameDigest, tokenDigest, type SharePasswords } from './share.secrets.js';
 import type { NewShareLink, ShareLinkRow, ShareLinkStore } from './shares.ports.js';
 
-export const VERDICTS = ['approve', 'needs-changes'] as const;
-/** Longest guest name and comment accepted. */
-export const GUEST_NAME_MAX = 100;
-export const COMMENT_MAX = 10_000;
-export const SHARE_PASSWORD_MAX = 1024;
-/**
- * Password verifications (a 16 MiB scrypt each) one link may have running at once in this
- * process; a guess beyond them is refused with 429 before it costs anything.
- */
-export const MAX_VERIFYING_PER_LINK = 2;
+/** Verdicts, the longest guest name, comment and password, verifications at once per link (lib-platform policy/share.policy.ts). */
+export const { VERDICTS, GUEST_NAME_MAX, COMMENT_MAX, SHARE_PASSWORD_MAX, MAX_VERIFYING_PER_LINK } = sharePolicy;
 /** The roles that manage share links. */
 const MANAGERS: ReadonlySet<string> = new Set(['Admin', 'Supervisor', 'Coordinator', 'Service']);
 

@@ -4,12 +4,12 @@
  * (`scrypt$N$r$p$salt$hash`, the format auth uses), both compared in constant time.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { ScryptHasher } from '@reelbase/lib-platform';
+import { ScryptHasher, sharePolicy } from '@reelbase/lib-platform';
 
 /** Random bytes per token (256 bits; base64url gives 43 characters). */
 const TOKEN_BYTES = 32;
 /** Characters of the token kept beside the digest so a list can tell links apart (36 of 256 bits). */
-export const TOKEN_PREFIX_CHARS = 6;
+export const TOKEN_PREFIX_CHARS = sharePolicy.TOKEN_PREFIX_CHARS;
 /** The spelling of a token this service issues: 43 base64url characters. */
 const TOKEN_PATTERN = /^[A-Za-z0-9_-]{43}$/;
 

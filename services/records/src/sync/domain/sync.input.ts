@@ -2,16 +2,12 @@
  * The body of a sync import as records checks it (the gateway validates it first with the same
  * rules; records checks again, as every service does with what it is given). docs/api-notes.md, "Sync".
  */
-import { AppError, isUuid, type Problem } from '@reelbase/lib-platform';
+import { AppError, isUuid, syncPolicy, type Problem } from '@reelbase/lib-platform';
 import { isPlainObject } from '../../kernel/domain/record.changes.js';
 import type { DataObject } from '../../kernel/domain/record.types.js';
 
-/** A source name: what the other tracker is called in mappings. */
-export const SYNC_SOURCE = /^[a-z0-9_-]{1,32}$/;
-/** Items per import. */
-export const SYNC_MAX_ITEMS = 1000;
-/** Longest external id. */
-export const SYNC_MAX_EXTERNAL_ID = 255;
+/** A source's name, items per import, the longest external id (lib-platform policy/sync.policy.ts). */
+export const { SYNC_SOURCE, SYNC_MAX_ITEMS, SYNC_MAX_EXTERNAL_ID } = syncPolicy;
 
 export interface SyncItem {
   externalId: string;

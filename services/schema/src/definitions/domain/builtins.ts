@@ -4,6 +4,7 @@
  * to fields the platform itself reads (a User's role, a Note's verdict, a Representation's
  * transcode state).
  */
+import { mediaPolicy } from '@reelbase/lib-platform';
 import type { EntityTypeDef, FieldDef, FieldType, OptionDef, StatusDef } from './schema.types.js';
 
 function opt(code: string, label = code, builtin = true): OptionDef {
@@ -81,7 +82,7 @@ export const BUILTIN_TYPES: readonly EntityTypeDef[] = [
     text('name'),
     link('version', 'Version'),
     f('files', 'json'),
-    f('transcode_status', 'enum', { options: ['pending', 'processing', 'done', 'failed'].map((c) => opt(c)) }),
+    f('transcode_status', 'enum', { options: mediaPolicy.TRANSCODE_STATUSES.map((c) => opt(c)) }),
     text('transcode_error'),
     text('review_kind'),
     text('review_media_key'),
