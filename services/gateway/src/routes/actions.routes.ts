@@ -5,9 +5,7 @@
  * send the service's answer (mapped between REST and protobuf in mappers/actions.mapper.ts). The custom action list is Admin only (403 before the body is
  * validated; the service checks again); every other route is for any signed-in user.
  */
-import { AppError } from '@reelbase/lib-platform';
 import type { Request } from 'express';
-import type { AuthedPrincipal } from '../http/locals.js';
 import type { AnyRoute } from '../http/route.js';
 import { Reply, defineRoute } from '../http/route.js';
 import {
@@ -31,13 +29,9 @@ import {
   listActionsRequest,
 } from '../mappers/actions.mapper.js';
 import type { RouteDeps } from './route.deps.js';
+import { ADMIN } from './route.roles.js';
 
 const TAGS = ['actions'];
-
-/** The custom action list: Admins only, decided before the body is validated. */
-function assertActionsAdmin(principal: AuthedPrincipal): void {
-  if (principal.role !== 'Admin') throw new AppError('forbidden', 'only an Admin may manage custom actions');
-}
 
 /** An answer's JSON text (mappers/actions.mapper.ts) as the response body. */
 const reply = (text: string) => Reply.rawJson(text);
@@ -115,7 +109,7 @@ export function actionRoutes({ peers, share }: RouteDeps): AnyRoute[] {
       summary: 'The studio’s custom actions (Admin).',
       tags: TAGS,
       auth: 'bearer',
-      authorize: assertActionsAdmin,
+      allow: { roles: ADMIN, to: 'manage custom actions' },
       responses: { 200: { description: 'The list, in order, with `has_secret` instead of secrets.', schema: CustomActionsOut } },
       errors: [503],
       handler: async ({ ctx }) => reply(customActionsText(await actions.getCustomActions({}, ctx))),
@@ -130,7 +124,7 @@ export function actionRoutes({ peers, share }: RouteDeps): AnyRoute[] {
         'encrypted at rest and never returned. Recorded as a `Schema.Actions` event (without secrets).',
       tags: TAGS,
       auth: 'bearer',
-      authorize: assertActionsAdmin,
+      allow: { roles: ADMIN, to: 'manage custom actions' },
       body: CustomActionsBody,
       responses: { 200: { description: 'The list as stored.', schema: CustomActionsOut } },
       errors: [503],

@@ -6,10 +6,7 @@
  * one call whose answer is the response body (mapped between REST and protobuf in
  * mappers/addons.mapper.ts).
  */
-import { AppError } from '@reelbase/lib-platform';
-import type { addonsv1 } from '@reelbase/proto';
-import type { AuthedPrincipal } from '../http/locals.js';
-import type { AnyRoute, RawInput } from '../http/route.js';
+import type { AnyRoute } from '../http/route.js';
 import { Reply, defineRoute } from '../http/route.js';
 import {
   ADDON_SETTINGS_BODY_BYTES,
@@ -33,23 +30,12 @@ import {
 } from '../schemas/addons.schema.js';
 import { addonBodyRequest, addonText, addonTypedBodyRequest } from '../mappers/addons.mapper.js';
 import type { RouteDeps } from './route.deps.js';
+import { ADMIN, changesAddonSettings } from './route.roles.js';
 
 const TAGS = ['addons'];
 
 /** An answer (mappers/addons.mapper.ts) as the response body. */
-const reply = (res: addonsv1.AddonJson): Reply => Reply.rawJson(addonText(res));
-
-function allow(principal: AuthedPrincipal, roles: readonly string[], what: string): void {
-  if (!roles.includes(principal.role)) throw new AppError('forbidden', `${what} is for ${roles.join(' and ')} only`);
-}
-const admin = (what: string) => (p: AuthedPrincipal) => allow(p, ['Admin'], what);
-
-/** A project's layer or pin: Admin or Supervisor; the studio's layer (no `project_id`): Admin. */
-function projectOrStudio(p: AuthedPrincipal, raw: RawInput): void {
-  const projectId = raw.query?.project_id;
-  if (projectId === undefined || projectId === '') allow(p, ['Admin'], 'changing studio addon settings');
-  else allow(p, ['Admin', 'Supervisor'], 'changing project addon settings');
-}
+const reply = (res: Parameters<typeof addonText>[0]): Reply => Reply.rawJson(addonText(res));
 
 const LAYERS =
   'Settings resolve in three layers: the version’s `defaults`, the studio overrides and the project’s overrides ' +
@@ -91,7 +77,7 @@ export function addonRoutes({ peers }: RouteDeps): AnyRoute[] {
       auth: 'bearer',
       params: AddonPath,
       body: AddonPatch,
-      authorize: admin('choosing the production version'),
+      allow: { roles: ADMIN, to: 'choose the production version' },
       responses: { 200: { description: 'The addon.', schema: AddonOut } },
       errors: [404, 503],
       handler: async ({ params, body, ctx }) => reply(await addons.setProductionVersion(addonTypedBodyRequest('production', { name: params.name }, body), ctx)),
@@ -124,7 +110,7 @@ export function addonRoutes({ peers }: RouteDeps): AnyRoute[] {
       params: AddonVersionPath,
       body: AddonVersionBody,
       bodyLimitBytes: ADDON_VERSION_BODY_BYTES,
-      authorize: admin('registering an addon version'),
+      allow: { roles: ADMIN, to: 'register an addon version' },
       responses: { 200: { description: 'The version as registered.', schema: AddonVersionOut } },
       errors: [409, 503],
       handler: async ({ params, body, ctx }) =>
@@ -140,7 +126,7 @@ export function addonRoutes({ peers }: RouteDeps): AnyRoute[] {
       tags: TAGS,
       auth: 'bearer',
       params: AddonVersionPath,
-      authorize: admin('deleting an addon version'),
+      allow: { roles: ADMIN, to: 'delete an addon version' },
       responses: { 200: { description: 'The version is gone.', schema: AddonDeleted } },
       errors: [404, 409, 503],
       handler: async ({ params, ctx }) => reply(await addons.deleteAddonVersion({ name: params.name, version: params.version }, ctx)),
@@ -162,7 +148,7 @@ export function addonRoutes({ peers }: RouteDeps): AnyRoute[] {
       query: AddonProjectQuery,
       body: AddonOverridesBody,
       bodyLimitBytes: ADDON_SETTINGS_BODY_BYTES,
-      authorize: projectOrStudio,
+      authorize: changesAddonSettings,
       responses: { 200: { description: 'The layer as stored.', schema: AddonOverridesOut } },
       errors: [404, 503],
       handler: async ({ params, query, body, ctx }) =>
@@ -201,7 +187,7 @@ export function addonRoutes({ peers }: RouteDeps): AnyRoute[] {
       params: AddonPath,
       query: AddonPinQuery,
       body: AddonPinBody,
-      authorize: (p) => allow(p, ['Admin', 'Supervisor'], 'pinning an addon version'),
+      allow: { roles: ['Admin', 'Supervisor'], to: 'pin an addon version' },
       responses: { 200: { description: 'The pin.', schema: AddonPinOut } },
       errors: [404, 503],
       handler: async ({ params, query, body, ctx }) =>

@@ -38,3 +38,12 @@ export function registersFirstUserOnly(bootstrap: BootstrapState): (ctx: CallCon
     if (await bootstrap.isDone(ctx)) throw new AppError('forbidden', 'only an Admin may register users once the first user exists');
   };
 }
+
+/** A project's addon layer or pin: Admin or Supervisor; the studio's layer (no `project_id`): Admin. */
+export function changesAddonSettings(p: AuthedPrincipal, raw: RawInput): void {
+  const projectId = raw.query?.project_id;
+  const studio = projectId === undefined || projectId === '';
+  const roles: readonly Role[] = studio ? ADMIN : ['Admin', 'Supervisor'];
+  if (!(roles as readonly string[]).includes(p.role))
+    throw new AppError('forbidden', `changing ${studio ? 'studio' : 'project'} addon settings is for ${roles.join(' and ')} only`);
+}

@@ -11,14 +11,13 @@ import { describe, expect, it } from 'vitest';
 
 const DIR = dirname(fileURLToPath(import.meta.url));
 
-/** Route groups whose mapping and role checks are still written in the route file. */
-const STILL_INLINE = new Set(['actions.routes.ts', 'addons.routes.ts', 'scheduler.routes.ts', 'schema.routes.ts']);
-
-const routeFiles = readdirSync(DIR).filter((f) => f.endsWith('.ts') && !f.endsWith('.spec.ts') && !STILL_INLINE.has(f));
+const routeFiles = readdirSync(DIR).filter((f) => f.endsWith('.ts') && !f.endsWith('.spec.ts'));
 
 describe('route files', () => {
   it('are found', () => {
-    expect(routeFiles).toEqual(expect.arrayContaining(['farm.routes.ts', 'sitesync.routes.ts', 'entities.routes.ts', 'route.roles.ts']));
+    expect(routeFiles).toEqual(
+      expect.arrayContaining(['farm.routes.ts', 'sitesync.routes.ts', 'entities.routes.ts', 'schema.routes.ts', 'addons.routes.ts', 'route.roles.ts']),
+    );
   });
 
   it.each(routeFiles)('%s imports no generated protobuf code (mapping is in src/mappers/)', (file) => {

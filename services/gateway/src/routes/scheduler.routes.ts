@@ -5,8 +5,6 @@
  * service's answer (mapped between REST and protobuf in mappers/scheduler.mapper.ts). Every
  * route is for Admins only (403 before the body is read; the service checks again).
  */
-import { AppError } from '@reelbase/lib-platform';
-import type { AuthedPrincipal } from '../http/locals.js';
 import type { AnyRoute } from '../http/route.js';
 import { Reply, defineRoute } from '../http/route.js';
 import {
@@ -22,12 +20,9 @@ import {
 } from '../schemas/scheduler.schema.js';
 import { runListText, runText, scheduleBodyRequest, scheduleDeletedText, scheduleListText, scheduleText } from '../mappers/scheduler.mapper.js';
 import type { RouteDeps } from './route.deps.js';
+import { ADMIN } from './route.roles.js';
 
 const TAGS = ['scheduler'];
-
-function adminOnly(p: AuthedPrincipal): void {
-  if (p.role !== 'Admin') throw new AppError('forbidden', 'the scheduler is for Admins');
-}
 
 /** An answer's JSON text (mappers/scheduler.mapper.ts) as the response body. */
 const reply = (text: string) => Reply.rawJson(text);
@@ -51,7 +46,7 @@ export function schedulerRoutes({ peers }: RouteDeps): AnyRoute[] {
         'never a URL, secret or payload.',
       tags: TAGS,
       auth: 'bearer',
-      authorize: adminOnly,
+      allow: { roles: ADMIN, to: 'use the scheduler' },
       body: ScheduleCreate,
       responses: { 200: { description: 'The schedule.', schema: ScheduleOut } },
       errors: [409, 503],
@@ -64,7 +59,7 @@ export function schedulerRoutes({ peers }: RouteDeps): AnyRoute[] {
       summary: 'Every schedule, oldest first (Admin).',
       tags: TAGS,
       auth: 'bearer',
-      authorize: adminOnly,
+      allow: { roles: ADMIN, to: 'use the scheduler' },
       responses: { 200: { description: 'The schedules.', schema: ScheduleList } },
       errors: [503],
       handler: async ({ ctx }) => reply(scheduleListText(await scheduler.listSchedules({}, ctx))),
@@ -76,7 +71,7 @@ export function schedulerRoutes({ peers }: RouteDeps): AnyRoute[] {
       summary: 'One schedule (Admin).',
       tags: TAGS,
       auth: 'bearer',
-      authorize: adminOnly,
+      allow: { roles: ADMIN, to: 'use the scheduler' },
       params: SchedulePath,
       responses: { 200: { description: 'The schedule.', schema: ScheduleOut } },
       errors: [404, 503],
@@ -96,7 +91,7 @@ export function schedulerRoutes({ peers }: RouteDeps): AnyRoute[] {
         '`has_secret`, `has_payload` and `digest` only).',
       tags: TAGS,
       auth: 'bearer',
-      authorize: adminOnly,
+      allow: { roles: ADMIN, to: 'use the scheduler' },
       params: SchedulePath,
       body: SchedulePatch,
       responses: { 200: { description: 'The schedule as it now is.', schema: ScheduleOut } },
@@ -111,7 +106,7 @@ export function schedulerRoutes({ peers }: RouteDeps): AnyRoute[] {
       description: 'A run in progress finishes first. Recorded as a `Schedule` event (delete); the `ScheduleRun` events stay in the log.',
       tags: TAGS,
       auth: 'bearer',
-      authorize: adminOnly,
+      allow: { roles: ADMIN, to: 'use the scheduler' },
       params: SchedulePath,
       responses: { 200: { description: 'Deleted.', schema: ScheduleDeleted } },
       errors: [404, 503],
@@ -130,7 +125,7 @@ export function schedulerRoutes({ peers }: RouteDeps): AnyRoute[] {
         'caller is its `requested_by`. No body.',
       tags: TAGS,
       auth: 'bearer',
-      authorize: adminOnly,
+      allow: { roles: ADMIN, to: 'use the scheduler' },
       params: SchedulePath,
       responses: { 200: { description: 'The run.', schema: ScheduleRunOut } },
       errors: [404, 503],
@@ -146,7 +141,7 @@ export function schedulerRoutes({ peers }: RouteDeps): AnyRoute[] {
         'days are kept (`SCHEDULER_RUNS_KEPT`, `SCHEDULER_RUN_RETENTION_DAYS`); older ones are pruned hourly.',
       tags: TAGS,
       auth: 'bearer',
-      authorize: adminOnly,
+      allow: { roles: ADMIN, to: 'use the scheduler' },
       params: SchedulePath,
       query: RunsQuery,
       responses: { 200: { description: 'Runs.', schema: ScheduleRunList } },

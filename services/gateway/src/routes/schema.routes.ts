@@ -5,18 +5,8 @@
  * is one call to the schema service carrying the validated body as JSON; its JSON answer is the
  * response body as is (mappers/schema.mapper.ts).
  */
-import {
-  AppError,
-  SCHEMA_OPERATIONS,
-  SCHEMA_OPERATION_NAMES,
-  type CallContext,
-  type Role,
-  type SchemaOperation,
-  type SchemaOperationName,
-} from '@reelbase/lib-platform';
-import type { schemav1 } from '@reelbase/proto';
+import { SCHEMA_OPERATIONS, SCHEMA_OPERATION_NAMES, type CallContext, type SchemaOperation, type SchemaOperationName } from '@reelbase/lib-platform';
 import type { SchemaClient } from '../clients/peers.js';
-import type { AuthedPrincipal } from '../http/locals.js';
 import type { AnyRoute, RouteResponse } from '../http/route.js';
 import { Reply, defineRoute } from '../http/route.js';
 import type { z } from 'zod';
@@ -53,15 +43,9 @@ import type { RouteDeps } from './route.deps.js';
 
 const TAGS = ['schema'];
 
-/** Schema mutations: for their role (Admins) only, decided before the body is validated. */
-function roleCheck(role: Role): (principal: AuthedPrincipal) => void {
-  return (principal) => {
-    if (principal.role !== role) throw new AppError('forbidden', 'only an Admin may change the schema and catalogs');
-  };
-}
-
 /** An RPC's JSON answer as the response body. */
-const jsonReply = (res: schemav1.JsonResult): Reply => Reply.rawJson(schemaAnswerText(res));
+type SchemaAnswer = Parameters<typeof schemaAnswerText>[0];
+const jsonReply = (res: SchemaAnswer): Reply => Reply.rawJson(schemaAnswerText(res));
 
 const ok = (description: string, schema: NonNullable<RouteResponse['schema']>): RouteResponse => ({ description, schema });
 const conflict = (codes: string): RouteResponse => ({ description: `Conflict: ${codes}.`, schema: ErrorBody });
@@ -275,7 +259,7 @@ export function schemaRoutes({ peers }: RouteDeps): AnyRoute[] {
       ...(description === undefined ? {} : { description }),
       tags: TAGS,
       auth: 'bearer',
-      ...(op.role === null ? {} : { authorize: roleCheck(op.role) }),
+      ...(op.role ? { allow: { roles: [op.role], to: 'change the schema and catalogs' } } : {}),
       ...(params === undefined ? {} : { params }),
       ...(query === undefined ? {} : { query }),
       ...(body === undefined ? {} : { body }),
@@ -285,10 +269,10 @@ export function schemaRoutes({ peers }: RouteDeps): AnyRoute[] {
         const parts = schemaRouteParts(input);
         if (op.request === 'catalog') {
           const q = catalogQuery(parts);
-          return jsonReply(await (schema[name] as (r: schemav1.CatalogQuery, c: CallContext) => Promise<schemav1.JsonResult>)(q, input.ctx));
+          return jsonReply(await (schema[name] as (r: unknown, c: CallContext) => Promise<SchemaAnswer>)(q, input.ctx));
         }
         const request = schemaRequest(op, parts);
-        return jsonReply(await (schema[name] as (r: schemav1.JsonBody, c: CallContext) => Promise<schemav1.JsonResult>)(request, input.ctx));
+        return jsonReply(await (schema[name] as (r: unknown, c: CallContext) => Promise<SchemaAnswer>)(request, input.ctx));
       },
     });
   };
