@@ -11,7 +11,7 @@
 //     store, HTTP and WebSockets;
 //   - a gRPC handler (services/<service>/src/grpc/) never imports the service's store/ adapters, the
 //     ORM or the SQL driver: it maps protobuf to domain calls and back.
-//   - a flow (upload/, worker/, delivery/, ingest/, log/: what orchestrates the domain, such as an upload
+//   - a flow (upload/, worker/, delivery/, ingest/, log/, loop/: what orchestrates the domain, such as an upload
 //     or a transcode attempt) reaches storage and I/O through ports: it never imports an adapter folder
 //     or a gRPC handler;
 //   - an adapter (store/, objects/, transcode/, nats/, and records/ or notifier/ holding another
@@ -42,7 +42,7 @@ const DOMAIN_FORBIDDEN_PACKAGES = [
 /** The folders that are layers, at src/<layer>/ or src/<module>/<layer>/. */
 const LAYERS = ['domain', 'store', 'grpc'];
 /** Folders of flows: they orchestrate the domain and reach I/O through its ports. */
-const FLOWS = ['upload', 'worker', 'delivery', 'ingest', 'log'];
+const FLOWS = ['upload', 'worker', 'delivery', 'ingest', 'log', 'loop'];
 /** Folders of adapters: each implements ports for one kind of I/O (PostgreSQL, objects, a process, NATS, another service). */
 const ADAPTERS = ['store', 'objects', 'transcode', 'nats', 'records', 'notifier'];
 const FOLDERS = [...new Set([...LAYERS, ...FLOWS, ...ADAPTERS])];
