@@ -14,8 +14,8 @@
 //   - a flow (upload/, worker/, delivery/, ingest/, log/, loop/: what orchestrates the domain, such as an upload
 //     or a transcode attempt) reaches storage and I/O through ports: it never imports an adapter folder
 //     or a gRPC handler;
-//   - an adapter (store/, objects/, transcode/, nats/, and records/ or notifier/ holding another
-//     service's client) implements ports of the domain: it never imports another adapter folder, a flow
+//   - an adapter (store/, objects/, transcode/, nats/, the gateway's live/ (NATS) and clients/, and
+//     records/ or notifier/ holding another service's client) implements ports of the domain: it never imports another adapter folder, a flow
 //     or a gRPC handler (the same one level down in a module);
 //   Tests (*.spec.ts) may import anything of their own service, to wire real adapters.
 //
@@ -44,7 +44,7 @@ const LAYERS = ['domain', 'store', 'grpc'];
 /** Folders of flows: they orchestrate the domain and reach I/O through its ports. */
 const FLOWS = ['upload', 'worker', 'delivery', 'ingest', 'log', 'loop'];
 /** Folders of adapters: each implements ports for one kind of I/O (PostgreSQL, objects, a process, NATS, another service). */
-const ADAPTERS = ['store', 'objects', 'transcode', 'nats', 'records', 'notifier'];
+const ADAPTERS = ['store', 'objects', 'transcode', 'nats', 'records', 'notifier', 'live', 'clients'];
 const FOLDERS = [...new Set([...LAYERS, ...FLOWS, ...ADAPTERS])];
 /** The module every other module of a service may build on; it imports no other module. */
 const KERNEL = 'kernel';
