@@ -20,6 +20,7 @@ export * from './context.js';
 export * from './db.js';
 export * from './sql.pool.js';
 export * from './http/ops.server.js';
+export * from './http/error.answer.js';
 export * from './grpc/status.js';
 export * from './grpc/health.js';
 export * from './grpc/server.js';

@@ -1,7 +1,7 @@
 import { Metadata, status, type ServiceError } from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../errors.js';
-import { fromServiceError, statusName, toServiceError } from './status.js';
+import { asCrossed, fromServiceError, statusName, toServiceError } from './status.js';
 
 /** A ServiceError as grpc-js hands it to a client callback. */
 const serviceError = (code: status, details: string, metadata = new Metadata()): ServiceError =>
@@ -43,6 +43,22 @@ describe('toServiceError / fromServiceError', () => {
     const md = new Metadata();
     md.set('x-error-bin', Buffer.from('{not json'));
     expect(fromServiceError(serviceError(status.NOT_FOUND, 'gone', md), 'records')).toMatchObject({ kind: 'not_found', message: 'gone' });
+  });
+
+  it('asCrossed is the error a caller rebuilds: the message clipped, the problems fitted to the trailer budget', () => {
+    const problems = Array.from({ length: 100 }, (_, i) => ({ loc: ['data', `f${i}`], msg: 'x'.repeat(900), type: 'value_error', input: undefined }));
+    for (const thrown of [
+      new AppError('invalid', 'm'.repeat(5000), { problems }),
+      new AppError('not_found', 'gone', { extra: { index: 3, at: new Date(0) } }),
+    ]) {
+      const se = toServiceError(thrown);
+      const back = fromServiceError(serviceError(se.code!, se.details!, se.metadata), 'records');
+      const crossed = asCrossed(thrown);
+      expect(JSON.stringify([crossed.kind, crossed.message, crossed.code, crossed.problems, crossed.extra, crossed.retryAfter])).toBe(
+        JSON.stringify([back.kind, back.message, back.code, back.problems, back.extra, back.retryAfter]),
+      );
+    }
+    expect(asCrossed(new AppError('invalid', 'm', { problems })).problems.length).toBeLessThan(100);
   });
 
   it('names statuses for metric labels', () => {

@@ -101,13 +101,25 @@ export function fitDetail(d: Detail): Detail {
   return { kind: d.kind, code: d.code, problems, extra: {}, retryAfter: d.retryAfter };
 }
 
+/** The detail trailer of `app` as sent. */
+const detailOf = (app: AppError): Detail => fitDetail({ kind: app.kind, code: app.code, problems: app.problems, extra: app.extra, retryAfter: app.retryAfter });
+
 /** Turns anything thrown by a handler into the error grpc-js sends. */
 export function toServiceError(err: unknown): Partial<ServiceError> {
   const app = err instanceof AppError ? err : new AppError('internal', 'internal error', { cause: err });
   const metadata = new Metadata();
-  const detail = fitDetail({ kind: app.kind, code: app.code, problems: app.problems, extra: app.extra, retryAfter: app.retryAfter });
-  metadata.set(DETAIL_KEY, Buffer.from(JSON.stringify(detail)));
+  metadata.set(DETAIL_KEY, Buffer.from(JSON.stringify(detailOf(app))));
   return { code: KIND_TO_STATUS[app.kind], details: clipEcho(app.message, MAX_MESSAGE_CHARS), metadata };
+}
+
+/**
+ * The {@link AppError} a caller rebuilds from `err` once it crossed a call ({@link fromServiceError}
+ * of {@link toServiceError}): the message clipped, the detail fitted to its budget and through JSON.
+ * A service that answers for its caller (an Idempotency-Key's kept answer) builds it from this.
+ */
+export function asCrossed(err: AppError): AppError {
+  const d = JSON.parse(JSON.stringify(detailOf(err))) as Detail;
+  return new AppError(d.kind, clipEcho(err.message, MAX_MESSAGE_CHARS), { code: d.code, problems: d.problems, extra: d.extra, retryAfter: d.retryAfter });
 }
 
 /** Rebuilds the {@link AppError} behind a failed call. `target` names the callee for messages. */

@@ -121,6 +121,25 @@ export function idempotencyServiceClaimResponse_OutcomeToJSON(object: Idempotenc
   }
 }
 
+/**
+ * An Idempotency-Key that a write carries itself (POST /entities/{entity_type} and POST /batch):
+ * records claims it, runs the write and stores its answer in the same call, so the key costs no
+ * call of its own (docs/architecture.md, "Idempotency keys"). A write that did not run answers the
+ * key's outcome instead (IdempotencyServiceClaimResponse: replay, conflict, in flight, limited).
+ */
+export interface IdempotentWrite {
+  /** The claim, as Claim takes it. */
+  claim?:
+    | IdempotencyServiceClaimRequest
+    | undefined;
+  /**
+   * The names of the request's path and query parameters: a kept 422 locates its problems in
+   * the stored answer as the gateway's error mapper does (`path`, `query`, else `body`).
+   */
+  pathParams: string[];
+  queryParams: string[];
+}
+
 export interface IdempotencyServiceFinishRequest {
   scope: string;
   claim: string;
@@ -533,6 +552,117 @@ export const IdempotencyServiceClaimResponse: MessageFns<IdempotencyServiceClaim
       ? IdempotentAnswer.fromPartial(object.answer)
       : undefined;
     message.retryAfterMs = object.retryAfterMs ?? 0;
+    return message;
+  },
+};
+
+function createBaseIdempotentWrite(): IdempotentWrite {
+  return { claim: undefined, pathParams: [], queryParams: [] };
+}
+
+export const IdempotentWrite: MessageFns<IdempotentWrite> = {
+  encode(message: IdempotentWrite, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.claim !== undefined) {
+      IdempotencyServiceClaimRequest.encode(message.claim, writer.uint32(10).fork()).join();
+    }
+    for (const v of message.pathParams) {
+      writer.uint32(18).string(v!);
+    }
+    for (const v of message.queryParams) {
+      writer.uint32(26).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): IdempotentWrite {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseIdempotentWrite();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.claim = IdempotencyServiceClaimRequest.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.pathParams.push(reader.string());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.queryParams.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): IdempotentWrite {
+    return {
+      claim: isSet(object.claim) ? IdempotencyServiceClaimRequest.fromJSON(object.claim) : undefined,
+      pathParams: globalThis.Array.isArray(object?.pathParams)
+        ? object.pathParams.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.path_params)
+        ? object.path_params.map((e: any) => globalThis.String(e))
+        : [],
+      queryParams: globalThis.Array.isArray(object?.queryParams)
+        ? object.queryParams.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.query_params)
+        ? object.query_params.map((e: any) => globalThis.String(e))
+        : [],
+    };
+  },
+
+  toJSON(message: IdempotentWrite): unknown {
+    const obj: any = {};
+    if (message.claim !== undefined) {
+      obj.claim = IdempotencyServiceClaimRequest.toJSON(message.claim);
+    }
+    if (message.pathParams?.length) {
+      obj.pathParams = message.pathParams;
+    }
+    if (message.queryParams?.length) {
+      obj.queryParams = message.queryParams;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<IdempotentWrite>, I>>(base?: I): IdempotentWrite {
+    return IdempotentWrite.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<IdempotentWrite>, I>>(object: I): IdempotentWrite {
+    const message = createBaseIdempotentWrite();
+    message.claim = (object.claim !== undefined && object.claim !== null)
+      ? IdempotencyServiceClaimRequest.fromPartial(object.claim)
+      : undefined;
+    message.pathParams = object.pathParams?.map((e) => e) || [];
+    message.queryParams = object.queryParams?.map((e) => e) || [];
     return message;
   },
 };

@@ -18,6 +18,7 @@ import {
   type ServiceError,
   type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
+import { IdempotencyServiceClaimResponse, IdempotentWrite } from "./idempotency.js";
 
 export const protobufPackage = "reelbase.records.v1";
 
@@ -64,7 +65,15 @@ export interface CreateRecordRequest {
    * The Idempotency-Key the gateway claimed for this create: its answer is stored by the
    * statement that writes the record (docs/api-notes.md, "Idempotent retries").
    */
-  idempotency?: IdempotencyClaim | undefined;
+  idempotency?:
+    | IdempotencyClaim
+    | undefined;
+  /**
+   * The Idempotency-Key this create carries itself: records claims it, writes the record and stores
+   * the answer in this one call; when the key says the create must not run now, the response holds
+   * the key's outcome instead of a record (docs/architecture.md, "Idempotency keys").
+   */
+  keyed?: IdempotentWrite | undefined;
 }
 
 /** A claimed idempotency key (IdempotencyService.Claim): its scope and claim token. */
@@ -74,7 +83,14 @@ export interface IdempotencyClaim {
 }
 
 export interface CreateRecordResponse {
-  record?: Record | undefined;
+  record?:
+    | Record
+    | undefined;
+  /**
+   * Set instead of `record` when the request carried its key (`keyed`) and the create did not run:
+   * the stored answer to send again, another body, the first request still running, or too many keys.
+   */
+  key?: IdempotencyServiceClaimResponse | undefined;
 }
 
 export interface GetRecordRequest {
@@ -400,11 +416,18 @@ export interface BatchRecordsRequest {
    * the schema, existence, conflicts), so the first request that fails decides the answer.
    */
   requestsJson: string;
+  /**
+   * The Idempotency-Key this batch carries itself: claimed, and the answer stored in the batch's
+   * transaction, in this one call (as CreateRecordRequest.keyed).
+   */
+  keyed?: IdempotentWrite | undefined;
 }
 
 export interface BatchRecordsResponse {
   /** {"results": [Record | true, ...]} as JSON. */
   json: string;
+  /** Set instead of `json` when the request carried its key and the batch did not run (as CreateRecordResponse.key). */
+  key?: IdempotencyServiceClaimResponse | undefined;
 }
 
 /** POST /entities/{Type}/summarize (docs/api-notes.md, "Summaries"). */
@@ -687,6 +710,7 @@ function createBaseCreateRecordRequest(): CreateRecordRequest {
     id: undefined,
     taskTemplate: undefined,
     idempotency: undefined,
+    keyed: undefined,
   };
 }
 
@@ -718,6 +742,9 @@ export const CreateRecordRequest: MessageFns<CreateRecordRequest> = {
     }
     if (message.idempotency !== undefined) {
       IdempotencyClaim.encode(message.idempotency, writer.uint32(74).fork()).join();
+    }
+    if (message.keyed !== undefined) {
+      IdempotentWrite.encode(message.keyed, writer.uint32(82).fork()).join();
     }
     return writer;
   },
@@ -807,6 +834,14 @@ export const CreateRecordRequest: MessageFns<CreateRecordRequest> = {
             message.idempotency = IdempotencyClaim.decode(reader, reader.uint32());
             continue;
           }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.keyed = IdempotentWrite.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -850,6 +885,7 @@ export const CreateRecordRequest: MessageFns<CreateRecordRequest> = {
         ? globalThis.String(object.task_template)
         : undefined,
       idempotency: isSet(object.idempotency) ? IdempotencyClaim.fromJSON(object.idempotency) : undefined,
+      keyed: isSet(object.keyed) ? IdempotentWrite.fromJSON(object.keyed) : undefined,
     };
   },
 
@@ -882,6 +918,9 @@ export const CreateRecordRequest: MessageFns<CreateRecordRequest> = {
     if (message.idempotency !== undefined) {
       obj.idempotency = IdempotencyClaim.toJSON(message.idempotency);
     }
+    if (message.keyed !== undefined) {
+      obj.keyed = IdempotentWrite.toJSON(message.keyed);
+    }
     return obj;
   },
 
@@ -900,6 +939,9 @@ export const CreateRecordRequest: MessageFns<CreateRecordRequest> = {
     message.taskTemplate = object.taskTemplate ?? undefined;
     message.idempotency = (object.idempotency !== undefined && object.idempotency !== null)
       ? IdempotencyClaim.fromPartial(object.idempotency)
+      : undefined;
+    message.keyed = (object.keyed !== undefined && object.keyed !== null)
+      ? IdempotentWrite.fromPartial(object.keyed)
       : undefined;
     return message;
   },
@@ -991,13 +1033,16 @@ export const IdempotencyClaim: MessageFns<IdempotencyClaim> = {
 };
 
 function createBaseCreateRecordResponse(): CreateRecordResponse {
-  return { record: undefined };
+  return { record: undefined, key: undefined };
 }
 
 export const CreateRecordResponse: MessageFns<CreateRecordResponse> = {
   encode(message: CreateRecordResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.record !== undefined) {
       Record.encode(message.record, writer.uint32(10).fork()).join();
+    }
+    if (message.key !== undefined) {
+      IdempotencyServiceClaimResponse.encode(message.key, writer.uint32(18).fork()).join();
     }
     return writer;
   },
@@ -1023,6 +1068,14 @@ export const CreateRecordResponse: MessageFns<CreateRecordResponse> = {
             message.record = Record.decode(reader, reader.uint32());
             continue;
           }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.key = IdempotencyServiceClaimResponse.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1036,13 +1089,19 @@ export const CreateRecordResponse: MessageFns<CreateRecordResponse> = {
   },
 
   fromJSON(object: any): CreateRecordResponse {
-    return { record: isSet(object.record) ? Record.fromJSON(object.record) : undefined };
+    return {
+      record: isSet(object.record) ? Record.fromJSON(object.record) : undefined,
+      key: isSet(object.key) ? IdempotencyServiceClaimResponse.fromJSON(object.key) : undefined,
+    };
   },
 
   toJSON(message: CreateRecordResponse): unknown {
     const obj: any = {};
     if (message.record !== undefined) {
       obj.record = Record.toJSON(message.record);
+    }
+    if (message.key !== undefined) {
+      obj.key = IdempotencyServiceClaimResponse.toJSON(message.key);
     }
     return obj;
   },
@@ -1054,6 +1113,9 @@ export const CreateRecordResponse: MessageFns<CreateRecordResponse> = {
     const message = createBaseCreateRecordResponse();
     message.record = (object.record !== undefined && object.record !== null)
       ? Record.fromPartial(object.record)
+      : undefined;
+    message.key = (object.key !== undefined && object.key !== null)
+      ? IdempotencyServiceClaimResponse.fromPartial(object.key)
       : undefined;
     return message;
   },
@@ -4971,13 +5033,16 @@ export const CheckShareLinkResponse: MessageFns<CheckShareLinkResponse> = {
 };
 
 function createBaseBatchRecordsRequest(): BatchRecordsRequest {
-  return { requestsJson: "" };
+  return { requestsJson: "", keyed: undefined };
 }
 
 export const BatchRecordsRequest: MessageFns<BatchRecordsRequest> = {
   encode(message: BatchRecordsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.requestsJson !== "") {
       writer.uint32(10).string(message.requestsJson);
+    }
+    if (message.keyed !== undefined) {
+      IdempotentWrite.encode(message.keyed, writer.uint32(18).fork()).join();
     }
     return writer;
   },
@@ -5003,6 +5068,14 @@ export const BatchRecordsRequest: MessageFns<BatchRecordsRequest> = {
             message.requestsJson = reader.string();
             continue;
           }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.keyed = IdempotentWrite.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -5022,6 +5095,7 @@ export const BatchRecordsRequest: MessageFns<BatchRecordsRequest> = {
         : isSet(object.requests_json)
         ? globalThis.String(object.requests_json)
         : "",
+      keyed: isSet(object.keyed) ? IdempotentWrite.fromJSON(object.keyed) : undefined,
     };
   },
 
@@ -5029,6 +5103,9 @@ export const BatchRecordsRequest: MessageFns<BatchRecordsRequest> = {
     const obj: any = {};
     if (message.requestsJson !== "") {
       obj.requestsJson = message.requestsJson;
+    }
+    if (message.keyed !== undefined) {
+      obj.keyed = IdempotentWrite.toJSON(message.keyed);
     }
     return obj;
   },
@@ -5039,18 +5116,24 @@ export const BatchRecordsRequest: MessageFns<BatchRecordsRequest> = {
   fromPartial<I extends Exact<DeepPartial<BatchRecordsRequest>, I>>(object: I): BatchRecordsRequest {
     const message = createBaseBatchRecordsRequest();
     message.requestsJson = object.requestsJson ?? "";
+    message.keyed = (object.keyed !== undefined && object.keyed !== null)
+      ? IdempotentWrite.fromPartial(object.keyed)
+      : undefined;
     return message;
   },
 };
 
 function createBaseBatchRecordsResponse(): BatchRecordsResponse {
-  return { json: "" };
+  return { json: "", key: undefined };
 }
 
 export const BatchRecordsResponse: MessageFns<BatchRecordsResponse> = {
   encode(message: BatchRecordsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.json !== "") {
       writer.uint32(10).string(message.json);
+    }
+    if (message.key !== undefined) {
+      IdempotencyServiceClaimResponse.encode(message.key, writer.uint32(18).fork()).join();
     }
     return writer;
   },
@@ -5076,6 +5159,14 @@ export const BatchRecordsResponse: MessageFns<BatchRecordsResponse> = {
             message.json = reader.string();
             continue;
           }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.key = IdempotencyServiceClaimResponse.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -5089,13 +5180,19 @@ export const BatchRecordsResponse: MessageFns<BatchRecordsResponse> = {
   },
 
   fromJSON(object: any): BatchRecordsResponse {
-    return { json: isSet(object.json) ? globalThis.String(object.json) : "" };
+    return {
+      json: isSet(object.json) ? globalThis.String(object.json) : "",
+      key: isSet(object.key) ? IdempotencyServiceClaimResponse.fromJSON(object.key) : undefined,
+    };
   },
 
   toJSON(message: BatchRecordsResponse): unknown {
     const obj: any = {};
     if (message.json !== "") {
       obj.json = message.json;
+    }
+    if (message.key !== undefined) {
+      obj.key = IdempotencyServiceClaimResponse.toJSON(message.key);
     }
     return obj;
   },
@@ -5106,6 +5203,9 @@ export const BatchRecordsResponse: MessageFns<BatchRecordsResponse> = {
   fromPartial<I extends Exact<DeepPartial<BatchRecordsResponse>, I>>(object: I): BatchRecordsResponse {
     const message = createBaseBatchRecordsResponse();
     message.json = object.json ?? "";
+    message.key = (object.key !== undefined && object.key !== null)
+      ? IdempotencyServiceClaimResponse.fromPartial(object.key)
+      : undefined;
     return message;
   },
 };
