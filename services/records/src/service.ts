@@ -28,6 +28,7 @@ import type { Knex } from '@mikro-orm/postgresql';
 import { farmv1, idempotencyv1, recordsv1, sitesyncv1, syncv1 } from '@reelbase/proto';
 import type { RecordsConfig } from './config.js';
 import {
+  KeyedWrites,
   KnexRecordStore,
   openQueryPool,
   QueryGate,
@@ -128,11 +129,16 @@ export function startRecords(config: RecordsConfig, logger?: Logger): Promise<Ru
         committed: (event) => bus.emit('committed', event),
       });
 
+      // Idempotency keys of the gateway's POSTs (docs/architecture.md, "Idempotency keys"): a create and a
+      // batch carry theirs in their own call (KeyedWrites), the other POSTs claim and finish them.
+      const keys = new IdempotencyKeys(new IdempotencyRepository(db));
+
       const grpc = new GrpcServer({ logger: log, metrics, internalAuthSecret: config.INTERNAL_AUTH_SECRET });
       grpc.add<farmv1.FarmServiceServer>(FARM_SERVICE_NAME, farmv1.FarmServiceService, farmHandlers({ farm }));
       grpc.add<recordsv1.RecordsServiceServer>(RECORDS_SERVICE_NAME, recordsv1.RecordsServiceService, {
         ...recordsHandlers({
           records: service,
+          keyed: new KeyedWrites(service, keys),
           admin: new SchemaAdmin(store),
           views: new RecordViews(store),
           queries: new RecordQueries(store),
@@ -151,8 +157,6 @@ export function startRecords(config: RecordsConfig, logger?: Logger): Promise<Ru
         syncv1.SyncServiceService,
         syncHandlers({ importer: new SyncImporter({ store: syncStore, records: service, bus }), reads: new SyncReads(syncStore) }),
       );
-      // Idempotency keys of the gateway's POSTs (docs/architecture.md, "Idempotency keys").
-      const keys = new IdempotencyKeys(new IdempotencyRepository(db));
       grpc.add<idempotencyv1.IdempotencyServiceServer>(IDEMPOTENCY_SERVICE_NAME, idempotencyv1.IdempotencyServiceService, idempotencyHandlers({ keys }));
       watchQueueDepths(metrics, db, log);
       const readiness = new Readiness().add('postgres', () => pingDb(orm)).add('nats', () => pingNats(nc));

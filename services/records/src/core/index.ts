@@ -4,6 +4,7 @@
  * records modules").
  */
 export { RecordService } from './domain/record.service.js';
+export { KeyedWrites } from './domain/keyed.writes.js';
 export { RecordViews } from './domain/record.views.js';
 export { RecordQueries, planQuery, encodeCursor, LINK_HOP_CAP } from './domain/record.query.js';
 export type { QueryInput, PlanOptions } from './domain/record.query.js';

@@ -8,6 +8,7 @@
  */
 import type { DataObject } from '../../kernel/domain/record.types.js';
 import type { IdempotencyClaim, NewRecord, OutboxEvent, RecordValues, StoredRecord, StoredSchema, WriteGuard } from '../../kernel/domain/record.ports.js';
+import type { StoredAnswer } from '../../kernel/domain/idempotency.types.js';
 import type { LinkRef } from '../../kernel/domain/schema.validator.js';
 import type { CodeRename } from './schema.rename.js';
 
@@ -44,8 +45,11 @@ export interface RecordTransaction {
   loadSchema(): Promise<StoredSchema | undefined>;
   /** The links that name no live record of their type (one statement for all of them). */
   deadLinks(links: readonly LinkRef[]): Promise<LinkRef[]>;
-  /** As RecordStore.insertWithEvent without a guard, inside this transaction. */
-  insertWithEvent(record: NewRecord, event: OutboxEvent): Promise<StoredRecord | undefined>;
+  /**
+   * As RecordStore.insertWithEvent without a guard, inside this transaction; with `idempotency` the
+   * statement stores the claimed key's answer (this record) too.
+   */
+  insertWithEvent(record: NewRecord, event: OutboxEvent, idempotency?: IdempotencyClaim): Promise<StoredRecord | undefined>;
   /** Overwrites the writable columns and moves `updated_at` (strictly later than before). */
   update(id: string, values: RecordValues): Promise<StoredRecord>;
   /** Retires or revives the row; either moves `updated_at`. */
@@ -65,6 +69,11 @@ export interface RecordTransaction {
    * appends them consecutively (docs/architecture.md, "Batches").
    */
   appendBatch(batchId: string, events: readonly OutboxEvent[]): Promise<void>;
+  /**
+   * Stores the answer of a claimed Idempotency-Key in this transaction, so it commits with the write
+   * (false when the claim no longer holds the key: its lease ran out and another took it over).
+   */
+  storeAnswer(key: IdempotencyClaim, answer: StoredAnswer): Promise<boolean>;
 }
 
 export interface RecordStore {

@@ -136,9 +136,8 @@ class MemoryRecordStore implements RecordStore {
         rows.set(r.id, row);
         return structuredClone(row);
       },
-      appendBatch: async (_batchId, events) => {
-        outbox.push(...events);
-      },
+      appendBatch: async (_batchId, events) => void outbox.push(...events),
+      storeAnswer: async () => true,
     });
     this.rows = rows;
     this.outbox = outbox;

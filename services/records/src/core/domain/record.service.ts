@@ -26,9 +26,17 @@ import {
 } from '@reelbase/lib-platform';
 import { createChanges, dropNulls, mergeData, parseData, updateChanges } from '../../kernel/domain/record.changes.js';
 import { atRequest, batchLockIds, batchRequestProblems, parseBatchRequests, toBatchRequest } from './batch.input.js';
+import { batchAnswer, batchJson } from './batch.answer.js';
 import { actorOf, buildEventPayload } from '../../kernel/domain/record.event.js';
 import { checkEntityType, projectMissing, projectNotFound, requiresProject, uuidProblems } from '../../kernel/domain/record.rules.js';
-import { toView, type OutboxEvent, type RecordsBusTopics, type RecordValues, type StoredRecord } from '../../kernel/domain/record.ports.js';
+import {
+  toView,
+  type IdempotencyClaim,
+  type OutboxEvent,
+  type RecordsBusTopics,
+  type RecordValues,
+  type StoredRecord,
+} from '../../kernel/domain/record.ports.js';
 import { checkTimeLogChange, checkTimeLogCreate } from '../../kernel/domain/timelog.rules.js';
 import { checkFieldWrite, checkNoteChange, foreignVersion, playlistVersionLinks, versionsChanged, withAuthor } from '../../kernel/domain/review.rules.js';
 import { SchemaCache, type CompiledSchema } from '../../kernel/domain/schema.snapshot.js';
@@ -225,9 +233,10 @@ export class RecordService {
    * existence, If-Match, conflicts). The first request that fails decides the answer (its 422
    * located under `requests[i]`, or its error with `index: i`) and nothing is written. The
    * events of the batch are one outbox row, published as one message, so they are consecutive
-   * in the log.
+   * in the log. Answers `{"results": [...]}` as JSON text; with `key` (a claimed Idempotency-Key)
+   * that answer is stored for the key in the same transaction.
    */
-  async batch(requestsJson: string, ctx: CallContext): Promise<(RecordView | true)[]> {
+  async batch(requestsJson: string, ctx: CallContext, key?: IdempotencyClaim): Promise<string> {
     const principal = this.writer(ctx);
     const requests = parseBatchRequests(requestsJson);
     const locked = batchLockIds(requests);
@@ -286,10 +295,12 @@ export class RecordService {
         }
         await tx.appendBatch(newId(), events);
       }
-      return { results, events };
+      const json = batchJson(results);
+      if (key) await tx.storeAnswer(key, batchAnswer(json));
+      return { json, events };
     });
     for (const event of outcome.events) this.deps.bus.emit('committed', event.payload);
-    return outcome.results;
+    return outcome.json;
   }
 
   /** A live record of `entityType`; retired or missing ones are not found. */

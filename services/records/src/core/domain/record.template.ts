@@ -5,7 +5,7 @@
 import { AppError, clipEcho, newId, type EventAction, type InProcessBus, type Principal, type Problem } from '@reelbase/lib-platform';
 import { createChanges } from '../../kernel/domain/record.changes.js';
 import { actorOf } from '../../kernel/domain/record.event.js';
-import { toView, type OutboxEvent, type RecordsBusTopics, type RecordValues } from '../../kernel/domain/record.ports.js';
+import { toView, type IdempotencyClaim, type OutboxEvent, type RecordsBusTopics, type RecordValues } from '../../kernel/domain/record.ports.js';
 import { projectMissing, projectNotFound, requiresProject } from '../../kernel/domain/record.rules.js';
 import type { CreateInput, DataObject, RecordView } from '../../kernel/domain/record.types.js';
 import { checkTimeLogCreate } from '../../kernel/domain/timelog.rules.js';
@@ -53,16 +53,17 @@ export async function createWithTemplate(w: TemplateWriter, input: CreateInput, 
     data = withAuthor(principal, input.entityType, data, schema);
 
     const events: OutboxEvent[] = [];
-    const insert = async (entityType: string, values: RecordValues, id: string): Promise<RecordView> => {
+    // The record's statement stores the claimed key's answer (the record) too; its tasks' do not.
+    const insert = async (entityType: string, values: RecordValues, id: string, key?: IdempotencyClaim): Promise<RecordView> => {
       const draft: RecordView = { id, entityType, createdBy, createdAt: '', updatedAt: '', ...values };
       const event = w.event(draft, 'create', principal, createChanges(draft));
-      const row = await tx.insertWithEvent({ id, entityType, createdBy, ...values }, event);
+      const row = await tx.insertWithEvent({ id, entityType, createdBy, ...values }, event, key);
       if (!row) throw AppError.invalid([projectNotFound(projectId!)]);
       events.push({ ...event, payload: { ...event.payload, occurred_at: row.updatedAt } });
       return toView(row);
     };
     const values = { projectId, status: input.status ?? null, active: input.active ?? true, thumbnailId: input.thumbnailId ?? null };
-    const record = await insert(input.entityType, { ...values, data }, input.id ?? newId());
+    const record = await insert(input.entityType, { ...values, data }, input.id ?? newId(), input.idempotency);
     for (const [i, task] of template!.tasks.entries()) {
       const taskData: DataObject = { name: task.name, step: task.step, entity: { type: record.entityType, id: record.id } };
       if (task.estimate_minutes !== undefined && task.estimate_minutes !== null) taskData.estimate_minutes = task.estimate_minutes;

@@ -39,7 +39,7 @@ const view: RecordView = {
 
 function deps(over: Partial<RecordsHandlerDeps>): RecordsHandlerDeps {
   const none = {} as never;
-  return { records: none, admin: none, views: none, queries: none, summaries: none, ...over };
+  return { records: none, keyed: none, admin: none, views: none, queries: none, summaries: none, ...over };
 }
 
 describe('records handlers', () => {

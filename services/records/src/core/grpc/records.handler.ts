@@ -5,14 +5,15 @@
 import type { CallContext, UnaryHandlers } from '@reelbase/lib-platform';
 import { recordsv1 } from '@reelbase/proto';
 import type { RecordService } from '../domain/record.service.js';
+import type { KeyedWrites } from '../domain/keyed.writes.js';
 import type { RecordViews } from '../domain/record.views.js';
 import type { RecordQueries } from '../domain/record.query.js';
 import type { SchemaAdmin } from '../domain/schema.admin.js';
 import type { RenameKind } from '../domain/schema.rename.js';
-import type { ClientRecord, RecordView } from '../../kernel/domain/record.types.js';
+import type { ClientRecord } from '../../kernel/domain/record.types.js';
 import type { RecordSummaries } from '../domain/record.summary.js';
-import { toClientRecord } from '../../kernel/domain/record.types.js';
 import { toProtoRecord, type ShareLinkCalls } from '../../kernel/grpc/record.proto.js';
+import { claimResponseOf, keyedWriteOf } from '../../kernel/grpc/idempotency.proto.js';
 
 /** The full proto name, used for registration and health checks. */
 export const RECORDS_SERVICE_NAME = 'reelbase.records.v1.RecordsService';
@@ -33,6 +34,8 @@ function nullable(v: recordsv1.NullableString | undefined): string | null | unde
 /** The domain services the handlers call (and nothing else). */
 export interface RecordsHandlerDeps {
   records: RecordService;
+  /** A create and a batch that carry their Idempotency-Key. */
+  keyed: KeyedWrites;
   admin: SchemaAdmin;
   views: RecordViews;
   queries: RecordQueries;
@@ -45,33 +48,35 @@ export interface RecordsHandlerDeps {
  */
 export function recordsHandlers({
   records,
+  keyed,
   admin,
   views,
   queries,
   summaries,
 }: RecordsHandlerDeps): Omit<UnaryHandlers<recordsv1.RecordsServiceServer>, ShareLinkCalls> {
   return {
-    async createRecord(req: recordsv1.CreateRecordRequest, ctx: CallContext) {
-      const record = await records.create(
-        {
-          entityType: req.entityType,
-          id: req.id,
-          projectId: req.projectId,
-          status: req.status,
-          active: req.active,
-          thumbnailId: req.thumbnailId,
-          dataJson: req.dataJson,
-          taskTemplate: req.taskTemplate,
-          idempotency: req.idempotency,
-        },
-        ctx,
-      );
-      return { record: toProtoRecord(record) };
+    async createRecord(req: recordsv1.CreateRecordRequest, ctx: CallContext): Promise<recordsv1.CreateRecordResponse> {
+      const input = {
+        entityType: req.entityType,
+        id: req.id,
+        projectId: req.projectId,
+        status: req.status,
+        active: req.active,
+        thumbnailId: req.thumbnailId,
+        dataJson: req.dataJson,
+        taskTemplate: req.taskTemplate,
+        idempotency: req.idempotency,
+      };
+      if (!req.keyed) return { record: toProtoRecord(await records.create(input, ctx)) };
+      // The key travels with the create: claimed, written and answered in this one call.
+      const r = await keyed.create(input, keyedWriteOf(req.keyed), ctx);
+      return 'key' in r ? { key: claimResponseOf(r.key) } : { record: toProtoRecord(r.done) };
     },
 
-    async batchRecords(req: recordsv1.BatchRecordsRequest, ctx: CallContext) {
-      const results = await records.batch(req.requestsJson, ctx);
-      return { json: JSON.stringify({ results: results.map((r) => (r === true ? true : toClientRecord(r))) }) };
+    async batchRecords(req: recordsv1.BatchRecordsRequest, ctx: CallContext): Promise<recordsv1.BatchRecordsResponse> {
+      if (!req.keyed) return { json: await records.batch(req.requestsJson, ctx) };
+      const r = await keyed.batch(req.requestsJson, keyedWriteOf(req.keyed), ctx);
+      return 'key' in r ? { json: '', key: claimResponseOf(r.key) } : { json: r.done };
     },
 
     async summarizeRecords(req: recordsv1.SummarizeRecordsRequest, ctx: CallContext) {

@@ -13,6 +13,7 @@ import { OutboxRepository, outboxRow } from '../../kernel/store/outbox.repositor
 import { hasLiveShareLink } from './share.guard.js';
 import { RecordRepository } from '../../kernel/store/record.repository.js';
 import { SchemaRepository } from '../../kernel/store/schema.repository.js';
+import { storeAnswer } from '../../kernel/store/idempotency.statements.js';
 import { RenameRepository } from './rename.repository.js';
 import { UsageRepository, type RecordsUsage } from './usage.repository.js';
 import { ViewsRepository } from './views.repository.js';
@@ -194,7 +195,7 @@ export class KnexRecordStore implements RecordStore, SchemaAdminStore, RecordVie
       schemaVersion: () => schema.lockedVersion(),
       loadSchema: () => schema.load(),
       deadLinks: (links) => records.deadLinks(links),
-      insertWithEvent: (record, event) => records.insertWithEvent(record, outboxRow(this.names, event)),
+      insertWithEvent: (record, event, idempotency) => records.insertWithEvent(record, outboxRow(this.names, event), undefined, idempotency),
       update: (id, values) => records.update(id, values),
       setRetired: (id, retired) => records.setRetired(id, retired),
       isLiveProject: (id) => records.isLiveProject(id),
@@ -208,6 +209,7 @@ export class KnexRecordStore implements RecordStore, SchemaAdminStore, RecordVie
       appendBatch: async (batchId, events) => {
         await this.outbox.append(trx, this.names.eventBatchSubject, batchId, encodeStreamBatch(events.map((e) => e.payload)));
       },
+      storeAnswer: (key, answer) => storeAnswer(trx, key, answer),
     };
   }
 }

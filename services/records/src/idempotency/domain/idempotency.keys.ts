@@ -5,7 +5,9 @@
  * first still runs it is told so (the gateway waits and asks again). A principal holds a bounded
  * number of live keys: a new key beyond it is refused until its oldest expires.
  */
-import { AppError, newId, type Problem } from '@reelbase/lib-platform';
+import { AppError, appErrorAnswer, asCrossed, isAppError, isKeptStatus, newId, type Problem } from '@reelbase/lib-platform';
+import type { IdempotencyClaim } from '../../kernel/domain/record.ports.js';
+import type { Keyed, KeyedWrite } from '../../kernel/domain/idempotency.types.js';
 import type { ClaimOutcome, ClaimRequest, IdempotencyStore, StoredAnswer } from './idempotency.ports.js';
 
 const HASH = /^[0-9a-f]{64}$/;
@@ -16,6 +18,19 @@ function checkScope(scope: string, extra: Problem[] = []): void {
   const problems = [...extra];
   if (!HASH.test(scope)) problems.push({ loc: ['scope'], msg: 'scope must be a SHA-256 in hex', type: 'value_error' });
   if (problems.length) throw AppError.invalid(problems);
+}
+
+/**
+ * The answer the gateway sends for `err` thrown by a write that carried its key, when that answer
+ * is kept (a client mistake: below 500, not 429); undefined otherwise. Built as the gateway builds
+ * it (lib-platform's appErrorAnswer of the error as it arrives there), so a repeat gets the same bytes.
+ */
+export function keptErrorAnswer(err: unknown, write: Pick<KeyedWrite, 'pathParams' | 'queryParams'>): StoredAnswer | undefined {
+  if (!isAppError(err)) return undefined;
+  const shape = { pathParams: new Set(write.pathParams), queryParams: new Set(write.queryParams), otherwise: 'body' as const };
+  const mapped = appErrorAnswer(asCrossed(err), shape);
+  if (!isKeptStatus(mapped.status)) return undefined;
+  return { status: mapped.status, headers: { 'content-type': 'application/json; charset=utf-8' }, body: JSON.stringify(mapped.body) };
 }
 
 export class IdempotencyKeys {
@@ -37,6 +52,30 @@ export class IdempotencyKeys {
     if (answer.status >= 500 || answer.status < 100)
       throw AppError.invalid([{ loc: ['answer', 'status'], msg: 'a 5xx answer is not kept', type: 'value_error' }]);
     return this.store.finish(scope, claim, answer);
+  }
+
+  /**
+   * A write that carries its key, in one call (docs/architecture.md, "Idempotency keys"): claims the
+   * key, then runs `run` with the claim; `run` stores the write's answer in the write's own
+   * transaction. A key that is not claimed now answers its outcome and nothing runs. When `run`
+   * fails, a kept answer (a client mistake) is stored for the key and anything else releases it, so
+   * a retry runs again; either way the failure is thrown on. The claim is its own statement, committed
+   * before the write: a repeat sees the key in flight at once (and waits for it without holding a
+   * connection), and the principal's live keys are counted with the claim committed.
+   */
+  async write<T>(write: KeyedWrite, run: (key: IdempotencyClaim) => Promise<T>): Promise<Keyed<T>> {
+    const claimed = await this.claim(write.claim);
+    if (claimed.outcome !== 'claimed') return { key: claimed };
+    const key = { scope: write.claim.scope, claim: claimed.claim };
+    try {
+      return { done: await run(key) };
+    } catch (err) {
+      const answer = keptErrorAnswer(err, write);
+      // Not stored (the database went away): the key stays claimed until its lease runs out, and a
+      // retry with the same body runs again then (docs/api-notes.md, "Idempotent retries").
+      await (answer ? this.store.finish(key.scope, key.claim, answer) : this.store.release(key.scope, key.claim)).catch(() => undefined);
+      throw err;
+    }
   }
 
   async release(scope: string, claim: string): Promise<void> {

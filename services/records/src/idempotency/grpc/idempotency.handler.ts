@@ -2,13 +2,12 @@
  * reelbase.records.v1.IdempotencyService: proto messages ↔ domain/idempotency, nothing more.
  */
 import type { UnaryHandlers } from '@reelbase/lib-platform';
-import { idempotencyv1 } from '@reelbase/proto';
+import type { idempotencyv1 } from '@reelbase/proto';
+import { claimResponseOf } from '../../kernel/grpc/idempotency.proto.js';
 import type { IdempotencyKeys } from '../domain/idempotency.keys.js';
 
 /** The full proto name, used for registration. */
 export const IDEMPOTENCY_SERVICE_NAME = 'reelbase.records.v1.IdempotencyService';
-
-const Outcome = idempotencyv1.IdempotencyServiceClaimResponse_Outcome;
 
 function headersOf(json: string): Record<string, string> {
   try {
@@ -24,26 +23,7 @@ function headersOf(json: string): Record<string, string> {
 
 export function idempotencyHandlers({ keys }: { keys: IdempotencyKeys }): UnaryHandlers<idempotencyv1.IdempotencyServiceServer> {
   return {
-    claim: async (req) => {
-      const r = await keys.claim(req);
-      switch (r.outcome) {
-        case 'claimed':
-          return { outcome: Outcome.OUTCOME_CLAIMED, claim: r.claim, retryAfterMs: 0 };
-        case 'replay':
-          return {
-            outcome: Outcome.OUTCOME_REPLAY,
-            claim: '',
-            retryAfterMs: 0,
-            answer: { status: r.answer.status, headersJson: JSON.stringify(r.answer.headers), body: r.answer.body },
-          };
-        case 'conflict':
-          return { outcome: Outcome.OUTCOME_CONFLICT, claim: '', retryAfterMs: 0 };
-        case 'limited':
-          return { outcome: Outcome.OUTCOME_LIMITED, claim: '', retryAfterMs: r.retryAfterMs };
-        default:
-          return { outcome: Outcome.OUTCOME_IN_FLIGHT, claim: '', retryAfterMs: 0 };
-      }
-    },
+    claim: async (req) => claimResponseOf(await keys.claim(req)),
     finish: async (req) => {
       const a = req.answer ?? { status: 0, headersJson: '{}', body: '' };
       return { stored: await keys.finish(req.scope, req.claim, { status: a.status, headers: headersOf(a.headersJson), body: a.body }) };

@@ -8,6 +8,7 @@ import { guarded } from '@reelbase/lib-platform';
 import { toView } from '../../kernel/domain/record.ports.js';
 import { toClientRecord } from '../../kernel/domain/record.types.js';
 import { toStored, type Row as RecordRow } from '../../kernel/store/record.repository.js';
+import { storeAnswer } from '../../kernel/store/idempotency.statements.js';
 import type { ClaimOutcome, ClaimRequest, IdempotencyStore, StoredAnswer } from '../domain/idempotency.ports.js';
 
 interface Row {
@@ -116,16 +117,7 @@ export class IdempotencyRepository implements IdempotencyStore {
   }
 
   finish(scope: string, claim: string, answer: StoredAnswer): Promise<boolean> {
-    return guarded(() => this.finishOnce(scope, claim, answer));
-  }
-
-  private async finishOnce(scope: string, claim: string, answer: StoredAnswer): Promise<boolean> {
-    const res = await this.db.raw<{ rowCount: number }>(
-      `update records.idempotency_key set status = ?, headers = ?::jsonb, body = ?
-        where scope = ? and claim = ?::uuid and status is null`,
-      [answer.status, JSON.stringify(answer.headers), answer.body, scope, claim],
-    );
-    return res.rowCount > 0;
+    return guarded(() => storeAnswer(this.db, { scope, claim }, answer));
   }
 
   release(scope: string, claim: string): Promise<void> {
