@@ -7,7 +7,10 @@
  * {@link IN_FLIGHT_WAIT_MS}, then 409 `idempotency_in_progress`). A 5xx or 429 answer is not
  * kept: the key is released and a retry runs again. Only writes are kept: a route whose answer
  * is read-only or carries a credential or a lease checks the key and stores nothing
- * (`RouteDef.replayable`). A principal holds at most `maxKeys` live keys.
+ * (`RouteDef.replayable`). A principal holds at most `maxKeys` live keys. A POST costs records
+ * one call for its key (Claim) and one for its answer (Finish or Release) around the route, except
+ * a write that carries its key (`RouteDef.keyInWrite`: a record create, a batch), whose one records
+ * call claims the key, writes and stores the answer (docs/architecture.md, "Idempotency keys").
  */
 import { createHash } from 'node:crypto';
 import { AppError, canonicalJson, type CallContext, type Problem, type PromiseClient } from '@reelbase/lib-platform';
@@ -79,8 +82,8 @@ export function keptHeaders(headers: Record<string, unknown>): Record<string, st
   return out;
 }
 
-/** True when an answer of `status` is kept: every answer below 500 except 429 (try again later). */
-export const isKept = (status: number): boolean => status < 500 && status !== 429;
+/** True when an answer of `status` is kept: every answer below 500 except 429 (try again later); lib-platform's, which records uses too. */
+export { isKeptStatus as isKept } from '@reelbase/lib-platform';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -96,8 +99,6 @@ const LONGEST_PAUSE_MS = 2_000;
 
 /** A claimed key: finish it with the answer, or release it. */
 export interface Claimed {
-  /** The scope and claim token, for a write that stores its answer itself (a record create). */
-  readonly key: { scope: string; claim: string };
   finish(answer: Answer): Promise<void>;
   release(): Promise<void>;
 }
@@ -152,60 +153,50 @@ const inProgress = (waitMs: number) =>
     `the first request with this Idempotency-Key is still running after ${Math.round(waitMs / 1000)} s; retry later with the same key`,
   );
 
+type ClaimResponse = idempotencyv1.IdempotencyServiceClaimResponse;
+
+/** The stored answer of a replay, as sent again. */
+function replayOf(answer: idempotencyv1.IdempotentAnswer): Answer {
+  let headers: Record<string, string> = {};
+  try {
+    headers = JSON.parse(answer.headersJson || '{}') as Record<string, string>;
+  } catch {
+    headers = {};
+  }
+  return { status: answer.status, headers, body: answer.body };
+}
+
 /**
- * Claims the key: `{ replay }` when an answer is stored for the same body, `{ claimed }` when
- * the request is to run now. Another body: 409 `idempotency_conflict`; still running after the
- * wait (or too many repeats already waiting for it): 409 `idempotency_in_progress`; a new key
- * while the principal holds `maxKeys` live keys: 429 with `Retry-After` (until its oldest expires).
+ * Looks at the key until it settles: `look` either settles (`{ done }`: the key was claimed, or the
+ * write that carried it ran) or answers the key's outcome. A stored answer is `{ replay }`; another
+ * body: 409 `idempotency_conflict`; still running after the wait (or too many repeats already
+ * waiting for it): 409 `idempotency_in_progress`, each look after a doubling pause; a new key while
+ * the principal holds `maxKeys` live keys: 429 with `Retry-After` (until its oldest expires).
  */
-export async function claimKey(
-  client: IdempotencyClient,
-  want: KeyClaim,
-  ctx: CallContext,
+async function settle<T>(
+  look: () => Promise<{ done: T } | { key: ClaimResponse }>,
+  want: Pick<KeyClaim, 'scope' | 'maxKeys'>,
   waiters: KeyWaiters,
-  waitMs = IN_FLIGHT_WAIT_MS,
-): Promise<{ replay: Answer } | { claimed: Claimed }> {
+  waitMs: number,
+): Promise<{ done: T } | { replay: Answer }> {
   const { scope } = want;
   const until = Date.now() + waitMs;
   let pause = FIRST_PAUSE_MS;
   let waiting = false;
   try {
     for (;;) {
-      const r = await client.claim(
-        { scope, bodyHash: want.bodyHash, leaseMs: LEASE_MS, keepMs: KEEP_MS, principal: want.principal, maxKeys: want.maxKeys },
-        ctx,
-      );
-      if (r.outcome === Outcome.OUTCOME_CLAIMED) {
-        const claim = r.claim;
-        return {
-          claimed: {
-            key: { scope, claim },
-            finish: async (answer) => {
-              await client.finish({ scope, claim, answer: { status: answer.status, headersJson: JSON.stringify(answer.headers), body: answer.body } }, ctx);
-            },
-            release: async () => {
-              await client.release({ scope, claim }, ctx);
-            },
-          },
-        };
-      }
-      if (r.outcome === Outcome.OUTCOME_REPLAY && r.answer) {
-        let headers: Record<string, string> = {};
-        try {
-          headers = JSON.parse(r.answer.headersJson || '{}') as Record<string, string>;
-        } catch {
-          headers = {};
-        }
-        return { replay: { status: r.answer.status, headers, body: r.answer.body } };
-      }
-      if (r.outcome === Outcome.OUTCOME_CONFLICT) {
+      const r = await look();
+      if ('done' in r) return r;
+      const { outcome, answer, retryAfterMs } = r.key;
+      if (outcome === Outcome.OUTCOME_REPLAY && answer) return { replay: replayOf(answer) };
+      if (outcome === Outcome.OUTCOME_CONFLICT) {
         throw AppError.conflict('idempotency_conflict', 'this Idempotency-Key was used with another request body; use a new key for a new request');
       }
-      if (r.outcome === Outcome.OUTCOME_LIMITED) {
+      if (outcome === Outcome.OUTCOME_LIMITED) {
         throw new AppError(
           'rate_limited',
           `this caller already holds ${want.maxKeys} live Idempotency-Keys (each kept 24 hours); reuse a key for a retry, or wait until the oldest expires`,
-          { retryAfter: Math.max(1, Math.ceil(r.retryAfterMs / 1000)) },
+          { retryAfter: Math.max(1, Math.ceil(retryAfterMs / 1000)) },
         );
       }
       if (!waiting) {
@@ -219,4 +210,90 @@ export async function claimKey(
   } finally {
     if (waiting) waiters.leave(scope);
   }
+}
+
+/** The claim as records takes it: the lease and the keep are the gateway's. */
+const claimRequestOf = (want: KeyClaim): idempotencyv1.IdempotencyServiceClaimRequest => ({
+  scope: want.scope,
+  bodyHash: want.bodyHash,
+  leaseMs: LEASE_MS,
+  keepMs: KEEP_MS,
+  principal: want.principal,
+  maxKeys: want.maxKeys,
+});
+
+/**
+ * Claims the key: `{ replay }` when an answer is stored for the same body, `{ claimed }` when
+ * the request is to run now (then finish or release it); otherwise as {@link settle} says.
+ */
+export async function claimKey(
+  client: IdempotencyClient,
+  want: KeyClaim,
+  ctx: CallContext,
+  waiters: KeyWaiters,
+  waitMs = IN_FLIGHT_WAIT_MS,
+): Promise<{ replay: Answer } | { claimed: Claimed }> {
+  const { scope } = want;
+  const claimed = (claim: string): Claimed => ({
+    finish: async (answer) => {
+      await client.finish({ scope, claim, answer: { status: answer.status, headersJson: JSON.stringify(answer.headers), body: answer.body } }, ctx);
+    },
+    release: async () => {
+      await client.release({ scope, claim }, ctx);
+    },
+  });
+  const r = await settle<Claimed>(
+    async () => {
+      const key = await client.claim(claimRequestOf(want), ctx);
+      return key.outcome === Outcome.OUTCOME_CLAIMED ? { done: claimed(key.claim) } : { key };
+    },
+    want,
+    waiters,
+    waitMs,
+  );
+  return 'done' in r ? { claimed: r.done } : r;
+}
+
+/**
+ * What the handler of a write that carries its key answers when records did not run it: the key's
+ * outcome (a replay, another body, still running, too many keys). {@link keyedAnswer} makes it.
+ */
+export class KeyOutcome {
+  constructor(readonly key: ClaimResponse) {}
+}
+
+/**
+ * A keyed write's answer from its response: the key's outcome when records says the write did not
+ * run, else `reply()` (docs/architecture.md, "Idempotency keys").
+ */
+export function keyedAnswer(key: ClaimResponse | undefined, reply: () => unknown): unknown {
+  return key ? new KeyOutcome(key) : reply();
+}
+
+/** The key a write carries to records (`RouteDef.keyInWrite`): the claim, and where its request's names are. */
+export function keyedWriteOf(want: KeyClaim, pathParams: Iterable<string>, queryParams: Iterable<string>): idempotencyv1.IdempotentWrite {
+  return { claim: claimRequestOf(want), pathParams: [...pathParams], queryParams: [...queryParams] };
+}
+
+/**
+ * Runs a write that carries its key (one records call claims, writes and stores the answer):
+ * `{ done }` with the handler's answer when it ran; `{ replay }` with the stored answer; another
+ * body, too many keys or still running after the wait: thrown as {@link claimKey} throws them.
+ * A key still in flight is looked at again by running the write again, the same one call.
+ */
+export function writeWithKey(
+  run: () => unknown,
+  want: Pick<KeyClaim, 'scope' | 'maxKeys'>,
+  waiters: KeyWaiters,
+  waitMs = IN_FLIGHT_WAIT_MS,
+): Promise<{ done: unknown } | { replay: Answer }> {
+  return settle(
+    async () => {
+      const out = await run();
+      return out instanceof KeyOutcome ? { key: out.key } : { done: out };
+    },
+    want,
+    waiters,
+    waitMs,
+  );
 }

@@ -2,6 +2,7 @@
  * Typed per-request state kept on `res.locals` by the gateway's middleware.
  */
 import type { CallContext } from '@reelbase/lib-platform';
+import type { idempotencyv1 } from '@reelbase/proto';
 import type { Response } from 'express';
 import type { AuthedPrincipal } from '../domain/authed.principal.js';
 
@@ -21,10 +22,10 @@ export interface GatewayLocals {
   /** A body-parser failure held back so authentication and roles are checked first. */
   bodyError?: unknown;
   /**
-   * The Idempotency-Key this request claimed (http/idempotency.ts): a record create passes it to
-   * records, whose statement stores the answer with the record.
+   * The Idempotency-Key a write carries to records itself (`RouteDef.keyInWrite`, http/idempotency.ts):
+   * its handler passes it with its one records call, which claims the key, writes and stores the answer.
    */
-  idempotency?: { scope: string; claim: string };
+  keyedWrite?: idempotencyv1.IdempotentWrite;
 }
 
 /** The gateway's view of `res.locals`. */

@@ -94,6 +94,14 @@ export interface RouteDef<P extends z.ZodType | undefined = any, Q extends z.Zod
    */
   replayable?: boolean | ((body: Out<B>) => boolean);
   /**
+   * The write carries its Idempotency-Key to records itself (docs/architecture.md, "Idempotency
+   * keys"): the router claims and finishes nothing; it sets `locals.keyedWrite`, which the handler
+   * passes with its one records call, and the handler answers `keyedAnswer(response.key, ...)`; the
+   * router maps the key's outcome as for any other key. A function decides from the validated path
+   * parameters (a User create is written by auth: its key is claimed and finished around it).
+   */
+  keyInWrite?: boolean | ((params: Out<P>) => boolean);
+  /**
    * The request's weight in the caller's rate limit, from the validated body (default 1): a batch
    * counts its requests, an import its items (docs/api-notes.md, "Rate limits").
    */

@@ -16,12 +16,14 @@ import {
   claimKey,
   idempotencyKeyOf,
   isKept,
+  keyedWriteOf,
   KeyWaiters,
   keptHeaders,
   MAX_KEYS,
   principalOf,
   REPLAYED_HEADER,
   scopeOf,
+  writeWithKey,
   type Answer,
   type IdempotencyClient,
 } from './idempotency.js';
@@ -86,6 +88,11 @@ function send(res: Response, out: unknown): void {
     return;
   }
   res.json(out);
+}
+
+/** Sends a stored answer again. */
+function replay(res: Response, { status, headers, body }: Answer): void {
+  res.status(status).set(headers).set(REPLAYED_HEADER, 'true').send(body);
 }
 
 /** The answer `out` sends, as stored for an idempotency key; undefined when it cannot be told. */
@@ -210,23 +217,27 @@ function pipeline(route: AnyRoute, deps: RouterDeps, waiters: KeyWaiters): Reque
     // A guest is known by the share link in the path; everyone else by their user id.
     const userId = locals.principal?.userId;
     const who = userId ? `user:${userId}` : 'anonymous';
-    const claim = await claimKey(
-      deps.idempotency,
-      {
-        scope: scopeOf(who, req.method, req.path, key),
-        bodyHash: bodyHashOf(req.body, req.query),
-        principal: principalOf(userId, req.path),
-        maxKeys: deps.maxIdempotencyKeys ?? MAX_KEYS,
-      },
-      locals.ctx,
-      waiters,
-    );
-    if ('replay' in claim) {
-      const { status, headers, body: text } = claim.replay;
-      res.status(status).set(headers).set(REPLAYED_HEADER, 'true').send(text);
+    const want = {
+      scope: scopeOf(who, req.method, req.path, key),
+      bodyHash: bodyHashOf(req.body, req.query),
+      principal: principalOf(userId, req.path),
+      maxKeys: deps.maxIdempotencyKeys ?? MAX_KEYS,
+    };
+    if (typeof route.keyInWrite === 'function' ? route.keyInWrite(params) : route.keyInWrite === true) {
+      // The write carries its key: its one records call claims it, writes and stores the answer (a kept
+      // error's too), so nothing is finished or released here.
+      const shape = requestShape(route.path, req.query, req.method);
+      locals.keyedWrite = keyedWriteOf(want, shape.pathParams, shape.queryParams);
+      const written = await writeWithKey(run, want, waiters);
+      if ('replay' in written) replay(res, written.replay);
+      else if (!res.headersSent) send(res, written.done);
       return;
     }
-    locals.idempotency = claim.claimed.key;
+    const claim = await claimKey(deps.idempotency, want, locals.ctx, waiters);
+    if ('replay' in claim) {
+      replay(res, claim.replay);
+      return;
+    }
     let out: unknown;
     try {
       out = await run();

@@ -7,11 +7,12 @@ const REC = { id: 'r', entityType: 'Shot', active: true, createdAt: 'a', updated
 
 describe('entity mapper', () => {
   it('maps a create (null as none) and a patch (absent kept, null cleared, a value set)', () => {
-    expect(createRecordRequest('Shot', RecordCreate.parse({ status: null, data: { code: 'x' } }), { scope: 's', claim: 'c' })).toMatchObject({
+    const keyed = { pathParams: ['entity_type'], queryParams: [] };
+    expect(createRecordRequest('Shot', RecordCreate.parse({ status: null, data: { code: 'x' } }), keyed)).toMatchObject({
       entityType: 'Shot',
       status: undefined,
       dataJson: '{"code":"x"}',
-      idempotency: { scope: 's', claim: 'c' },
+      keyed,
     });
     const patch = updateRecordRequest('Shot', 'r', RecordPatch.parse({ status: null, project_id: '0190a0b0-0000-7000-8000-000000000001' }), '*');
     expect(patch).toMatchObject({

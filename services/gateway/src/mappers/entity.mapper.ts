@@ -2,7 +2,7 @@
  * The generic record routes' bodies as records' requests (docs/api-notes.md, Records): a create,
  * a patch (absent → unchanged, null → cleared) and a query, and a query's page as JSON text.
  */
-import type { recordsv1 } from '@reelbase/proto';
+import type { idempotencyv1, recordsv1 } from '@reelbase/proto';
 import type { z } from 'zod';
 import type { QueryBody } from '../schemas/query.schema.js';
 import type { RecordCreate, RecordPatch } from '../schemas/record.schema.js';
@@ -11,11 +11,11 @@ import { recordsJson } from './record.mapper.js';
 /** Absent → unchanged; null → cleared; a value → set. */
 const nullable = (v: string | null | undefined): recordsv1.NullableString | undefined => (v === undefined ? undefined : v === null ? {} : { value: v });
 
-/** POST /entities/{entity_type} → CreateRecord; `idempotency` is the claimed Idempotency-Key records stores the answer under. */
+/** POST /entities/{entity_type} → CreateRecord; `keyed` is the Idempotency-Key the create carries (records claims it, writes and stores the answer). */
 export function createRecordRequest(
   entityType: string,
   body: z.output<typeof RecordCreate>,
-  idempotency?: recordsv1.IdempotencyClaim,
+  keyed?: idempotencyv1.IdempotentWrite,
 ): recordsv1.CreateRecordRequest {
   return {
     entityType,
@@ -25,7 +25,7 @@ export function createRecordRequest(
     thumbnailId: body.thumbnail_id ?? undefined,
     dataJson: JSON.stringify(body.data),
     taskTemplate: body.task_template,
-    idempotency,
+    keyed,
   };
 }
 

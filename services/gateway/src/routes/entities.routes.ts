@@ -3,6 +3,7 @@
  * each; the record's data travels as JSON text and is never re-parsed on the way out.
  */
 import { normalizeIfMatch } from '@reelbase/lib-platform';
+import { keyedAnswer } from '../http/idempotency.js';
 import { localsOf } from '../http/locals.js';
 import type { AnyRoute } from '../http/route.js';
 import { Reply, defineRoute } from '../http/route.js';
@@ -73,16 +74,18 @@ export function entityRoutes({ peers, userChanged }: RouteDeps): AnyRoute[] {
       auth: 'bearer',
       params: EntityTypePath,
       body: RecordCreate,
+      // A User is written by auth: its key is claimed and finished around the call.
+      keyInWrite: (params) => params.entity_type !== USER,
       authorize: writesRecord('create'),
       responses: { 200: etagResponse('The created record.') },
       errors: [404, 409, 503],
       handler: async ({ params, body, ctx, res }) => {
-        // The claimed Idempotency-Key: records stores the answer in the statement that writes the record
-        // (a User is written by auth, and its answer stored by the gateway after it).
-        const create = createRecordRequest(params.entity_type, body, params.entity_type === USER ? undefined : localsOf(res).idempotency);
+        // The Idempotency-Key the create carries (keyInWrite): records claims it, writes and stores the answer.
+        const create = createRecordRequest(params.entity_type, body, localsOf(res).keyedWrite);
         // A User's data.email is its login address: auth reserves it and writes the record (docs/architecture.md, "Auth decisions").
-        const created = params.entity_type === USER ? await peers.auth.createUser({ record: create }, ctx) : await records.createRecord(create, ctx);
-        return recordReply(created.record);
+        if (params.entity_type === USER) return recordReply((await peers.auth.createUser({ record: create }, ctx)).record);
+        const created = await records.createRecord(create, ctx);
+        return keyedAnswer(created.key, () => recordReply(created.record));
       },
     }),
     defineRoute({

@@ -4,6 +4,8 @@
  * `POST /entities/{entity_type}/summarize` (records' SummarizeRecords: aggregates in SQL, the
  * filter compiled by the query compiler). Both answer records' JSON as it is.
  */
+import { keyedAnswer } from '../http/idempotency.js';
+import { localsOf } from '../http/locals.js';
 import { Reply, defineRoute, type AnyRoute } from '../http/route.js';
 import { BatchBody, BatchBodyDoc, BatchOut, SummarizeBody, SummarizeOut } from '../schemas/pipeline.schema.js';
 import { EntityTypePath } from '../schemas/record.schema.js';
@@ -20,6 +22,8 @@ export function pipelineRoutes({ peers }: RouteDeps): AnyRoute[] {
       path: '/batch',
       // A batch counts its requests in the caller's rate limit.
       cost: (body) => body.requests.length,
+      // Its Idempotency-Key travels with it: claimed, and the answer stored in the batch's transaction.
+      keyInWrite: true,
       operationId: 'batch',
       summary: 'Create, update and retire records in one transaction, all or nothing.',
       description:
@@ -38,7 +42,10 @@ export function pipelineRoutes({ peers }: RouteDeps): AnyRoute[] {
       docBody: BatchBodyDoc,
       responses: { 200: { description: 'The results, in request order.', schema: BatchOut } },
       errors: [403, 404, 409, 413, 503],
-      handler: async ({ body, ctx }) => Reply.rawJson((await records.batchRecords({ requestsJson: JSON.stringify(body.requests) }, ctx)).json),
+      handler: async ({ body, ctx, res }) => {
+        const r = await records.batchRecords({ requestsJson: JSON.stringify(body.requests), keyed: localsOf(res).keyedWrite }, ctx);
+        return keyedAnswer(r.key, () => Reply.rawJson(r.json));
+      },
     }),
     defineRoute({
       method: 'post',

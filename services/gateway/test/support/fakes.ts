@@ -69,8 +69,8 @@ export interface TestGateway extends RunningGateway {
   readinessChecks: Map<string, () => Promise<unknown>>;
 }
 
-/** Starts a gateway on port 0 with fake peers, a fake live feed and fake readiness checks. */
-export async function startTestGateway(env: Record<string, string> = {}): Promise<TestGateway> {
+/** Starts a gateway on port 0 with fake peers (as `wrap` changes them), a fake live feed and fake readiness checks. */
+export async function startTestGateway(env: Record<string, string> = {}, wrap: (peers: Peers, state: FakeState) => Peers = (p) => p): Promise<TestGateway> {
   const state: FakeState = {
     tokens: tokenTable(),
     records: new Map(),
@@ -92,6 +92,6 @@ export async function startTestGateway(env: Record<string, string> = {}): Promis
     readiness.add(name, check);
   }
   const config = parseGatewayConfig({ INTERNAL_AUTH_SECRET: TEST_INTERNAL_AUTH_SECRET, GATEWAY_PORT: '0', HTTP_PORT: '0', LOG_LEVEL: 'debug', ...env });
-  const gw = await startGateway(config, logs.logger, { peers: fakePeers(state), bus, readiness });
+  const gw = await startGateway(config, logs.logger, { peers: wrap(fakePeers(state), state), bus, readiness });
   return { ...gw, url: `http://127.0.0.1:${gw.httpPort}`, state, bus, logs, readinessChecks };
 }
