@@ -25,9 +25,17 @@ class BatchTest(unittest.TestCase):
 
     def test_batch_creates_updates_and_deletes_in_order(self) -> None:
         rb = self.rb
+        before = rb.last_event_id()
         doomed = rb.create("Shot", {"code": support.unique("BD")}, project_id=self.pid)
         prefix = support.unique("BT")
-        start = rb.last_event_id()
+        # Writes reach the log a moment after they are answered: the batch's events are the ones after doomed's create.
+        start = None
+        deadline = time.monotonic() + 30
+        while start is None and time.monotonic() < deadline:
+            start = next((e["id"] for e in rb.events(after=before, entity_type="Shot") if e["entity_id"] == doomed["id"]), None)
+            if start is None:
+                time.sleep(0.1)
+        self.assertIsNotNone(start, "doomed's create never reached the log")
         results = rb.batch(
             [
                 {"request_type": "create", "entity_type": "Shot", "project_id": self.pid, "data": {"code": f"{prefix}_1"}},
