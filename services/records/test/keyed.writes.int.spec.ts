@@ -8,11 +8,11 @@
  */
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { appErrorAnswer, createGrpcClient, newId, type AppError, type CallContext, type GrpcClient } from '@reelbase/lib-platform';
-import { appErrorOf, TEST_INTERNAL_AUTH_SECRET } from '@reelbase/lib-testkit';
+import { appErrorAnswer, newId, type AppError, type CallContext, type GrpcClient } from '@reelbase/lib-platform';
+import { appErrorOf } from '@reelbase/lib-testkit';
 import { idempotencyv1, type recordsv1 } from '@reelbase/proto';
 import type { SchemaSnapshot } from '../src/kernel/domain/schema.snapshot.js';
-import { startRecordsWorld, text, type RecordsWorld } from './records.world.js';
+import { idempotencyClientOf, startRecordsWorld, text, type RecordsWorld } from './records.world.js';
 
 const asService: CallContext = { requestId: 'kw-svc', principal: { userId: '', role: 'Service', authKind: 'service' } };
 const admin: CallContext = { requestId: 'kw-admin', principal: { userId: newId(), role: 'Admin', authKind: 'token' } };
@@ -46,11 +46,7 @@ let projectId: string;
 beforeAll(async () => {
   world = await startRecordsWorld('keyed_writes');
   await world.client.call.applySchema({ version: 1, snapshotJson: JSON.stringify(SNAPSHOT) }, asService);
-  keys = createGrpcClient(idempotencyv1.IdempotencyServiceClient, idempotencyv1.IdempotencyServiceService, {
-    internalAuthSecret: TEST_INTERNAL_AUTH_SECRET,
-    name: 'idempotency-test',
-    address: `127.0.0.1:${world.running.grpcPort}`,
-  });
+  keys = idempotencyClientOf(world);
   projectId = (await world.client.call.createRecord({ entityType: 'Project', dataJson: JSON.stringify({ name: 'P', code: 'p' }) }, admin)).record!.id;
 });
 

@@ -7,11 +7,11 @@
  */
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createGrpcClient, newId, type CallContext, type GrpcClient } from '@reelbase/lib-platform';
-import { appErrorOf, TEST_INTERNAL_AUTH_SECRET } from '@reelbase/lib-testkit';
+import { newId, type CallContext, type GrpcClient } from '@reelbase/lib-platform';
+import { appErrorOf } from '@reelbase/lib-testkit';
 import { idempotencyv1 } from '@reelbase/proto';
 import type { SchemaSnapshot } from '../src/kernel/domain/schema.snapshot.js';
-import { startRecordsWorld, text, type RecordsWorld } from './records.world.js';
+import { idempotencyClientOf, startRecordsWorld, text, type RecordsWorld } from './records.world.js';
 import { StreamReader } from './stream.helper.js';
 
 const asService: CallContext = { requestId: 'pc-svc', principal: { userId: '', role: 'Service', authKind: 'service' } };
@@ -47,11 +47,7 @@ let projectId: string;
 beforeAll(async () => {
   world = await startRecordsWorld('pipeline_calls');
   await world.client.call.applySchema({ version: 1, snapshotJson: JSON.stringify(SNAPSHOT) }, asService);
-  keys = createGrpcClient(idempotencyv1.IdempotencyServiceClient, idempotencyv1.IdempotencyServiceService, {
-    internalAuthSecret: TEST_INTERNAL_AUTH_SECRET,
-    name: 'idempotency-test',
-    address: `127.0.0.1:${world.running.grpcPort}`,
-  });
+  keys = idempotencyClientOf(world);
   stream = await StreamReader.open(world.prefix);
   projectId = (await world.client.call.createRecord({ entityType: 'Project', dataJson: JSON.stringify({ name: 'P', code: 'p' }) }, admin)).record!.id;
 });

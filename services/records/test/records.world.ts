@@ -5,7 +5,7 @@
  */
 import { createGrpcClient, type GrpcClient } from '@reelbase/lib-platform';
 import { createTestDatabase, deleteStreams, uniquePrefix, TEST_INTERNAL_AUTH_SECRET, type TestDatabase } from '@reelbase/lib-testkit';
-import { recordsv1 } from '@reelbase/proto';
+import { idempotencyv1, recordsv1 } from '@reelbase/proto';
 import pg from 'pg';
 import { parseRecordsConfig } from '../src/config.js';
 import type { SchemaSnapshot } from '../src/kernel/domain/schema.snapshot.js';
@@ -69,6 +69,15 @@ export async function startRecordsWorld(name: string, env: Record<string, string
     await stop().catch(() => {});
     throw err;
   }
+}
+
+/** A client of the world's IdempotencyService (close it after). */
+export function idempotencyClientOf(world: RecordsWorld): GrpcClient<idempotencyv1.IdempotencyServiceClient> {
+  return createGrpcClient(idempotencyv1.IdempotencyServiceClient, idempotencyv1.IdempotencyServiceService, {
+    internalAuthSecret: TEST_INTERNAL_AUTH_SECRET,
+    name: 'idempotency-test',
+    address: `127.0.0.1:${world.running.grpcPort}`,
+  });
 }
 
 /** A text field of a test schema. */
