@@ -6,7 +6,7 @@
  * {@link parseContractEvent}.
  */
 import type { eventsv1 } from '@reelbase/proto';
-import { EVENT_ACTIONS, type EventAction } from './stream-event.js';
+import { EVENT_ACTIONS, fieldsInOrder, type EventAction } from './stream-event.js';
 
 export interface ContractEvent {
   /** Global, gapless, increasing. */
@@ -36,9 +36,7 @@ export const CONTRACT_EVENT_FIELDS = [
 
 /** The JSON text of `event`: exactly its fields, in {@link CONTRACT_EVENT_FIELDS} order. */
 export function encodeContractEvent(event: ContractEvent): string {
-  const out: Record<string, unknown> = {};
-  for (const f of CONTRACT_EVENT_FIELDS) out[f] = event[f];
-  return JSON.stringify(out);
+  return JSON.stringify(fieldsInOrder(event, CONTRACT_EVENT_FIELDS));
 }
 
 /**

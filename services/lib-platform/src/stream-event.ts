@@ -43,10 +43,16 @@ export const STREAM_EVENT_FIELDS = [
   'occurred_at',
 ] as const satisfies readonly (keyof StreamEvent)[];
 
+/** A copy of `value` holding exactly `fields`, in that order (the order its JSON text lists them). */
+export function fieldsInOrder<T extends object>(value: T, fields: readonly (keyof T & string)[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const f of fields) out[f] = value[f];
+  return out;
+}
+
 /** The message text of `event`: exactly the fields of {@link StreamEvent}, in their order. */
 export function encodeStreamEvent(event: StreamEvent): string {
-  const out: Record<string, unknown> = {};
-  for (const f of STREAM_EVENT_FIELDS) out[f] = event[f];
+  const out = fieldsInOrder(event, STREAM_EVENT_FIELDS);
   if (event.changes_truncated) out.changes_truncated = true;
   return JSON.stringify(out);
 }
