@@ -175,25 +175,9 @@ export class FarmRepository implements FarmStore {
     const chunk = p.add(lease.chunkId);
     const digest = p.add(lease.leaseDigest);
     const output = p.add(outputJson);
-    const sql = `with o as (
-        select r.id, r.status, r.data from records.record r
-         where r.id = (select job_id from records.farm_chunk where id = ${chunk}) for update
-      ),
-      ch as (
-        update records.farm_chunk c
-           set state = 'done', output = cast(${output} as json), progress = 100, lease_digest = null, finished_at = clock_timestamp()
-          from o
-         where c.id = ${chunk} and c.job_id = o.id and o.status <> 'cancelled'
-           and c.state = 'leased' and c.lease_digest = ${digest} and c.lease_expires_at > clock_timestamp()
-        returning c.*
-      ),
-      jc as (select ch.job_id, null::text as new_status, 1 as d_done, 0 as d_failed, 0 as d_att from ch)${jobChange(p, stamp, this.subject, false, `select ${chunk}::uuid`)}
-      select (select ${chunkJson('ch')} from ch) as chunk,
-             (select coalesce((select rec.json from rec), (select ${recordJson('r')} from records.record r where r.id = ch.job_id)) from ch) as job,
-             (select payload from ev) as event`;
-    return guarded(async () => {
-      const res = await retryingDeadlocks(() => queryPrepared<LeaseRow>(this.db, sql, p.values));
-      return this.leaseOutcome(res[0], lease.chunkId);
+    return this.leaseChange(p, { id: lease.chunkId, chunk, digest }, stamp, {
+      set: `state = 'done', output = cast(${output} as json), progress = 100, lease_digest = null, finished_at = clock_timestamp()`,
+      job: `select ch.job_id, null::text as new_status, 1 as d_done, 0 as d_failed, 0 as d_att from ch`,
     });
   }
 
@@ -202,31 +186,49 @@ export class FarmRepository implements FarmStore {
     const chunk = p.add(lease.chunkId);
     const digest = p.add(lease.leaseDigest);
     const err = p.add(error);
+    return this.leaseChange(p, { id: lease.chunkId, chunk, digest }, stamp, {
+      set: `state = case when c.attempts + 1 >= c.max_attempts then 'failed' else 'queued' end,
+               attempts = c.attempts + 1, error = ${err}, lease_digest = null, lease_expires_at = null,
+               finished_at = case when c.attempts + 1 >= c.max_attempts then clock_timestamp() end`,
+      job: `select ch.job_id, case when ch.state = 'failed' then 'failed' end as new_status, 0 as d_done,
+               (ch.state = 'failed')::int as d_failed, 1 as d_att
+          from ch`,
+    });
+  }
+
+  /**
+   * A lease-holding change of one chunk (complete, fail) as one statement: the job's record locked
+   * (`o`), the chunk changed by `change.set` while its lease is current and the job not cancelled
+   * (`ch`), the job-level change `change.job` selects from `ch` (`jc`, see jobChange), and the
+   * answer: the chunk, the job and its event. `chunk` and `digest` are the placeholders of the
+   * chunk's id and the lease's digest in `p`.
+   */
+  private leaseChange(
+    p: Params,
+    lease: { id: string; chunk: string; digest: string },
+    stamp: FarmEventStamp,
+    change: { set: string; job: string },
+  ): Promise<FarmLeaseOutcome> {
+    const { chunk, digest } = lease;
     const sql = `with o as (
         select r.id, r.status, r.data from records.record r
          where r.id = (select job_id from records.farm_chunk where id = ${chunk}) for update
       ),
       ch as (
         update records.farm_chunk c
-           set state = case when c.attempts + 1 >= c.max_attempts then 'failed' else 'queued' end,
-               attempts = c.attempts + 1, error = ${err}, lease_digest = null, lease_expires_at = null,
-               finished_at = case when c.attempts + 1 >= c.max_attempts then clock_timestamp() end
+           set ${change.set}
           from o
          where c.id = ${chunk} and c.job_id = o.id and o.status <> 'cancelled'
            and c.state = 'leased' and c.lease_digest = ${digest} and c.lease_expires_at > clock_timestamp()
         returning c.*
       ),
-      jc as (
-        select ch.job_id, case when ch.state = 'failed' then 'failed' end as new_status, 0 as d_done,
-               (ch.state = 'failed')::int as d_failed, 1 as d_att
-          from ch
-      )${jobChange(p, stamp, this.subject, false, `select ${chunk}::uuid`)}
+      jc as (${change.job})${jobChange(p, stamp, this.subject, false, `select ${chunk}::uuid`)}
       select (select ${chunkJson('ch')} from ch) as chunk,
              (select coalesce((select rec.json from rec), (select ${recordJson('r')} from records.record r where r.id = ch.job_id)) from ch) as job,
              (select payload from ev) as event`;
     return guarded(async () => {
       const res = await retryingDeadlocks(() => queryPrepared<LeaseRow>(this.db, sql, p.values));
-      return this.leaseOutcome(res[0], lease.chunkId);
+      return this.leaseOutcome(res[0], lease.id);
     });
   }
 
