@@ -90,13 +90,15 @@ export function thumbnailSeekS(source: ProbedSource): number {
   return source.kind === 'video' && source.durationS >= 2 ? 1 : 0;
 }
 
-/** ffmpeg arguments of the thumbnail JPEG. */
-export function thumbnailArgs(input: string, output: string, source: ProbedSource, limits: PlanLimits): string[] {
-  const seek = thumbnailSeekS(source);
+/**
+ * ffmpeg arguments of one frame as a JPEG (`seekS` into the source), at most `maxWidth` wide, at
+ * JPEG quality `quality` (2 best): the thumbnail, and an image's proxy.
+ */
+function jpegFrameArgs(input: string, output: string, limits: PlanLimits, o: { seekS: number; maxWidth: number; quality: number }): string[] {
   return [
     ...COMMON,
     ...boundThreads(limits),
-    ...(seek > 0 ? ['-ss', seek.toFixed(3)] : []),
+    ...(o.seekS > 0 ? ['-ss', o.seekS.toFixed(3)] : []),
     ...INPUT,
     '-i',
     input,
@@ -105,9 +107,9 @@ export function thumbnailArgs(input: string, output: string, source: ProbedSourc
     '-frames:v',
     '1',
     '-vf',
-    `${scaleFilter(THUMB_MAX_WIDTH)},format=yuvj420p`,
+    `${scaleFilter(o.maxWidth)},format=yuvj420p`,
     '-q:v',
-    '3',
+    String(o.quality),
     '-f',
     'image2',
     '-c:v',
@@ -117,34 +119,17 @@ export function thumbnailArgs(input: string, output: string, source: ProbedSourc
   ];
 }
 
+/** ffmpeg arguments of the thumbnail JPEG. */
+export function thumbnailArgs(input: string, output: string, source: ProbedSource, limits: PlanLimits): string[] {
+  return jpegFrameArgs(input, output, limits, { seekS: thumbnailSeekS(source), maxWidth: THUMB_MAX_WIDTH, quality: 3 });
+}
+
 /**
  * ffmpeg arguments of the proxy: an H.264/AAC MP4 (yuv420p, faststart, even sides, <= 1920 wide,
  * a silent stereo track when the source has no sound) for a video; a web-size JPEG for an image.
  */
 export function proxyArgs(input: string, output: string, source: ProbedSource, limits: PlanLimits, opts: { realtime?: boolean } = {}): string[] {
-  if (source.kind === 'image') {
-    return [
-      ...COMMON,
-      ...boundThreads(limits),
-      ...INPUT,
-      '-i',
-      input,
-      '-map',
-      '0:v:0',
-      '-frames:v',
-      '1',
-      '-vf',
-      `${scaleFilter(IMAGE_PROXY_MAX_WIDTH)},format=yuvj420p`,
-      '-q:v',
-      '2',
-      '-f',
-      'image2',
-      '-c:v',
-      'mjpeg',
-      ...encoderThreads(limits),
-      output,
-    ];
-  }
+  if (source.kind === 'image') return jpegFrameArgs(input, output, limits, { seekS: 0, maxWidth: IMAGE_PROXY_MAX_WIDTH, quality: 2 });
   const audioIn = source.hasAudio ? [] : ['-f', 'lavfi', '-i', 'anullsrc=channel_layout=stereo:sample_rate=48000'];
   return [
     ...COMMON,
