@@ -53,7 +53,8 @@ export async function startFakeRecords(): Promise<FakeRecords> {
     stop: () => server.close(100),
   };
   server.add<recordsv1.RecordsServiceServer>('reelbase.records.v1.RecordsService', recordsv1.RecordsServiceService, {
-    // Batches and summaries are not asked of records by this service.
+    // Batches, summaries and restricted projects are not asked of records by this service.
+    listRestrictedProjects: () => Promise.reject(new Error('not used')),
     batchRecords: async () => {
       throw AppError.unavailable('not served by this fake');
     },

@@ -27,6 +27,13 @@ export interface Principal {
    * of a Representation (policy/review-write.policy.ts). Signed with the rest of the principal.
    */
   via?: string;
+  /**
+   * `agent` for an API key created with `"scope": "agent"` (docs/api-notes.md, "Restricted
+   * projects"): it calls only the farm and sitesync agent routes.
+   */
+  scope?: 'agent';
+  /** The farm pools an agent key may claim from; absent: any pool. */
+  pools?: readonly string[];
 }
 
 export interface CallContext {
@@ -42,6 +49,8 @@ const MD = {
   apiKey: 'x-principal-api-key',
   guest: 'x-principal-guest',
   via: 'x-principal-via',
+  scope: 'x-principal-scope',
+  pools: 'x-principal-pools',
 } as const;
 
 /**
@@ -72,6 +81,8 @@ export function toMetadata(ctx: CallContext): Metadata {
     if (p.apiKeyId) md.set(MD.apiKey, p.apiKeyId);
     if (p.guestName) md.set(MD.guest, encodeURIComponent(p.guestName));
     if (p.via) md.set(MD.via, p.via);
+    if (p.scope) md.set(MD.scope, p.scope);
+    if (p.pools) md.set(MD.pools, JSON.stringify(p.pools));
   }
   return md;
 }
@@ -97,6 +108,8 @@ export function fromMetadata(md: Metadata): CallContext {
   if (!kind) return { requestId };
   const guest = one(md, MD.guest);
   const via = one(md, MD.via);
+  const scope = one(md, MD.scope);
+  const pools = decodePools(one(md, MD.pools));
   return {
     requestId,
     principal: {
@@ -106,6 +119,19 @@ export function fromMetadata(md: Metadata): CallContext {
       apiKeyId: one(md, MD.apiKey),
       guestName: guest === undefined ? undefined : decodeGuest(guest),
       ...(via === undefined ? {} : { via }),
+      ...(scope === 'agent' ? { scope } : {}),
+      ...(pools ? { pools } : {}),
     },
   };
+}
+
+/** The pools as sent (a JSON list of strings); anything else is no list at all. */
+function decodePools(raw: string | undefined): string[] | undefined {
+  if (raw === undefined) return undefined;
+  try {
+    const v: unknown = JSON.parse(raw);
+    return Array.isArray(v) && v.every((x) => typeof x === 'string') ? v : undefined;
+  } catch {
+    return undefined;
+  }
 }

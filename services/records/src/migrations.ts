@@ -18,6 +18,7 @@ import { RecordsIdempotencyRecordMigration } from './idempotency/store/idempoten
 import { RecordsIdempotencyPrincipalMigration } from './idempotency/store/idempotency-principal.migration.js';
 import { RecordsFarmQueueMigration } from './farm/store/farm-queue.migration.js';
 import { RecordsFarmOutputMigration } from './farm/store/farm-output.migration.js';
+import { RecordsRestrictedProjectsMigration } from './kernel/store/project.readers.migration.js';
 
 /** Every migration of schema `records`, oldest first. */
 export const RECORDS_MIGRATIONS: MigrationObject[] = [
@@ -36,4 +37,5 @@ export const RECORDS_MIGRATIONS: MigrationObject[] = [
   { name: 'records-0013-link-insert-statement', class: RecordsLinkInsertStatementMigration },
   { name: 'records-0014-idempotency-principal', class: RecordsIdempotencyPrincipalMigration },
   { name: 'records-0015-farm-chunk-output-json', class: RecordsFarmOutputMigration },
+  { name: 'records-0016-restricted-projects', class: RecordsRestrictedProjectsMigration },
 ];

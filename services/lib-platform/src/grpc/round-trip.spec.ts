@@ -131,6 +131,7 @@ describe('GrpcServer + createGrpcClient over loopback', () => {
     server.add<recordsv1.RecordsServiceServer>(SERVICE, recordsv1.RecordsServiceService, {
       batchRecords: async () => ({ json: '' }),
       summarizeRecords: async () => ({ json: '' }),
+      listRestrictedProjects: async () => ({ projects: [] }),
       async createRecord(req, ctx) {
         seen.push(ctx);
         return { record: { ...record(req.id ?? 'new'), entityType: req.entityType, dataJson: req.dataJson } };
@@ -470,6 +471,7 @@ describe('GrpcServer.close', () => {
       createRecord: async () => ({}),
       batchRecords: async () => ({ json: '' }),
       summarizeRecords: async () => ({ json: '' }),
+      listRestrictedProjects: async () => ({ projects: [] }),
       getRecord: async () => ({}),
       updateRecord: async () => ({}),
       retireRecord: async () => ({}),

@@ -6,6 +6,7 @@
  * 409 `duplicate_id`, a lost database → `unavailable`). The PostgreSQL adapter is
  * store/knex.record.store.ts.
  */
+import type { RestrictedProject } from '../../kernel/domain/project.readers.js';
 import type { DataObject } from '../../kernel/domain/record.types.js';
 import type { IdempotencyClaim, NewRecord, OutboxEvent, RecordValues, StoredRecord, StoredSchema, WriteGuard } from '../../kernel/domain/record.ports.js';
 import type { StoredAnswer } from '../../kernel/domain/idempotency.types.js';
@@ -123,6 +124,8 @@ export interface RecordViewStore {
   tasksAssignedTo(userId: string): Promise<StoredRecord[]>;
   /** Live TimeLogs whose `data.user` is `userId` and `data.date` lies in [from, to], by date then creation. */
   timeLogsOf(userId: string, from: string, to: string): Promise<StoredRecord[]>;
+  /** Every restricted project, retired or not, with its member ids. */
+  restrictedProjects(): Promise<RestrictedProject[]>;
 }
 
 /** What queries need from storage: the plan run on the query pool, and the schema. */

@@ -30,6 +30,7 @@ function store(rows: StoredRecord[]): RecordViewStore {
     notesLinking: async () => rows,
     tasksAssignedTo: async () => rows,
     timeLogsOf: async () => rows,
+    restrictedProjects: async () => [],
   };
 }
 

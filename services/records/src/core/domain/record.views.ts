@@ -7,6 +7,7 @@ import { AppError, isUuid, mayReadUserViews, timesheetRangeProblems, USER_VIEWS_
 import { toView, type StoredRecord } from '../../kernel/domain/record.ports.js';
 import type { RecordView } from '../../kernel/domain/record.types.js';
 import { type RecordViewStore } from './core.ports.js';
+import type { RestrictedProject } from '../../kernel/domain/project.readers.js';
 
 export interface Timesheet {
   timeLogs: RecordView[];
@@ -60,6 +61,13 @@ export class RecordViews {
     await this.live('User', userId);
     const timeLogs = this.answer(await this.store.timeLogsOf(userId.toLowerCase(), from, to));
     return { timeLogs, totalMinutes: totalMinutes(timeLogs) };
+  }
+
+  /** Every restricted project and its members, for the services that filter event streams by them. */
+  async restrictedProjects(ctx: CallContext): Promise<RestrictedProject[]> {
+    const p = ctx.principal;
+    if (!p || p.authKind !== 'service') throw new AppError('forbidden', 'only a service lists restricted projects');
+    return this.store.restrictedProjects();
   }
 
   /** The rows as views; 413 when their JSON would pass the answer budget. */

@@ -147,6 +147,10 @@ export function recordsHandlers({
       return { timeLogs: sheet.timeLogs.map(toProtoRecord), totalMinutes: sheet.totalMinutes };
     },
 
+    async listRestrictedProjects(_req: recordsv1.ListRestrictedProjectsRequest, ctx: CallContext) {
+      return { projects: await views.restrictedProjects(ctx) };
+    },
+
     async queryRecords(req: recordsv1.QueryRecordsRequest, ctx: CallContext) {
       const result = await queries.query(
         {

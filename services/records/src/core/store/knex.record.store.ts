@@ -4,6 +4,7 @@
  * one transaction when it is built. Every public method runs inside `guarded` (every database
  * failure mapped once); it names the subject each outbox row is published on.
  */
+import type { RestrictedProject } from '../../kernel/domain/project.readers.js';
 import type { Knex } from '@mikro-orm/postgresql';
 import { AppError, encodeStreamBatch, guarded, queryText, textQueries, type NatsNames, type SqlStateErrors } from '@reelbase/lib-platform';
 import type { RecordsPools } from '../../kernel/store/knex.db.js';
@@ -182,6 +183,10 @@ export class KnexRecordStore implements RecordStore, SchemaAdminStore, RecordVie
 
   timeLogsOf(userId: string, from: string, to: string): Promise<StoredRecord[]> {
     return guarded(() => this.views.timeLogsOf(userId, from, to));
+  }
+
+  restrictedProjects(): Promise<RestrictedProject[]> {
+    return guarded(() => this.views.restrictedProjects());
   }
 
   /** The statements of one transaction: repositories bound to `trx` (a unit of work). */

@@ -7,6 +7,8 @@ import type { Knex } from '@mikro-orm/postgresql';
 import type { StoredRecord } from '../../kernel/domain/record.ports.js';
 import type { Db } from '../../kernel/store/knex.db.js';
 import { COLUMNS, toStored, type Row } from '../../kernel/store/record.repository.js';
+import { RESTRICTED_PROJECTS_SQL } from '../../kernel/store/project.readers.sql.js';
+import type { RestrictedProject } from '../../kernel/domain/project.readers.js';
 
 async function many(db: Db, sql: string, params: readonly unknown[]): Promise<StoredRecord[]> {
   const res = await db.raw<{ rows: Row[] }>(sql, params as Knex.RawBinding[]);
@@ -52,5 +54,11 @@ export class ViewsRepository {
    */
   timeLogsOf(userId: string, from: string, to: string): Promise<StoredRecord[]> {
     return many(this.db, TIMELOGS_SQL, [userId, from, to]);
+  }
+
+  /** Every restricted project with its member ids (record_restricted_project_idx). */
+  async restrictedProjects(): Promise<RestrictedProject[]> {
+    const res = await this.db.raw<{ rows: Array<{ id: string; member_ids: string[] }> }>(RESTRICTED_PROJECTS_SQL);
+    return res.rows.map((r) => ({ id: r.id, memberIds: r.member_ids }));
   }
 }

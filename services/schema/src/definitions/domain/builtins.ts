@@ -39,7 +39,20 @@ const multiLink = (code: string, ...types: string[]) => f(code, 'multi_link', { 
 
 /** Every built-in type with its built-in fields, in the order they are listed. */
 export const BUILTIN_TYPES: readonly EntityTypeDef[] = [
-  t('Project', false, [text('name'), text('code'), text('description'), f('overrides', 'json')], 'A production.'),
+  t(
+    'Project',
+    false,
+    [
+      text('name'),
+      text('code'),
+      text('description'),
+      f('overrides', 'json'),
+      // Who may read the project (docs/api-notes.md, "Restricted projects"); Admin writes Projects.
+      f('restricted', 'boolean', { default: false }),
+      multiLink('members', 'User'),
+    ],
+    'A production.',
+  ),
   t('Sequence', true, [text('code'), text('description')]),
   t('Shot', true, [text('code'), text('description'), link('sequence', 'Sequence'), f('cut_in', 'integer'), f('cut_out', 'integer')]),
   t('Asset', true, [

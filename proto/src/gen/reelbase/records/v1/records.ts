@@ -447,6 +447,19 @@ export interface SummarizeRecordsResponse {
   json: string;
 }
 
+export interface ListRestrictedProjectsRequest {
+}
+
+/** A restricted project and the users it lists in `members` (docs/api-notes.md, "Restricted projects"). */
+export interface RestrictedProject {
+  id: string;
+  memberIds: string[];
+}
+
+export interface ListRestrictedProjectsResponse {
+  projects: RestrictedProject[];
+}
+
 function createBaseRecord(): Record {
   return {
     id: "",
@@ -5410,6 +5423,220 @@ export const SummarizeRecordsResponse: MessageFns<SummarizeRecordsResponse> = {
   },
 };
 
+function createBaseListRestrictedProjectsRequest(): ListRestrictedProjectsRequest {
+  return {};
+}
+
+export const ListRestrictedProjectsRequest: MessageFns<ListRestrictedProjectsRequest> = {
+  encode(_: ListRestrictedProjectsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListRestrictedProjectsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListRestrictedProjectsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(_: any): ListRestrictedProjectsRequest {
+    return {};
+  },
+
+  toJSON(_: ListRestrictedProjectsRequest): unknown {
+    const obj: any = {};
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ListRestrictedProjectsRequest>, I>>(base?: I): ListRestrictedProjectsRequest {
+    return ListRestrictedProjectsRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ListRestrictedProjectsRequest>, I>>(_: I): ListRestrictedProjectsRequest {
+    const message = createBaseListRestrictedProjectsRequest();
+    return message;
+  },
+};
+
+function createBaseRestrictedProject(): RestrictedProject {
+  return { id: "", memberIds: [] };
+}
+
+export const RestrictedProject: MessageFns<RestrictedProject> = {
+  encode(message: RestrictedProject, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    for (const v of message.memberIds) {
+      writer.uint32(18).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RestrictedProject {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRestrictedProject();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.memberIds.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RestrictedProject {
+    return {
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
+      memberIds: globalThis.Array.isArray(object?.memberIds)
+        ? object.memberIds.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.member_ids)
+        ? object.member_ids.map((e: any) => globalThis.String(e))
+        : [],
+    };
+  },
+
+  toJSON(message: RestrictedProject): unknown {
+    const obj: any = {};
+    if (message.id !== "") {
+      obj.id = message.id;
+    }
+    if (message.memberIds?.length) {
+      obj.memberIds = message.memberIds;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<RestrictedProject>, I>>(base?: I): RestrictedProject {
+    return RestrictedProject.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<RestrictedProject>, I>>(object: I): RestrictedProject {
+    const message = createBaseRestrictedProject();
+    message.id = object.id ?? "";
+    message.memberIds = object.memberIds?.map((e) => e) || [];
+    return message;
+  },
+};
+
+function createBaseListRestrictedProjectsResponse(): ListRestrictedProjectsResponse {
+  return { projects: [] };
+}
+
+export const ListRestrictedProjectsResponse: MessageFns<ListRestrictedProjectsResponse> = {
+  encode(message: ListRestrictedProjectsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.projects) {
+      RestrictedProject.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListRestrictedProjectsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListRestrictedProjectsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.projects.push(RestrictedProject.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListRestrictedProjectsResponse {
+    return {
+      projects: globalThis.Array.isArray(object?.projects)
+        ? object.projects.map((e: any) => RestrictedProject.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: ListRestrictedProjectsResponse): unknown {
+    const obj: any = {};
+    if (message.projects?.length) {
+      obj.projects = message.projects.map((e) => RestrictedProject.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ListRestrictedProjectsResponse>, I>>(base?: I): ListRestrictedProjectsResponse {
+    return ListRestrictedProjectsResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ListRestrictedProjectsResponse>, I>>(
+    object: I,
+  ): ListRestrictedProjectsResponse {
+    const message = createBaseListRestrictedProjectsResponse();
+    message.projects = object.projects?.map((e) => RestrictedProject.fromPartial(e)) || [];
+    return message;
+  },
+};
+
 /**
  * Generic create, read, update, retire and revive. Writes commit with their event in one
  * transaction (outbox); the acting principal comes from call metadata.
@@ -5636,6 +5863,22 @@ export const RecordsServiceService = {
       Buffer.from(SummarizeRecordsResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): SummarizeRecordsResponse => SummarizeRecordsResponse.decode(value),
   },
+  /**
+   * Every restricted project with its members (retired ones too): what the gateway filters event
+   * streams by. Services only.
+   */
+  listRestrictedProjects: {
+    path: "/reelbase.records.v1.RecordsService/ListRestrictedProjects" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListRestrictedProjectsRequest): Buffer =>
+      Buffer.from(ListRestrictedProjectsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListRestrictedProjectsRequest => ListRestrictedProjectsRequest.decode(value),
+    responseSerialize: (value: ListRestrictedProjectsResponse): Buffer =>
+      Buffer.from(ListRestrictedProjectsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListRestrictedProjectsResponse =>
+      ListRestrictedProjectsResponse.decode(value),
+  },
 } as const;
 
 export interface RecordsServiceServer extends UntypedServiceImplementation {
@@ -5679,6 +5922,11 @@ export interface RecordsServiceServer extends UntypedServiceImplementation {
   batchRecords: handleUnaryCall<BatchRecordsRequest, BatchRecordsResponse>;
   /** Aggregates over the records a filter matches, grouped up to three levels; any caller. */
   summarizeRecords: handleUnaryCall<SummarizeRecordsRequest, SummarizeRecordsResponse>;
+  /**
+   * Every restricted project with its members (retired ones too): what the gateway filters event
+   * streams by. Services only.
+   */
+  listRestrictedProjects: handleUnaryCall<ListRestrictedProjectsRequest, ListRestrictedProjectsResponse>;
 }
 
 export interface RecordsServiceClient extends Client {
@@ -6001,6 +6249,25 @@ export interface RecordsServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: SummarizeRecordsResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Every restricted project with its members (retired ones too): what the gateway filters event
+   * streams by. Services only.
+   */
+  listRestrictedProjects(
+    request: ListRestrictedProjectsRequest,
+    callback: (error: ServiceError | null, response: ListRestrictedProjectsResponse) => void,
+  ): ClientUnaryCall;
+  listRestrictedProjects(
+    request: ListRestrictedProjectsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListRestrictedProjectsResponse) => void,
+  ): ClientUnaryCall;
+  listRestrictedProjects(
+    request: ListRestrictedProjectsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListRestrictedProjectsResponse) => void,
   ): ClientUnaryCall;
 }
 
