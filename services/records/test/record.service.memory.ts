@@ -1,11 +1,14 @@
 /**
  * The record service against an in-memory store, for the unit tests of record.service.ts
  * (record.service.spec.ts, record.service.kinds.spec.ts): rows and outbox in memory, the callers
- * the tests act as, and a fresh service with one Project for each test.
+ * the tests act as, and a fresh service with one Project for each test. The reader rule is the SQL
+ * one's (kernel/store/project.readers.sql.ts) over the rows in memory: a row whose project (its
+ * `projectId`, or itself for a Project) is `restricted` is read only by the users its `members` list.
  */
 import { AppError, encodeStreamEvent, InProcessBus, isoMicros, type CallContext, type Principal } from '@reelbase/lib-platform';
 import { RecordService } from '../src/core/domain/record.service.js';
 import type { NewRecord, OutboxEvent, RecordValues, StoredRecord, StoredSchema, WriteGuard, RecordsBusTopics } from '../src/kernel/domain/record.ports.js';
+import type { ProjectState } from '../src/kernel/domain/record.ports.js';
 import type { SchemaSnapshot } from '../src/kernel/domain/schema.snapshot.js';
 import type { LinkRef } from '../src/kernel/domain/schema.validator.js';
 import type { InsertResult, RecordStore, RecordTransaction } from '../src/core/domain/core.ports.js';
@@ -24,9 +27,18 @@ export class MemoryRecordStore implements RecordStore {
     return isoMicros(new Date(Date.UTC(2026, 0, 1) + this.tick), this.tick % 1000);
   }
 
-  async find(id: string): Promise<StoredRecord | undefined> {
-    const row = this.rows.get(id);
+  async find(id: string, reader?: string | null): Promise<StoredRecord | undefined> {
+    const row = this.readable(this.rows, this.rows.get(id), reader);
     return row && structuredClone(row);
+  }
+
+  /** `row` when `reader` may read it (or reads everything), else undefined. */
+  private readable(rows: Map<string, StoredRecord>, row: StoredRecord | undefined, reader: string | null | undefined): StoredRecord | undefined {
+    if (!row || reader === null || reader === undefined) return row;
+    const project = rows.get(row.projectId ?? row.id);
+    if (project?.entityType !== 'Project' || project.data.restricted !== true) return row;
+    const members = Array.isArray(project.data.members) ? (project.data.members as { id?: unknown }[]) : [];
+    return members.some((m) => m?.id === reader) ? row : undefined;
   }
 
   /** The stored schema (records.schema_state), undefined before the first ApplySchema. */
@@ -49,17 +61,17 @@ export class MemoryRecordStore implements RecordStore {
     return this.schema?.version ?? 0;
   }
 
-  async deadLinks(links: readonly LinkRef[]): Promise<LinkRef[]> {
-    return this.dead(this.rows, links);
+  async deadLinks(links: readonly LinkRef[], reader?: string | null): Promise<LinkRef[]> {
+    return this.dead(this.rows, links, reader);
   }
 
-  async linksOutsideProject(links: readonly LinkRef[], projectId: string | null): Promise<LinkRef[]> {
-    return this.outside(this.rows, links, projectId);
+  async linksOutsideProject(links: readonly LinkRef[], projectId: string | null, reader?: string | null): Promise<LinkRef[]> {
+    return this.outside(this.rows, links, projectId, reader);
   }
 
-  private outside(rows: Map<string, StoredRecord>, links: readonly LinkRef[], projectId: string | null): LinkRef[] {
+  private outside(rows: Map<string, StoredRecord>, links: readonly LinkRef[], projectId: string | null, reader?: string | null): LinkRef[] {
     return links.filter((l) => {
-      const row = rows.get(l.id);
+      const row = this.readable(rows, rows.get(l.id), reader);
       return row !== undefined && !row.retired && row.projectId !== projectId;
     });
   }
@@ -67,18 +79,21 @@ export class MemoryRecordStore implements RecordStore {
   /** Playlists with a live share link. */
   sharedPlaylists = new Set<string>();
 
-  private dead(rows: Map<string, StoredRecord>, links: readonly LinkRef[]): LinkRef[] {
+  private dead(rows: Map<string, StoredRecord>, links: readonly LinkRef[], reader?: string | null): LinkRef[] {
     return links.filter((l) => {
-      const row = rows.get(l.id);
+      const row = this.readable(rows, rows.get(l.id), reader);
       return !row || row.retired || row.entityType !== l.type;
     });
   }
 
   async insertWithEvent(r: NewRecord, event: OutboxEvent, guard: WriteGuard): Promise<InsertResult> {
     const schemaVersion = await this.schemaVersion();
-    const projectLive = r.projectId === null || this.isLiveProject(this.rows, r.projectId);
-    const deadLinks = this.dead(this.rows, guard.links);
-    if (schemaVersion !== guard.schemaVersion || !projectLive || deadLinks.length) return { row: undefined, schemaVersion, projectLive, deadLinks };
+    const state = r.projectId === null ? 'live' : this.projectState(this.rows, r.projectId, guard.reader);
+    const projectLive = state !== 'missing';
+    const projectHidden = state === 'hidden';
+    const deadLinks = this.dead(this.rows, guard.links, guard.reader);
+    if (schemaVersion !== guard.schemaVersion || state !== 'live' || deadLinks.length)
+      return { row: undefined, schemaVersion, projectLive, projectHidden, deadLinks };
     return { row: this.insert(this.rows, this.outbox, r, event)! };
   }
 
@@ -103,25 +118,25 @@ export class MemoryRecordStore implements RecordStore {
       return structuredClone(row);
     };
     const out = await fn({
-      findForUpdate: async (id) => {
-        const row = rows.get(id);
+      findForUpdate: async (id, reader) => {
+        const row = this.readable(rows, rows.get(id), reader);
         return row && structuredClone(row);
       },
       lockRecords: async (ids) => {
         this.locked.push([...ids]);
       },
-      lockForWrite: async (id) => {
-        const row = rows.get(id);
+      lockForWrite: async (id, reader) => {
+        const row = this.readable(rows, rows.get(id), reader);
         return { record: row && structuredClone(row), schemaVersion: row ? await this.schemaVersion() : -1 };
       },
       schemaVersion: () => this.schemaVersion(),
       loadSchema: () => this.loadSchema(),
-      deadLinks: async (links) => this.dead(rows, links),
+      deadLinks: async (links, reader) => this.dead(rows, links, reader),
       insertWithEvent: async (r, event) => this.insert(rows, outbox, r, event),
       update: async (id, v: RecordValues) => write(id, v),
       setRetired: async (id, retired) => write(id, { retired }),
-      isLiveProject: async (id) => this.isLiveProject(rows, id),
-      linksOutsideProject: async (links, projectId) => this.outside(rows, links, projectId),
+      projectState: async (id, reader) => this.projectState(rows, id, reader),
+      linksOutsideProject: async (links, projectId, reader) => this.outside(rows, links, projectId, reader),
       hasLiveShareLink: async (id) => this.sharedPlaylists.has(id),
       appendEvent: async (event) => {
         outbox.push(event);
@@ -144,6 +159,11 @@ export class MemoryRecordStore implements RecordStore {
   private isLiveProject(rows: Map<string, StoredRecord>, id: string): boolean {
     const p = rows.get(id);
     return p !== undefined && p.entityType === 'Project' && !p.retired;
+  }
+
+  private projectState(rows: Map<string, StoredRecord>, id: string, reader?: string | null): ProjectState {
+    if (!this.isLiveProject(rows, id)) return 'missing';
+    return this.readable(rows, rows.get(id), reader) ? 'live' : 'hidden';
   }
 }
 

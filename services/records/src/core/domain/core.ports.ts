@@ -5,10 +5,24 @@
  * each event is published on) and the mapping of database failures to AppErrors (a reused id →
  * 409 `duplicate_id`, a lost database → `unavailable`). The PostgreSQL adapter is
  * store/knex.record.store.ts.
+ *
+ * A `reader` is the user whose membership decides what a caller may read (membershipOf of
+ * kernel/domain/project.readers.ts): a record in a project they may not read is to them as if it did
+ * not exist (docs/api-notes.md, "Restricted projects"). Null or absent: the caller reads everything,
+ * and the statement is the one it always was.
  */
 import type { RestrictedProject } from '../../kernel/domain/project.readers.js';
 import type { DataObject } from '../../kernel/domain/record.types.js';
-import type { IdempotencyClaim, NewRecord, OutboxEvent, RecordValues, StoredRecord, StoredSchema, WriteGuard } from '../../kernel/domain/record.ports.js';
+import type {
+  IdempotencyClaim,
+  NewRecord,
+  OutboxEvent,
+  ProjectState,
+  RecordValues,
+  StoredRecord,
+  StoredSchema,
+  WriteGuard,
+} from '../../kernel/domain/record.ports.js';
 import type { StoredAnswer } from '../../kernel/domain/idempotency.types.js';
 import type { LinkRef } from '../../kernel/domain/schema.validator.js';
 import type { CodeRename } from './schema.rename.js';
@@ -21,19 +35,21 @@ export type InsertResult =
       /** The stored schema version now: when it differs from the guard's, validate again. */
       schemaVersion: number;
       projectLive: boolean;
-      /** The guard's links that name no live record of their type. */
+      /** The project is live but the guard's reader may not read it (a 404, not a missing project's 422). */
+      projectHidden?: boolean;
+      /** The guard's links that name no live record of their type (or none the guard's reader may read). */
       deadLinks: LinkRef[];
     };
 
 /** The statements of one write transaction; row locks taken here hold until it ends. */
 export interface RecordTransaction {
-  /** The row with `id`, retired or not, locked against concurrent writes. */
-  findForUpdate(id: string): Promise<StoredRecord | undefined>;
+  /** The row with `id`, retired or not, locked against concurrent writes (none when `reader` may not read it). */
+  findForUpdate(id: string, reader?: string | null): Promise<StoredRecord | undefined>;
   /**
    * As findForUpdate, in the same statement reading the stored schema version (-1 when there
    * is no such row).
    */
-  lockForWrite(id: string): Promise<{ record: StoredRecord | undefined; schemaVersion: number }>;
+  lockForWrite(id: string, reader?: string | null): Promise<{ record: StoredRecord | undefined; schemaVersion: number }>;
   /**
    * Locks the rows with these ids against concurrent writes, in id order, under the shared schema lock
    * (as lockForWrite takes it): a transaction that will write several existing records locks them all
@@ -44,8 +60,8 @@ export interface RecordTransaction {
   schemaVersion(): Promise<number>;
   /** The stored schema, read in this transaction. */
   loadSchema(): Promise<StoredSchema | undefined>;
-  /** The links that name no live record of their type (one statement for all of them). */
-  deadLinks(links: readonly LinkRef[]): Promise<LinkRef[]>;
+  /** The links that name no live record of their type, or none `reader` may read (one statement for all of them). */
+  deadLinks(links: readonly LinkRef[], reader?: string | null): Promise<LinkRef[]>;
   /**
    * As RecordStore.insertWithEvent without a guard, inside this transaction; with `idempotency` the
    * statement stores the claimed key's answer (this record) too.
@@ -55,10 +71,10 @@ export interface RecordTransaction {
   update(id: string, values: RecordValues): Promise<StoredRecord>;
   /** Retires or revives the row; either moves `updated_at`. */
   setRetired(id: string, retired: boolean): Promise<StoredRecord>;
-  /** True when `id` is a live Project; it stays live until the transaction ends. */
-  isLiveProject(id: string): Promise<boolean>;
-  /** The links whose live target belongs to another project than `projectId` (one statement). */
-  linksOutsideProject(links: readonly LinkRef[], projectId: string | null): Promise<LinkRef[]>;
+  /** Whether `id` is a live Project `reader` may read ('live': it stays live until the transaction ends), a hidden one, or none. */
+  projectState(id: string, reader?: string | null): Promise<ProjectState>;
+  /** The links whose live target (one `reader` may read) belongs to another project than `projectId` (one statement). */
+  linksOutsideProject(links: readonly LinkRef[], projectId: string | null, reader?: string | null): Promise<LinkRef[]>;
   /** True when the Playlist `playlistId` has a share link that is neither revoked nor expired. */
   hasLiveShareLink(playlistId: string): Promise<boolean>;
   /** Adds the event to the outbox; it is published after the commit. */
@@ -78,20 +94,21 @@ export interface RecordTransaction {
 }
 
 export interface RecordStore {
-  /** The row with `id`, retired or not (no lock). */
-  find(id: string): Promise<StoredRecord | undefined>;
+  /** The row with `id`, retired or not (no lock); none when `reader` may not read it. */
+  find(id: string, reader?: string | null): Promise<StoredRecord | undefined>;
   /**
    * Creates a live record and its outbox event atomically. The event's `occurred_at` is set
    * to the record's `updated_at`. Nothing is written when `record.projectId` is set and names
-   * no live Project, or when `guard` does not hold; the result then says why.
+   * no live Project (or one the guard's reader may not read), or when `guard` does not hold; the
+   * result then says why.
    */
   insertWithEvent(record: NewRecord, event: OutboxEvent, guard: WriteGuard, idempotency?: IdempotencyClaim): Promise<InsertResult>;
   /** The stored schema version (0 before the first snapshot). */
   schemaVersion(): Promise<number>;
-  /** The links that name no live record of their type (one statement for all of them). */
-  deadLinks(links: readonly LinkRef[]): Promise<LinkRef[]>;
+  /** The links that name no live record of their type, or none `reader` may read (one statement for all of them). */
+  deadLinks(links: readonly LinkRef[], reader?: string | null): Promise<LinkRef[]>;
   /** As RecordTransaction.linksOutsideProject, outside a transaction. */
-  linksOutsideProject(links: readonly LinkRef[], projectId: string | null): Promise<LinkRef[]>;
+  linksOutsideProject(links: readonly LinkRef[], projectId: string | null, reader?: string | null): Promise<LinkRef[]>;
   /**
    * Runs `fn` in one transaction: committed when it resolves, rolled back when it throws. A transaction
    * PostgreSQL aborts for colliding with another (a deadlock, a serialization failure) runs once more
@@ -116,20 +133,33 @@ export type SchemaGuard = (held: StoredSchema | undefined, countRemoved: (remove
 
 /** The reads the views need; the PostgreSQL implementation is store/views.repository.ts via KnexRecordStore. */
 export interface RecordViewStore {
-  /** The row with `id`, retired or not. */
-  find(id: string): Promise<StoredRecord | undefined>;
-  /** Live Notes whose `data.links` contain `{type, id}`, oldest first. */
-  notesLinking(type: string, id: string): Promise<StoredRecord[]>;
-  /** Live Tasks whose `data.assignees` contain the User `userId`, oldest first. */
-  tasksAssignedTo(userId: string): Promise<StoredRecord[]>;
-  /** Live TimeLogs whose `data.user` is `userId` and `data.date` lies in [from, to], by date then creation. */
-  timeLogsOf(userId: string, from: string, to: string): Promise<StoredRecord[]>;
+  /** The row with `id`, retired or not; none when `reader` may not read it. */
+  find(id: string, reader?: string | null): Promise<StoredRecord | undefined>;
+  /** Live Notes whose `data.links` contain `{type, id}`, oldest first (those `reader` may read). */
+  notesLinking(type: string, id: string, reader?: string | null): Promise<StoredRecord[]>;
+  /** Live Tasks whose `data.assignees` contain the User `userId`, oldest first (those `reader` may read). */
+  tasksAssignedTo(userId: string, reader?: string | null): Promise<StoredRecord[]>;
+  /** Live TimeLogs whose `data.user` is `userId` and `data.date` lies in [from, to], by date then creation (those `reader` may read). */
+  timeLogsOf(userId: string, from: string, to: string, reader?: string | null): Promise<StoredRecord[]>;
   /** Every restricted project, retired or not, with its member ids. */
   restrictedProjects(): Promise<RestrictedProject[]>;
 }
 
+/**
+ * The reader rule's SQL (kernel/store/project.readers.sql.ts) for the statements the domain writes
+ * itself (queries and summaries): `probe` is the placeholder (`$n`) the membership probe is bound at.
+ */
+export interface ReaderSql {
+  /** True for a row of `alias` (records.record) the caller may read. */
+  readable(alias: string, probe: string): string;
+  /** True when the project id given as SQL may be read (null: studio-wide). */
+  projectReadable(projectIdSql: string, probe: string): string;
+}
+
 /** What queries need from storage: the plan run on the query pool, and the schema. */
 export interface RecordQueryStore {
+  /** The reader rule the plan of a caller who may not read every project carries. */
+  readonly readers: ReaderSql;
   /**
    * Runs the plan: at most `limit` rows, the stored schema version the statement saw, and the
    * count of every match when asked.
@@ -216,9 +246,11 @@ export interface SummaryStatement {
 export type SummaryRow = Record<string, unknown>;
 
 export interface SummaryStore {
+  /** The reader rule the statement of a caller who may not read every project carries. */
+  readonly readers: ReaderSql;
   summarize(statement: SummaryStatement): Promise<SummaryRow[]>;
-  /** The code (else name) of each live or retired record of `ids`. */
-  namesOf(ids: readonly string[]): Promise<Map<string, string | null>>;
+  /** The code (else name) of each live or retired record of `ids` (of those `reader` may read). */
+  namesOf(ids: readonly string[], reader?: string | null): Promise<Map<string, string | null>>;
   loadSchema(): Promise<StoredSchema | undefined>;
   schemaVersion(): Promise<number>;
 }

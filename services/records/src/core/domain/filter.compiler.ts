@@ -15,6 +15,9 @@
  *   negation of their positive form, so they also match records where the field is empty (or no
  *   linked record exists). `in []` matches nothing, `not_in []` everything.
  * - With no schema yet (version 0) only the record columns can be filtered.
+ * - For a caller who may not read every project (a `ReaderScope`), every record a path goes through
+ *   must be one they may read (the reader rule, kernel/store/project.readers.sql.ts): a link into a
+ *   project they may not read is as empty as a dead one (docs/queries.md, "Restricted projects").
  * Problems are located at `["filters", ...]`; the gateway adds the `body` head.
  */
 import { AppError, type Problem } from '@reelbase/lib-platform';
@@ -40,6 +43,8 @@ import { COLUMN_KIND, FIELD_KIND, type Target } from './filter.kinds.js';
 import { predicate, type Binder } from './filter.operators.js';
 import { linkIdExpr, linkKind, literal, SQL_UUID_RE } from './filter.sql.js';
 import type { CompiledField, CompiledSchema } from '../../kernel/domain/schema.snapshot.js';
+import { membershipProbe } from '../../kernel/domain/project.readers.js';
+import type { ReaderSql } from './core.ports.js';
 
 /** A filter compiled to a predicate: `sql` refers to the queried row as `r` and to `params` as `$1..$n`. */
 export interface CompiledFilter {
@@ -74,11 +79,34 @@ export interface LinkHopOptions {
 }
 
 /**
- * Compiles a query filter for records of `entityType`; parameters are numbered after
- * `params` (which it extends). Throws `invalid` with every problem found.
+ * Whose reading a statement is limited to: the placeholder (`$n`) the caller's membership probe is
+ * bound at, and the reader rule's SQL (core.ports.ts, ReaderSql).
  */
-export function compileFilter(schema: CompiledSchema, entityType: string, filters: unknown, params: unknown[] = [], linkHops?: LinkHopOptions): CompiledFilter {
-  const c = new FilterCompiler(schema, params, linkHops);
+export interface ReaderScope {
+  probe: string;
+  sql: ReaderSql;
+}
+
+/** Binds the membership probe of `userId` (membershipOf's user) as the next of `params`: the scope of its statement. */
+export function readerScope(params: unknown[], userId: string, sql: ReaderSql): ReaderScope {
+  params.push(membershipProbe(userId));
+  return { probe: `$${params.length}`, sql };
+}
+
+/**
+ * Compiles a query filter for records of `entityType`; parameters are numbered after
+ * `params` (which it extends). With `reader`, a path goes only through records it may read (the
+ * queried row's own condition is the caller's to add). Throws `invalid` with every problem found.
+ */
+export function compileFilter(
+  schema: CompiledSchema,
+  entityType: string,
+  filters: unknown,
+  params: unknown[] = [],
+  linkHops?: LinkHopOptions,
+  reader?: ReaderScope,
+): CompiledFilter {
+  const c = new FilterCompiler(schema, params, linkHops, reader);
   const sql = c.compileRoot(entityType, filters);
   if (c.problems.length > 0) throw AppError.invalid(c.problems);
   if (c.ctes.length === 0) return { sql, params };
@@ -102,7 +130,13 @@ class FilterCompiler implements Binder {
     private readonly schema: CompiledSchema,
     private readonly params: unknown[],
     private readonly linkHops?: LinkHopOptions,
+    private readonly reader?: ReaderScope,
   ) {}
+
+  /** ` and <row alias is readable>` for the reader, or nothing when the caller reads every project. */
+  private readable(alias: string): string {
+    return this.reader ? ` and ${this.reader.sql.readable(alias, this.reader.probe)}` : '';
+  }
 
   bind(value: unknown, cast: string): string {
     this.params.push(value);
@@ -250,7 +284,7 @@ class FilterCompiler implements Binder {
     const n = kinds.length;
     this.ctes.push(
       `${set(n)} as materialized (select array(select ${inner}.id from records.record ${inner}
-        where ${inner}.entity_type = ${literal(type, TYPE_CODE)} and ${inner}.retired_at is null and ${rest} limit ${cap + 1}) as ids)`,
+        where ${inner}.entity_type = ${literal(type, TYPE_CODE)} and ${inner}.retired_at is null and ${rest}${this.readable(inner)} limit ${cap + 1}) as ids)`,
     );
     for (let i = n - 1; i >= 0; i--) {
       // Within a pinned project (the queried record's own hop only): that project's links of the
@@ -262,9 +296,13 @@ class FilterCompiler implements Binder {
           : `l.to_id = any((select ids from ${set(i + 1)})::uuid[])`;
       // A record holds one row per kind of a single link, so its from_ids are distinct; a multi_link may hold several of the set.
       const distinct = kinds[i]!.endsWith('[]') ? 'distinct ' : '';
+      // A link row carries its record's project (a Project's own links: none, the record is the
+      // project), so the records a path goes through are the reader's without a visit to them. The
+      // queried records' own hop (i = 0) needs none: the page's predicate holds the reader rule.
+      const readable = i > 0 && this.reader ? ` and ${this.reader.sql.projectReadable('coalesce(l.project_id, l.from_id)', this.reader.probe)}` : '';
       this.ctes.push(
         `${set(i)} as materialized (select array(select ${distinct}l.from_id from records.record_link l
-          where l.link = '${kinds[i]}' and ${into} limit ${cap + 1}) as ids)`,
+          where l.link = '${kinds[i]}' and ${into}${readable} limit ${cap + 1}) as ids)`,
       );
     }
     for (let i = n; i >= 0; i--) this.overCap.push(`cardinality((select ids from ${set(i)})) > ${cap}`);
@@ -288,7 +326,7 @@ class FilterCompiler implements Binder {
         ? `${inner}.id = ${linkIdExpr(alias, name)}`
         : `${inner}.id in (select (e->>'id')::uuid from jsonb_array_elements(case when jsonb_typeof(${fieldSql}) = 'array' then ${fieldSql} else '[]'::jsonb end) e
              where jsonb_typeof(e) = 'object' and (e->>'id') ~ ${SQL_UUID_RE})`;
-    const exists = `exists (select 1 from records.record ${inner} where ${idMatch} and ${inner}.entity_type = ${literal(nextType, TYPE_CODE)} and ${inner}.retired_at is null and ${rest})`;
+    const exists = `exists (select 1 from records.record ${inner} where ${idMatch} and ${inner}.entity_type = ${literal(nextType, TYPE_CODE)} and ${inner}.retired_at is null and ${rest}${this.readable(inner)})`;
     return positive === operator ? exists : `not ${exists}`;
   }
 

@@ -9,6 +9,10 @@ import { encodeCursor, planQuery, RecordQueries } from './record.query.js';
 import { compileSchema, type SchemaSnapshot } from '../../kernel/domain/schema.snapshot.js';
 import type { RecordQueryStore } from './core.ports.js';
 import { type QueryPlan } from './core.ports.js';
+import { projectReadableSql, readableSql } from '../../kernel/store/project.readers.sql.js';
+
+/** The reader rule as the store gives it to plans. */
+const READERS = { readable: readableSql, projectReadable: projectReadableSql };
 
 const SNAPSHOT: SchemaSnapshot = {
   version: 1,
@@ -103,6 +107,7 @@ const row = (id: string, data: Record<string, unknown>): string =>
 
 /** A store holding `rows` whose stored schema is SNAPSHOT at `version` (the stored version can move). */
 class FakeStore implements RecordQueryStore {
+  readonly readers = READERS;
   plans: QueryPlan[] = [];
   loads = 0;
   version = 1;

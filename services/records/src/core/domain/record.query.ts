@@ -7,14 +7,19 @@
  * row's order values and id, and the next page is the rows strictly after it in that order. A
  * record inserted while a client pages never shifts the rows already seen or still to come, so
  * each record that existed when paging began is returned exactly once.
+ *
+ * A caller who may not read every project (membershipOf) gets the reader rule in the plan's `where`
+ * and along every path of its filter (docs/queries.md, "Restricted projects"): their pages, totals
+ * and cursors are over the records they may read. Everyone else's plan is the one it always was.
  */
 import { AppError, clipEcho, entityPolicy, isAppError, type CallContext, type Problem } from '@reelbase/lib-platform';
-import { compileFilter, type LinkHopOptions } from './filter.compiler.js';
+import { compileFilter, readerScope, type LinkHopOptions } from './filter.compiler.js';
 import { QUERY_COLUMNS, type QueryColumn } from './filter.grammar.js';
 import { SchemaCache, type CompiledSchema } from '../../kernel/domain/schema.snapshot.js';
 import { entityTypeOf } from '../../kernel/domain/schema.validator.js';
 import { checkEntityType } from '../../kernel/domain/record.rules.js';
-import type { QueryPlan, QueryRow, RecordQueryStore } from './core.ports.js';
+import type { QueryPlan, QueryRow, ReaderSql, RecordQueryStore } from './core.ports.js';
+import { membershipOf } from '../../kernel/domain/project.readers.js';
 
 export const { DEFAULT_LIMIT, MAX_LIMIT } = entityPolicy;
 /**
@@ -29,6 +34,8 @@ export interface PlanOptions {
   linkHops?: boolean;
   /** The cap of each hop id set (LINK_HOP_CAP). */
   hopCap?: number;
+  /** A caller who may not read every project: membershipOf's user and the reader rule's SQL. */
+  reader?: { userId: string; sql: ReaderSql };
 }
 const { MAX_ORDER_KEYS } = entityPolicy;
 
@@ -161,16 +168,18 @@ type Planned = { plan: QueryPlan; fields: string[] | undefined; fingerprint: str
  * `fallback`. Problems are always those of the EXISTS form, which is compiled first.
  */
 export function planQuery(schema: CompiledSchema, input: QueryInput, options: PlanOptions = {}): Planned {
-  const exists = buildPlan(schema, input);
+  const exists = buildPlan(schema, input, undefined, options.reader);
   if (options.linkHops === false || input.includeRetired) return exists;
-  const linked = buildPlan(schema, input, { cap: options.hopCap ?? LINK_HOP_CAP });
+  const linked = buildPlan(schema, input, { cap: options.hopCap ?? LINK_HOP_CAP }, options.reader);
   if (!linked.plan.ctes) return exists;
   return { ...linked, plan: { ...linked.plan, fallback: exists.plan } };
 }
 
-function buildPlan(schema: CompiledSchema, input: QueryInput, linkHops?: LinkHopOptions): Planned {
+function buildPlan(schema: CompiledSchema, input: QueryInput, linkHops?: LinkHopOptions, reader?: PlanOptions['reader']): Planned {
   const problems: Problem[] = [];
   const params: unknown[] = [input.entityType];
+  // The membership probe is bound once, as $2; the main row's condition and the filter's paths share it.
+  const scope = reader && readerScope(params, reader.userId, reader.sql);
   let filters: unknown;
   if (input.filtersJson !== undefined && input.filtersJson !== '') {
     try {
@@ -182,7 +191,7 @@ function buildPlan(schema: CompiledSchema, input: QueryInput, linkHops?: LinkHop
   let filterSql = 'true';
   let hops: { ctes?: string[]; overCap?: string; driver?: string } = {};
   try {
-    const compiled = compileFilter(schema, input.entityType, filters, params, linkHops);
+    const compiled = compileFilter(schema, input.entityType, filters, params, linkHops, scope);
     filterSql = compiled.sql;
     if (compiled.ctes) hops = { ctes: compiled.ctes, overCap: compiled.overCap!, ...(compiled.driver ? { driver: compiled.driver } : {}) };
   } catch (err) {
@@ -258,6 +267,7 @@ function buildPlan(schema: CompiledSchema, input: QueryInput, linkHops?: LinkHop
   });
   const where = [`r.entity_type = $1::text`, `(${filterSql})`];
   if (!input.includeRetired) where.push('r.retired_at is null');
+  if (scope) where.push(scope.sql.readable('r', scope.probe));
   if (cursor) {
     const values = sorted.map((s) => {
       const text = cursor!.k[s.fromKey]!;
@@ -329,13 +339,15 @@ export class RecordQueries {
       throw new AppError('forbidden', 'only an Admin may include retired records');
     }
     checkEntityType(input.entityType);
+    const reader = membershipOf(p);
+    const options: PlanOptions = reader === null ? {} : { reader: { userId: reader, sql: this.store.readers } };
     let schema = await this.schemas.held();
     for (let attempt = 0; ; attempt++) {
       const last = attempt > 0;
       let planned: ReturnType<typeof planQuery>;
       try {
         if (schema.version > 0) entityTypeOf(schema, input.entityType);
-        planned = planQuery(schema, input);
+        planned = planQuery(schema, input, options);
       } catch (err) {
         if (!last && isAppError(err) && (err.kind === 'invalid' || err.kind === 'not_found')) {
           const version = await this.store.schemaVersion();

@@ -78,7 +78,7 @@ describe('RecordService update', () => {
     const before = store.outbox.length;
     const err = await failure(service.update({ entityType: 'Shot', id: shotId, status: 'fin', ifMatch: `"${etag}"` }, artist));
     expect(err).toMatchObject({ kind: 'conflict', code: 'stale_write' });
-    expect((await service.get('Shot', shotId)).status).toBe('ip');
+    expect((await service.get('Shot', shotId, artist)).status).toBe('ip');
     expect(store.outbox).toHaveLength(before);
     const retire = await failure(service.retire('Shot', shotId, etag, artist));
     expect(retire.code).toBe('stale_write');
@@ -97,7 +97,7 @@ describe('RecordService update', () => {
     expect(r.updatedAt).toBe(etag);
     expect(store.outbox).toHaveLength(before);
     expect(committed).toHaveLength(eventsBefore);
-    expect((await service.get('Shot', shotId)).updatedAt).toBe(etag);
+    expect((await service.get('Shot', shotId, artist)).updatedAt).toBe(etag);
   });
 
   it('checks that a new project is live, inside the write', async () => {
@@ -109,7 +109,7 @@ describe('RecordService update', () => {
   it('retires (404 afterwards) and revives as a create carrying the record', async () => {
     await service.retire('Shot', shotId, `"${etag}"`, artist);
     expect(store.outbox.at(-1)!.payload).toMatchObject({ action: 'delete', changes: {} });
-    expect((await failure(service.get('Shot', shotId))).kind).toBe('not_found');
+    expect((await failure(service.get('Shot', shotId, artist))).kind).toBe('not_found');
     expect((await failure(service.update({ entityType: 'Shot', id: shotId, status: 'x' }, artist))).kind).toBe('not_found');
     const back = await service.revive('Shot', shotId, artist);
     expect(back.data.code).toBe('sh010');

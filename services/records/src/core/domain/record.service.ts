@@ -2,20 +2,22 @@
  * Create, read, update, retire and revive records. Every write commits together with its
  * outbox row in one transaction (docs/architecture.md, step 2); after the commit the relay
  * is nudged so the event leaves at once.
+ *
+ * A caller who may not read every project (membershipOf, kernel/domain/project.readers.ts) is the
+ * `reader` of each statement that finds a record, a project or a link target for them: to them a
+ * project they may not read, and every record in it, does not exist (docs/api-notes.md,
+ * "Restricted projects"): a read or write naming one is 404, a create into one is 404 as a read
+ * of that Project would be, and a link to one is a dead link.
  */
 import {
   AppError,
   canonicalLinks,
   canonicalUuid,
-  clipEcho,
   encodeStreamEvent,
   type InProcessBus,
   isUuid,
   mayChangeSharedPlaylist,
   newId,
-  IF_MATCH_NEVER,
-  ifMatchHolds,
-  normalizeIfMatch,
   recordWriteRefusal,
   SHARED_PLAYLIST_REFUSED,
   type CallContext,
@@ -43,7 +45,8 @@ import { SchemaCache, type CompiledSchema } from '../../kernel/domain/schema.sna
 import { checkCreate, checkTransition, checkUpdate, type LinkRef } from '../../kernel/domain/schema.validator.js';
 import type { CreateInput, DataObject, RecordView, UpdateInput } from '../../kernel/domain/record.types.js';
 import { type RecordStore, type RecordTransaction } from './core.ports.js';
-import { collect, foreignVersions, linkNotFound, MAX_SCHEMA_RETRIES, notFound, withCanonicalIds } from './record.checks.js';
+import { checkLive, checkProject, collect, foreignVersions, linkNotFound, MAX_SCHEMA_RETRIES, notFound, withCanonicalIds } from './record.checks.js';
+import { membershipOf } from '../../kernel/domain/project.readers.js';
 import { createWithTemplate } from './record.template.js';
 import { FARM_FINAL_STATUSES, farmRecordWriteRefusal } from '../../kernel/domain/farm.guard.js';
 
@@ -81,6 +84,7 @@ export class RecordService {
    */
   async create(raw: CreateInput, ctx: CallContext): Promise<RecordView> {
     const principal = this.writer(ctx);
+    const reader = membershipOf(principal);
     const { input, given, base, dataParsed } = this.prepareCreate(raw, principal);
     const projectId = input.projectId ?? null;
     if (input.taskTemplate !== undefined) {
@@ -97,7 +101,7 @@ export class RecordService {
     const createdBy = actorOf(principal);
     let schema = await this.schemas.held();
     for (let attempt = 0; ; attempt += 1) {
-      const { problems, refusal, ...checked } = await this.checkCreateInput(schema, this.deps.store, input, given, base, dataParsed);
+      const { problems, refusal, ...checked } = await this.checkCreateInput(schema, this.deps.store, input, given, base, dataParsed, reader);
       let { data } = checked;
       const { links } = checked;
       if (problems.length || refusal) {
@@ -109,7 +113,7 @@ export class RecordService {
         }
         if (refusal) throw refusal;
         // Every problem at once: the link targets too, though the write will not be attempted.
-        problems.push(...(await this.deps.store.deadLinks(links)).map(linkNotFound));
+        problems.push(...(await this.deps.store.deadLinks(links, reader)).map(linkNotFound));
         throw AppError.invalid(problems);
       }
       if (input.entityType === 'TimeLog') checkTimeLogCreate(principal, data);
@@ -129,7 +133,7 @@ export class RecordService {
       const result = await this.deps.store.insertWithEvent(
         { id, entityType: input.entityType, createdBy, ...values },
         event,
-        { schemaVersion: schema.version, links },
+        { schemaVersion: schema.version, links, reader },
         input.idempotency,
       );
       if (result.row) {
@@ -141,6 +145,8 @@ export class RecordService {
         schema = await this.schemas.at(result.schemaVersion);
         continue;
       }
+      // A project the writer may not read answers as a read of it would: not found.
+      if (result.projectHidden) throw notFound('Project', projectId!);
       const refused: Problem[] = [];
       if (!result.projectLive) refused.push(projectNotFound(projectId!));
       refused.push(...result.deadLinks.map(linkNotFound));
@@ -179,6 +185,7 @@ export class RecordService {
     given: DataObject,
     base: readonly Problem[],
     dataParsed: boolean,
+    reader: string | null,
   ): Promise<{ problems: Problem[]; refusal?: AppError; data: DataObject; links: LinkRef[] }> {
     const projectId = input.projectId ?? null;
     const problems = [...base];
@@ -198,7 +205,7 @@ export class RecordService {
         refusal = err;
       }
     }
-    if (input.entityType === 'Playlist' && !refusal) problems.push(...(await foreignVersions(store, projectId, data)));
+    if (input.entityType === 'Playlist' && !refusal) problems.push(...(await foreignVersions(store, projectId, data, reader)));
     return { problems, refusal, data, links };
   }
 
@@ -207,13 +214,16 @@ export class RecordService {
    * version read (and held) by this transaction; the event is returned for the caller to append.
    */
   private async createIn(tx: RecordTransaction, raw: CreateInput, principal: Principal): Promise<WriteOutcome & { event: OutboxEvent }> {
+    const reader = membershipOf(principal);
     const { input, given, base, dataParsed } = this.prepareCreate(raw, principal);
     const projectId = input.projectId ?? null;
     const schema = await this.schemas.at(await tx.schemaVersion(), () => tx.loadSchema());
-    const { problems, refusal, ...checked } = await this.checkCreateInput(schema, tx, input, given, base, dataParsed);
+    const { problems, refusal, ...checked } = await this.checkCreateInput(schema, tx, input, given, base, dataParsed, reader);
     if (refusal) throw refusal;
-    problems.push(...(await tx.deadLinks(checked.links)).map(linkNotFound));
+    problems.push(...(await tx.deadLinks(checked.links, reader)).map(linkNotFound));
     if (problems.length) throw AppError.invalid(problems);
+    // The insert itself checks that the project is live; whether the writer may read it, only for one who may not read every project.
+    if (reader !== null && projectId !== null) await checkProject(tx, projectId, reader);
     let data = checked.data;
     if (input.entityType === 'TimeLog') checkTimeLogCreate(principal, data);
     data = withAuthor(principal, input.entityType, data, schema);
@@ -303,10 +313,10 @@ export class RecordService {
     return outcome.json;
   }
 
-  /** A live record of `entityType`; retired or missing ones are not found. */
-  async get(entityType: string, id: string): Promise<RecordView> {
+  /** A live record of `entityType`; retired or missing ones, and those the caller may not read, are not found. */
+  async get(entityType: string, id: string, ctx: CallContext): Promise<RecordView> {
     if (!isUuid(id)) throw notFound(entityType, id);
-    const row = await this.deps.store.find(id);
+    const row = await this.deps.store.find(id, membershipOf(ctx.principal));
     if (!row || row.retired || row.entityType !== entityType) throw notFound(entityType, id);
     return toView(row);
   }
@@ -341,8 +351,9 @@ export class RecordService {
   /** A PATCH inside `tx`, once prepared: the locked record, If-Match, the schema's checks, the write and its event. */
   private async updateIn(tx: RecordTransaction, input: UpdateInput, patch: DataObject | undefined, principal: Principal): Promise<WriteOutcome> {
     {
-      const locked = await tx.lockForWrite(input.id);
-      const current = this.checkLive(locked.record, input.entityType, input.id, input.ifMatch);
+      const reader = membershipOf(principal);
+      const locked = await tx.lockForWrite(input.id, reader);
+      const current = checkLive(locked.record, input.entityType, input.id, input.ifMatch);
       const merged = patch ? mergeData(current.data, patch) : { data: current.data, changed: {} };
       if (current.entityType === 'TimeLog') checkTimeLogChange(principal, current.data, merged.data);
       if (current.entityType === 'Note') checkNoteChange(principal, 'update', current.data, merged.data);
@@ -373,15 +384,15 @@ export class RecordService {
           patch: merged.changed,
           merged: merged.data,
         });
-        problems.push(...checked.problems, ...(await tx.deadLinks(checked.links)).map(linkNotFound));
+        problems.push(...checked.problems, ...(await tx.deadLinks(checked.links, reader)).map(linkNotFound));
       }
       // A Playlist holds Versions of its own project: checked when either side of that changes.
       if (playlistVersionsChanged || (current.entityType === 'Playlist' && next.projectId !== current.projectId)) {
-        problems.push(...(await foreignVersions(tx, next.projectId, merged.data)));
+        problems.push(...(await foreignVersions(tx, next.projectId, merged.data, reader)));
       }
       if (problems.length) throw AppError.invalid(problems);
       if (schema.version > 0 && statusChanged) checkTransition(schema, current.entityType, current.status, next.status, principal.role);
-      if (next.projectId !== null && next.projectId !== current.projectId) await this.checkProject(tx, next.projectId);
+      if (next.projectId !== null && next.projectId !== current.projectId) await checkProject(tx, next.projectId, reader);
       const record = toView(await tx.update(current.id, next));
       return { record, event: this.event(record, 'update', principal, changes) };
     }
@@ -398,7 +409,7 @@ export class RecordService {
   /** A retirement inside `tx`: the locked live record, If-Match, who may, the write and its event. */
   private async retireIn(tx: RecordTransaction, entityType: string, id: string, ifMatch: string | undefined, principal: Principal): Promise<WriteOutcome> {
     {
-      const current = await this.live(tx, entityType, id, ifMatch);
+      const current = checkLive(await tx.findForUpdate(id, membershipOf(principal)), entityType, id, ifMatch);
       if (current.entityType === 'TimeLog') checkTimeLogChange(principal, current.data);
       if (current.entityType === 'Note') checkNoteChange(principal, 'retire', current.data);
       if (current.entityType === 'FarmJob' && !FARM_FINAL_STATUSES.includes(current.status ?? '')) {
@@ -421,7 +432,7 @@ export class RecordService {
     checkEntityType(entityType);
     if (!isUuid(id)) throw notFound(entityType, id);
     return this.write(async (tx) => {
-      const current = await tx.findForUpdate(id);
+      const current = await tx.findForUpdate(id, membershipOf(principal));
       if (!current || !current.retired || current.entityType !== entityType) throw notFound(entityType, id);
       if (current.entityType === 'TimeLog') checkTimeLogChange(principal, current.data);
       // Reviving undoes a retirement: the same people may.
@@ -435,26 +446,6 @@ export class RecordService {
   private writer(ctx: CallContext): Principal {
     if (!ctx.principal) throw new AppError('unauthenticated', 'writes need an acting principal');
     return ctx.principal;
-  }
-
-  /** The locked live row, after the If-Match check. */
-  private async live(tx: RecordTransaction, entityType: string, id: string, ifMatch: string | undefined): Promise<StoredRecord> {
-    return this.checkLive(await tx.findForUpdate(id), entityType, id, ifMatch);
-  }
-
-  /** `current` when it is a live record of `entityType` and If-Match holds. */
-  private checkLive(current: StoredRecord | undefined, entityType: string, id: string, ifMatch: string | undefined): StoredRecord {
-    if (!current || current.retired || current.entityType !== entityType) throw notFound(entityType, id);
-    if (!ifMatchHolds(ifMatch, current.updatedAt)) {
-      const expected = normalizeIfMatch(ifMatch);
-      const why = expected === IF_MATCH_NEVER ? ': If-Match is empty or malformed, so it matches no version' : ` was changed since ${clipEcho(ifMatch!)}`;
-      throw AppError.conflict('stale_write', `${entityType} ${id}${why}`);
-    }
-    return current;
-  }
-
-  private async checkProject(tx: RecordTransaction, projectId: string): Promise<void> {
-    if (!(await tx.isLiveProject(projectId))) throw AppError.invalid([projectNotFound(projectId)]);
   }
 
   /**

@@ -2,18 +2,22 @@
  * POST /entities/{Type}/summarize (docs/api-notes.md, "Summaries"): aggregates over the live
  * records a filter matches, for the whole set and for up to three grouping levels, in ONE
  * statement (GROUP BY GROUPING SETS) on the query pool. The filter is compiled by the query
- * compiler (filter.compiler.ts), so it is validated and located exactly as a query's.
+ * compiler (filter.compiler.ts), so it is validated and located exactly as a query's, and for a
+ * caller who may not read every project it carries the same reader rule as a query's plan (the
+ * summarized rows, every path of the filter, and the names of linked groups: a group of a record they
+ * may not read keeps its stored link and no name).
  * Problems are located at `filters`, `summary_fields` and `grouping`; the gateway adds `body`.
  */
 import { AppError, clipEcho, entityPolicy, isAppError, type CallContext, type Problem } from '@reelbase/lib-platform';
-import { compileFilter } from './filter.compiler.js';
+import { compileFilter, readerScope } from './filter.compiler.js';
 import { FIELD_CODE, isPlainObject, QUERY_COLUMNS, type QueryColumn } from './filter.grammar.js';
 import { COLUMN_KIND, FIELD_KIND, type ValueKind } from './filter.kinds.js';
 import { linkIdExpr, literal, SQL_DATE_RE, SQL_DATETIME_RE, textFieldExpr } from './filter.sql.js';
 import { checkEntityType } from '../../kernel/domain/record.rules.js';
 import { SchemaCache, type CompiledSchema } from '../../kernel/domain/schema.snapshot.js';
 import { entityTypeOf } from '../../kernel/domain/schema.validator.js';
-import type { SummaryRow, SummaryStatement, SummaryStore } from './core.ports.js';
+import type { ReaderSql, SummaryRow, SummaryStatement, SummaryStore } from './core.ports.js';
+import { membershipOf } from '../../kernel/domain/project.readers.js';
 
 export const { SUMMARY_TYPES, GROUPING_TYPES, MAX_GROUPING, MAX_SUMMARY_FIELDS } = entityPolicy;
 export type SummaryType = (typeof SUMMARY_TYPES)[number];
@@ -156,14 +160,19 @@ interface Planned {
   levels: Level[];
 }
 
-/** Checks the request against `schema` and writes its one statement; throws `invalid` with every problem. */
-export function planSummary(schema: CompiledSchema, input: SummarizeInput): Planned {
+/**
+ * Checks the request against `schema` and writes its one statement; throws `invalid` with every
+ * problem. With `reader` (a caller who may not read every project: membershipOf's user and the
+ * reader rule's SQL) the statement summarizes only the records they may read.
+ */
+export function planSummary(schema: CompiledSchema, input: SummarizeInput, reader?: { userId: string; sql: ReaderSql }): Planned {
   const problems: Problem[] = [];
   const params: unknown[] = [input.entityType];
+  const scope = reader && readerScope(params, reader.userId, reader.sql);
   const filters = parseJson(input.filtersJson, 'filters', problems);
   let filterSql = 'true';
   try {
-    filterSql = compileFilter(schema, input.entityType, filters, params).sql;
+    filterSql = compileFilter(schema, input.entityType, filters, params, undefined, scope).sql;
   } catch (err) {
     if (isAppError(err) && err.kind === 'invalid') problems.push(...err.problems);
     else throw err;
@@ -292,7 +301,7 @@ export function planSummary(schema: CompiledSchema, input: SummarizeInput): Plan
     sets.push([...sets[sets.length - 1]!, ...cols]);
   });
   const grouped = sets[sets.length - 1]!;
-  const where = `r.entity_type = $1::text and (${filterSql}) and r.retired_at is null`;
+  const where = `r.entity_type = $1::text and (${filterSql}) and r.retired_at is null${scope ? ` and ${scope.sql.readable('r', scope.probe)}` : ''}`;
   const inner = `select ${keyCols.length ? `${keyCols.join(', ')}, ` : ''}r.* from records.record r where ${where}`;
   const groupBy = levels.length ? `group by grouping sets (${sets.map((s) => `(${s.join(', ')})`).join(', ')})` : '';
   const gsql = levels.length ? `grouping(${grouped.join(', ')})::int as g, ${grouped.join(', ')}, ` : '0 as g, ';
@@ -339,12 +348,13 @@ export class RecordSummaries {
     const p = ctx.principal;
     if (!p || p.role === 'Guest') throw new AppError('forbidden', 'summaries need a signed-in user');
     checkEntityType(input.entityType);
+    const reader = membershipOf(p);
     let schema = await this.schemas.held();
     let planned: Planned;
     for (let attempt = 0; ; attempt++) {
       try {
         if (schema.version > 0) entityTypeOf(schema, input.entityType);
-        planned = planSummary(schema, input);
+        planned = planSummary(schema, input, reader === null ? undefined : { userId: reader, sql: this.store.readers });
         break;
       } catch (err) {
         // A problem found against the held schema is confirmed against the stored one.
@@ -368,10 +378,10 @@ export class RecordSummaries {
         },
       ]);
     }
-    return this.answer(planned, rows);
+    return this.answer(planned, rows, reader);
   }
 
-  private async answer({ summaries, levels }: Planned, rows: SummaryRow[]): Promise<SummaryAnswer> {
+  private async answer({ summaries, levels }: Planned, rows: SummaryRow[], reader: string | null): Promise<SummaryAnswer> {
     const values = (row: SummaryRow): Record<string, unknown> => {
       const out: Record<string, unknown> = {};
       summaries.forEach((s, j) => (out[s.field] = summaryValue(s.type, s.kind, row[`a${j}`])));
@@ -399,7 +409,7 @@ export class RecordSummaries {
     };
     const linkIds = new Set<string>();
     for (const row of rows) levels.forEach((l, i) => l.op.kind === 'link' && typeof row[`k${i}`] === 'string' && linkIds.add(row[`k${i}`] as string));
-    const names = linkIds.size ? await this.store.namesOf([...linkIds]) : new Map<string, string | null>();
+    const names = linkIds.size ? await this.store.namesOf([...linkIds], reader) : new Map<string, string | null>();
 
     const root: Node = { key: null, name: null, summaries: {}, children: new Map() };
     // Shallow rows first, so every parent exists before its children.

@@ -12,7 +12,8 @@ import { checkTimeLogCreate } from '../../kernel/domain/timelog.rules.js';
 import { withAuthor } from '../../kernel/domain/review.rules.js';
 import type { SchemaCache } from '../../kernel/domain/schema.snapshot.js';
 import { checkCreate, type LinkRef } from '../../kernel/domain/schema.validator.js';
-import { foreignVersions, linkNotFound } from './record.checks.js';
+import { checkProject, foreignVersions, linkNotFound } from './record.checks.js';
+import { membershipOf } from '../../kernel/domain/project.readers.js';
 import type { RecordStore } from './core.ports.js';
 
 /** What a template create needs of the record service. */
@@ -30,6 +31,7 @@ export interface TemplateWriter {
 export async function createWithTemplate(w: TemplateWriter, input: CreateInput, given: DataObject, base: Problem[], principal: Principal): Promise<RecordView> {
   const projectId = input.projectId ?? null;
   const createdBy = actorOf(principal);
+  const reader = membershipOf(principal);
   const outcome = await w.store.transaction(async (tx) => {
     const schema = await w.schemas.at(await tx.schemaVersion(), () => tx.loadSchema());
     const problems = [...base];
@@ -46,9 +48,11 @@ export async function createWithTemplate(w: TemplateWriter, input: CreateInput, 
     if (!template || template.entity_type !== input.entityType) {
       problems.push({ loc: ['task_template'], msg: `no task template '${clipEcho(input.taskTemplate!)}' for ${input.entityType}`, type: 'task_template' });
     }
-    problems.push(...(await tx.deadLinks(links)).map(linkNotFound));
-    if (input.entityType === 'Playlist') problems.push(...(await foreignVersions(tx, projectId, data)));
+    problems.push(...(await tx.deadLinks(links, reader)).map(linkNotFound));
+    if (input.entityType === 'Playlist') problems.push(...(await foreignVersions(tx, projectId, data, reader)));
     if (problems.length) throw AppError.invalid(problems);
+    // Whether the writer may read the project (the inserts check that it is live).
+    if (reader !== null && projectId !== null) await checkProject(tx, projectId, reader);
     if (input.entityType === 'TimeLog') checkTimeLogCreate(principal, data);
     data = withAuthor(principal, input.entityType, data, schema);
 

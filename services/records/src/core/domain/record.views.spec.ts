@@ -43,9 +43,9 @@ describe('RecordViews', () => {
   it('refuses an answer past its byte budget with too_large, and gives one within it whole', async () => {
     const rows = Array.from({ length: 10 }, (_, i) => row(`n${i}`, 'Note', { content: 'x'.repeat(600) }));
     const roomy = new RecordViews(store(rows), 10 * 1024);
-    expect(await roomy.notes('Shot', SHOT)).toHaveLength(10);
+    expect(await roomy.notes('Shot', SHOT, asAdmin)).toHaveLength(10);
     const tight = new RecordViews(store(rows), 5 * 1024);
-    for (const p of [tight.notes('Shot', SHOT), tight.userTasks(USER, asAdmin), tight.timesheet(USER, '2026-01-01', '2026-01-31', asAdmin)]) {
+    for (const p of [tight.notes('Shot', SHOT, asAdmin), tight.userTasks(USER, asAdmin), tight.timesheet(USER, '2026-01-01', '2026-01-31', asAdmin)]) {
       const err = await p.catch((e: unknown) => e);
       expect(err).toBeInstanceOf(AppError);
       expect((err as AppError).kind).toBe('too_large');
@@ -54,7 +54,7 @@ describe('RecordViews', () => {
   });
 
   it('returns views without the retired flag', async () => {
-    const [note] = await new RecordViews(store([row('n', 'Note', { subject: 's' })])).notes('Shot', SHOT.toUpperCase());
+    const [note] = await new RecordViews(store([row('n', 'Note', { subject: 's' })])).notes('Shot', SHOT.toUpperCase(), asAdmin);
     expect(note).not.toHaveProperty('retired');
     expect(note).toMatchObject({ id: 'n', data: { subject: 's' } });
   });

@@ -1,13 +1,15 @@
 /**
  * The work views (docs/api-notes.md, "Work views"): the notes of one record, the tasks of one
  * user and one user's timesheet. Each is one indexed read of live records
- * (docs/architecture.md, "Work view indexes"); nothing here writes.
+ * (docs/architecture.md, "Work view indexes"); nothing here writes. A caller who may not read every
+ * project (membershipOf) sees none of the records of a project they may not read: the record named
+ * is not found, and the lists leave such records out (docs/api-notes.md, "Restricted projects").
  */
 import { AppError, isUuid, mayReadUserViews, timesheetRangeProblems, USER_VIEWS_NOT_YOURS, type CallContext } from '@reelbase/lib-platform';
 import { toView, type StoredRecord } from '../../kernel/domain/record.ports.js';
 import type { RecordView } from '../../kernel/domain/record.types.js';
 import { type RecordViewStore } from './core.ports.js';
-import type { RestrictedProject } from '../../kernel/domain/project.readers.js';
+import { membershipOf, type RestrictedProject } from '../../kernel/domain/project.readers.js';
 
 export interface Timesheet {
   timeLogs: RecordView[];
@@ -40,26 +42,27 @@ export class RecordViews {
     private readonly maxBytes = MAX_VIEW_BYTES,
   ) {}
 
-  /** Notes linking the live record `entityType`/`id`, oldest first; 404 when there is no such live record. */
-  async notes(entityType: string, id: string): Promise<RecordView[]> {
-    await this.live(entityType, id);
-    return this.answer(await this.store.notesLinking(entityType, id.toLowerCase()));
+  /** Notes linking the live record `entityType`/`id`, oldest first; 404 when there is no such live record the caller may read. */
+  async notes(entityType: string, id: string, ctx: CallContext): Promise<RecordView[]> {
+    const reader = membershipOf(ctx.principal);
+    await this.live(entityType, id, reader);
+    return this.answer(await this.store.notesLinking(entityType, id.toLowerCase(), reader));
   }
 
-  /** The tasks assigned to the live User `userId`. */
+  /** The tasks assigned to the live User `userId` that the caller may read. */
   async userTasks(userId: string, ctx: CallContext): Promise<RecordView[]> {
     this.mayRead(userId, ctx);
     await this.live('User', userId);
-    return this.answer(await this.store.tasksAssignedTo(userId.toLowerCase()));
+    return this.answer(await this.store.tasksAssignedTo(userId.toLowerCase(), membershipOf(ctx.principal)));
   }
 
-  /** The TimeLogs of the live User `userId` dated within [from, to], and their total minutes. */
+  /** The TimeLogs of the live User `userId` dated within [from, to] that the caller may read, and their total minutes. */
   async timesheet(userId: string, from: string, to: string, ctx: CallContext): Promise<Timesheet> {
     this.mayRead(userId, ctx);
     const problems = timesheetRangeProblems(from, to);
     if (problems.length) throw AppError.invalid(problems);
     await this.live('User', userId);
-    const timeLogs = this.answer(await this.store.timeLogsOf(userId.toLowerCase(), from, to));
+    const timeLogs = this.answer(await this.store.timeLogsOf(userId.toLowerCase(), from, to, membershipOf(ctx.principal)));
     return { timeLogs, totalMinutes: totalMinutes(timeLogs) };
   }
 
@@ -91,8 +94,8 @@ export class RecordViews {
     if (!p || !mayReadUserViews(p, userId)) throw new AppError('forbidden', USER_VIEWS_NOT_YOURS);
   }
 
-  private async live(entityType: string, id: string): Promise<void> {
-    const row = isUuid(id) ? await this.store.find(id.toLowerCase()) : undefined;
+  private async live(entityType: string, id: string, reader: string | null = null): Promise<void> {
+    const row = isUuid(id) ? await this.store.find(id.toLowerCase(), reader) : undefined;
     if (!row || row.retired || row.entityType !== entityType) throw AppError.notFound(`${entityType} ${id} not found`);
   }
 }

@@ -94,11 +94,11 @@ describe('records handlers', () => {
     expect(raw).toEqual({ items: [], itemsJson: `[${JSON.stringify(client)}]`, nextCursor: 'next', total: 1 });
   });
 
-  it('getRecord calls the record service of the deps and answers the proto Record', async () => {
+  it('getRecord calls the record service of the deps with the call context (whose reader decides) and answers the proto Record', async () => {
     const get = vi.fn(async () => view);
     const handlers = recordsHandlers(deps({ records: { get } as unknown as RecordService }));
     const answer = await handlers.getRecord({ entityType: 'Shot', id: view.id }, ctx);
-    expect(get).toHaveBeenCalledWith('Shot', view.id);
+    expect(get).toHaveBeenCalledWith('Shot', view.id, ctx);
     expect(answer.record).toMatchObject({ id: view.id, entityType: 'Shot', projectId: view.projectId, thumbnailId: undefined, dataJson: '{"code":"SH010"}' });
   });
 });

@@ -87,8 +87,8 @@ export function recordsHandlers({
       return { json: JSON.stringify(answer) };
     },
 
-    async getRecord(req: recordsv1.GetRecordRequest) {
-      return { record: toProtoRecord(await records.get(req.entityType, req.id)) };
+    async getRecord(req: recordsv1.GetRecordRequest, ctx: CallContext) {
+      return { record: toProtoRecord(await records.get(req.entityType, req.id, ctx)) };
     },
 
     async updateRecord(req: recordsv1.UpdateRecordRequest, ctx: CallContext) {
@@ -134,8 +134,8 @@ export function recordsHandlers({
       return { usageJson: JSON.stringify(await admin.countUsage(ctx)) };
     },
 
-    async listNotes(req: recordsv1.ListNotesRequest) {
-      return { notes: (await views.notes(req.entityType, req.recordId)).map(toProtoRecord) };
+    async listNotes(req: recordsv1.ListNotesRequest, ctx: CallContext) {
+      return { notes: (await views.notes(req.entityType, req.recordId, ctx)).map(toProtoRecord) };
     },
 
     async listUserTasks(req: recordsv1.ListUserTasksRequest, ctx: CallContext) {

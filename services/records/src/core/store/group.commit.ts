@@ -6,7 +6,9 @@
  * With nothing in flight a create goes at once, alone, so a lone writer waits for nobody.
  *
  * Each create keeps its own checks inside the group's statement: its project live, the stored
- * schema version the one it was validated against, its link targets live. A create that fails them
+ * schema version the one it was validated against, its link targets live, and for a writer who may
+ * not read every project, its project and link targets readable by them (`probe`, the membership
+ * probe of kernel/domain/project.readers.ts; null for everyone else). A create that fails them
  * is simply not written and hears so (the caller asks why, as for a lone create); its neighbours
  * are written. A statement that fails as a whole (a reused id, a constraint) is retried one create
  * per statement, so the failing create fails alone.
@@ -15,9 +17,11 @@ import type { Knex } from '@mikro-orm/postgresql';
 import { pgPlaceholders, queryPrepared, type OutboxEntry } from '@reelbase/lib-platform';
 import type { NewRecord, StoredRecord } from '../../kernel/domain/record.ports.js';
 import { recordsOutbox, stampedPayload } from '../../kernel/store/outbox.repository.js';
-import { COLUMNS, LIVE_LINK_TARGET, toStored, type RecordRepository, type Row } from '../../kernel/store/record.repository.js';
+import { COLUMNS, liveLinkTarget, toStored, type RecordRepository, type Row } from '../../kernel/store/record.repository.js';
 import { SCHEMA_SHARED_LOCK_SQL, SCHEMA_VERSION_SQL } from '../../kernel/store/schema.repository.js';
 import type { WriteGuard } from '../../kernel/domain/record.ports.js';
+import { membershipProbe } from '../../kernel/domain/project.readers.js';
+import { readableSql } from '../../kernel/store/project.readers.sql.js';
 
 /** An outbox row as a write stores it. */
 export type OutboxRowInput = OutboxEntry;
@@ -33,16 +37,20 @@ interface Pending {
 /** Largest group written by one statement; the rest wait for the next. */
 export const MAX_GROUP = 256;
 
+/** The reader rule for row `alias` of a create whose writer's probe is `v.probe` (null: reads every project). */
+const readableTo = (alias: string) => `(v.probe is null or ${readableSql(alias, 'v.probe')})`;
+
 /**
  * The group's statement: one row of `v` per create (its values, its event, the schema version it
- * was validated against), its links as `(i, id, type)` rows; inserts those whose project and links
- * are live, in the group's order, with their outbox rows, and returns the inserted records.
+ * was validated against, its writer's membership probe), its links as `(i, id, type)` rows; inserts
+ * those whose project and links are live (and readable by their writer), in the group's order, with
+ * their outbox rows, and returns the inserted records.
  */
 export const GROUP_INSERT_SQL = `with v as materialized (
     select u.*, clock_timestamp() as ts
       from unnest(?::int[], ?::uuid[], ?::text[], ?::uuid[], ?::text[], ?::boolean[], ?::uuid[], ?::uuid[], ?::jsonb[],
-                  ?::bigint[], ?::uuid[], ?::text[], ?::jsonb[])
-           u(i, id, entity_type, project_id, status, active, thumbnail_id, created_by, data, schema_version, event_id, subject, payload)
+                  ?::bigint[], ?::uuid[], ?::text[], ?::jsonb[], ?::jsonb[])
+           u(i, id, entity_type, project_id, status, active, thumbnail_id, created_by, data, schema_version, event_id, subject, payload, probe)
   ),
   r as (
     insert into records.record
@@ -50,9 +58,10 @@ export const GROUP_INSERT_SQL = `with v as materialized (
     select v.id, v.entity_type, v.project_id, v.status, v.active, v.thumbnail_id, v.created_by, v.ts, v.ts, v.data from v
      where (v.project_id is null
         or exists (select 1 from records.record p
-                    where p.id = v.project_id and p.entity_type = 'Project' and p.retired_at is null))
+                    where p.id = v.project_id and p.entity_type = 'Project' and p.retired_at is null and ${readableTo('p')}))
        and ${SCHEMA_SHARED_LOCK_SQL} and ${SCHEMA_VERSION_SQL} = v.schema_version
-       and not exists (select 1 from unnest(?::int[], ?::uuid[], ?::text[]) l(i, id, t) where l.i = v.i and not ${LIVE_LINK_TARGET})
+       and not exists (select 1 from unnest(?::int[], ?::uuid[], ?::text[]) l(i, id, t)
+                        where l.i = v.i and not ${liveLinkTarget(` and ${readableTo('x')}`)})
      order by v.i
     returning ${COLUMNS}
   ),
@@ -82,6 +91,7 @@ export function groupInsertBindings(group: readonly Pick<Pending, 'record' | 'ev
     col((p) => p.event.eventId),
     col((p) => p.event.subject),
     col((p) => p.event.json),
+    col((p) => (p.guard.reader ? membershipProbe(p.guard.reader) : null)),
     links.map((l) => l.i),
     links.map((l) => l.id),
     links.map((l) => l.type),

@@ -4,7 +4,8 @@
  * one transaction when it is built. Every public method runs inside `guarded` (every database
  * failure mapped once); it names the subject each outbox row is published on.
  */
-import type { RestrictedProject } from '../../kernel/domain/project.readers.js';
+import { membershipProbe, type RestrictedProject } from '../../kernel/domain/project.readers.js';
+import { projectReadableSql, readableSql } from '../../kernel/store/project.readers.sql.js';
 import type { Knex } from '@mikro-orm/postgresql';
 import { AppError, encodeStreamBatch, guarded, queryText, textQueries, type NatsNames, type SqlStateErrors } from '@reelbase/lib-platform';
 import type { RecordsPools } from '../../kernel/store/knex.db.js';
@@ -31,6 +32,7 @@ import type {
   RecordTransaction,
   RecordViewStore,
   SchemaAdminStore,
+  ReaderSql,
   SchemaGuard,
   SummaryRow,
   SummaryStatement,
@@ -68,6 +70,8 @@ export class KnexRecordStore implements RecordStore, SchemaAdminStore, RecordVie
   private readonly queries: QueryRepository;
   private readonly group: GroupCommit;
   private readonly db: Knex;
+  /** The reader rule, for the plans and summaries the domain writes (core.ports.ts, ReaderSql). */
+  readonly readers: ReaderSql = { readable: readableSql, projectReadable: projectReadableSql };
 
   constructor(
     pools: RecordsPools,
@@ -88,8 +92,8 @@ export class KnexRecordStore implements RecordStore, SchemaAdminStore, RecordVie
     this.group = new GroupCommit(pools.writes, this.records);
   }
 
-  find(id: string): Promise<StoredRecord | undefined> {
-    return guarded(() => this.reads.find(id));
+  find(id: string, reader?: string | null): Promise<StoredRecord | undefined> {
+    return guarded(() => this.reads.find(id, false, reader));
   }
 
   insertWithEvent(record: NewRecord, event: OutboxEvent, guard: WriteGuard, idempotency?: IdempotencyClaim): Promise<InsertResult> {
@@ -100,7 +104,7 @@ export class KnexRecordStore implements RecordStore, SchemaAdminStore, RecordVie
           ? await this.group.insert(record, outboxRow(this.names, event), guard)
           : await this.records.insertWithEvent(record, outboxRow(this.names, event), guard, idempotency);
       if (row) return { row };
-      return { row: undefined, ...(await this.records.whyNotInserted(record.projectId, guard.links)) };
+      return { row: undefined, ...(await this.records.whyNotInserted(record.projectId, guard.links, guard.reader)) };
     }, WRITE_ERRORS);
   }
 
@@ -108,12 +112,12 @@ export class KnexRecordStore implements RecordStore, SchemaAdminStore, RecordVie
     return guarded(() => this.readSchema.version());
   }
 
-  deadLinks(links: readonly LinkRef[]): Promise<LinkRef[]> {
-    return guarded(() => this.reads.deadLinks(links));
+  deadLinks(links: readonly LinkRef[], reader?: string | null): Promise<LinkRef[]> {
+    return guarded(() => this.reads.deadLinks(links, reader));
   }
 
-  linksOutsideProject(links: readonly LinkRef[], projectId: string | null): Promise<LinkRef[]> {
-    return guarded(() => this.reads.linksOutsideProject(links, projectId));
+  linksOutsideProject(links: readonly LinkRef[], projectId: string | null, reader?: string | null): Promise<LinkRef[]> {
+    return guarded(() => this.reads.linksOutsideProject(links, projectId, reader));
   }
 
   transaction<T>(fn: (tx: RecordTransaction) => Promise<T>): Promise<T> {
@@ -162,27 +166,30 @@ export class KnexRecordStore implements RecordStore, SchemaAdminStore, RecordVie
     });
   }
 
-  namesOf(ids: readonly string[]): Promise<Map<string, string | null>> {
+  namesOf(ids: readonly string[], reader?: string | null): Promise<Map<string, string | null>> {
+    // A record the reader may not read is never resolved: its group keeps the stored link, without a name.
+    const probe = reader ? [membershipProbe(reader)] : [];
     return guarded(async () => {
       const rows = await queryText<{ id: string; name: string | null }>(
         this.queryPool.db,
-        `select id::text, coalesce(nullif(data->>'code', ''), data->>'name') as name from records.record where id = any($1::uuid[])`,
-        [ids],
+        `select id::text, coalesce(nullif(data->>'code', ''), data->>'name') as name from records.record
+          where id = any($1::uuid[])${probe.length ? ` and ${readableSql('record', '$2')}` : ''}`,
+        [ids, ...probe],
       );
       return new Map(rows.map((r) => [r.id, r.name]));
     });
   }
 
-  notesLinking(type: string, id: string): Promise<StoredRecord[]> {
-    return guarded(() => this.views.notesLinking(type, id));
+  notesLinking(type: string, id: string, reader?: string | null): Promise<StoredRecord[]> {
+    return guarded(() => this.views.notesLinking(type, id, reader));
   }
 
-  tasksAssignedTo(userId: string): Promise<StoredRecord[]> {
-    return guarded(() => this.views.tasksAssignedTo(userId));
+  tasksAssignedTo(userId: string, reader?: string | null): Promise<StoredRecord[]> {
+    return guarded(() => this.views.tasksAssignedTo(userId, reader));
   }
 
-  timeLogsOf(userId: string, from: string, to: string): Promise<StoredRecord[]> {
-    return guarded(() => this.views.timeLogsOf(userId, from, to));
+  timeLogsOf(userId: string, from: string, to: string, reader?: string | null): Promise<StoredRecord[]> {
+    return guarded(() => this.views.timeLogsOf(userId, from, to, reader));
   }
 
   restrictedProjects(): Promise<RestrictedProject[]> {
@@ -194,17 +201,17 @@ export class KnexRecordStore implements RecordStore, SchemaAdminStore, RecordVie
     const records = new RecordRepository(trx);
     const schema = new SchemaRepository(trx);
     return {
-      findForUpdate: (id) => records.find(id, true),
-      lockForWrite: (id) => records.lockWithSchemaVersion(id),
+      findForUpdate: (id, reader) => records.find(id, true, reader),
+      lockForWrite: (id, reader) => records.lockWithSchemaVersion(id, reader),
       lockRecords: (ids) => records.lockAll(ids),
       schemaVersion: () => schema.lockedVersion(),
       loadSchema: () => schema.load(),
-      deadLinks: (links) => records.deadLinks(links),
+      deadLinks: (links, reader) => records.deadLinks(links, reader),
       insertWithEvent: (record, event, idempotency) => records.insertWithEvent(record, outboxRow(this.names, event), undefined, idempotency),
       update: (id, values) => records.update(id, values),
       setRetired: (id, retired) => records.setRetired(id, retired),
-      isLiveProject: (id) => records.isLiveProject(id),
-      linksOutsideProject: (links, projectId) => records.linksOutsideProject(links, projectId),
+      projectState: (id, reader) => records.projectState(id, reader),
+      linksOutsideProject: (links, projectId, reader) => records.linksOutsideProject(links, projectId, reader),
       hasLiveShareLink: (playlistId) => hasLiveShareLink(trx, playlistId),
       appendEvent: async (event) => {
         const row = outboxRow(this.names, event);

@@ -61,7 +61,15 @@ export function toView(r: StoredRecord): RecordView {
 export interface WriteGuard {
   schemaVersion: number;
   links: readonly LinkRef[];
+  /**
+   * The user whose membership decides what the writer may read (project.readers.ts, membershipOf):
+   * a project or link target they may not read counts as missing. Absent or null: every one is read.
+   */
+  reader?: string | null;
 }
+
+/** A project as a write finds it: live and readable by the writer, live but hidden from them, or no live Project. */
+export type ProjectState = 'live' | 'hidden' | 'missing';
 
 /** Topics of the records service's in-process bus. */
 export interface RecordsBusTopics extends Record<string, unknown> {

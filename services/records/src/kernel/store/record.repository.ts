@@ -6,13 +6,14 @@
  */
 import type { Knex } from '@mikro-orm/postgresql';
 import { pgPlaceholders, queryPrepared, sqlIsoMicros } from '@reelbase/lib-platform';
-import type { IdempotencyClaim, NewRecord, RecordValues, StoredRecord } from '../domain/record.ports.js';
+import type { IdempotencyClaim, NewRecord, ProjectState, RecordValues, StoredRecord } from '../domain/record.ports.js';
 import type { ClientRecord } from '../domain/record.types.js';
 import type { LinkRef } from '../domain/schema.validator.js';
 import type { Db } from './knex.db.js';
 import { recordsOutbox, stampedPayload } from './outbox.repository.js';
 import { SCHEMA_SHARED_LOCK_SQL, SCHEMA_VERSION_SQL } from './schema.repository.js';
 import type { WriteGuard } from '../domain/record.ports.js';
+import { andReadable, readableBound } from './reader.condition.js';
 
 /** The columns of a StoredRecord, timestamps formatted with microseconds. */
 export const COLUMNS = `id, entity_type, project_id, status, active, thumbnail_id, created_by,
@@ -47,8 +48,17 @@ async function one(db: Db, sql: string, params: readonly unknown[]): Promise<Sto
   return row ? toStored(row) : undefined;
 }
 
-/** Live records of the link's type, as a condition on `l.id` and `l.t`. */
-export const LIVE_LINK_TARGET = `exists (select 1 from records.record x where x.id = l.id and x.entity_type = l.t and x.retired_at is null)`;
+/**
+ * Live records of the link's type, as a condition on `l.id` and `l.t`; `also` (` and ...`) adds a
+ * condition on the target row `x`: the reader rule, for a writer who may not read every project
+ * (a target they may not read is as dead as a missing one: docs/api-notes.md, "Restricted projects").
+ */
+export function liveLinkTarget(also = ''): string {
+  return `exists (select 1 from records.record x where x.id = l.id and x.entity_type = l.t and x.retired_at is null${also})`;
+}
+
+/** {@link liveLinkTarget} for a writer who reads every project. */
+export const LIVE_LINK_TARGET = liveLinkTarget();
 
 /**
  * The statement of {@link RecordRepository.insertWithEvent} with Knex's `?` bindings: the record,
@@ -61,16 +71,19 @@ export function insertWithEventStatement(
   guard?: WriteGuard,
   idempotency?: IdempotencyClaim,
 ): { sql: string; bindings: unknown[] } {
+  // A writer who may not read every project writes into, and links to, only what they may read.
+  const project = andReadable('p', guard?.reader);
+  const target = andReadable('x', guard?.reader);
   const guardSql =
     guard === undefined
       ? ''
       : `and ${SCHEMA_SHARED_LOCK_SQL} and ${SCHEMA_VERSION_SQL} = ?::bigint` +
-        (guard.links.length > 0 ? ` and not exists (select 1 from unnest(?::uuid[], ?::text[]) l(id, t) where not ${LIVE_LINK_TARGET})` : '');
+        (guard.links.length > 0 ? ` and not exists (select 1 from unnest(?::uuid[], ?::text[]) l(id, t) where not ${liveLinkTarget(target.sql)})` : '');
   const guardParams: unknown[] =
     guard === undefined
       ? []
       : guard.links.length > 0
-        ? [guard.schemaVersion, guard.links.map((l) => l.id), guard.links.map((l) => l.type)]
+        ? [guard.schemaVersion, guard.links.map((l) => l.id), guard.links.map((l) => l.type), ...target.bindings]
         : [guard.schemaVersion];
   return {
     sql: `with c as (select clock_timestamp() as ts),
@@ -80,7 +93,7 @@ export function insertWithEventStatement(
        select ?, ?, ?::uuid, ?, ?, ?, ?, c.ts, c.ts, ?::jsonb from c
         where (?::uuid is null
            or exists (select 1 from records.record p
-                       where p.id = ?::uuid and p.entity_type = 'Project' and p.retired_at is null))
+                       where p.id = ?::uuid and p.entity_type = 'Project' and p.retired_at is null${project.sql}))
          ${guardSql}
        returning ${COLUMNS}
      )${event === undefined ? '' : ','}
@@ -112,6 +125,7 @@ export function insertWithEventStatement(
       JSON.stringify(v.data),
       v.projectId,
       v.projectId,
+      ...project.bindings,
       ...guardParams,
       ...(event === undefined ? [] : [event.eventId, event.subject, event.json]),
       ...(idempotency === undefined ? [] : [idempotency.scope, idempotency.claim]),
@@ -129,9 +143,13 @@ export function insertWithEventPgStatement(...args: Parameters<typeof insertWith
 export class RecordRepository {
   constructor(private readonly db: Db) {}
 
-  /** The row with `id`, retired or not; `lock` takes a row lock for the rest of the transaction. */
-  find(id: string, lock = false): Promise<StoredRecord | undefined> {
-    return one(this.db, `select ${COLUMNS} from records.record where id = ?${lock ? ' for update' : ''}`, [id]);
+  /**
+   * The row with `id`, retired or not; `lock` takes a row lock for the rest of the transaction.
+   * With `reader` (membershipOf's user id), a row in a project they may not read is not found.
+   */
+  find(id: string, lock = false, reader?: string | null): Promise<StoredRecord | undefined> {
+    const readable = andReadable('record', reader);
+    return one(this.db, `select ${COLUMNS} from records.record where id = ?${readable.sql}${lock ? ' for update' : ''}`, [id, ...readable.bindings]);
   }
 
   /** Locks the rows with `ids` for update, in id order, under the shared schema lock (taken first). */
@@ -145,57 +163,76 @@ export class RecordRepository {
   /**
    * The row with `id` locked, and in the same statement the stored schema version, so an update
    * validates against the schema as it was when its statement began (-1 when there is no row).
+   * With `reader`, a row in a project they may not read is no row.
    */
-  async lockWithSchemaVersion(id: string): Promise<{ record: StoredRecord | undefined; schemaVersion: number }> {
+  async lockWithSchemaVersion(id: string, reader?: string | null): Promise<{ record: StoredRecord | undefined; schemaVersion: number }> {
+    const readable = andReadable('record', reader);
     const res = await this.db.raw<{ rows: (Row & { schema_version: string })[] }>(
-      `select ${COLUMNS}, ${SCHEMA_VERSION_SQL} as schema_version from records.record where id = ? and ${SCHEMA_SHARED_LOCK_SQL} for update`,
-      [id],
+      `select ${COLUMNS}, ${SCHEMA_VERSION_SQL} as schema_version from records.record where id = ?${readable.sql} and ${SCHEMA_SHARED_LOCK_SQL} for update`,
+      [id, ...readable.bindings],
     );
     const row = res.rows[0];
     return row ? { record: toStored(row), schemaVersion: Number(row.schema_version) } : { record: undefined, schemaVersion: -1 };
   }
 
-  /** The links that name no live record of their type, in one statement. */
-  async deadLinks(links: readonly LinkRef[]): Promise<LinkRef[]> {
+  /** The links that name no live record of their type (or, with `reader`, none they may read), in one statement. */
+  async deadLinks(links: readonly LinkRef[], reader?: string | null): Promise<LinkRef[]> {
     if (links.length === 0) return [];
+    const readable = andReadable('x', reader);
     const res = await this.db.raw<{ rows: { i: string }[] }>(
-      `select l.i from unnest(?::uuid[], ?::text[]) with ordinality l(id, t, i) where not ${LIVE_LINK_TARGET}`,
-      [links.map((l) => l.id), links.map((l) => l.type)] as unknown as Knex.RawBinding[],
+      `select l.i from unnest(?::uuid[], ?::text[]) with ordinality l(id, t, i) where not ${liveLinkTarget(readable.sql)}`,
+      [links.map((l) => l.id), links.map((l) => l.type), ...readable.bindings] as unknown as Knex.RawBinding[],
     );
     return res.rows.map((r) => links[Number(r.i) - 1]!);
   }
 
   /**
    * The links whose target is live and belongs to another project than `projectId` (a missing
-   * or retired target is deadLinks' to report).
+   * or retired target, or with `reader` one they may not read, is deadLinks' to report).
    */
-  async linksOutsideProject(links: readonly LinkRef[], projectId: string | null): Promise<LinkRef[]> {
+  async linksOutsideProject(links: readonly LinkRef[], projectId: string | null, reader?: string | null): Promise<LinkRef[]> {
     if (links.length === 0) return [];
+    const readable = andReadable('r', reader);
     const res = await this.db.raw<{ rows: { i: string }[] }>(
       `select l.i from unnest(?::uuid[]) with ordinality l(id, i)
          join records.record r on r.id = l.id
-        where r.retired_at is null and r.project_id is distinct from ?::uuid`,
-      [links.map((l) => l.id), projectId] as unknown as Knex.RawBinding[],
+        where r.retired_at is null and r.project_id is distinct from ?::uuid${readable.sql}`,
+      [links.map((l) => l.id), projectId, ...readable.bindings] as unknown as Knex.RawBinding[],
     );
     return res.rows.map((r) => links[Number(r.i) - 1]!);
   }
 
   /**
-   * Why a guarded insert wrote nothing: the stored schema version, whether the project is live
-   * and which links are dead, in one statement.
+   * Why a guarded insert wrote nothing: the stored schema version, whether the project is live,
+   * whether it is one `reader` may not read, and which links are dead (to `reader`), in one statement.
    */
-  async whyNotInserted(projectId: string | null, links: readonly LinkRef[]): Promise<{ schemaVersion: number; projectLive: boolean; deadLinks: LinkRef[] }> {
-    const res = await this.db.raw<{ rows: { v: string; project_live: boolean; dead: string[] | null }[] }>(
+  async whyNotInserted(
+    projectId: string | null,
+    links: readonly LinkRef[],
+    reader?: string | null,
+  ): Promise<{ schemaVersion: number; projectLive: boolean; projectHidden: boolean; deadLinks: LinkRef[] }> {
+    const project = andReadable('p', reader);
+    const target = andReadable('x', reader);
+    const live = `select 1 from records.record p where p.id = ?::uuid and p.entity_type = 'Project' and p.retired_at is null`;
+    const res = await this.db.raw<{ rows: { v: string; project_live: boolean; project_hidden: boolean; dead: string[] | null }[] }>(
       `select ${SCHEMA_VERSION_SQL} as v,
-              (?::uuid is null or exists (select 1 from records.record p
-                                           where p.id = ?::uuid and p.entity_type = 'Project' and p.retired_at is null)) as project_live,
-              (select array_agg(l.i) from unnest(?::uuid[], ?::text[]) with ordinality l(id, t, i) where not ${LIVE_LINK_TARGET}) as dead`,
-      [projectId, projectId, links.map((l) => l.id), links.map((l) => l.type)] as unknown as Knex.RawBinding[],
+              (?::uuid is null or exists (${live})) as project_live,
+              ${project.sql ? `(exists (${live}) and not exists (${live}${project.sql}))` : 'false'} as project_hidden,
+              (select array_agg(l.i) from unnest(?::uuid[], ?::text[]) with ordinality l(id, t, i) where not ${liveLinkTarget(target.sql)}) as dead`,
+      [
+        projectId,
+        projectId,
+        ...(project.sql ? [projectId, projectId, ...project.bindings] : []),
+        links.map((l) => l.id),
+        links.map((l) => l.type),
+        ...target.bindings,
+      ] as unknown as Knex.RawBinding[],
     );
     const row = res.rows[0]!;
     return {
       schemaVersion: Number(row.v),
       projectLive: row.project_live,
+      projectHidden: row.project_hidden,
       deadLinks: (row.dead ?? []).map((i) => links[Number(i) - 1]!),
     };
   }
@@ -253,14 +290,17 @@ export class RecordRepository {
   }
 
   /**
-   * True when `id` is a live Project. `for share` keeps a concurrent transaction from retiring
-   * the project until this one commits (`for key share` would not: retiring changes no key).
+   * Whether `id` is a live Project, and with `reader` whether they may read it: `live` (readable),
+   * `hidden` (live, but not theirs to read) or `missing`. `for share` keeps a concurrent transaction
+   * from retiring the project until this one commits (`for key share` would not: retiring changes no key).
    */
-  async isLiveProject(id: string): Promise<boolean> {
-    const res = await this.db.raw<{ rows: unknown[] }>(
-      `select 1 from records.record where id = ? and entity_type = 'Project' and retired_at is null for share`,
-      [id],
+  async projectState(id: string, reader?: string | null): Promise<ProjectState> {
+    const readable = readableBound('record', reader) ?? { sql: 'true', bindings: [] };
+    const res = await this.db.raw<{ rows: { readable: boolean }[] }>(
+      `select ${readable.sql} as readable from records.record where id = ? and entity_type = 'Project' and retired_at is null for share`,
+      [...readable.bindings, id],
     );
-    return res.rows.length > 0;
+    const row = res.rows[0];
+    return row === undefined ? 'missing' : row.readable ? 'live' : 'hidden';
   }
 }

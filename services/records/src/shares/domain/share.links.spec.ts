@@ -49,8 +49,10 @@ class MemoryShareStore implements ShareLinkStore {
     [OUTSIDE, record(OUTSIDE, 'Version', { code: 'secret' })],
   ]);
   links: ShareLinkRow[] = [];
-  async find(id: string) {
-    return this.rows.get(id);
+  /** Readers (membershipOf's users) who may not read PROJECT: to them its records are not found. */
+  hiddenFrom = new Set<string>();
+  async find(id: string, reader?: string | null) {
+    return reader && this.hiddenFrom.has(reader) ? undefined : this.rows.get(id);
   }
   async findLive(ids: readonly string[]) {
     return ids.flatMap((id) => (this.rows.get(id) && !this.rows.get(id)!.retired ? [this.rows.get(id)!] : []));
@@ -259,5 +261,21 @@ describe('ShareLinks', () => {
     store.links.find((l) => l.id === b.link.id)!.expired = true;
     expect((await refusal(shares.check(b.link.id))).kind).toBe('not_found');
     expect((await refusal(shares.check('not-an-id'))).kind).toBe('not_found');
+  });
+
+  it('a manager who may not read the playlist’s project finds neither it nor its links (404); Admins and guests are not filtered', async () => {
+    const { store, shares } = setup();
+    const outsider = as('Coordinator', '0190a0b0-0000-7000-8000-0000000000ee');
+    const { token, link } = await shares.create({ playlistId: PLAYLIST, canComment: true }, as('Coordinator'));
+    store.hiddenFrom.add(outsider.principal!.userId);
+    for (const p of [shares.create({ playlistId: PLAYLIST, canComment: false }, outsider), shares.list(PLAYLIST, outsider), shares.revoke(token, outsider)]) {
+      expect((await refusal(p)).kind).toBe('not_found');
+    }
+    expect(store.links).toHaveLength(1);
+    expect(store.links[0]!.revokedAt).toBeNull();
+    store.hiddenFrom.add('0190a0b0-0000-7000-8000-000000000002');
+    expect(await shares.list(PLAYLIST, as('Admin'))).toHaveLength(1);
+    expect((await shares.open(token, {})).playlistId).toBe(PLAYLIST);
+    expect(await shares.check(link.id)).toBe(PLAYLIST);
   });
 });

@@ -2,6 +2,10 @@
  * Share links (docs/review.md): one playlist opened to guests holding a token. Records keeps the
  * links beside the records they expose, so a guest's note is an ordinary Note write through
  * RecordService (its event, its notifications) with the guest as the acting principal.
+ *
+ * Managing links names a Playlist: a manager who may not read its project (membershipOf) finds no
+ * such Playlist, and no link of it (docs/api-notes.md, "Restricted projects"). Guests are not
+ * filtered: a link reaches exactly its playlist.
  */
 import { AppError, canonicalUuid, isUuid, newId, sharePolicy, type CallContext, type Principal, type Problem } from '@reelbase/lib-platform';
 import type { RecordService } from '../../core/domain/record.service.js';
@@ -9,6 +13,7 @@ import { toView, type StoredRecord } from '../../kernel/domain/record.ports.js';
 import type { RecordView } from '../../kernel/domain/record.types.js';
 import { isShareToken, newShareToken, sameDigest, tokenDigest, type SharePasswords } from './share.secrets.js';
 import type { NewShareLink, ShareLinkRow, ShareLinkStore } from './shares.ports.js';
+import { membershipOf } from '../../kernel/domain/project.readers.js';
 
 /** Verdicts, the longest guest name, comment and password, verifications at once per link (lib-platform policy/share.policy.ts). */
 export const { VERDICTS, GUEST_NAME_MAX, COMMENT_MAX, SHARE_PASSWORD_MAX, MAX_VERIFYING_PER_LINK } = sharePolicy;
@@ -102,7 +107,7 @@ export class ShareLinks {
       problems.push({ loc: ['password'], msg: `a password has 1 to ${SHARE_PASSWORD_MAX} characters`, type: 'string_length' });
     }
     if (problems.length) throw AppError.invalid(problems);
-    const playlist = await this.playlist(input.playlistId);
+    const playlist = await this.playlist(input.playlistId, membershipOf(principal));
     const { token, digest, prefix } = newShareToken();
     const link = await this.store.insertShareLink({
       id: newId(),
@@ -119,16 +124,17 @@ export class ShareLinks {
 
   /** Every link of a live Playlist, newest first (revoked and expired ones too). */
   async list(playlistId: string, ctx: CallContext): Promise<ShareLinkRow[]> {
-    this.manager(ctx);
-    const playlist = await this.playlist(playlistId);
+    const principal = this.manager(ctx);
+    const playlist = await this.playlist(playlistId, membershipOf(principal));
     return this.store.shareLinksOf(playlist.id);
   }
 
   /** Revokes the link named by its token or its id; effective for the next guest request. */
   async revoke(tokenOrId: string, ctx: CallContext): Promise<ShareLinkRow> {
-    this.manager(ctx);
+    const reader = membershipOf(this.manager(ctx));
     const link = isUuid(tokenOrId) ? await this.store.shareLinkById(tokenOrId.toLowerCase()) : await this.byToken(tokenOrId);
-    if (!link) throw AppError.notFound('no share link with this token or id');
+    // A link of a playlist the manager may not read is as unknown to them as one that never was.
+    if (!link || (reader !== null && !(await this.store.find(link.playlistId, reader)))) throw AppError.notFound('no share link with this token or id');
     const revoked = await this.store.revokeShareLink(link.id);
     if (!revoked) throw AppError.notFound('no share link with this token or id');
     return revoked;
@@ -259,8 +265,8 @@ export class ShareLinks {
     return link && sameDigest(link.tokenDigest, digest) ? link : undefined;
   }
 
-  private async playlist(id: string): Promise<StoredRecord> {
-    const row = isUuid(id) ? await this.store.find(id.toLowerCase()) : undefined;
+  private async playlist(id: string, reader: string | null): Promise<StoredRecord> {
+    const row = isUuid(id) ? await this.store.find(id.toLowerCase(), reader) : undefined;
     if (!row || row.retired || row.entityType !== 'Playlist') throw AppError.notFound(`Playlist ${id} not found`);
     return row;
   }

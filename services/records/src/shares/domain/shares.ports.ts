@@ -5,7 +5,8 @@ import type { StoredRecord } from '../../kernel/domain/record.ports.js';
 
 /** What share links need from storage; store/share.repository.ts via KnexRecordStore. */
 export interface ShareLinkStore {
-  find(id: string): Promise<StoredRecord | undefined>;
+  /** The row with `id`, retired or not; none when `reader` (membershipOf's user) may not read it. */
+  find(id: string, reader?: string | null): Promise<StoredRecord | undefined>;
   /** Live records among `ids` (any order). */
   findLive(ids: readonly string[]): Promise<StoredRecord[]>;
   /** Live Notes whose `links` name any of the records `type`/`ids`, oldest first. */

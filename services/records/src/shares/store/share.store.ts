@@ -22,8 +22,8 @@ export class KnexShareLinkStore implements ShareLinkStore {
     this.shares = new ShareRepository(pools.reads);
   }
 
-  find(id: string): Promise<StoredRecord | undefined> {
-    return guarded(() => this.records.find(id));
+  find(id: string, reader?: string | null): Promise<StoredRecord | undefined> {
+    return guarded(() => this.records.find(id, false, reader));
   }
 
   findLive(ids: readonly string[]): Promise<StoredRecord[]> {
