@@ -4,16 +4,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AppError, createLogger, parseContractEvent, type ContractEvent, type StreamEvent } from '@reelbase/lib-platform';
-import { createTestDatabase, deleteStreams, uniquePrefix, TEST_INTERNAL_AUTH_SECRET, type TestDatabase } from '@reelbase/lib-testkit';
+import { AppError, parseContractEvent, type ContractEvent, type StreamEvent } from '@reelbase/lib-platform';
 import type { Subscription } from '@nats-io/nats-core';
 import { jetstreamManager } from '@nats-io/jetstream';
-import { parseEventsConfig } from '../src/config.js';
-import { startEvents, type RunningEvents } from '../src/service.js';
-import { eventsClient, makeEvent, NATS_URL, publisher, readAll, sqlClient, waitFor, waitForLastId, type EventsClient, type Publisher } from './helpers.js';
+import type { RunningEvents } from '../src/service.js';
+import { eventsWorld, makeEvent, readAll, sqlClient, waitFor, waitForLastId, type EventsClient, type EventsWorld, type Publisher } from './helpers.js';
 
-let db: TestDatabase;
-let prefix: string;
+let world: EventsWorld;
 let svc: RunningEvents;
 let pub: Publisher;
 let client: EventsClient;
@@ -32,21 +29,8 @@ async function publishAll(events: StreamEvent[]) {
 }
 
 beforeAll(async () => {
-  db = await createTestDatabase();
-  prefix = uniquePrefix('ev');
-  const config = parseEventsConfig({
-    INTERNAL_AUTH_SECRET: TEST_INTERNAL_AUTH_SECRET,
-    DATABASE_URL: db.url,
-    NATS_URL,
-    NATS_PREFIX: prefix,
-    GRPC_PORT: '0',
-    HTTP_PORT: '0',
-    EVENTS_ACK_WAIT_MS: '2000',
-    EVENTS_LOCK_RETRY_MS: '100',
-    EVENTS_LAG_REFRESH_MS: '200',
-  });
-  svc = await startEvents(config, createLogger('events', 'silent'));
-  pub = await publisher(prefix);
+  world = await eventsWorld('ev', { EVENTS_ACK_WAIT_MS: '2000', EVENTS_LOCK_RETRY_MS: '100', EVENTS_LAG_REFRESH_MS: '200' });
+  ({ svc, pub, client } = world);
   live = pub.nc.subscribe(pub.names.liveEvents, {
     callback: (_err, m) => {
       // What the gateway would refuse shows up as a row no assertion expects.
@@ -54,16 +38,11 @@ beforeAll(async () => {
       liveRows.push(r.ok ? r.event : ({ id: -1, entity_id: `refused: ${r.reason}` } as ContractEvent));
     },
   });
-  client = eventsClient(svc.grpcPort);
 });
 
 afterAll(async () => {
-  client?.close();
   live?.unsubscribe();
-  await pub?.close();
-  await svc?.stop();
-  await deleteStreams(prefix);
-  await db?.drop();
+  await world?.close();
 });
 
 describe('events service', () => {
@@ -195,7 +174,7 @@ describe('events service', () => {
   });
 
   it('stops consuming when the lock connection dies, then takes the lock again without a gap', async () => {
-    const sql = await sqlClient(db.url);
+    const sql = await sqlClient(world.db.url);
     try {
       const holders = await sql.query<{ pid: number }>(
         `select pid from pg_locks where locktype = 'advisory' and granted and database = (select oid from pg_database where datname = current_database())`,

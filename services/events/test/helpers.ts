@@ -1,14 +1,26 @@
 /**
  * Shared pieces of the events integration tests: event payloads, publishing to the EVENTS
- * stream, a ListEvents client and polling helpers.
+ * stream, a ListEvents client, the service started on a database of its own, and polling helpers.
  */
 import { randomUUID } from 'node:crypto';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstream, type JetStreamClient } from '@nats-io/jetstream';
 import { MikroORM } from '@mikro-orm/postgresql';
 import { eventsv1 } from '@reelbase/proto';
-import { createGrpcClient, encodeStreamEvent, isoMicros, natsNames, newId, systemContext, type NatsNames, type StreamEvent } from '@reelbase/lib-platform';
-import { TEST_INTERNAL_AUTH_SECRET } from '@reelbase/lib-testkit';
+import {
+  createGrpcClient,
+  createLogger,
+  encodeStreamEvent,
+  isoMicros,
+  natsNames,
+  newId,
+  systemContext,
+  type NatsNames,
+  type StreamEvent,
+} from '@reelbase/lib-platform';
+import { createTestDatabase, deleteStreams, uniquePrefix, TEST_INTERNAL_AUTH_SECRET, type TestDatabase } from '@reelbase/lib-testkit';
+import { parseEventsConfig } from '../src/config.js';
+import { startEvents, type RunningEvents } from '../src/service.js';
 
 export const NATS_URL = process.env.TEST_NATS_URL ?? 'nats://127.0.0.1:4222';
 
@@ -66,7 +78,7 @@ export function eventsClient(port: number) {
     address: `127.0.0.1:${port}`,
   });
   return {
-    list: (req: Partial<eventsv1.ListEventsRequest> & { limit: number }) => c.call.listEvents(req, systemContext()),
+    list: (req: Partial<eventsv1.ListEventsRequest> & { limit: number }) => c.call.listEvents({ hiddenProjectIds: [], ...req }, systemContext()),
     close: () => c.close(),
   };
 }
@@ -108,5 +120,47 @@ export async function sqlClient(url: string) {
   return {
     query: <R>(sql: string, params: unknown[] = []) => orm.em.getConnection().execute<R[]>(sql, params),
     close: () => orm.close(),
+  };
+}
+
+/** The events service on a database and NATS prefix of its own, with a publisher and a ListEvents client. */
+export interface EventsWorld {
+  db: TestDatabase;
+  prefix: string;
+  svc: RunningEvents;
+  pub: Publisher;
+  client: EventsClient;
+  close(): Promise<void>;
+}
+
+/** Starts an {@link EventsWorld}; `env` adds to (or overrides) the service's settings. */
+export async function eventsWorld(name: string, env: Record<string, string> = {}): Promise<EventsWorld> {
+  const db = await createTestDatabase();
+  const prefix = uniquePrefix(name);
+  const config = parseEventsConfig({
+    INTERNAL_AUTH_SECRET: TEST_INTERNAL_AUTH_SECRET,
+    DATABASE_URL: db.url,
+    NATS_URL,
+    NATS_PREFIX: prefix,
+    GRPC_PORT: '0',
+    HTTP_PORT: '0',
+    ...env,
+  });
+  const svc = await startEvents(config, createLogger('events', 'silent'));
+  const pub = await publisher(prefix);
+  const client = eventsClient(svc.grpcPort);
+  return {
+    db,
+    prefix,
+    svc,
+    pub,
+    client,
+    async close() {
+      client.close();
+      await pub.close();
+      await svc.stop();
+      await deleteStreams(prefix);
+      await db.drop();
+    },
   };
 }

@@ -5,37 +5,19 @@
  * whole budget still comes back, alone.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger } from '@reelbase/lib-platform';
-import { createTestDatabase, deleteStreams, uniquePrefix, TEST_INTERNAL_AUTH_SECRET, type TestDatabase } from '@reelbase/lib-testkit';
-import { parseEventsConfig } from '../src/config.js';
-import { startEvents, type RunningEvents } from '../src/service.js';
 import { EVENT_OVERHEAD_BYTES } from '../src/store/event-log.repository.js';
-import { eventsClient, makeEvent, NATS_URL, publisher, readAll, sqlClient, waitForLastId, type EventsClient, type Publisher } from './helpers.js';
+import { eventsWorld, makeEvent, readAll, sqlClient, waitForLastId, type EventsClient, type EventsWorld } from './helpers.js';
 
 const BUDGET = 100_000;
 const BIG = 30_000;
 
-let db: TestDatabase;
-let prefix: string;
-let svc: RunningEvents;
-let pub: Publisher;
+let world: EventsWorld;
 let client: EventsClient;
 
 beforeAll(async () => {
-  db = await createTestDatabase();
-  prefix = uniquePrefix('evb');
-  const config = parseEventsConfig({
-    INTERNAL_AUTH_SECRET: TEST_INTERNAL_AUTH_SECRET,
-    DATABASE_URL: db.url,
-    NATS_URL,
-    NATS_PREFIX: prefix,
-    GRPC_PORT: '0',
-    HTTP_PORT: '0',
-    EVENTS_PAGE_MAX_BYTES: String(BUDGET),
-  });
-  svc = await startEvents(config, createLogger('events', 'silent'));
-  pub = await publisher(prefix);
-  client = eventsClient(svc.grpcPort);
+  world = await eventsWorld('evb', { EVENTS_PAGE_MAX_BYTES: String(BUDGET) });
+  client = world.client;
+  const pub = world.pub;
   // ids 1..10: ~30 KB each; 11: larger than the whole budget; 12..14: small.
   for (let i = 1; i <= 10; i++) await pub.publish(makeEvent({ changes: { n: i, blob: 'x'.repeat(BIG) } }));
   await pub.publish(makeEvent({ changes: { n: 11, blob: 'y'.repeat(BUDGET * 2) } }));
@@ -44,11 +26,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  client?.close();
-  await pub?.close();
-  await svc?.stop();
-  await deleteStreams(prefix);
-  await db?.drop();
+  await world?.close();
 });
 
 const ids = (page: { items: { id: number }[] }) => page.items.map((e) => e.id);
@@ -109,7 +87,7 @@ describe('ListEvents byte budget', () => {
   });
 
   it('stores the size of each row beside it', async () => {
-    const sql = await sqlClient(db.url);
+    const sql = await sqlClient(world.db.url);
     try {
       const rows = await sql.query<{ ok: boolean }>('select bool_and(changes_bytes = octet_length(changes::text)) as ok from "events"."event_log"');
       expect(rows[0]!.ok).toBe(true);

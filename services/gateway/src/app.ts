@@ -6,6 +6,7 @@ import type { Logger, Metrics, Readiness } from '@reelbase/lib-platform';
 import express, { type Express } from 'express';
 import type { Peers } from './clients/peers.js';
 import type { AuthCache } from './domain/auth.cache.js';
+import type { ProjectAccess } from './domain/project.access.js';
 import type { RateLimiter } from './domain/rate.limiter.js';
 import { clientAddress } from './http/client.address.js';
 import { errorMiddleware, notFoundHandler } from './http/error.mapper.js';
@@ -26,6 +27,8 @@ export interface AppDeps {
   limiter: RateLimiter;
   readiness: Readiness;
   bodyLimitBytes: number;
+  /** Who may read which restricted project (the event streams, notifications, project-named routes of other services). */
+  access: ProjectAccess;
   draining?: () => boolean;
   /** A User record was written; defaults to forgetting the user's principals in this gateway only. */
   userChanged?: (userId: string) => Promise<void>;
@@ -71,6 +74,7 @@ export function createApp(deps: AppDeps): GatewayApp {
     share: deps.share,
     addressOf: (req) => clientAddress(req, deps.trustProxyHops ?? 0),
     media: { maxBytes: deps.mediaMaxBytes ?? 8 * 1024 ** 3 },
+    access: deps.access,
   });
   const openapi = buildOpenApi(routes, {
     title: 'reelbase',

@@ -8,6 +8,7 @@ import { Metrics, Readiness, createLogger } from '@reelbase/lib-platform';
 import { createApp } from './app.js';
 import type { Peers } from './clients/peers.js';
 import { AuthCache } from './domain/auth.cache.js';
+import { ProjectAccess } from './domain/project.access.js';
 import { RateLimiter } from './domain/rate.limiter.js';
 
 /** The OpenAPI document of every route; the peers are never called while building it. */
@@ -20,6 +21,7 @@ export function openApiDocument(): Record<string, unknown> {
     limiter: new RateLimiter(1, 1),
     readiness: new Readiness(),
     bodyLimitBytes: 1024,
+    access: new ProjectAccess(async () => []),
   }).openapi;
 }
 

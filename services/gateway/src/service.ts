@@ -17,6 +17,7 @@ import {
   redactUrl,
   Readiness,
   startOpsServer,
+  systemContext,
   withResources,
   type Logger,
   type NatsConnection,
@@ -28,13 +29,14 @@ import { connectPeers, type PeerConnections, type Peers } from './clients/peers.
 import type { GatewayConfig } from './config.js';
 import { AuthCache } from './domain/auth.cache.js';
 import { GuestSecrets } from './domain/guest.secrets.js';
+import { ProjectAccess } from './domain/project.access.js';
 import { RateLimiter } from './domain/rate.limiter.js';
 import { clientAddress } from './http/client.address.js';
 import { guardBody } from './http/body.deadline.js';
 import { clientErrorOf, writeRawError, type RawError } from './http/raw.response.js';
 import { isUploadRequest } from './routes/media.routes.js';
 import { requestIdFrom } from './http/request.context.js';
-import { authChangesOf, createGatewayBus, type GatewayBus } from './live/gateway.bus.js';
+import { authChangesOf, createGatewayBus, projectChangesOf, type GatewayBus } from './live/gateway.bus.js';
 import { startNatsFeed, type LiveFeed } from './live/nats.feed.js';
 import { EventsHub } from './ws/events.hub.js';
 import { handshakeProblem } from './ws/handshake.js';
@@ -63,6 +65,21 @@ function userChangeAnnouncer(nc: NatsConnection, subject: string, logger: Logger
   return async (userId: string) => {
     await announce(nc, subject, { user_id: userId }, { logger, failure: 'could not announce a User change to other gateways' });
   };
+}
+
+/**
+ * The project access map over records' ListRestrictedProjects, asked as the gateway itself. Failed
+ * reads are logged at most once a minute (while records is down they are retried every second).
+ */
+function projectAccess(peers: Peers, logger: Logger): ProjectAccess {
+  let loggedAt = 0;
+  const failed = (err: unknown) => {
+    const now = Date.now();
+    if (now - loggedAt < 60_000) return;
+    loggedAt = now;
+    logger.warn({ err }, 'could not read the restricted projects from records');
+  };
+  return new ProjectAccess(async () => (await peers.records.listRestrictedProjects({}, systemContext())).projects, failed);
 }
 
 export function startGateway(
@@ -122,6 +139,13 @@ async function openGateway(config: GatewayConfig, logger: Logger, adapters: Part
     max: config.AUTH_NEGATIVE_CACHE_MAX,
   });
   resources.defer('auth cache', auth.subscribeTo(authChangesOf(bus)));
+  // Subscribed before the hub too: a Project event changes the map before any socket is offered it.
+  const access = projectAccess(peers, logger);
+  resources.defer('project access changes', access.subscribeTo(projectChangesOf(bus)));
+  // The first read, awaited so the first requests find the map; with records down the gateway
+  // starts all the same, and the map stays unknown (503 for filtered callers) until a retry reads it.
+  await access.refresh();
+  resources.startLoop('project access', access);
   const limiter = new RateLimiter(config.RATE_LIMIT_RPS, config.RATE_LIMIT_BURST);
   const authFailures = new RateLimiter(config.AUTH_FAILURE_RPS, config.AUTH_FAILURE_BURST);
   const loginLimiter = new RateLimiter(config.LOGIN_RATE_PER_MINUTE / 60, config.LOGIN_RATE_PER_MINUTE);
@@ -146,6 +170,7 @@ async function openGateway(config: GatewayConfig, logger: Logger, adapters: Part
     limiter,
     readiness,
     bodyLimitBytes: config.BODY_LIMIT_BYTES,
+    access,
     draining: () => draining,
     userChanged,
     signingKeysRetired: () => bus.emit('revocation', { all_tokens: true }),
@@ -207,6 +232,7 @@ async function openGateway(config: GatewayConfig, logger: Logger, adapters: Part
     pingMs: config.WS_PING_SECONDS * 1000,
     principalRecheckMs: config.WS_PRINCIPAL_RECHECK_MS,
     live: feed,
+    access,
   });
   metrics.collectedGauge('gateway_websocket_clients', 'WebSocket clients following /events/ws on this gateway', [], (g) => g.set(hub.size));
 

@@ -1,7 +1,8 @@
 /**
  * The gateway's live feed on the real NATS (a fresh prefix): with no WebSocket client it takes
- * the User rows its auth cache follows and no other; once a client asks, every row; after the
- * last client left and the linger passed, the User rows again only.
+ * the User rows its auth cache follows and the Project rows its project access map follows, and
+ * no other; once a client asks, every row; after the last client left and the linger passed, the
+ * User and Project rows again only.
  */
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { createLogger, encodeContractEvent, natsNames, type ContractEvent } from '@reelbase/lib-platform';
@@ -56,21 +57,21 @@ afterAll(async () => {
 });
 
 describe('live feed', () => {
-  it('takes only User rows while no client follows, every row once one does, and User rows only again after the linger', async () => {
-    await announce('Shot', 'User', 'Schema.Status');
-    expect(seen.splice(0)).toEqual(['User']);
+  it('takes only User and Project rows while no client follows, every row once one does, and those only again after the linger', async () => {
+    await announce('Shot', 'User', 'Project', 'Schema.Status');
+    expect(seen.splice(0)).toEqual(['User', 'Project']);
 
     await feed.follow();
-    await announce('Shot', 'User', 'Schema.Status');
-    // Each row once: the User subscription is quiet while every row comes.
-    expect(seen.splice(0)).toEqual(['Shot', 'User', 'Schema.Status']);
+    await announce('Shot', 'User', 'Project', 'Schema.Status');
+    // Each row once: the User and Project subscriptions are quiet while every row comes.
+    expect(seen.splice(0)).toEqual(['Shot', 'User', 'Project', 'Schema.Status']);
 
     feed.idle();
     await announce('Task');
     expect(seen.splice(0)).toEqual(['Task']); // lingering
     await new Promise((r) => setTimeout(r, 250));
-    await announce('Shot', 'User');
-    expect(seen.splice(0)).toEqual(['User']);
+    await announce('Shot', 'User', 'Project');
+    expect(seen.splice(0)).toEqual(['User', 'Project']);
   });
 
   it('keeps every row when a client asks again within the linger', async () => {

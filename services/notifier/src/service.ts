@@ -33,6 +33,7 @@ import type { HostResolver } from './domain/target.policy.js';
 import { NotifierApi } from './domain/notifier.api.js';
 import { NOTIFIER_SERVICE_NAME, notifierHandlers } from './grpc/notifier.handler.js';
 import { LogFollower, type EventSource } from './ingest/log.follower.js';
+import { ProjectBackfill } from './ingest/project.backfill.js';
 import { createNotifierMetrics } from './metrics.js';
 import { ApiRepository } from './store/api.repository.js';
 import { ActionDeliveryRepository } from './store/action-delivery.repository.js';
@@ -102,11 +103,11 @@ export function startNotifier(config: NotifierConfig, logger: Logger = createLog
       resources.defer('events client', () => events.close());
       const source: EventSource = {
         async after(after, limit) {
-          const page = await events.call.listEvents({ limit, after }, systemContext());
+          const page = await events.call.listEvents({ limit, after, hiddenProjectIds: [] }, systemContext());
           return { items: page.items.map(contractEventFromProto), lastId: page.lastId };
         },
         async lastId() {
-          return (await events.call.listEvents({ limit: 1 }, systemContext())).lastId;
+          return (await events.call.listEvents({ limit: 1, hiddenProjectIds: [] }, systemContext())).lastId;
         },
       };
 
@@ -178,6 +179,7 @@ export function startNotifier(config: NotifierConfig, logger: Logger = createLog
       });
       resources.startLoop('delivery log retention', retention);
       resources.startLoop('log follower', follower);
+      resources.startLoop('notification projects', new ProjectBackfill({ store: ingest, source, logger }));
 
       return { grpcPort, httpPort: ops.port, follower, engine, stop: () => resources.closeAll() };
     },

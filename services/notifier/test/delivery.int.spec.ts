@@ -128,7 +128,7 @@ describe('a target down for the whole retry window', () => {
       'the webhook switched off',
     );
     expect(off.disabledAt).toBeDefined();
-    const told = await waitFor(async () => (await w.client.listNotifications({ unreadOnly: true, limit: 10 }, ctx)).items[0]);
+    const told = await waitFor(async () => (await w.client.listNotifications({ unreadOnly: true, limit: 10, hiddenProjectIds: [] }, ctx)).items[0]);
     expect(told).toMatchObject({ kind: 'webhook_disabled', recordType: 'Webhook', recordId: hook.id, eventId: 0 });
     // Switched off: the events behind the dead one wait.
     expect((await deliveries(w, hook.id, 'pending')).map((d) => d.eventId).sort()).toEqual([sent[1]!.id, sent[2]!.id]);
@@ -222,7 +222,9 @@ describe('a retry window that ends while a failure is recorded', () => {
       'the webhook switched off',
     );
     expect(off.disabledAt).toBeDefined();
-    const told = await waitFor(async () => (await w.client.listNotifications({ unreadOnly: true, limit: 10 }, ctx)).items.find((n) => n.recordId === hook.id));
+    const told = await waitFor(async () =>
+      (await w.client.listNotifications({ unreadOnly: true, limit: 10, hiddenProjectIds: [] }, ctx)).items.find((n) => n.recordId === hook.id),
+    );
     expect(told).toMatchObject({ kind: 'webhook_disabled', recordType: 'Webhook' });
   });
 

@@ -284,3 +284,12 @@ export async function sql<R = Record<string, unknown>>(w: Pick<World, 'db'>, tex
     await orm.close();
   }
 }
+
+/** Waits until the notifier of `w` has applied every event appended to its log so far. */
+export async function settledIn(w: World): Promise<void> {
+  const last = w.log.events.length;
+  await waitFor(async () => {
+    const r = await w.notifier!.follower.step();
+    return r.events === 0 && last === w.log.events.length;
+  });
+}

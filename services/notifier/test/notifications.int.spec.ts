@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appErrorOf } from '@reelbase/lib-testkit';
-import { as, link, sql, waitFor, world, type World } from './helpers.js';
+import { as, link, settledIn, sql, world, type World } from './helpers.js';
 
 let w: World;
 const [admin, ana, ben, cara] = [randomUUID(), randomUUID(), randomUUID(), randomUUID()];
@@ -18,21 +18,14 @@ async function all(user: string, unreadOnly = false) {
   const out = [];
   let cursor: string | undefined;
   for (;;) {
-    const page = await w.client.listNotifications({ unreadOnly, limit: 2, ...(cursor ? { cursor } : {}) }, as(user));
+    const page = await w.client.listNotifications({ unreadOnly, limit: 2, hiddenProjectIds: [], ...(cursor ? { cursor } : {}) }, as(user));
     out.push(...page.items);
     if (!page.nextCursor) return out;
     cursor = page.nextCursor;
   }
 }
 
-/** Waits until the notifier has applied every event appended so far. */
-async function settled() {
-  const last = w.log.events.length;
-  await waitFor(async () => {
-    const r = await w.notifier!.follower.step();
-    return r.events === 0 && last === w.log.events.length;
-  });
-}
+const settled = () => settledIn(w);
 
 beforeAll(async () => {
   w = await world();
@@ -116,24 +109,30 @@ describe('notifications', () => {
 
   it('a user reads and marks only their own notifications; another user’s is not found', async () => {
     const [first, second] = await all(cara);
-    const theirs = await appErrorOf(w.client.markNotificationRead({ id: first!.id }, as(ben)));
+    const theirs = await appErrorOf(w.client.markNotificationRead({ id: first!.id, hiddenProjectIds: [] }, as(ben)));
     expect(theirs.kind).toBe('not_found');
-    expect((await appErrorOf(w.client.markNotificationRead({ id: 'nope' }, as(cara)))).kind).toBe('not_found');
-    const read = await w.client.markNotificationRead({ id: first!.id }, as(cara));
+    expect((await appErrorOf(w.client.markNotificationRead({ id: 'nope', hiddenProjectIds: [] }, as(cara)))).kind).toBe('not_found');
+    const read = await w.client.markNotificationRead({ id: first!.id, hiddenProjectIds: [] }, as(cara));
     expect(read.notification?.readAt).toMatch(/Z$/);
     const unreadIds = (await all(cara, true)).map((n) => n.id);
     expect(unreadIds).toContain(second!.id);
     expect(unreadIds).not.toContain(first!.id);
     const unread = (await all(cara, true)).length;
-    expect((await w.client.markAllNotificationsRead({}, as(cara))).count).toBe(unread);
+    expect((await w.client.markAllNotificationsRead({ hiddenProjectIds: [] }, as(cara))).count).toBe(unread);
     expect(await all(cara, true)).toEqual([]);
     expect((await all(ben, true)).length).toBeGreaterThan(0);
   });
 
   it('checks the caller and the page arguments', async () => {
-    expect((await appErrorOf(w.client.listNotifications({ unreadOnly: false, limit: 0 }, { requestId: 'r' }))).kind).toBe('unauthenticated');
-    expect((await appErrorOf(w.client.listNotifications({ unreadOnly: false, limit: 500 }, as(ana)))).problems[0]?.loc).toEqual(['limit']);
-    expect((await appErrorOf(w.client.listNotifications({ unreadOnly: false, limit: 5, cursor: 'x' }, as(ana)))).problems[0]?.loc).toEqual(['cursor']);
+    expect((await appErrorOf(w.client.listNotifications({ unreadOnly: false, limit: 0, hiddenProjectIds: [] }, { requestId: 'r' }))).kind).toBe(
+      'unauthenticated',
+    );
+    expect((await appErrorOf(w.client.listNotifications({ unreadOnly: false, limit: 500, hiddenProjectIds: [] }, as(ana)))).problems[0]?.loc).toEqual([
+      'limit',
+    ]);
+    expect(
+      (await appErrorOf(w.client.listNotifications({ unreadOnly: false, limit: 5, cursor: 'x', hiddenProjectIds: [] }, as(ana)))).problems[0]?.loc,
+    ).toEqual(['cursor']);
   });
 
   it('applying the same events again writes nothing twice', async () => {

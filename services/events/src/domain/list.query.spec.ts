@@ -45,4 +45,11 @@ describe('parseListQuery', () => {
       entityType: 'Shot',
     });
   });
+
+  it('takes the hidden projects lower-cased and once each, refuses one that is no UUID, and drops an empty list', () => {
+    const id = '0190F5A4-8D2E-7C3B-9A1F-2B3C4D5E6F72';
+    expect(parseListQuery({ limit: 5, hiddenProjectIds: [id, id.toLowerCase()] })).toEqual({ limit: 5, hiddenProjectIds: [id.toLowerCase()] });
+    expect(parseListQuery({ limit: 5, hiddenProjectIds: [] })).toEqual({ limit: 5 });
+    expect(problemsOf(() => parseListQuery({ limit: 5, hiddenProjectIds: [id, 'x'] }))).toEqual([['hidden_project_ids', 1]]);
+  });
 });

@@ -1,5 +1,6 @@
 /**
- * Validation of an event-log read (`GET /events?limit=&after=&entity_type=&project_id=`, docs/api-notes.md, Events).
+ * Validation of an event-log read (`GET /events?limit=&after=&entity_type=&project_id=`, docs/api-notes.md, Events),
+ * and of the projects the gateway leaves out of it for its caller ("Restricted projects").
  * Problems are reported all at once, each naming its parameter (the gateway adds `query`).
  */
 import { AppError, isUuid, type Problem } from '@reelbase/lib-platform';
@@ -15,6 +16,11 @@ export interface ListQuery {
   before?: number;
   entityType?: string;
   projectId?: string;
+  /**
+   * Projects whose events are left out (docs/api-notes.md, "Restricted projects"): the page, its
+   * limit and its byte budget count only the events that remain; events of no project always remain.
+   */
+  hiddenProjectIds?: string[];
 }
 
 export interface ListRequestInput {
@@ -23,6 +29,7 @@ export interface ListRequestInput {
   before?: number;
   entityType?: string;
   projectId?: string;
+  hiddenProjectIds?: readonly string[];
 }
 
 /** Checks `input`; throws AppError `invalid` naming every bad parameter. */
@@ -47,12 +54,18 @@ export function parseListQuery(input: ListRequestInput): ListQuery {
   if (projectId !== undefined && !isUuid(projectId)) {
     problems.push({ loc: ['project_id'], msg: 'Input should be a valid UUID', type: 'uuid_parsing' });
   }
+  const hidden = input.hiddenProjectIds ?? [];
+  hidden.forEach((id, i) => {
+    if (!isUuid(id)) problems.push({ loc: ['hidden_project_ids', i], msg: 'Input should be a valid UUID', type: 'uuid_parsing' });
+  });
   if (problems.length) throw AppError.invalid(problems);
+  const hiddenProjectIds = [...new Set(hidden.map((id) => id.toLowerCase()))];
   return {
     limit,
     ...(after !== undefined ? { after } : {}),
     ...(before !== undefined ? { before } : {}),
     ...(entityType !== undefined ? { entityType } : {}),
     ...(projectId !== undefined ? { projectId: projectId.toLowerCase() } : {}),
+    ...(hiddenProjectIds.length > 0 ? { hiddenProjectIds } : {}),
   };
 }

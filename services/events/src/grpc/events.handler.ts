@@ -27,6 +27,7 @@ export function eventsHandlers(deps: EventsHandlerDeps): UnaryHandlers<eventsv1.
         ...(req.before !== undefined ? { before: req.before } : {}),
         ...(req.entityType !== undefined ? { entityType: req.entityType } : {}),
         ...(req.projectId !== undefined ? { projectId: req.projectId } : {}),
+        hiddenProjectIds: req.hiddenProjectIds,
       });
       const page = await deps.log.list(query);
       return {

@@ -67,6 +67,11 @@ export class EventLogRepository implements EventLogReader {
       where.push('l.project_id = ?');
       params.push(q.projectId);
     }
+    if (q.hiddenProjectIds !== undefined && q.hiddenProjectIds.length > 0) {
+      // Left out before the limit and the byte budget count, so a page is full of what remains.
+      where.push('(l.project_id is null or l.project_id <> all(?::uuid[]))');
+      params.push(q.hiddenProjectIds);
+    }
     params.push(q.limit, this.opts.pageMaxBytes);
     const order = q.after !== undefined ? 'asc' : 'desc';
     const sql = `

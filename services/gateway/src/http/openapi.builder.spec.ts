@@ -2,6 +2,7 @@ import { Metrics, Readiness, createLogger } from '@reelbase/lib-platform';
 import { describe, expect, it } from 'vitest';
 import { createApp } from '../app.js';
 import { AuthCache } from '../domain/auth.cache.js';
+import { ProjectAccess } from '../domain/project.access.js';
 import { RateLimiter } from '../domain/rate.limiter.js';
 import type { Peers } from '../clients/peers.js';
 
@@ -13,6 +14,7 @@ const { openapi, routes } = createApp({
   limiter: new RateLimiter(1, 1),
   readiness: new Readiness(),
   bodyLimitBytes: 1024,
+  access: new ProjectAccess(async () => []),
 });
 const doc = openapi as any;
 

@@ -1,9 +1,11 @@
 /**
  * The gateway's in-process bus (lib-platform's bus.ts): live log rows and auth revocations arrive
- * here from NATS (or a fake in tests); the auth cache and the WebSocket hub subscribe.
+ * here from NATS (or a fake in tests); the auth cache, the project access map and the WebSocket
+ * hub subscribe.
  */
 import { InProcessBus, type ContractEvent, type Logger } from '@reelbase/lib-platform';
-import type { AuthChanges, Revocation } from '../domain/ports.js';
+import type { AuthChanges, ProjectChanges, Revocation } from '../domain/ports.js';
+import { PROJECT } from '../domain/project.access.js';
 
 /** One live row, with its JSON text serialised once for every socket. */
 export interface LiveItem {
@@ -37,6 +39,18 @@ export function authChangesOf(bus: GatewayBus): AuthChanges {
         offRevocation();
         offEvent();
       };
+    },
+  };
+}
+
+/** The Project changes the bus carries (the domain's ProjectChanges port): each Project log row. */
+export function projectChangesOf(bus: GatewayBus): ProjectChanges {
+  return {
+    subscribe(listener) {
+      return bus.subscribe('event', (item) => {
+        const row = item.row;
+        if (row.entity_type === PROJECT) listener({ projectId: row.entity_id, action: row.action, changes: row.changes });
+      });
     },
   };
 }

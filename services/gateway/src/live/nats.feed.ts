@@ -5,8 +5,8 @@
  *
  * Rows of every type are received only while a WebSocket client needs them (docs/architecture.md,
  * "The write path and its events"): with no socket open, the gateway takes the `User` rows its
- * auth cache follows and nothing else, so a write costs the gateway no message of its own after
- * it answered. A socket's cursor asks with {@link LiveInterest.follow} before it fixes where it
+ * auth cache follows and the `Project` rows its project access map follows, and nothing else, so
+ * a write costs the gateway no message of its own after it answered. A socket's cursor asks with {@link LiveInterest.follow} before it fixes where it
  * starts; the last socket's close lets the subscription go after `lingerMs`.
  */
 import type { Subscription } from '@nats-io/nats-core';
@@ -48,6 +48,9 @@ interface AllRows {
   active: boolean;
 }
 
+/** The types whose rows reach the bus whether or not a socket is open: who may log in, who may read a project. */
+const ALWAYS_FOLLOWED = ['User', 'Project'] as const;
+
 /** How long every row is still received after the last socket closed (a reconnect finds it on). */
 const LINGER_MS = 30_000;
 
@@ -62,9 +65,12 @@ export function startNatsFeed(nc: NatsConnection, names: NatsNames, bus: Gateway
   /** Every row, while a socket needs them; `active` once the server has the subscription. */
   let all: AllRows | undefined;
   let linger: NodeJS.Timeout | undefined;
-  // Users, always (the auth cache). While `all` is active it brings them, so this one stays quiet;
-  // around a switch both may emit a row, which the bus's subscribers take twice without harm.
-  const users = nc.subscribe(names.liveEvent('User'), { callback: (err, msg) => (all?.active ? undefined : emit(err, msg.data)) });
+  // Users and Projects, always (the auth cache, the project access map). While `all` is active it
+  // brings them, so these stay quiet; around a switch both may emit a row, which the bus's
+  // subscribers take twice without harm.
+  const always = ALWAYS_FOLLOWED.map((type) =>
+    nc.subscribe(names.liveEvent(type), { callback: (err, msg) => (all?.active ? undefined : emit(err, msg.data)) }),
+  );
   const revocations = nc.subscribe(names.authRevocations, {
     callback: (err, msg) => {
       if (err) return logger.warn({ err }, 'revocations subscription error');
@@ -111,7 +117,7 @@ export function startNatsFeed(nc: NatsConnection, names: NatsNames, bus: Gateway
     stop() {
       clearTimeout(linger);
       drop();
-      users.unsubscribe();
+      for (const sub of always) sub.unsubscribe();
       revocations.unsubscribe();
     },
   };

@@ -41,7 +41,7 @@ const LAYERS =
   'Settings resolve in three layers: the version’s `defaults`, the studio overrides and the project’s overrides ' +
   '(objects merged key by key, arrays and scalars replaced).';
 
-export function addonRoutes({ peers }: RouteDeps): AnyRoute[] {
+export function addonRoutes({ peers, access }: RouteDeps): AnyRoute[] {
   const addons = peers.addons;
   return [
     defineRoute({
@@ -140,7 +140,8 @@ export function addonRoutes({ peers }: RouteDeps): AnyRoute[] {
         `${LAYERS} The body replaces the layer whole (\`{}\` clears it). It is a partial settings object checked against ` +
         'the version it applies to (the studio layer: the production version; a project layer: the project’s pin, else ' +
         'production): only known keys, right types and bounds; `required` is not enforced. Problems are 422 at ' +
-        `\`["body", <path>...]\`. Bodies over ${ADDON_SETTINGS_BODY_BYTES} bytes are 413. An unknown project is 404. ` +
+        `\`["body", <path>...]\`. Bodies over ${ADDON_SETTINGS_BODY_BYTES} bytes are 413. An unknown project (or a restricted one the caller ` +
+        'may not read) is 404. ' +
         'Emits an `AddonSettings` event when the layer changes.',
       tags: TAGS,
       auth: 'bearer',
@@ -151,8 +152,10 @@ export function addonRoutes({ peers }: RouteDeps): AnyRoute[] {
       authorize: changesAddonSettings,
       responses: { 200: { description: 'The layer as stored.', schema: AddonOverridesOut } },
       errors: [404, 503],
-      handler: async ({ params, query, body, ctx }) =>
-        reply(await addons.putAddonSettings(addonBodyRequest({ name: params.name, projectId: query.project_id }, body), ctx)),
+      handler: async ({ params, query, body, ctx }) => {
+        access.assertReadable(ctx.principal, query.project_id);
+        return reply(await addons.putAddonSettings(addonBodyRequest({ name: params.name, projectId: query.project_id }, body), ctx));
+      },
     }),
     defineRoute({
       method: 'get',
@@ -163,15 +166,17 @@ export function addonRoutes({ peers }: RouteDeps): AnyRoute[] {
         `${LAYERS} Resolved for \`version\` when given, else the project’s pin, else the production version. \`sources\` ` +
         'maps each leaf’s JSON pointer (an array is one leaf) to `default`, `studio` or `project`. The result always ' +
         'satisfies the version’s schema: an override that does not fit it (made for another version) is left out and its ' +
-        'pointer listed in `ignored`. An unknown project or version is 404.',
+        'pointer listed in `ignored`. An unknown project or version is 404, and so is a restricted project the caller may not read.',
       tags: TAGS,
       auth: 'bearer',
       params: AddonPath,
       query: AddonSettingsQuery,
       responses: { 200: { description: 'The resolved settings.', schema: AddonSettingsOut } },
       errors: [404, 503],
-      handler: async ({ params, query, ctx }) =>
-        reply(await addons.getAddonSettings({ name: params.name, projectId: query.project_id, version: query.version }, ctx)),
+      handler: async ({ params, query, ctx }) => {
+        access.assertReadable(ctx.principal, query.project_id);
+        return reply(await addons.getAddonSettings({ name: params.name, projectId: query.project_id, version: query.version }, ctx));
+      },
     }),
     defineRoute({
       method: 'put',
@@ -180,7 +185,8 @@ export function addonRoutes({ peers }: RouteDeps): AnyRoute[] {
       summary: 'Pin a project to a version, or unpin it (Admin, Supervisor).',
       description:
         'A pinned project resolves its settings for that version and its override layer is checked against it. A version ' +
-        'that is not registered is 422 at `["body","version"]`; an unknown project 404. A pinned version cannot be deleted. ' +
+        'that is not registered is 422 at `["body","version"]`; an unknown project (or a restricted one the caller may not read) 404. ' +
+        'A pinned version cannot be deleted. ' +
         'Emits an `AddonSettings` event when the pin changes.',
       tags: TAGS,
       auth: 'bearer',
@@ -190,8 +196,10 @@ export function addonRoutes({ peers }: RouteDeps): AnyRoute[] {
       allow: { roles: ['Admin', 'Supervisor'], to: 'pin an addon version' },
       responses: { 200: { description: 'The pin.', schema: AddonPinOut } },
       errors: [404, 503],
-      handler: async ({ params, query, body, ctx }) =>
-        reply(await addons.pinAddonVersion(addonTypedBodyRequest('pin', { name: params.name, projectId: query.project_id }, body), ctx)),
+      handler: async ({ params, query, body, ctx }) => {
+        access.assertReadable(ctx.principal, query.project_id);
+        return reply(await addons.pinAddonVersion(addonTypedBodyRequest('pin', { name: params.name, projectId: query.project_id }, body), ctx));
+      },
     }),
   ];
 }

@@ -13,6 +13,7 @@ import { EntityTypePath, RecordCreate, RecordOut, RecordPatch, RecordPath, Recor
 import { QueryBody, QueryOut } from '../schemas/query.schema.js';
 import type { RouteDeps } from './route.deps.js';
 import { writesRecord } from './route.roles.js';
+import { PROJECT } from '../domain/project.access.js';
 
 /** The single-record answer: the record as JSON text with its ETag. */
 function recordReply(record: Parameters<typeof recordAnswer>[0]): Reply {
@@ -48,12 +49,17 @@ const REVIEW_RULES =
   'through `POST /shared/{token}/notes` (403). A Playlist’s `versions` hold Versions of its own project only ' +
   '(422 `link_project` at the element).';
 
-export function entityRoutes({ peers, userChanged }: RouteDeps): AnyRoute[] {
+export function entityRoutes({ peers, userChanged, access }: RouteDeps): AnyRoute[] {
   const records = peers.records;
-  /** A User write changes who may do what: every gateway must forget the user before we answer. */
+  /**
+   * A User write changes who may do what: every gateway must forget the user before we answer. A
+   * Project write may change who reads it: this gateway reads the map again before we answer (the
+   * others on its event).
+   */
   const afterWrite = async (entityType: string, id: string): Promise<void> => {
     // Principals carry the canonical (lower-case) id, whatever spelling the path used.
     if (entityType === USER) await userChanged(id.toLowerCase());
+    if (entityType === PROJECT) await access.refresh(true);
   };
   return [
     defineRoute({
@@ -85,6 +91,7 @@ export function entityRoutes({ peers, userChanged }: RouteDeps): AnyRoute[] {
         // A User's data.email is its login address: auth reserves it and writes the record (docs/architecture.md, "Auth decisions").
         if (params.entity_type === USER) return recordReply((await peers.auth.createUser({ record: create }, ctx)).record);
         const created = await records.createRecord(create, ctx);
+        await afterWrite(params.entity_type, created.record?.id ?? '');
         return keyedAnswer(created.key, () => recordReply(created.record));
       },
     }),

@@ -8,7 +8,7 @@ import { Reply, defineRoute } from '../http/route.js';
 import { EVENTS_CURSOR, EventList, EventsQuery, WsQuery } from '../schemas/event.schema.js';
 import type { RouteDeps } from './route.deps.js';
 
-export function eventRoutes({ peers }: RouteDeps): AnyRoute[] {
+export function eventRoutes({ peers, access }: RouteDeps): AnyRoute[] {
   return [
     defineRoute({
       method: 'get',
@@ -20,7 +20,10 @@ export function eventRoutes({ peers }: RouteDeps): AnyRoute[] {
         '`EVENTS_PAGE_MAX_BYTES`; one event larger than that still comes alone). A page cut short by that budget ' +
         'carries `next_cursor`; `GET /events?cursor=<next_cursor>` with the same filters continues it in the same ' +
         'order (newest first pages go on to older events, `after` pages to newer ones). A replay with `after` can ' +
-        'also simply go on from the last id it got.',
+        'also simply go on from the last id it got. The events of a restricted project the caller may not read are ' +
+        'left out, as if they were not in the log (ids then skip them; `project_id` of such a project answers no events); ' +
+        'a non-Admin gets 503 while the gateway could not yet read who may read restricted projects ' +
+        '(docs/api-notes.md, "Restricted projects").',
       tags: ['events'],
       auth: 'bearer',
       query: EventsQuery,
@@ -39,6 +42,7 @@ export function eventRoutes({ peers }: RouteDeps): AnyRoute[] {
             ...(ascending ? { after: from } : from !== undefined ? { before: from } : {}),
             entityType: query.entity_type,
             projectId: query.project_id,
+            hiddenProjectIds: [...access.hiddenFor(ctx.principal)],
           },
           ctx,
         );
@@ -56,7 +60,11 @@ export function eventRoutes({ peers }: RouteDeps): AnyRoute[] {
         'Upgrade with `?token=` (a login token or API key) and optionally `since=<id>` to replay every event after it ' +
         'first, then continue live with no gap and no duplicate. Ping frames every 30 s; a socket that misses a pong is ' +
         'dropped. Close codes: 1008 missing, invalid or revoked token (the handshake completes, nothing is sent); 1013 ' +
-        'client too slow or a dependency is down; 1001 server shutting down. A plain GET without an upgrade gets 426.',
+        'client too slow or a dependency is down; 1001 server shutting down. A plain GET without an upgrade gets 426. ' +
+        'The events of a restricted project the socket may not read are never sent, live or replayed; a member removed ' +
+        '(or a project restricted) stops receiving its events within 2 s without reconnecting, and a member added starts ' +
+        'receiving them, while other projects keep flowing. A non-Admin socket is closed with 1013 while the gateway ' +
+        'cannot tell who may read restricted projects (docs/api-notes.md, "Restricted projects").',
       tags: ['events'],
       auth: 'public',
       rateLimited: false,

@@ -63,7 +63,7 @@ describe('notifications', () => {
     expect(res.json.next_cursor).toBeNull();
     const unread = await call('GET', '/notifications?unread_only=true&limit=1', { token: 'artist-token' });
     expect(unread.json.items.map((n: { id: string }) => n.id)).toEqual([a.id]);
-    expect(notifierCalls().at(-1)?.req).toEqual({ unreadOnly: true, limit: 1, cursor: undefined });
+    expect(notifierCalls().at(-1)?.req).toEqual({ unreadOnly: true, limit: 1, cursor: undefined, hiddenProjectIds: [] });
     const paged = await call('GET', '/notifications?limit=1', { token: 'artist-token' });
     expect(paged.json.next_cursor).toBe('1');
     const next = await call('GET', `/notifications?limit=1&cursor=${paged.json.next_cursor}`, { token: 'artist-token' });

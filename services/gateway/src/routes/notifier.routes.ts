@@ -3,6 +3,7 @@
  * notifier over gRPC. Any signed-in user reads and marks their own notifications; webhooks are
  * Admin only (403 before the request is validated; the notifier checks the role again).
  */
+import type { CallContext } from '@reelbase/lib-platform';
 import type { AnyRoute } from '../http/route.js';
 import { defineRoute } from '../http/route.js';
 import { createWebhookRequest, deliveryJson, notificationJson, updateWebhookRequest, webhookJson } from '../mappers/notifier.mapper.js';
@@ -31,8 +32,10 @@ const WEBHOOK_ADMIN = { roles: ADMIN, to: 'manage webhooks' };
 const WEBHOOK_TAGS = ['webhooks'];
 const NOTIFICATION_TAGS = ['notifications'];
 
-export function notifierRoutes({ peers }: RouteDeps): AnyRoute[] {
+export function notifierRoutes({ peers, access }: RouteDeps): AnyRoute[] {
   const notifier = peers.notifier;
+  /** The restricted projects the caller may not read: their notifications do not exist for them. */
+  const hidden = (ctx: CallContext) => [...access.hiddenFor(ctx.principal)];
   return [
     // --- notifications -----------------------------------------------------------------------
     defineRoute({
@@ -44,14 +47,19 @@ export function notifierRoutes({ peers }: RouteDeps): AnyRoute[] {
         'A user is notified when a Task write adds them to its assignees (`assigned`), when a Note links a Task they ' +
         'are assigned to (`note`), and when a Note replies to one of theirs (`reply`); never for their own writes. ' +
         'Notifications are made from the event stream, so one appears shortly after the write (its `event_id` is the ' +
-        '`GET /events` id). Paged with `next_cursor`.',
+        '`GET /events` id). Paged with `next_cursor`. Notifications about records of a restricted project the caller ' +
+        'may not read are left out (and answer 404 to `POST /notifications/{id}/read`; read-all leaves them as they are) ' +
+        'for as long as the caller may not read it (docs/api-notes.md, "Restricted projects").',
       tags: NOTIFICATION_TAGS,
       auth: 'bearer',
       query: NotificationsQuery,
       responses: { 200: { description: 'A page of notifications.', schema: NotificationList } },
       errors: [503],
       handler: async ({ query, ctx }) => {
-        const res = await notifier.listNotifications({ unreadOnly: query.unread_only ?? false, limit: query.limit, cursor: query.cursor }, ctx);
+        const res = await notifier.listNotifications(
+          { unreadOnly: query.unread_only ?? false, limit: query.limit, cursor: query.cursor, hiddenProjectIds: hidden(ctx) },
+          ctx,
+        );
         return { items: res.items.map(notificationJson), next_cursor: res.nextCursor ?? null };
       },
     }),
@@ -64,20 +72,23 @@ export function notifierRoutes({ peers }: RouteDeps): AnyRoute[] {
       auth: 'bearer',
       responses: { 200: { description: 'How many were marked.', schema: ReadAllOut } },
       errors: [503],
-      handler: async ({ ctx }) => ({ count: (await notifier.markAllNotificationsRead({}, ctx)).count }),
+      handler: async ({ ctx }) => ({ count: (await notifier.markAllNotificationsRead({ hiddenProjectIds: hidden(ctx) }, ctx)).count }),
     }),
     defineRoute({
       method: 'post',
       path: '/notifications/{id}/read',
       operationId: 'readNotification',
       summary: 'Marks one of the caller’s notifications read.',
-      description: 'Marking it again keeps the first `read_at`. Another user’s notification is 404, like one that does not exist.',
+      description:
+        'Marking it again keeps the first `read_at`. Another user’s notification is 404, like one that does not exist, and so ' +
+        'is one about a restricted project the caller may not read.',
       tags: NOTIFICATION_TAGS,
       auth: 'bearer',
       params: IdPath,
       responses: { 200: { description: 'The notification.', schema: NotificationOut } },
       errors: [404, 503],
-      handler: async ({ params, ctx }) => notificationJson((await notifier.markNotificationRead({ id: params.id }, ctx)).notification),
+      handler: async ({ params, ctx }) =>
+        notificationJson((await notifier.markNotificationRead({ id: params.id, hiddenProjectIds: hidden(ctx) }, ctx)).notification),
     }),
 
     // --- webhooks ----------------------------------------------------------------------------

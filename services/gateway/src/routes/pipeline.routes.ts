@@ -10,11 +10,12 @@ import { Reply, defineRoute, type AnyRoute } from '../http/route.js';
 import { BatchBody, BatchBodyDoc, BatchOut, SummarizeBody, SummarizeOut } from '../schemas/pipeline.schema.js';
 import { EntityTypePath } from '../schemas/record.schema.js';
 import type { RouteDeps } from './route.deps.js';
+import { PROJECT } from '../domain/project.access.js';
 
 /** What a summary weighs in the caller's rate limit: it aggregates a whole type (docs/api-notes.md, "Rate limits"). */
 export const SUMMARY_COST = 10;
 
-export function pipelineRoutes({ peers }: RouteDeps): AnyRoute[] {
+export function pipelineRoutes({ peers, access }: RouteDeps): AnyRoute[] {
   const records = peers.records;
   return [
     defineRoute({
@@ -44,6 +45,8 @@ export function pipelineRoutes({ peers }: RouteDeps): AnyRoute[] {
       errors: [403, 404, 409, 413, 503],
       handler: async ({ body, ctx, res }) => {
         const r = await records.batchRecords({ requestsJson: JSON.stringify(body.requests), keyed: localsOf(res).keyedWrite }, ctx);
+        // A Project written may change who reads it: this gateway reads the map again before the answer.
+        if (body.requests.some((q) => (q as { entity_type?: unknown } | null)?.entity_type === PROJECT)) await access.refresh(true);
         return keyedAnswer(r.key, () => Reply.rawJson(r.json));
       },
     }),

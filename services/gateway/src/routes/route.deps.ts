@@ -6,6 +6,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Logger, Metrics, Readiness } from '@reelbase/lib-platform';
 import type { Peers } from '../clients/peers.js';
 import type { GuestSecrets } from '../domain/guest.secrets.js';
+import type { ProjectAccess } from '../domain/project.access.js';
 import type { RateLimiter } from '../domain/rate.limiter.js';
 
 /** What the guest routes are given (share.routes.ts; docs/review.md). */
@@ -51,4 +52,10 @@ export interface RouteDeps {
   addressOf: (req: IncomingMessage) => string;
   /** Reviewable uploads: the largest accepted (MEDIA_MAX_BYTES). */
   media: { maxBytes: number };
+  /**
+   * Who may read which restricted project (docs/api-notes.md, "Restricted projects"): what the
+   * event streams and notifications leave out, and the 404 of a route naming a project that
+   * another service answers as itself. `refresh(true)` after a Project write, before answering.
+   */
+  access: ProjectAccess;
 }

@@ -101,11 +101,11 @@ const replaced = (summary: string, answer: RouteResponse): SchemaRouteDoc => ({ 
 const APPLICATIONS =
   "Without project_id: the whole studio catalog. With project_id: the applications the project's `data.overrides.applications` " +
   'names (a project without one inherits the whole catalog); with step too, `overrides.applicationsByStep[step]` wins ' +
-  'over the project-wide list when present. An unknown project is 404.';
+  'over the project-wide list when present. An unknown project, or a restricted one the caller may not read, is 404.';
 const ACTIVE_TOOLS =
   "The variants the project's `data.overrides.tools` selectors (`<tool>/<version>`) name. With step, an explicit " +
   '`overrides.toolsByStep[step]` list (even an empty one) keeps only the selectors it names; an absent key keeps all. ' +
-  'Selectors naming a tool or version not in the catalog are skipped. An unknown project is 404.';
+  'Selectors naming a tool or version not in the catalog are skipped. An unknown project, or a restricted one the caller may not read, is 404.';
 
 /** A read with no input. */
 const read = (summary: string, answer: RouteResponse): SchemaRouteDoc => ({ summary, ok: answer, errors: [503] });
@@ -243,7 +243,7 @@ const DOCS: Record<SchemaOperationName, SchemaRouteDoc> = {
   getActiveTools: catalogRead('The tool variants attached to a project, flattened.', ACTIVE_TOOLS, ActiveToolsQuery, ok('The active tools.', ActiveToolsOut)),
 };
 
-export function schemaRoutes({ peers }: RouteDeps): AnyRoute[] {
+export function schemaRoutes({ peers, access }: RouteDeps): AnyRoute[] {
   const schema = peers.schema;
 
   /** One route per operation: a call carrying the validated body and path codes, its answer as it came. */
@@ -269,6 +269,8 @@ export function schemaRoutes({ peers }: RouteDeps): AnyRoute[] {
         const parts = schemaRouteParts(input);
         if (op.request === 'catalog') {
           const q = catalogQuery(parts);
+          // A restricted project the caller may not read is answered as an unknown one.
+          access.assertReadable(input.ctx.principal, q.projectId);
           return jsonReply(await (schema[name] as (r: unknown, c: CallContext) => Promise<SchemaAnswer>)(q, input.ctx));
         }
         const request = schemaRequest(op, parts);

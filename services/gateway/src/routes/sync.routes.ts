@@ -11,13 +11,14 @@ import { changeInfos, changeJson, changesRequest } from '../mappers/sync.mapper.
 import { SyncChangeList, SyncChangesQuery, SyncImportBody, SyncImportOut, SyncMappingList, SyncMappingsQuery } from '../schemas/sync.schema.js';
 import type { RouteDeps } from './route.deps.js';
 import { ADMIN } from './route.roles.js';
+import { PROJECT } from '../domain/project.access.js';
 
 const TAGS = ['sync'];
 
 /** Pages of the log one changes request reads at most while it looks for `limit` changes to show. */
 const CHANGES_MAX_PAGES = 5;
 
-export function syncRoutes({ peers, userChanged }: RouteDeps): AnyRoute[] {
+export function syncRoutes({ peers, userChanged, access }: RouteDeps): AnyRoute[] {
   return [
     defineRoute({
       method: 'post',
@@ -52,6 +53,8 @@ export function syncRoutes({ peers, userChanged }: RouteDeps): AnyRoute[] {
           const answer = JSON.parse(json) as { items: { entity_type: string; id: string; result: string }[] };
           await Promise.all(answer.items.filter((item) => item.entity_type === 'User' && item.result === 'updated').map((item) => userChanged(item.id)));
         }
+        // A Project written may change who reads it: this gateway reads the map again before the answer.
+        if (!body.dry_run && body.items.some((item) => item.entity_type === PROJECT)) await access.refresh(true);
         return Reply.rawJson(json);
       },
     }),
@@ -81,7 +84,8 @@ export function syncRoutes({ peers, userChanged }: RouteDeps): AnyRoute[] {
         'schema, addon, action, schedule and site-sync (`SiteSync`) events are left out) after `after`: ' +
         'the event id and action, the record as it is now (null once retired) and `external_ids` (source → external id). With `source`, ' +
         "the writes made by that source's own imports are left out (no echo). `next_after` is the last event looked at: send it back " +
-        'as `after`. A page may hold fewer than `limit` items while events remain (those left out still move `next_after`).',
+        'as `after`. A page may hold fewer than `limit` items while events remain (those left out still move `next_after`). ' +
+        'The events of a restricted project the caller may not read are left out (docs/api-notes.md, "Restricted projects").',
       tags: TAGS,
       auth: 'bearer',
       query: SyncChangesQuery,
@@ -90,8 +94,10 @@ export function syncRoutes({ peers, userChanged }: RouteDeps): AnyRoute[] {
       handler: async ({ query, ctx }) => {
         const items: unknown[] = [];
         let after = query.after;
+        // A restricted project the caller may not read is left out of the log read, as GET /events does.
+        const hiddenProjectIds = [...access.hiddenFor(ctx.principal)];
         for (let page = 0; page < CHANGES_MAX_PAGES && items.length < query.limit; page += 1) {
-          const log = await peers.events.listEvents({ limit: query.limit, after, projectId: query.project_id }, ctx);
+          const log = await peers.events.listEvents({ limit: query.limit, after, projectId: query.project_id, hiddenProjectIds }, ctx);
           if (log.items.length === 0) break;
           const infos = changeInfos(await peers.sync.changes(changesRequest(log.items, query.source), ctx));
           for (const [k, event] of log.items.entries()) {

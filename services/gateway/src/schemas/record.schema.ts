@@ -18,7 +18,11 @@ export const RecordCreate = z
     status: NullableString.describe('A status code valid for the type.'),
     active: z.boolean().optional().describe('Defaults to true.'),
     thumbnail_id: NullableUuid,
-    data: RecordData.default({}).describe("The type's fields, by code; link ids are lower-cased."),
+    data: RecordData.default({}).describe(
+      "The type's fields, by code; link ids are lower-cased. A Project's `restricted` (boolean, default false) and `members` " +
+        '(Users) decide who reads it: when restricted, only Admins and its members; for anyone else the project and ' +
+        'everything in it do not exist (404, left out of lists, events and notifications; docs/api-notes.md, "Restricted projects").',
+    ),
     task_template: z
       .string()
       .min(1)

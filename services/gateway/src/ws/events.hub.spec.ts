@@ -2,6 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { contractEventFromProto } from '@reelbase/lib-platform';
 import { API_KEY_ID, logEvent, startTestGateway, USERS, type TestGateway } from '../../test/support/fakes.js';
+import { until, wsClient } from '../../test/support/ws.js';
 
 let gw: TestGateway;
 
@@ -15,24 +16,7 @@ beforeEach(() => {
   gw.state.down.clear();
 });
 
-interface Client {
-  ws: WebSocket;
-  messages: any[];
-  closed: Promise<{ code: number; reason: string }>;
-  opened: Promise<void>;
-}
-
-function connect(query: string): Client {
-  const ws = new WebSocket(`${gw.url.replace('http', 'ws')}/events/ws${query}`);
-  const messages: any[] = [];
-  ws.on('message', (m) => messages.push(JSON.parse(String(m))));
-  const closed = new Promise<{ code: number; reason: string }>((resolve) => ws.on('close', (code, reason) => resolve({ code, reason: String(reason) })));
-  const opened = new Promise<void>((resolve, reject) => {
-    ws.once('open', () => resolve());
-    ws.once('error', reject);
-  });
-  return { ws, messages, closed, opened };
-}
+const connect = (query: string) => wsClient(gw.url, query);
 
 /** Appends to the fake log and announces it live, as the events service does. */
 function append(id: number, entityType = 'Shot', entityId?: string, live = true) {
@@ -43,14 +27,6 @@ function append(id: number, entityType = 'Shot', entityId?: string, live = true)
     gw.bus.emit('event', { row, text: JSON.stringify(row) });
   }
 }
-
-const until = async (cond: () => boolean, ms = 2000) => {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-};
 
 describe('WS /events/ws', () => {
   it('completes the handshake, then closes 1008 on a missing or invalid token before any message', async () => {

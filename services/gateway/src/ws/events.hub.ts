@@ -5,6 +5,13 @@
  * log's end at connect time. Revocations re-check the socket's token within seconds, and every
  * socket's token is re-checked with auth every `principalRecheckMs` anyway (one call per distinct
  * token), so a lost revocation message cannot keep a revoked credential on the feed.
+ *
+ * Each socket sends only the events of projects its principal may read (docs/api-notes.md,
+ * "Restricted projects"): its hidden set comes from the project access map, and is made again
+ * whenever the map changes (a Project event changes it before the event is offered to any socket)
+ * and whenever the socket's principal is re-checked, so a revoked member stops receiving the
+ * project's events at once, without reconnecting. Events left out still move the cursor. While the
+ * map is unknown, a socket that does not read every project is closed with 1013.
  */
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -12,6 +19,7 @@ import { contractEventFromProto, IntervalLoop, isAppError, redactUrl, type CallC
 import type { eventsv1 } from '@reelbase/proto';
 import { WebSocket, WebSocketServer } from 'ws';
 import type { AuthCache, AuthEntry } from '../domain/auth.cache.js';
+import type { ProjectAccess } from '../domain/project.access.js';
 import type { AuthedPrincipal } from '../http/locals.js';
 import { requestIdFrom } from '../http/request.context.js';
 import type { GatewayBus, LiveItem, Revocation } from '../live/gateway.bus.js';
@@ -31,12 +39,16 @@ export interface HubOptions {
   maxBufferedBytes?: number;
   /** The live feed, told when sockets need every row (live/nats.feed.ts); absent with a bus of tests. */
   live?: LiveInterest;
+  /** Who may read which restricted project: each socket's hidden projects. */
+  access: ProjectAccess;
 }
 
 interface Conn {
   ws: WebSocket;
   token: string;
   principal: AuthedPrincipal;
+  /** The projects whose events this socket never sends (the principal may not read them). */
+  hidden: ReadonlySet<string>;
   cursor: EventCursor;
   alive: boolean;
   rechecking: boolean;
@@ -51,6 +63,7 @@ interface Admitted {
   ctx: CallContext;
   token: string;
   principal: AuthedPrincipal;
+  hidden: ReadonlySet<string>;
   start: number;
   /** The login token's expiry (ms since the epoch); undefined for an API key. */
   tokenExpiresAt?: number;
@@ -81,7 +94,11 @@ export class EventsHub {
 
   constructor(private readonly opts: HubOptions) {
     this.maxBuffered = opts.maxBufferedBytes ?? 16 << 20;
-    this.unsubscribe = [opts.bus.subscribe('event', (item) => this.onEvent(item)), opts.bus.subscribe('revocation', (r) => this.onRevocation(r))];
+    this.unsubscribe = [
+      opts.bus.subscribe('event', (item) => this.onEvent(item)),
+      opts.bus.subscribe('revocation', (r) => this.onRevocation(r)),
+      opts.access.subscribe(() => this.onAccessChange()),
+    ];
     const failed = (err: unknown) => opts.logger.warn({ err }, 'websocket housekeeping failed');
     this.heartbeats = new IntervalLoop(opts.pingMs, () => this.heartbeat(), failed);
     this.heartbeats.start();
@@ -160,6 +177,12 @@ export class EventsHub {
       return { refuse: [1013, 'authentication unavailable'] };
     }
     ctx.principal = principal;
+    let hidden: ReadonlySet<string>;
+    try {
+      hidden = this.opts.access.hiddenFor(principal);
+    } catch {
+      return { refuse: [1013, 'project access unavailable'] };
+    }
     // Every row reaches the bus from here on, before the cursor's start is fixed and its first
     // catch-up reads the log.
     await this.opts.live?.follow();
@@ -167,12 +190,12 @@ export class EventsHub {
     if (start === undefined) {
       // Read before subscribing: rows appended meanwhile are replayed by the first catch-up.
       try {
-        start = (await this.opts.events.listEvents({ limit: 1 }, ctx)).lastId;
+        start = (await this.opts.events.listEvents({ limit: 1, hiddenProjectIds: [] }, ctx)).lastId;
       } catch {
         return { refuse: [1013, 'event log unavailable'] };
       }
     }
-    return { ctx, token: parsed.data.token, principal, start, tokenExpiresAt };
+    return { ctx, token: parsed.data.token, principal, hidden, start, tokenExpiresAt };
   }
 
   private register(ws: WebSocket, a: Admitted): void {
@@ -180,6 +203,7 @@ export class EventsHub {
       ws,
       token: a.token,
       principal: a.principal,
+      hidden: a.hidden,
       alive: true,
       rechecking: false,
       recheckAgain: false,
@@ -193,6 +217,8 @@ export class EventsHub {
       writable: () => this.writable(ws),
     });
     this.conns.add(conn);
+    // The map may have changed while the socket was being admitted.
+    this.rehide(conn);
     if (a.tokenExpiresAt !== undefined) this.closeAt(conn, a.tokenExpiresAt);
     ws.on('pong', () => {
       conn.alive = true;
@@ -220,7 +246,8 @@ export class EventsHub {
   private logFor(ctx: CallContext): EventLog {
     return {
       after: async (afterId, limit) => {
-        const res = await this.opts.events.listEvents({ limit, after: afterId }, ctx);
+        // The whole log: the cursor counts on gapless ids, and send() leaves out what the socket may not read.
+        const res = await this.opts.events.listEvents({ limit, after: afterId, hiddenProjectIds: [] }, ctx);
         const items = res.items.map((e) => {
           const row = contractEventFromProto(e);
           return { row, text: JSON.stringify(row) };
@@ -233,6 +260,8 @@ export class EventsHub {
   private send(conn: Conn, item: LiveItem): void {
     const ws = conn.ws;
     if (ws.readyState !== WebSocket.OPEN) return;
+    const project = item.row.project_id;
+    if (project !== null && conn.hidden.size > 0 && conn.hidden.has(project.toLowerCase())) return;
     if (ws.bufferedAmount > this.maxBuffered) {
       conn.cursor.close();
       ws.close(1013, 'client too slow');
@@ -253,6 +282,21 @@ export class EventsHub {
   private onEvent(item: LiveItem): void {
     for (const conn of this.conns) conn.cursor.offer(item);
     if (item.row.entity_type === 'User') this.recheck((c) => c.principal.userId === item.row.entity_id);
+  }
+
+  /** The project access map changed: every socket's hidden projects are made again. */
+  private onAccessChange(): void {
+    for (const conn of this.conns) this.rehide(conn);
+  }
+
+  /** Makes `conn`'s hidden set again; closes it with 1013 when it cannot be told. */
+  private rehide(conn: Conn): void {
+    try {
+      conn.hidden = this.opts.access.hiddenFor(conn.principal);
+    } catch {
+      conn.cursor.close();
+      conn.ws.close(1013, 'project access unavailable');
+    }
   }
 
   private onRevocation(r: Revocation): void {
@@ -305,6 +349,8 @@ export class EventsHub {
       }
       const entry = await asked;
       conn.principal = entry.principal;
+      // A changed role (an Admin no more) changes what the socket may read.
+      this.rehide(conn);
     } catch (err) {
       if (isAppError(err) && err.kind === 'unauthenticated') {
         conn.cursor.close();

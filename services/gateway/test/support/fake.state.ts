@@ -112,3 +112,12 @@ export function knownUser(state: FakeState, id: string): void {
 export function logEvent(id: number, entityType = 'Shot', entityId: string = newId()): eventsv1.Event {
   return { id, entityType, entityId, action: 'update', actor: USERS.admin.id, changesJson: JSON.stringify({ n: id }), createdAt: now() };
 }
+
+/** A link to a User, as a Project's `members` holds it. */
+export const userLink = (id: string) => ({ type: 'User', id });
+
+/** Stores Project `id` with `data` (e.g. `restricted`, `members`), as records holds it. */
+export function storeProject(state: FakeState, id: string, data: Record<string, unknown>): void {
+  const t = now();
+  state.records.set(id, { id, entityType: 'Project', active: true, createdAt: t, updatedAt: t, dataJson: JSON.stringify(data) });
+}

@@ -19,7 +19,7 @@ import { fakeRecords, fakeSitesync } from './records.fake.js';
 import { fakeActions, fakeAddons, fakeScheduler, fakeSchema } from './schema.fakes.js';
 import { emptyNotifierState, tokenTable, tracker, type FakeState } from './fake.state.js';
 
-export { API_KEY_ID, emptyNotifierState, logEvent, tokenTable, USERS, type FakeNotifierState, type FakeState } from './fake.state.js';
+export { API_KEY_ID, emptyNotifierState, logEvent, storeProject, tokenTable, userLink, USERS, type FakeNotifierState, type FakeState } from './fake.state.js';
 
 /** Fake peers over `state`. */
 export function fakePeers(state: FakeState): Peers {

@@ -98,6 +98,15 @@ export function fakeRecords(state: FakeState, track: Track) {
       const items = [...state.records.values()].filter((r) => r.entityType === req.entityType && r.active);
       return { items, nextCursor: req.cursor ? undefined : 'next-page', total: req.includeTotal ? items.length : undefined };
     },
+    // Every stored Project whose data says restricted (retired ones too), with the ids its members list.
+    listRestrictedProjects: async (req: recordsv1.ListRestrictedProjectsRequest, ctx: CallContext) => {
+      track('records', 'listRestrictedProjects', req, ctx);
+      const projects = [...state.records.values()].flatMap((r) => {
+        const d = JSON.parse(r.dataJson) as { restricted?: boolean; members?: { id: string }[] };
+        return r.entityType === 'Project' && d.restricted === true ? [{ id: r.id, memberIds: (d.members ?? []).map((m) => m.id) }] : [];
+      });
+      return { projects };
+    },
     getTimesheet: async (req: recordsv1.GetTimesheetRequest, ctx: CallContext) => {
       track('records', 'getTimesheet', req, ctx);
       knownUser(state, req.userId);

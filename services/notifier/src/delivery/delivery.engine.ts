@@ -302,7 +302,16 @@ export class DeliveryEngine {
   private async disable(webhookId: string): Promise<void> {
     const { repo, schedule, metrics, logger } = this.opts;
     const done = await repo.disableIfFailing(webhookId, schedule.windowMs, (admins) =>
-      admins.map((userId) => ({ id: newId(), userId, kind: 'webhook_disabled', recordType: 'Webhook', recordId: webhookId, eventId: null, actor: null })),
+      admins.map((userId) => ({
+        id: newId(),
+        userId,
+        kind: 'webhook_disabled',
+        recordType: 'Webhook',
+        recordId: webhookId,
+        eventId: null,
+        actor: null,
+        projectId: null,
+      })),
     );
     if (done) {
       metrics.disabled.inc();

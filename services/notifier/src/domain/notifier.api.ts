@@ -100,6 +100,19 @@ function idOf(id: string, what: string): string {
 
 const dedupe = (xs: string[]) => [...new Set(xs)];
 
+/**
+ * The projects the gateway names as hidden from the caller (docs/api-notes.md, "Restricted
+ * projects"), lower-cased; an id that is no UUID is invalid at `hidden_project_ids`.
+ */
+function hiddenOf(ids: readonly string[] | undefined): string[] {
+  const problems: Problem[] = [];
+  (ids ?? []).forEach((id, i) => {
+    if (!isUuid(id)) problems.push({ loc: ['hidden_project_ids', i], msg: 'Input should be a valid UUID', type: 'uuid_parsing' });
+  });
+  if (problems.length) throw AppError.invalid(problems);
+  return dedupe((ids ?? []).map((id) => id.toLowerCase()));
+}
+
 /** `limit + 1` rows read: the page and, when the extra one came, the cursor after it. */
 function pageOf<T extends { id: string }>(rows: T[], limit: number): Page<T> {
   const items = rows.slice(0, limit);
@@ -114,22 +127,28 @@ export class NotifierApi {
     return why ? [{ loc: ['url'], msg: why, type: 'value_error' }] : [];
   }
 
-  async listNotifications(q: { unreadOnly: boolean; limit: number; cursor?: string }, ctx: CallContext): Promise<Page<NotificationView>> {
+  async listNotifications(
+    q: { unreadOnly: boolean; limit: number; cursor?: string; hiddenProjectIds?: readonly string[] },
+    ctx: CallContext,
+  ): Promise<Page<NotificationView>> {
     const userId = userOf(ctx);
     const limit = pageLimit(q.limit);
     const before = cursorOf(q.cursor);
-    return pageOf(await this.deps.store.notifications(userId, q.unreadOnly, limit, before), limit);
+    const hidden = hiddenOf(q.hiddenProjectIds);
+    return pageOf(await this.deps.store.notifications(userId, q.unreadOnly, limit, before, hidden), limit);
   }
 
-  async markRead(id: string, ctx: CallContext): Promise<NotificationView> {
+  async markRead(id: string, ctx: CallContext, hiddenProjectIds?: readonly string[]): Promise<NotificationView> {
     const userId = userOf(ctx);
-    const n = await this.deps.store.markRead(userId, idOf(id, 'notification'));
+    const hidden = hiddenOf(hiddenProjectIds);
+    const n = await this.deps.store.markRead(userId, idOf(id, 'notification'), hidden);
     if (!n) throw AppError.notFound('notification not found');
     return n;
   }
 
-  async markAllRead(ctx: CallContext): Promise<number> {
-    return this.deps.store.markAllRead(userOf(ctx));
+  async markAllRead(ctx: CallContext, hiddenProjectIds?: readonly string[]): Promise<number> {
+    const userId = userOf(ctx);
+    return this.deps.store.markAllRead(userId, hiddenOf(hiddenProjectIds));
   }
 
   async createWebhook(req: WebhookCreate, ctx: CallContext): Promise<WebhookView> {

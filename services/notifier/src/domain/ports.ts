@@ -81,12 +81,17 @@ export type RetryOutcome = { kind: 'no_webhook' } | { kind: 'no_delivery' } | { 
 
 /** Notifications, webhooks and deliveries as the API reads and changes them. */
 export interface NotifierApiStore {
-  /** `limit + 1` notifications of `userId` below `before` (newest first). */
-  notifications(userId: string, unreadOnly: boolean, limit: number, before: string | null): Promise<NotificationView[]>;
-  /** Marks one of `userId`'s notifications read (kept as first read); undefined when it is not theirs. */
-  markRead(userId: string, id: string): Promise<NotificationView | undefined>;
-  /** Marks every unread notification of `userId` read; how many. */
-  markAllRead(userId: string): Promise<number>;
+  /**
+   * `limit + 1` notifications of `userId` below `before` (newest first). Each of these takes
+   * `hidden`, the projects the user may not read (docs/api-notes.md, "Restricted projects"): a
+   * notification about one of them, or whose project is not known yet while `hidden` is not
+   * empty, is left alone as if it did not exist.
+   */
+  notifications(userId: string, unreadOnly: boolean, limit: number, before: string | null, hidden: readonly string[]): Promise<NotificationView[]>;
+  /** Marks one of `userId`'s notifications read (kept as first read); undefined when it is not theirs (or hidden). */
+  markRead(userId: string, id: string, hidden: readonly string[]): Promise<NotificationView | undefined>;
+  /** Marks every unread notification of `userId` read (those hidden stay as they are); how many. */
+  markAllRead(userId: string, hidden: readonly string[]): Promise<number>;
   createWebhook(w: NewWebhook): Promise<WebhookView>;
   webhooks(): Promise<WebhookView[]>;
   webhook(id: string): Promise<WebhookView | undefined>;
@@ -137,6 +142,8 @@ export interface NotificationRow {
   recordId: string;
   eventId: number | null;
   actor: string | null;
+  /** The project of the record (the event's `project_id`); null for a studio-wide record or a webhook. */
+  projectId: string | null;
 }
 
 export interface EventBodyRow {
@@ -204,6 +211,14 @@ export interface IngestTx {
 export interface IngestStore {
   /** Runs `fn` in one transaction: committed when it resolves, rolled back when it throws. */
   transaction<T>(fn: (tx: IngestTx) => Promise<T>): Promise<T>;
+}
+
+/** The notifications whose project is not known yet (written before they kept it), by event. */
+export interface ProjectBackfillStore {
+  /** Up to `limit` distinct event ids above `after` with a notification whose project is unknown, ascending. */
+  unknownProjectEvents(after: number, limit: number): Promise<number[]>;
+  /** Stores each event's project on its notifications; how many notifications changed. */
+  setNotificationProjects(found: ReadonlyArray<{ eventId: number; projectId: string | null }>): Promise<number>;
 }
 
 /** What the delivery engine claims and records. */

@@ -69,16 +69,19 @@ function deliveryOut(d: DeliveryView): notifierv1.Delivery {
 export function notifierHandlers(deps: NotifierHandlerDeps): UnaryHandlers<notifierv1.NotifierServiceServer> {
   return {
     async listNotifications(req: notifierv1.ListNotificationsRequest, ctx: CallContext): Promise<notifierv1.ListNotificationsResponse> {
-      const page = await deps.api.listNotifications({ unreadOnly: req.unreadOnly, limit: req.limit, cursor: req.cursor }, ctx);
+      const page = await deps.api.listNotifications(
+        { unreadOnly: req.unreadOnly, limit: req.limit, cursor: req.cursor, hiddenProjectIds: req.hiddenProjectIds },
+        ctx,
+      );
       return { items: page.items.map(notificationOut), ...(page.nextCursor !== undefined ? { nextCursor: page.nextCursor } : {}) };
     },
 
     async markNotificationRead(req: notifierv1.MarkNotificationReadRequest, ctx: CallContext): Promise<notifierv1.MarkNotificationReadResponse> {
-      return { notification: notificationOut(await deps.api.markRead(req.id, ctx)) };
+      return { notification: notificationOut(await deps.api.markRead(req.id, ctx, req.hiddenProjectIds)) };
     },
 
-    async markAllNotificationsRead(_req: notifierv1.MarkAllNotificationsReadRequest, ctx: CallContext): Promise<notifierv1.MarkAllNotificationsReadResponse> {
-      return { count: await deps.api.markAllRead(ctx) };
+    async markAllNotificationsRead(req: notifierv1.MarkAllNotificationsReadRequest, ctx: CallContext): Promise<notifierv1.MarkAllNotificationsReadResponse> {
+      return { count: await deps.api.markAllRead(ctx, req.hiddenProjectIds) };
     },
 
     async createWebhook(req: notifierv1.CreateWebhookRequest, ctx: CallContext): Promise<notifierv1.CreateWebhookResponse> {

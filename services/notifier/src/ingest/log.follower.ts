@@ -227,7 +227,16 @@ export class LogFollower {
         repliedAuthor: replied ? noteWriter(notes.get(replied)) : null,
       });
       for (const d of drafts) {
-        notifications.push({ id: newId(), userId: d.userId, kind: d.kind, recordType: d.recordType, recordId: d.recordId, eventId: ev.id, actor: ev.actor });
+        notifications.push({
+          id: newId(),
+          userId: d.userId,
+          kind: d.kind,
+          recordType: d.recordType,
+          recordId: d.recordId,
+          eventId: ev.id,
+          actor: ev.actor,
+          projectId: ev.project_id,
+        });
       }
       const targets = webhooks.filter((w) => matches(w, ev));
       if (targets.length === 0) continue;

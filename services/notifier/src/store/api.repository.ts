@@ -18,6 +18,16 @@ const D_COLS = `id, webhook_id, event_id, entity_type, entity_id, action, status
   case when status = 'pending' then ${sqlIsoMicros('next_attempt_at')} end as next_attempt_at, ${sqlIsoMicros('last_attempt_at')} as last_attempt_at,
   ${sqlIsoMicros('delivered_at')} as delivered_at, ${sqlIsoMicros('created_at')} as created_at`;
 
+/**
+ * The condition that leaves out the notifications about `hidden` projects (docs/api-notes.md,
+ * "Restricted projects"), and those whose project is not known yet (made before notifications
+ * kept it, until the follower has looked it up) while anything is hidden. Nothing when nothing is.
+ */
+function visibleSql(hidden: readonly string[]): { sql: string; params: unknown[] } {
+  if (hidden.length === 0) return { sql: '', params: [] };
+  return { sql: 'and project_known and (project_id is null or project_id <> all(?::uuid[]))', params: [hidden] };
+}
+
 interface NRow {
   id: string;
   kind: string;
@@ -114,16 +124,16 @@ export class ApiRepository implements NotifierApiStore {
     return this.orm.em.getConnection().getKnex();
   }
 
-  notifications(userId: string, unreadOnly: boolean, limit: number, before: string | null): Promise<NotificationView[]> {
-    return guarded(() => this.notificationsIn(this.db, userId, unreadOnly, limit, before));
+  notifications(userId: string, unreadOnly: boolean, limit: number, before: string | null, hidden: readonly string[]): Promise<NotificationView[]> {
+    return guarded(() => this.notificationsIn(this.db, userId, unreadOnly, limit, before, hidden));
   }
 
-  markRead(userId: string, id: string): Promise<NotificationView | undefined> {
-    return guarded(() => this.markReadIn(this.db, userId, id));
+  markRead(userId: string, id: string, hidden: readonly string[]): Promise<NotificationView | undefined> {
+    return guarded(() => this.markReadIn(this.db, userId, id, hidden));
   }
 
-  markAllRead(userId: string): Promise<number> {
-    return guarded(() => this.markAllReadIn(this.db, userId));
+  markAllRead(userId: string, hidden: readonly string[]): Promise<number> {
+    return guarded(() => this.markAllReadIn(this.db, userId, hidden));
   }
 
   createWebhook(w: NewWebhook): Promise<WebhookView> {
@@ -164,29 +174,40 @@ export class ApiRepository implements NotifierApiStore {
     );
   }
 
-  /** `limit + 1` notifications of `userId` below `before` (newest first). */
-  private async notificationsIn(db: Db, userId: string, unreadOnly: boolean, limit: number, before: string | null): Promise<NotificationView[]> {
+  /** `limit + 1` notifications of `userId` below `before` (newest first), none of `hidden`. */
+  private async notificationsIn(
+    db: Db,
+    userId: string,
+    unreadOnly: boolean,
+    limit: number,
+    before: string | null,
+    hidden: readonly string[],
+  ): Promise<NotificationView[]> {
+    const visible = visibleSql(hidden);
     const res = await db.raw<{ rows: NRow[] }>(
       `select ${N_COLS} from notifier.notification where user_id = ? ${unreadOnly ? 'and read_at is null' : ''} ${before ? 'and id < ?' : ''}
-        order by id desc limit ?`,
-      [userId, ...(before ? [before] : []), limit + 1],
+        ${visible.sql} order by id desc limit ?`,
+      b([userId, ...(before ? [before] : []), ...visible.params, limit + 1]),
     );
     return res.rows.map(toNotification);
   }
 
-  /** Marks one of `userId`'s notifications read (kept as first read); undefined when it is not theirs. */
-  private async markReadIn(db: Db, userId: string, id: string): Promise<NotificationView | undefined> {
+  /** Marks one of `userId`'s notifications read (kept as first read); undefined when it is not theirs or is hidden. */
+  private async markReadIn(db: Db, userId: string, id: string, hidden: readonly string[]): Promise<NotificationView | undefined> {
+    const visible = visibleSql(hidden);
     const res = await db.raw<{ rows: NRow[] }>(
-      `update notifier.notification set read_at = coalesce(read_at, clock_timestamp()) where id = ? and user_id = ? returning ${N_COLS}`,
-      [id, userId],
+      `update notifier.notification set read_at = coalesce(read_at, clock_timestamp()) where id = ? and user_id = ? ${visible.sql} returning ${N_COLS}`,
+      b([id, userId, ...visible.params]),
     );
     return res.rows[0] ? toNotification(res.rows[0]) : undefined;
   }
 
-  private async markAllReadIn(db: Db, userId: string): Promise<number> {
-    const res = await db.raw<{ rowCount: number }>('update notifier.notification set read_at = clock_timestamp() where user_id = ? and read_at is null', [
-      userId,
-    ]);
+  private async markAllReadIn(db: Db, userId: string, hidden: readonly string[]): Promise<number> {
+    const visible = visibleSql(hidden);
+    const res = await db.raw<{ rowCount: number }>(
+      `update notifier.notification set read_at = clock_timestamp() where user_id = ? and read_at is null ${visible.sql}`,
+      b([userId, ...visible.params]),
+    );
     return res.rowCount;
   }
 

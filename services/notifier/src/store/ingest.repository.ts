@@ -5,14 +5,51 @@
  */
 import type { Knex, MikroORM } from '@mikro-orm/postgresql';
 import { guarded } from '@reelbase/lib-platform';
-import type { ActiveWebhook, DeliveryRow, EventBodyRow, FollowState, IngestStore, IngestTx, NotificationRow, UserState } from '../domain/ports.js';
+import type {
+  ActiveWebhook,
+  DeliveryRow,
+  EventBodyRow,
+  FollowState,
+  IngestStore,
+  IngestTx,
+  NotificationRow,
+  ProjectBackfillStore,
+  UserState,
+} from '../domain/ports.js';
 import type { NoteState, TaskState } from '../domain/rules.js';
 
 type Db = Knex | Knex.Transaction;
 const b = (v: unknown[]) => v as unknown as Knex.RawBinding[];
 
-export class IngestRepository implements IngestStore {
+export class IngestRepository implements IngestStore, ProjectBackfillStore {
   constructor(private readonly orm: MikroORM) {}
+
+  private get db(): Knex {
+    return this.orm.em.getConnection().getKnex();
+  }
+
+  unknownProjectEvents(after: number, limit: number): Promise<number[]> {
+    return guarded(async () => {
+      const res = await this.db.raw<{ rows: { event_id: string }[] }>(
+        `select distinct event_id from notifier.notification where not project_known and event_id > ? order by event_id limit ?`,
+        [after, limit],
+      );
+      return res.rows.map((r) => Number(r.event_id));
+    });
+  }
+
+  setNotificationProjects(found: ReadonlyArray<{ eventId: number; projectId: string | null }>): Promise<number> {
+    if (found.length === 0) return Promise.resolve(0);
+    return guarded(async () => {
+      const res = await this.db.raw<{ rowCount: number }>(
+        `update notifier.notification n set project_id = f.project_id, project_known = true
+           from unnest(?::bigint[], ?::uuid[]) f(event_id, project_id)
+          where n.event_id = f.event_id and not n.project_known`,
+        b([found.map((f) => f.eventId), found.map((f) => f.projectId)]),
+      );
+      return res.rowCount;
+    });
+  }
 
   transaction<T>(fn: (tx: IngestTx) => Promise<T>): Promise<T> {
     return guarded(() =>
@@ -144,8 +181,8 @@ export class IngestSql implements IngestTx {
   async insertNotifications(rows: NotificationRow[]): Promise<number> {
     if (rows.length === 0) return 0;
     const res = await this.db.raw<{ rowCount: number }>(
-      `insert into notifier.notification (id, user_id, kind, record_type, record_id, event_id, actor)
-       select * from unnest(?::uuid[], ?::uuid[], ?::text[], ?::text[], ?::uuid[], ?::bigint[], ?::uuid[])
+      `insert into notifier.notification (id, user_id, kind, record_type, record_id, event_id, actor, project_id, project_known)
+       select *, true from unnest(?::uuid[], ?::uuid[], ?::text[], ?::text[], ?::uuid[], ?::bigint[], ?::uuid[], ?::uuid[])
        on conflict do nothing`,
       b([
         rows.map((r) => r.id),
@@ -155,6 +192,7 @@ export class IngestSql implements IngestTx {
         rows.map((r) => r.recordId),
         rows.map((r) => r.eventId),
         rows.map((r) => r.actor),
+        rows.map((r) => r.projectId),
       ]),
     );
     return res.rowCount;

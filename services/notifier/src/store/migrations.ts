@@ -5,6 +5,7 @@
 import type { MigrationObject } from '@mikro-orm/postgresql';
 import { ActionDeliveryMigration } from './action-delivery.migration.js';
 import { NoteCreatorMigration } from './note-creator.migration.js';
+import { NotificationProjectMigration } from './notification-project.migration.js';
 import { NotifierMigration } from './notifier.migration.js';
 
 /** Every migration of schema `notifier`, oldest first. */
@@ -12,4 +13,5 @@ export const NOTIFIER_MIGRATIONS: MigrationObject[] = [
   { name: 'notifier-0001-initial', class: NotifierMigration },
   { name: 'notifier-0002-note-creator', class: NoteCreatorMigration },
   { name: 'notifier-0003-action-delivery', class: ActionDeliveryMigration },
+  { name: 'notifier-0004-notification-project', class: NotificationProjectMigration },
 ];

@@ -19,7 +19,11 @@ const MISSING = '0190a000-0000-7000-8000-000000000099';
 
 const as = (userId: string, role: string): CallContext => ({ requestId: 'r', principal: { userId, role: role as 'Admin', authKind: 'token' } });
 
-function world() {
+/**
+ * `hidden`: a restricted project and the user who may not read it. The records port answers as
+ * records does, by the caller of each call: that user never finds the project or anything in it.
+ */
+function world(hidden?: { userId: string; projectId: string }) {
   const records: ActionRecord[] = [
     { id: P, entityType: 'Project', projectId: null, data: { code: 'DEMO', name: 'Demo', overrides: { applicationsByStep: { comp: ['nuke'] } } } },
     { id: P2, entityType: 'Project', projectId: null, data: { code: 'OTHER' } },
@@ -49,6 +53,8 @@ function world() {
     { id: 'publish', label: 'Publish', url: 'https://h.example.com/p', entity_types: ['Shot'], roles: null, icon: null, secret: 's'.repeat(16) },
     { id: 'approve', label: 'Approve', url: 'https://h.example.com/a', entity_types: ['Shot'], roles: ['Supervisor'], icon: null, secret: null },
   ];
+  const readable = (r: ActionRecord, ctx: CallContext) =>
+    !hidden || ctx.principal?.userId !== hidden.userId || (r.entityType === 'Project' ? r.id : r.projectId) !== hidden.projectId;
   const events: StreamEvent[] = [];
   const launches = new Map<string, NewLaunch>();
   const deliveries: ActionDeliveryRequest[] = [];
@@ -75,8 +81,8 @@ function world() {
   const service = new ActionsService({
     store,
     records: {
-      find: async (type, id) => records.find((r) => r.entityType === type && r.id === id) ?? null,
-      many: async (type, ids) => records.filter((r) => r.entityType === type && ids.includes(r.id)),
+      find: async (type, id, ctx) => records.find((r) => r.entityType === type && r.id === id && readable(r, ctx)) ?? null,
+      many: async (type, ids, ctx) => records.filter((r) => r.entityType === type && ids.includes(r.id) && readable(r, ctx)),
     },
     deliveries: { enqueue: async (d) => (deliveries.push(d), d.deliveryId) },
     schema: async () => doc,
@@ -124,6 +130,22 @@ describe('ActionsService', () => {
       ['body', 'entity_type'],
       ['body', 'entity_ids'],
     ]);
+  });
+
+  it('reads the project and records as the caller: one in a project records hides from them is 404, never 422', async () => {
+    const { service, events } = world({ userId: USER, projectId: P2 });
+    const ctx = as(USER, 'Artist');
+    expect((await failure(service.list({ ...sel('Shot', OTHER_SHOT), projectId: P2 }, ctx))).kind).toBe('not_found');
+    expect((await failure(service.execute({ ...sel('Shot', OTHER_SHOT), projectId: P2, actionId: 'publish' }, ctx))).kind).toBe('not_found');
+    // Named beside a record of a readable project it is missing, not "of another project".
+    const mixed = await failure(service.list(sel('Shot', SHOT, OTHER_SHOT), ctx));
+    expect(mixed.kind).toBe('not_found');
+    expect(mixed.message).toContain(OTHER_SHOT);
+    expect(events).toHaveLength(0);
+    // Whoever records lets read it sees the usual answers.
+    const admin = as(ADMIN, 'Admin');
+    expect((await service.list({ ...sel('Shot', OTHER_SHOT), projectId: P2 }, admin)).items.map((i) => i.id)).toContain('publish');
+    expect((await failure(service.list(sel('Shot', SHOT, OTHER_SHOT), admin))).kind).toBe('invalid');
   });
 
   it('executes only an action listed for the caller and context (404 otherwise); a launch with >1 record is 422', async () => {

@@ -53,7 +53,15 @@ export interface ListEventsRequest {
     | string
     | undefined;
   /** Without `after`: only events below this id, newest first (continues a newest-first page). */
-  before?: number | undefined;
+  before?:
+    | number
+    | undefined;
+  /**
+   * Projects whose events are left out, as if they were not in the log: the restricted projects
+   * the caller may not read (docs/api-notes.md, "Restricted projects"). Events of no project
+   * always pass.
+   */
+  hiddenProjectIds: string[];
 }
 
 export interface ListEventsResponse {
@@ -278,7 +286,14 @@ export const Event: MessageFns<Event> = {
 };
 
 function createBaseListEventsRequest(): ListEventsRequest {
-  return { limit: 0, after: undefined, entityType: undefined, projectId: undefined, before: undefined };
+  return {
+    limit: 0,
+    after: undefined,
+    entityType: undefined,
+    projectId: undefined,
+    before: undefined,
+    hiddenProjectIds: [],
+  };
 }
 
 export const ListEventsRequest: MessageFns<ListEventsRequest> = {
@@ -297,6 +312,9 @@ export const ListEventsRequest: MessageFns<ListEventsRequest> = {
     }
     if (message.before !== undefined) {
       writer.uint32(40).int64(message.before);
+    }
+    for (const v of message.hiddenProjectIds) {
+      writer.uint32(50).string(v!);
     }
     return writer;
   },
@@ -354,6 +372,14 @@ export const ListEventsRequest: MessageFns<ListEventsRequest> = {
             message.before = longToNumber(reader.int64());
             continue;
           }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.hiddenProjectIds.push(reader.string());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -381,6 +407,11 @@ export const ListEventsRequest: MessageFns<ListEventsRequest> = {
         ? globalThis.String(object.project_id)
         : undefined,
       before: isSet(object.before) ? globalThis.Number(object.before) : undefined,
+      hiddenProjectIds: globalThis.Array.isArray(object?.hiddenProjectIds)
+        ? object.hiddenProjectIds.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.hidden_project_ids)
+        ? object.hidden_project_ids.map((e: any) => globalThis.String(e))
+        : [],
     };
   },
 
@@ -401,6 +432,9 @@ export const ListEventsRequest: MessageFns<ListEventsRequest> = {
     if (message.before !== undefined) {
       obj.before = Math.round(message.before);
     }
+    if (message.hiddenProjectIds?.length) {
+      obj.hiddenProjectIds = message.hiddenProjectIds;
+    }
     return obj;
   },
 
@@ -414,6 +448,7 @@ export const ListEventsRequest: MessageFns<ListEventsRequest> = {
     message.entityType = object.entityType ?? undefined;
     message.projectId = object.projectId ?? undefined;
     message.before = object.before ?? undefined;
+    message.hiddenProjectIds = object.hiddenProjectIds?.map((e) => e) || [];
     return message;
   },
 };

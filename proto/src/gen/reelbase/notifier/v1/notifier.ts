@@ -44,7 +44,14 @@ export interface ListNotificationsRequest {
   /** 1..200. */
   limit: number;
   /** next_cursor of the previous page. */
-  cursor?: string | undefined;
+  cursor?:
+    | string
+    | undefined;
+  /**
+   * Projects whose notifications are left out: the restricted projects the caller may not read
+   * (docs/api-notes.md, "Restricted projects").
+   */
+  hiddenProjectIds: string[];
 }
 
 export interface ListNotificationsResponse {
@@ -56,6 +63,8 @@ export interface ListNotificationsResponse {
 
 export interface MarkNotificationReadRequest {
   id: string;
+  /** As in ListNotificationsRequest: a notification about one of these projects is not_found. */
+  hiddenProjectIds: string[];
 }
 
 export interface MarkNotificationReadResponse {
@@ -63,6 +72,8 @@ export interface MarkNotificationReadResponse {
 }
 
 export interface MarkAllNotificationsReadRequest {
+  /** As in ListNotificationsRequest: notifications about these projects are left as they are. */
+  hiddenProjectIds: string[];
 }
 
 export interface MarkAllNotificationsReadResponse {
@@ -444,7 +455,7 @@ export const Notification: MessageFns<Notification> = {
 };
 
 function createBaseListNotificationsRequest(): ListNotificationsRequest {
-  return { unreadOnly: false, limit: 0, cursor: undefined };
+  return { unreadOnly: false, limit: 0, cursor: undefined, hiddenProjectIds: [] };
 }
 
 export const ListNotificationsRequest: MessageFns<ListNotificationsRequest> = {
@@ -457,6 +468,9 @@ export const ListNotificationsRequest: MessageFns<ListNotificationsRequest> = {
     }
     if (message.cursor !== undefined) {
       writer.uint32(26).string(message.cursor);
+    }
+    for (const v of message.hiddenProjectIds) {
+      writer.uint32(34).string(v!);
     }
     return writer;
   },
@@ -498,6 +512,14 @@ export const ListNotificationsRequest: MessageFns<ListNotificationsRequest> = {
             message.cursor = reader.string();
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.hiddenProjectIds.push(reader.string());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -519,6 +541,11 @@ export const ListNotificationsRequest: MessageFns<ListNotificationsRequest> = {
         : false,
       limit: isSet(object.limit) ? globalThis.Number(object.limit) : 0,
       cursor: isSet(object.cursor) ? globalThis.String(object.cursor) : undefined,
+      hiddenProjectIds: globalThis.Array.isArray(object?.hiddenProjectIds)
+        ? object.hiddenProjectIds.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.hidden_project_ids)
+        ? object.hidden_project_ids.map((e: any) => globalThis.String(e))
+        : [],
     };
   },
 
@@ -533,6 +560,9 @@ export const ListNotificationsRequest: MessageFns<ListNotificationsRequest> = {
     if (message.cursor !== undefined) {
       obj.cursor = message.cursor;
     }
+    if (message.hiddenProjectIds?.length) {
+      obj.hiddenProjectIds = message.hiddenProjectIds;
+    }
     return obj;
   },
 
@@ -544,6 +574,7 @@ export const ListNotificationsRequest: MessageFns<ListNotificationsRequest> = {
     message.unreadOnly = object.unreadOnly ?? false;
     message.limit = object.limit ?? 0;
     message.cursor = object.cursor ?? undefined;
+    message.hiddenProjectIds = object.hiddenProjectIds?.map((e) => e) || [];
     return message;
   },
 };
@@ -638,13 +669,16 @@ export const ListNotificationsResponse: MessageFns<ListNotificationsResponse> = 
 };
 
 function createBaseMarkNotificationReadRequest(): MarkNotificationReadRequest {
-  return { id: "" };
+  return { id: "", hiddenProjectIds: [] };
 }
 
 export const MarkNotificationReadRequest: MessageFns<MarkNotificationReadRequest> = {
   encode(message: MarkNotificationReadRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.id !== "") {
       writer.uint32(10).string(message.id);
+    }
+    for (const v of message.hiddenProjectIds) {
+      writer.uint32(18).string(v!);
     }
     return writer;
   },
@@ -670,6 +704,14 @@ export const MarkNotificationReadRequest: MessageFns<MarkNotificationReadRequest
             message.id = reader.string();
             continue;
           }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.hiddenProjectIds.push(reader.string());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -683,13 +725,23 @@ export const MarkNotificationReadRequest: MessageFns<MarkNotificationReadRequest
   },
 
   fromJSON(object: any): MarkNotificationReadRequest {
-    return { id: isSet(object.id) ? globalThis.String(object.id) : "" };
+    return {
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
+      hiddenProjectIds: globalThis.Array.isArray(object?.hiddenProjectIds)
+        ? object.hiddenProjectIds.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.hidden_project_ids)
+        ? object.hidden_project_ids.map((e: any) => globalThis.String(e))
+        : [],
+    };
   },
 
   toJSON(message: MarkNotificationReadRequest): unknown {
     const obj: any = {};
     if (message.id !== "") {
       obj.id = message.id;
+    }
+    if (message.hiddenProjectIds?.length) {
+      obj.hiddenProjectIds = message.hiddenProjectIds;
     }
     return obj;
   },
@@ -700,6 +752,7 @@ export const MarkNotificationReadRequest: MessageFns<MarkNotificationReadRequest
   fromPartial<I extends Exact<DeepPartial<MarkNotificationReadRequest>, I>>(object: I): MarkNotificationReadRequest {
     const message = createBaseMarkNotificationReadRequest();
     message.id = object.id ?? "";
+    message.hiddenProjectIds = object.hiddenProjectIds?.map((e) => e) || [];
     return message;
   },
 };
@@ -774,11 +827,14 @@ export const MarkNotificationReadResponse: MessageFns<MarkNotificationReadRespon
 };
 
 function createBaseMarkAllNotificationsReadRequest(): MarkAllNotificationsReadRequest {
-  return {};
+  return { hiddenProjectIds: [] };
 }
 
 export const MarkAllNotificationsReadRequest: MessageFns<MarkAllNotificationsReadRequest> = {
-  encode(_: MarkAllNotificationsReadRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+  encode(message: MarkAllNotificationsReadRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.hiddenProjectIds) {
+      writer.uint32(10).string(v!);
+    }
     return writer;
   },
 
@@ -795,6 +851,14 @@ export const MarkAllNotificationsReadRequest: MessageFns<MarkAllNotificationsRea
       while (reader.pos < end) {
         const tag = reader.uint32();
         switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.hiddenProjectIds.push(reader.string());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -807,20 +871,32 @@ export const MarkAllNotificationsReadRequest: MessageFns<MarkAllNotificationsRea
     }
   },
 
-  fromJSON(_: any): MarkAllNotificationsReadRequest {
-    return {};
+  fromJSON(object: any): MarkAllNotificationsReadRequest {
+    return {
+      hiddenProjectIds: globalThis.Array.isArray(object?.hiddenProjectIds)
+        ? object.hiddenProjectIds.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.hidden_project_ids)
+        ? object.hidden_project_ids.map((e: any) => globalThis.String(e))
+        : [],
+    };
   },
 
-  toJSON(_: MarkAllNotificationsReadRequest): unknown {
+  toJSON(message: MarkAllNotificationsReadRequest): unknown {
     const obj: any = {};
+    if (message.hiddenProjectIds?.length) {
+      obj.hiddenProjectIds = message.hiddenProjectIds;
+    }
     return obj;
   },
 
   create<I extends Exact<DeepPartial<MarkAllNotificationsReadRequest>, I>>(base?: I): MarkAllNotificationsReadRequest {
     return MarkAllNotificationsReadRequest.fromPartial(base ?? ({} as any));
   },
-  fromPartial<I extends Exact<DeepPartial<MarkAllNotificationsReadRequest>, I>>(_: I): MarkAllNotificationsReadRequest {
+  fromPartial<I extends Exact<DeepPartial<MarkAllNotificationsReadRequest>, I>>(
+    object: I,
+  ): MarkAllNotificationsReadRequest {
     const message = createBaseMarkAllNotificationsReadRequest();
+    message.hiddenProjectIds = object.hiddenProjectIds?.map((e) => e) || [];
     return message;
   },
 };
