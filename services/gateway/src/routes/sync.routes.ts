@@ -60,7 +60,9 @@ export function syncRoutes({ peers, userChanged }: RouteDeps): AnyRoute[] {
       path: '/sync/mappings',
       operationId: 'syncMappings',
       summary: 'Mappings: `?source=&entity_type=&external_id=` (external → record) or `?id=` (record → every external id).',
-      description: 'With `source` alone or with `entity_type`: at most 1000 mappings, ordered by type and external id. `external_id` needs `entity_type`.',
+      description:
+        'With `source` alone or with `entity_type`: at most 1000 mappings, ordered by type and external id. `external_id` needs `entity_type`. ' +
+        'Mappings of records in projects the caller may not read are not listed.',
       tags: TAGS,
       auth: 'bearer',
       query: SyncMappingsQuery,
@@ -81,7 +83,8 @@ export function syncRoutes({ peers, userChanged }: RouteDeps): AnyRoute[] {
         'schema, addon, action, schedule and site-sync (`SiteSync`) events are left out) after `after`: ' +
         'the event id and action, the record as it is now (null once retired) and `external_ids` (source → external id). With `source`, ' +
         "the writes made by that source's own imports are left out (no echo). `next_after` is the last event looked at: send it back " +
-        'as `after`. A page may hold fewer than `limit` items while events remain (those left out still move `next_after`).',
+        'as `after`. A page may hold fewer than `limit` items while events remain (those left out still move `next_after`). Records ' +
+        'in projects the caller may not read are left out.',
       tags: TAGS,
       auth: 'bearer',
       query: SyncChangesQuery,
