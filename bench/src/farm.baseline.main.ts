@@ -33,6 +33,7 @@ app.post('/claim', async (req, res) => {
         kinds: null,
         leaseSeconds: typeof body.lease_seconds === 'number' ? body.lease_seconds : 300,
         leaseDigest: lease.digest,
+        reader: null,
       },
       { eventId: newId(), actor: null },
     );

@@ -62,9 +62,9 @@ export function openDirectSyncImporter(o: { databaseUrl: string; natsPrefix: str
   const repo = new sync.SyncRepository(pools, names);
   const spent: Spent = { ms: 0, by: new Map() };
   const store: SyncStore = {
-    findMappings: (q, limit) => repo.findMappings(q, limit),
+    findMappings: (q, limit, reader) => repo.findMappings(q, limit, reader),
     mappingsOf: (ids) => repo.mappingsOf(ids),
-    findMany: (ids) => repo.findMany(ids),
+    findMany: (ids, reader) => repo.findMany(ids, reader),
     echoes: (source, writes) => repo.echoes(source, writes),
     typeRenames: () => repo.typeRenames(),
     syncTransaction: async (fn) => {

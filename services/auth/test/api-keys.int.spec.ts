@@ -1,7 +1,8 @@
 /**
  * The number of live API keys a user holds is bounded (docs/api-notes.md, "API keys"): keys
  * issued at once through two replicas never pass the limit, a revoked or expired key frees its
- * place, and another user is not held back. Real PostgreSQL and NATS; records is a stand-in.
+ * place, and another user is not held back. An agent key's scope and pools are stored, listed and
+ * answered by Authenticate, on every replica. Real PostgreSQL and NATS; records is a stand-in.
  */
 import { MikroORM } from '@mikro-orm/postgresql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -71,3 +72,53 @@ describe('API keys per user', () => {
     expect((await a.client.call.issueApiKey({ name: 'after-expiry' }, as(artist))).key).toBeDefined();
   });
 });
+
+describe('agent keys', () => {
+  it('stores scope and pools, lists them, and answers them in the principal of every replica; a normal key has none', async () => {
+    const [a, b] = replicas as [Replica, Replica];
+    await a.client.call.register({ email: 'render@studio.io', password: 'render-pw-1', name: 'Render', role: 'Artist' }, as(await adminOf(a)));
+    const token = (await a.client.call.login({ email: 'render@studio.io', password: 'render-pw-1' }, anon)).accessToken;
+    const render = (await a.client.call.authenticate({ token }, anon)).principal!;
+    expect(render.access).toBeUndefined();
+
+    const gpu = await a.client.call.issueApiKey({ name: 'render-07', access: { scope: 'agent', pools: ['gpu', 'gpu-large'] } }, as(render));
+    expect(gpu.key).toMatchObject({ name: 'render-07', access: { scope: 'agent', pools: ['gpu', 'gpu-large'] } });
+    const any = await a.client.call.issueApiKey({ name: 'sync-01', access: { scope: 'agent', pools: [] } }, as(render));
+    const plain = await a.client.call.issueApiKey({ name: 'ci' }, as(render));
+    expect(plain.key!.access).toBeUndefined();
+
+    const rows = await sql.em
+      .getConnection()
+      .execute<{ name: string; scope: string | null; pools: string[] | null }[]>(
+        `select name, scope, pools from auth.api_key where user_id = ? order by created_at, id`,
+        [render.userId],
+      );
+    expect(rows).toEqual([
+      { name: 'render-07', scope: 'agent', pools: ['gpu', 'gpu-large'] },
+      { name: 'sync-01', scope: 'agent', pools: null },
+      { name: 'ci', scope: null, pools: null },
+    ]);
+    const listed = (await b.client.call.listApiKeys({}, as(render))).items;
+    expect(listed.map((k) => [k.name, k.access])).toEqual([
+      ['render-07', { scope: 'agent', pools: ['gpu', 'gpu-large'] }],
+      ['sync-01', { scope: 'agent', pools: [] }],
+      ['ci', undefined],
+    ]);
+    for (const replica of [a, b]) {
+      const p = (await replica.client.call.authenticate({ token: gpu.token }, anon)).principal!;
+      expect(p).toMatchObject({ userId: render.userId, role: 'Artist', authKind: 'api_key', access: { scope: 'agent', pools: ['gpu', 'gpu-large'] } });
+      expect((await replica.client.call.authenticate({ token: any.token }, anon)).principal!.access).toEqual({ scope: 'agent', pools: [] });
+      expect((await replica.client.call.authenticate({ token: plain.token }, anon)).principal!.access).toBeUndefined();
+    }
+    // Every problem at once, nothing stored; the table refuses pools without the scope too.
+    const bad = await failure(a.client.call.issueApiKey({ name: 'bad', access: { scope: 'root', pools: ['', 'x'.repeat(65)] } }, as(render)));
+    expect(bad.problems?.map((p) => p.loc.join('.'))).toEqual(['scope', 'pools', 'pools.0', 'pools.1']);
+    await expect(sql.em.getConnection().execute(`update auth.api_key set scope = null where id = ?`, [gpu.key!.id])).rejects.toThrow(/api_key_scope_check/);
+  });
+});
+
+/** The Admin registered first (by the spec above), as a principal. */
+async function adminOf(replica: Replica): Promise<authv1.Principal> {
+  const token = (await replica.client.call.login({ email: 'boss@studio.io', password: 'first-user-pw' }, anon)).accessToken;
+  return (await replica.client.call.authenticate({ token }, anon)).principal!;
+}

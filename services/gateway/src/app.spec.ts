@@ -197,7 +197,8 @@ describe('/me and API keys', () => {
   it('issues, lists and revokes keys', async () => {
     const issued = await call('POST', '/auth/api-keys', { token: 'artist-token', body: { name: 'farm' } });
     expect(issued.status).toBe(200);
-    expect(Object.keys(issued.json).sort()).toEqual(['created_at', 'expires_at', 'id', 'name', 'token']);
+    expect(Object.keys(issued.json).sort()).toEqual(['created_at', 'expires_at', 'id', 'name', 'pools', 'scope', 'token']);
+    expect([issued.json.scope, issued.json.pools]).toEqual([null, null]);
     expect(issued.json.token).toBe('svc_new');
     expect(issued.json.expires_at).toBeNull();
     const list = await call('GET', '/auth/api-keys', { token: 'artist-token' });
@@ -209,6 +210,8 @@ describe('/me and API keys', () => {
       created_at: expect.any(String),
       last_used_at: null,
       expires_at: null,
+      scope: null,
+      pools: null,
     });
     const gone = await call('DELETE', `/auth/api-keys/${issued.json.id}`, { token: 'artist-token' });
     expect(gone.json).toEqual({ id: issued.json.id, revoked: true });

@@ -429,7 +429,7 @@ describe('the claim plan', () => {
     await world.sql.query('analyze records.farm_chunk');
     const { text, values } = claimStatement(
       'events.FarmJob.update',
-      { pool: 'plan', kinds: null, worker: 'w', leaseSeconds: 60, leaseDigest: Buffer.alloc(32) },
+      { pool: 'plan', kinds: null, worker: 'w', leaseSeconds: 60, leaseDigest: Buffer.alloc(32), reader: null },
       { eventId: newId(), actor: null },
     );
     const explain = async (mode: string) =>

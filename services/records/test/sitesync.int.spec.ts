@@ -9,7 +9,7 @@ import { createGrpcClient, newId, type CallContext, type GrpcClient, type Role }
 import { appErrorOf, TEST_INTERNAL_AUTH_SECRET } from '@reelbase/lib-testkit';
 import { recordsv1, sitesyncv1 } from '@reelbase/proto';
 import pg from 'pg';
-import { CLAIM_SQL, pageSql } from '../src/sitesync/store/sitesync.repository.js';
+import { claimSql, pageSql } from '../src/sitesync/store/sitesync.repository.js';
 import { startRecordsWorld, type RecordsWorld } from './records.world.js';
 import { StreamReader } from './stream.helper.js';
 
@@ -381,7 +381,7 @@ describe('plans', () => {
         await sql.query('rollback');
       }
     };
-    const claim = await plan(CLAIM_SQL, [code, 10, 5, 'x', [], 300, 'lapsed']);
+    const claim = await plan(claimSql(null), [code, 10, 5, 'x', [], 300, 'lapsed']);
     expect(claim).toContain('sitesync_state_claim_idx');
     expect(claim).toContain('sitesync_state_lease_idx');
     const bySite = pageSql({ site: code }, { representationId: newId(), site: code });

@@ -80,6 +80,47 @@ describe('ApiKeyService', () => {
     expect((await refusal(service.list(as(ADMIN, 'Admin'), 'nope'))).kind).toBe('invalid');
   });
 
+  it('issues an agent key with its pools, stores and lists them; a normal key has neither', async () => {
+    const { service, rows } = setup();
+    const agent = await service.issue('render-07', as(ARTIST, 'Artist'), undefined, { scope: 'agent', pools: ['gpu', 'cpu'] });
+    expect(agent.key).toMatchObject({ scope: 'agent', pools: ['gpu', 'cpu'] });
+    const anyPool = await service.issue('sync-01', as(ARTIST, 'Artist'), undefined, { scope: 'agent' });
+    expect([anyPool.key.scope, anyPool.key.pools]).toEqual(['agent', undefined]);
+    const plain = await service.issue('ci', as(ARTIST, 'Artist'));
+    expect(['scope' in plain.key, 'pools' in plain.key]).toEqual([false, false]);
+    expect(rows.map((r) => [r.name, r.scope, r.pools])).toEqual([
+      ['render-07', 'agent', ['gpu', 'cpu']],
+      ['sync-01', 'agent', null],
+      ['ci', null, null],
+    ]);
+    expect((await service.list(as(ARTIST, 'Artist'))).map((k) => [k.scope, k.pools])).toEqual([
+      ['agent', ['gpu', 'cpu']],
+      ['agent', undefined],
+      [undefined, undefined],
+    ]);
+  });
+
+  it.each([
+    [{ scope: 'admin' }, [['scope', 'literal_error']]],
+    [{ pools: ['gpu'] }, [['pools', 'value_error']]],
+    [{ scope: 'agent', pools: [] }, [['pools', 'too_short']]],
+    [{ scope: 'agent', pools: Array.from({ length: 51 }, (_, i) => `p${i}`) }, [['pools', 'too_long']]],
+    [
+      { scope: 'agent', pools: ['gpu', ' ', 'x'.repeat(65), 'gpu'] },
+      [
+        ['pools.1', 'string_too_short'],
+        ['pools.2', 'string_too_long'],
+        ['pools.3', 'value_error'],
+      ],
+    ],
+  ])('refuses the access %j with every problem at once, and stores nothing', async (access, problems) => {
+    const { service, rows } = setup();
+    const err = await refusal(service.issue('', as(ARTIST, 'Artist'), 'tomorrow', access));
+    expect(err.kind).toBe('invalid');
+    expect(err.problems.map((p) => [p.loc.join('.'), p.type])).toEqual([['name', 'missing'], ['expires_at', 'datetime_parsing'], ...problems]);
+    expect(rows).toEqual([]);
+  });
+
   it('revokes every session and key of a user for an Admin only, and announces it', async () => {
     const { service, revoked } = setup();
     await service.issue('a', as(ARTIST, 'Artist'));

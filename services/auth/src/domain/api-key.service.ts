@@ -3,7 +3,7 @@
  * session and key of a user (Admin). A revocation is announced on NATS so every gateway drops
  * its cached answer and re-checks its sockets at once.
  */
-import { AppError, isUuid, newId, type CallContext, type Logger } from '@reelbase/lib-platform';
+import { AppError, isUuid, newId, type CallContext, type Logger, type Problem } from '@reelbase/lib-platform';
 import { generateApiKey } from './api-key.token.js';
 import { isAdmin, requireAdmin, requireUser } from './auth.rules.js';
 import type { ApiKeyStore, RevocationNotifier, SessionRevocationStore, StoredKey, UserLookup } from './ports.js';
@@ -16,9 +16,21 @@ export interface ApiKeyView {
   createdAt: string;
   lastUsedAt?: string;
   expiresAt?: string;
+  /** `agent` for an agent key (docs/api-notes.md, "Authentication"); absent for a normal key. */
+  scope?: 'agent';
+  /** An agent key's farm pools; absent: any pool. */
+  pools?: string[];
+}
+
+/** What a key may reach, as asked for: `scope` absent (a normal key) or `agent`, and an agent key's pools. */
+export interface KeyAccess {
+  scope?: string;
+  pools?: readonly string[];
 }
 
 export const MAX_KEY_NAME_LENGTH = 200;
+/** Pools an agent key names at most, and the longest pool name. */
+export const AGENT_POOLS = { max: 50, nameLength: 64 } as const;
 /** Live API keys a user may hold unless configured (`API_KEYS_PER_USER`). */
 export const MAX_KEYS_PER_USER = 100;
 
@@ -31,7 +43,33 @@ function view(k: StoredKey): ApiKeyView {
     createdAt: new Date(k.createdAt).toISOString(),
     lastUsedAt: k.lastUsedAt ? new Date(k.lastUsedAt).toISOString() : undefined,
     expiresAt: k.expiresAt ? new Date(k.expiresAt).toISOString() : undefined,
+    ...(k.scope === 'agent' ? { scope: k.scope } : {}),
+    ...(k.scope === 'agent' && k.pools ? { pools: k.pools } : {}),
   };
+}
+
+/**
+ * The scope and pools a key is issued with, or every problem of them: `scope` is `agent` or absent;
+ * `pools` only with it, 1 to 50 distinct non-blank names of at most 64 characters.
+ */
+export function checkKeyAccess(access: KeyAccess, problems: Problem[]): { scope: 'agent' | null; pools: string[] | null } {
+  const { scope, pools } = access;
+  if (scope !== undefined && scope !== 'agent') problems.push({ loc: ['scope'], msg: "Input should be 'agent'", type: 'literal_error' });
+  if (pools === undefined) return { scope: scope === 'agent' ? scope : null, pools: null };
+  if (scope !== 'agent') {
+    problems.push({ loc: ['pools'], msg: 'pools are given only with "scope": "agent"', type: 'value_error' });
+  } else if (pools.length < 1 || pools.length > AGENT_POOLS.max) {
+    problems.push({ loc: ['pools'], msg: `List should have 1 to ${AGENT_POOLS.max} items`, type: pools.length < 1 ? 'too_short' : 'too_long' });
+  }
+  const seen = new Set<string>();
+  pools.forEach((pool, i) => {
+    if (pool.trim() === '') problems.push({ loc: ['pools', i], msg: 'A pool name should not be blank', type: 'string_too_short' });
+    else if (pool.length > AGENT_POOLS.nameLength) {
+      problems.push({ loc: ['pools', i], msg: `String should have at most ${AGENT_POOLS.nameLength} characters`, type: 'string_too_long' });
+    } else if (seen.has(pool)) problems.push({ loc: ['pools', i], msg: `pool ${pool} is listed twice`, type: 'value_error' });
+    seen.add(pool);
+  });
+  return { scope: 'agent', pools: [...pools] };
 }
 
 /** RFC 3339 with a zone (`2026-01-31T18:00:00Z`, `...+01:00`), as the API documents it. */
@@ -73,33 +111,49 @@ export class ApiKeyService {
     this.now = deps.now ?? Date.now;
   }
 
-  async issue(rawName: string, ctx: CallContext, rawExpiresAt?: string): Promise<{ key: ApiKeyView; token: string }> {
+  /**
+   * A new key of the caller, shown once. With `access.scope` `agent` it calls only the farm and
+   * sitesync agent routes, and claims only from `access.pools` when given (docs/api-notes.md,
+   * "Authentication"). Every problem of the request is one 422.
+   */
+  async issue(rawName: string, ctx: CallContext, rawExpiresAt?: string, access: KeyAccess = {}): Promise<{ key: ApiKeyView; token: string }> {
     const caller = requireUser(ctx);
+    const problems: Problem[] = [];
     const name = rawName.trim();
-    if (!name) throw AppError.invalid([{ loc: ['name'], msg: 'Field required', type: 'missing' }]);
-    if (name.length > MAX_KEY_NAME_LENGTH) {
-      throw AppError.invalid([{ loc: ['name'], msg: `String should have at most ${MAX_KEY_NAME_LENGTH} characters`, type: 'string_too_long' }]);
+    if (!name) problems.push({ loc: ['name'], msg: 'Field required', type: 'missing' });
+    else if (name.length > MAX_KEY_NAME_LENGTH) {
+      problems.push({ loc: ['name'], msg: `String should have at most ${MAX_KEY_NAME_LENGTH} characters`, type: 'string_too_long' });
     }
-    const expiresAt = this.expiryOf(rawExpiresAt);
+    const expiresAt = this.expiryOf(rawExpiresAt, problems);
+    const { scope, pools } = checkKeyAccess(access, problems);
+    if (problems.length) throw AppError.invalid(problems);
     const generated = generateApiKey();
     const max = this.deps.maxPerUser ?? MAX_KEYS_PER_USER;
-    const row = await this.store.insert({ id: newId(), userId: caller.userId, name, prefix: generated.prefix, keyHash: generated.hash, expiresAt }, max);
+    const row = await this.store.insert(
+      { id: newId(), userId: caller.userId, name, prefix: generated.prefix, keyHash: generated.hash, expiresAt, scope, pools },
+      max,
+    );
     if (!row) {
       throw AppError.conflict('limit_reached', `a user holds at most ${max} live API keys; revoke one you no longer use (DELETE /auth/api-keys/{id})`);
     }
-    this.logger.info({ api_key_id: row.id, user_id: caller.userId, expires_at: expiresAt?.toISOString(), request_id: ctx.requestId }, 'API key issued');
+    this.logger.info(
+      { api_key_id: row.id, user_id: caller.userId, expires_at: expiresAt?.toISOString(), scope: scope ?? undefined, request_id: ctx.requestId },
+      'API key issued',
+    );
     return { key: view(row), token: generated.token };
   }
 
-  /** An expiry in the future, or null for none; 422 at `expires_at` otherwise. */
-  private expiryOf(raw: string | undefined): Date | null {
+  /** An expiry in the future, or null for none; a problem at `expires_at` otherwise. */
+  private expiryOf(raw: string | undefined, problems: Problem[]): Date | null {
     if (raw === undefined) return null;
     const at = rfc3339(raw);
     if (!Number.isFinite(at)) {
-      throw AppError.invalid([{ loc: ['expires_at'], msg: 'Input should be a valid datetime with a time zone (RFC 3339)', type: 'datetime_parsing' }]);
+      problems.push({ loc: ['expires_at'], msg: 'Input should be a valid datetime with a time zone (RFC 3339)', type: 'datetime_parsing' });
+      return null;
     }
     if (at <= this.now()) {
-      throw AppError.invalid([{ loc: ['expires_at'], msg: 'Input should be in the future', type: 'datetime_future' }]);
+      problems.push({ loc: ['expires_at'], msg: 'Input should be in the future', type: 'datetime_future' });
+      return null;
     }
     return new Date(at);
   }

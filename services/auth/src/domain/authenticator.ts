@@ -19,6 +19,10 @@ export interface ResolvedPrincipal {
   apiKeyId?: string;
   email: string;
   cacheSeconds: number;
+  /** `agent` for an agent key: it calls only the farm and sitesync agent routes (docs/api-notes.md, "Authentication"). */
+  scope?: 'agent';
+  /** An agent key's farm pools; absent: any pool. */
+  pools?: string[];
   /**
    * When the credential stops being valid (Unix seconds, rounded down): a login token's `exp`, an
    * API key's `expires_at`; 0 for a key that never expires. Gateways cache no longer, and close
@@ -53,6 +57,7 @@ export class Authenticator {
     if (!token) throw rejected();
     let userId: string;
     let apiKeyId: string | undefined;
+    let access: Pick<ResolvedPrincipal, 'scope' | 'pools'> = {};
     let expiresAtUnix = 0;
     if (isApiKeyToken(token)) {
       const hash = hashApiKey(token);
@@ -65,6 +70,7 @@ export class Authenticator {
       }
       userId = key.userId;
       apiKeyId = key.id;
+      if (key.scope === 'agent') access = key.pools ? { scope: 'agent', pools: key.pools } : { scope: 'agent' };
       this.noteUse(key.id);
     } else {
       userId = await this.deps.tokens.verify(token);
@@ -87,6 +93,7 @@ export class Authenticator {
       email: user.email,
       cacheSeconds: this.deps.cacheSeconds,
       expiresAtUnix,
+      ...access,
     };
   }
 

@@ -70,6 +70,10 @@ export interface StoredKey {
   lastUsedAt?: Date | null;
   revokedAt?: Date | null;
   expiresAt?: Date | null;
+  /** `agent`: the key calls only the farm and sitesync agent routes; null: a normal key. */
+  scope?: 'agent' | null;
+  /** An agent key's farm pools; null: any pool. */
+  pools?: string[] | null;
 }
 
 export interface ApiKeyStore {
@@ -78,7 +82,16 @@ export interface ApiKeyStore {
    * counted and written under one lock per user; null when refused.
    */
   insert(
-    row: { id: string; userId: string; name: string; prefix: string; keyHash: string; expiresAt: Date | null },
+    row: {
+      id: string;
+      userId: string;
+      name: string;
+      prefix: string;
+      keyHash: string;
+      expiresAt: Date | null;
+      scope: 'agent' | null;
+      pools: string[] | null;
+    },
     maxLive: number,
   ): Promise<StoredKey | null>;
   findById(id: string): Promise<StoredKey | null>;
@@ -107,7 +120,15 @@ export interface UserLookup {
 }
 
 export interface ApiKeyLookup {
-  findByHash(keyHash: string): Promise<{ id: string; userId: string; keyHash: string; revokedAt?: Date | null; expiresAt?: Date | null } | null>;
+  findByHash(keyHash: string): Promise<{
+    id: string;
+    userId: string;
+    keyHash: string;
+    revokedAt?: Date | null;
+    expiresAt?: Date | null;
+    scope?: 'agent' | null;
+    pools?: string[] | null;
+  } | null>;
   touch(id: string): Promise<void>;
 }
 

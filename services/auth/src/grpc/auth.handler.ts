@@ -3,7 +3,7 @@
  */
 import { AppError, type CallContext, type UnaryHandlers } from '@reelbase/lib-platform';
 import { recordsv1, type authv1 } from '@reelbase/proto';
-import type { ApiKeyService } from '../domain/api-key.service.js';
+import type { ApiKeyService, ApiKeyView } from '../domain/api-key.service.js';
 import type { Authenticator } from '../domain/authenticator.js';
 import type { LoginService } from '../domain/login.service.js';
 import type { RegistrationService } from '../domain/registration.service.js';
@@ -45,6 +45,11 @@ const recordOf = (user: CreatedUser) => ({ record: recordsv1.Record.fromJSON(JSO
 /** Absent → undefined (unchanged); a NullableString without value → null (cleared). */
 const nullable = (v: recordsv1.NullableString | undefined): string | null | undefined => (v === undefined ? undefined : (v.value ?? null));
 
+/** A key as listed: an agent key's scope and pools (empty: any pool) as its `access`. */
+function protoKey({ scope, pools, ...k }: ApiKeyView): authv1.ApiKey {
+  return scope ? { ...k, access: { scope, pools: pools ?? [] } } : k;
+}
+
 /** The full proto name the handlers are registered under. */
 export const AUTH_SERVICE_NAME = 'reelbase.auth.v1.AuthService';
 
@@ -70,6 +75,7 @@ export function authHandlers(deps: AuthHandlerDeps): UnaryHandlers<authv1.AuthSe
           apiKeyId: p.apiKeyId,
           email: p.email,
           cacheSeconds: p.cacheSeconds,
+          access: p.scope ? { scope: p.scope, pools: p.pools ?? [] } : undefined,
         },
         expiresAtUnix: p.expiresAtUnix,
       };
@@ -80,11 +86,14 @@ export function authHandlers(deps: AuthHandlerDeps): UnaryHandlers<authv1.AuthSe
     },
 
     async issueApiKey(req: authv1.IssueApiKeyRequest, ctx: CallContext): Promise<authv1.IssueApiKeyResponse> {
-      return deps.apiKeys.issue(req.name, ctx, req.expiresAt);
+      // A repeated field cannot be absent: no pools is "any pool".
+      const access = req.access ? { scope: req.access.scope, pools: req.access.pools.length ? req.access.pools : undefined } : {};
+      const issued = await deps.apiKeys.issue(req.name, ctx, req.expiresAt, access);
+      return { key: protoKey(issued.key), token: issued.token };
     },
 
     async listApiKeys(req: authv1.ListApiKeysRequest, ctx: CallContext): Promise<authv1.ListApiKeysResponse> {
-      return { items: await deps.apiKeys.list(ctx, req.userId) };
+      return { items: (await deps.apiKeys.list(ctx, req.userId)).map(protoKey) };
     },
 
     async revokeApiKey(req: authv1.RevokeApiKeyRequest, ctx: CallContext): Promise<authv1.RevokeApiKeyResponse> {

@@ -25,11 +25,29 @@ export class ApiKeyRepository {
           [row.userId],
         );
         if (Number(live?.n ?? 0) >= maxLive) return null;
-        const key: ApiKeyRow = { ...row, createdAt: new Date(), lastUsedAt: null, revokedAt: null, expiresAt: row.expiresAt ?? null };
+        const key: ApiKeyRow = {
+          ...row,
+          createdAt: new Date(),
+          lastUsedAt: null,
+          revokedAt: null,
+          expiresAt: row.expiresAt ?? null,
+          scope: row.scope ?? null,
+          pools: row.pools ?? null,
+        };
         await trx.raw(
-          `insert into "auth"."api_key" ("id", "user_id", "name", "prefix", "key_hash", "created_at", "last_used_at", "revoked_at", "expires_at")
-           values (?, ?, ?, ?, ?, ?, null, null, ?)`,
-          [key.id, key.userId, key.name, key.prefix, key.keyHash, key.createdAt, key.expiresAt ?? null],
+          `insert into "auth"."api_key" ("id", "user_id", "name", "prefix", "key_hash", "created_at", "last_used_at", "revoked_at", "expires_at", "scope", "pools")
+           values (?, ?, ?, ?, ?, ?, null, null, ?, ?, ?::jsonb)`,
+          [
+            key.id,
+            key.userId,
+            key.name,
+            key.prefix,
+            key.keyHash,
+            key.createdAt,
+            key.expiresAt ?? null,
+            key.scope ?? null,
+            key.pools ? JSON.stringify(key.pools) : null,
+          ],
         );
         return key;
       }),

@@ -29,6 +29,10 @@ export interface ApiKeyRow {
   revokedAt?: Date | null;
   /** When the key stops working; null: until revoked. */
   expiresAt?: Date | null;
+  /** `agent`: the key calls only the farm and sitesync agent routes; null: a normal key. */
+  scope?: 'agent' | null;
+  /** An agent key's farm pools (a JSON list of names); null: any pool. */
+  pools?: string[] | null;
 }
 
 export interface SigningKeyRow {
@@ -74,6 +78,8 @@ export const ApiKeyEntity = new EntitySchema<ApiKeyRow>({
     lastUsedAt: { type: 'Date', columnType: 'timestamptz', nullable: true },
     revokedAt: { type: 'Date', columnType: 'timestamptz', nullable: true },
     expiresAt: { type: 'Date', columnType: 'timestamptz', nullable: true },
+    scope: { type: 'text', nullable: true },
+    pools: { type: 'json', columnType: 'jsonb', nullable: true },
   },
 });
 

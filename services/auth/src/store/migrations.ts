@@ -8,6 +8,7 @@ import { AuthInitialMigration } from './initial.migration.js';
 import { EmailClaimMigration } from './email-claim.migration.js';
 import { LoginAttemptPendingMigration } from './login-attempt-pending.migration.js';
 import { CredentialLifetimesMigration } from './credential-lifetimes.migration.js';
+import { AgentKeysMigration } from './agent-keys.migration.js';
 
 /** Every migration of schema `auth`, oldest first. */
 export const AUTH_MIGRATIONS: MigrationObject[] = [
@@ -15,4 +16,5 @@ export const AUTH_MIGRATIONS: MigrationObject[] = [
   { name: 'auth-0002-login-attempt-pending', class: LoginAttemptPendingMigration },
   { name: 'auth-0003-email-claim', class: EmailClaimMigration },
   { name: 'auth-0004-credential-lifetimes', class: CredentialLifetimesMigration },
+  { name: 'auth-0005-agent-keys', class: AgentKeysMigration },
 ];

@@ -34,6 +34,21 @@ function setup(table: Record<string, AuthAnswerPrincipal>, maxSeconds = 5) {
 }
 
 describe('AuthCache', () => {
+  it("carries an agent key's scope and pools into the principal; any scope is taken as agent, no pools as any pool", async () => {
+    const { cache } = setup({
+      agent: principal({ authKind: 'api_key', apiKeyId: 'k1', access: { scope: 'agent', pools: ['gpu', 'cpu'] } }),
+      anyPool: principal({ authKind: 'api_key', apiKeyId: 'k2', access: { scope: 'agent', pools: [] } }),
+      unknown: principal({ authKind: 'api_key', apiKeyId: 'k3', access: { scope: 'future-scope', pools: [] } }),
+      plain: principal({ authKind: 'api_key', apiKeyId: 'k4' }),
+    });
+    expect((await cache.authenticate('agent', ctx)).principal).toMatchObject({ scope: 'agent', pools: ['gpu', 'cpu'] });
+    const anyPool = (await cache.authenticate('anyPool', ctx)).principal;
+    expect([anyPool.scope, 'pools' in anyPool]).toEqual(['agent', false]);
+    expect((await cache.authenticate('unknown', ctx)).principal.scope).toBe('agent');
+    const plain = (await cache.authenticate('plain', ctx)).principal;
+    expect(['scope' in plain, 'pools' in plain]).toEqual([false, false]);
+  });
+
   it('caches for min(cache_seconds, AUTH_CACHE_SECONDS)', async () => {
     const { cache, calls, advance } = setup({ t: principal({ cacheSeconds: 60 }), s: principal({ userId: 'u2', cacheSeconds: 2 }) }, 5);
     await cache.authenticate('t', ctx);

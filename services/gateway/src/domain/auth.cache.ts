@@ -54,6 +54,8 @@ export interface AuthAnswerPrincipal {
   email: string;
   /** Seconds the gateway may cache this answer. */
   cacheSeconds: number;
+  /** Set for an agent key (docs/api-notes.md, "Authentication"): its scope and farm pools (empty: any pool). */
+  access?: { scope: string; pools: readonly string[] } | undefined;
 }
 
 export type TokenResolver = (token: string, ctx: CallContext) => Promise<AuthAnswer>;
@@ -69,7 +71,7 @@ export function tokenHash(token: string): string {
 }
 
 function toPrincipal(p: AuthAnswerPrincipal): AuthedPrincipal {
-  return {
+  const principal: AuthedPrincipal = {
     userId: p.userId,
     // An unknown role is treated as the least privileged rather than trusted.
     role: ROLE_SET.has(p.role) ? (p.role as Role) : 'Viewer',
@@ -77,6 +79,12 @@ function toPrincipal(p: AuthAnswerPrincipal): AuthedPrincipal {
     apiKeyId: p.apiKeyId || undefined,
     email: p.email,
   };
+  // Any scope narrows: one this gateway does not know is taken as the narrowest it knows, `agent`.
+  if (p.access) {
+    principal.scope = 'agent';
+    if (p.access.pools.length > 0) principal.pools = [...p.access.pools];
+  }
+  return principal;
 }
 
 /** The rate-limit key of a principal: one bucket per API key, one per user's login tokens. */

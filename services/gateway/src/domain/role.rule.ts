@@ -38,3 +38,14 @@ export function refusalOf(rule: RoleRule): string {
 export function assertAllowed(principal: AuthedPrincipal, rule: RoleRule): void {
   if (!(rule.roles as readonly string[]).includes(principal.role)) throw new AppError('forbidden', refusalOf(rule));
 }
+
+/**
+ * Why an agent API key (`"scope": "agent"`, docs/api-notes.md "Authentication") is refused on any route
+ * but the farm and sitesync agent routes (a route's `agent`, http/route.ts), and on the WebSocket.
+ */
+export const AGENT_KEY_REFUSAL = 'an agent key calls only the farm and sitesync agent routes';
+
+/** Throws 403 `forbidden` when `principal` is an agent key and the route is not an agent route. */
+export function assertAgentMay(principal: AuthedPrincipal, agentRoute: boolean): void {
+  if (principal.scope === 'agent' && !agentRoute) throw new AppError('forbidden', AGENT_KEY_REFUSAL);
+}

@@ -136,6 +136,7 @@ describe('OpenAPI document', () => {
       'post /farm/jobs/{id}/resume',
       'post /farm/jobs/{id}/cancel',
       'post /farm/jobs/{id}/retry',
+      'get /farm/jobs/{id}',
       'get /farm/jobs/{id}/chunks',
       'put /sitesync/sites/{code}',
       'get /sitesync/sites',
@@ -281,7 +282,9 @@ describe('OpenAPI document', () => {
       if (!path.startsWith('/schema') && path !== '/branding') continue;
       for (const [method, op] of Object.entries(ops)) {
         expect(op.security, `${method} ${path}`).toEqual([{ bearerAuth: [] }]);
-        expect(op.responses['403'] !== undefined, `${method} ${path} 403`).toBe(method !== 'get');
+        // Every route refuses an agent key (403); the mutations refuse every role but Admin too.
+        expect(op.responses['403'] !== undefined, `${method} ${path} 403`).toBe(true);
+        expect(op['x-roles'], `${method} ${path} roles`).toEqual(method === 'get' ? undefined : ['Admin']);
         expect(op.tags).toEqual(['schema']);
       }
     }
@@ -307,6 +310,33 @@ describe('OpenAPI document', () => {
     expect(doc.paths['/events'].get['x-roles']).toBeUndefined();
     expect(doc.paths['/entities/{entity_type}'].post['x-roles']).toBeUndefined();
     expect(doc.paths['/entities/{entity_type}'].post.responses['403']).toBeDefined();
+  });
+
+  it('marks the agent routes (`x-agent-key` and a line of the description); every authenticated route documents a 403', () => {
+    const agentRoutes = Object.entries(doc.paths)
+      .flatMap(([path, ops]) => Object.entries(ops as Record<string, any>).map(([method, op]) => [`${method} ${path}`, op] as const))
+      .filter(([, op]) => op['x-agent-key'] === true)
+      .map(([name]) => name)
+      .sort();
+    expect(agentRoutes).toEqual(
+      [
+        'post /farm/claim',
+        'post /farm/chunks/{id}/heartbeat',
+        'post /farm/chunks/{id}/complete',
+        'post /farm/chunks/{id}/fail',
+        'get /farm/jobs/{id}',
+        'post /sitesync/claim',
+        'post /sitesync/state/{representation_id}/{site}',
+      ].sort(),
+    );
+    expect(doc.paths['/farm/claim'].post.description).toContain('An agent API key (`"scope": "agent"`) may call this route');
+    expect(doc.paths['/farm/claim'].post.description).toMatch(/\n\nRoles: Admin, Supervisor, Coordinator, Artist\.$/);
+    expect(doc.paths['/entities/{entity_type}/{id}'].get.description ?? '').not.toContain('An agent API key');
+    for (const [path, ops] of Object.entries(doc.paths) as [string, Record<string, any>][]) {
+      for (const [method, op] of Object.entries(ops)) {
+        if (op.security.length > 0) expect(op.responses['403'], `${method} ${path}`).toBeDefined();
+      }
+    }
   });
 
   it('every $ref resolves', () => {

@@ -14,7 +14,7 @@ const REF = (id: string) => `#/components/schemas/${id}`;
 const ERROR_TEXT: Record<number, string> = {
   400: 'Malformed request.',
   401: 'Missing or invalid bearer token (`WWW-Authenticate: Bearer`).',
-  403: 'The caller’s role may not do this.',
+  403: 'The caller’s role may not do this, or an agent API key calls a route other than the farm and sitesync agent routes.',
   404: 'Not found (or retired).',
   405: 'Method not allowed: the path exists with the methods listed in `Allow` (`method_not_allowed`).',
   409: 'Conflict: `stale_write` (If-Match no longer matches), `duplicate_code`, `code_in_use` (with `usage`), ...',
@@ -27,6 +27,10 @@ const ERROR_TEXT: Record<number, string> = {
   500: 'An unexpected server failure (`internal`); details only in the server log, under the `x-request-id`.',
   503: 'A dependency is down (`unavailable`).',
 };
+
+/** The line of an agent route's description (docs/api-notes.md, "Authentication"). */
+const AGENT_KEY_LINE =
+  'An agent API key (`"scope": "agent"`) may call this route; it calls only the farm and sitesync agent routes (403 `forbidden` on any other).';
 
 /** Strips the per-schema JSON Schema keywords OpenAPI components do not want. */
 function clean(schema: Json): Json {
@@ -118,7 +122,8 @@ export function buildOpenApi(routes: readonly AnyRoute[], info: OpenApiInfo): Js
     const statuses = new Set<number>(r.errors ?? []);
     if (r.auth !== 'public') statuses.add(401);
     if (r.auth !== 'public' && (r.rateLimited ?? true)) statuses.add(429);
-    if (r.authorize || r.allow) statuses.add(403);
+    // Every authenticated route refuses an agent key unless it is an agent route; `allow` and `authorize` refuse roles.
+    if (r.auth !== 'public' || r.authorize || r.allow) statuses.add(403);
     // Every route reads a JSON body (one it does not take is a 422) and checks query strings.
     statuses.add(422);
     if (r.body) statuses.add(413).add(415);
@@ -157,9 +162,12 @@ export function buildOpenApi(routes: readonly AnyRoute[], info: OpenApiInfo): Js
     };
     // The roles of `allow`, as a line of the description and as `x-roles` (the router refuses the others with 403).
     const roles = r.allow ? rolesOf(r.allow) : undefined;
-    const description = [r.description, roles && `Roles: ${roles.join(', ')}.`].filter(Boolean).join('\n\n');
+    // An agent route says so, as a line and as `x-agent-key`; every other route refuses agent keys (403).
+    const agent = r.agent === true ? AGENT_KEY_LINE : undefined;
+    const description = [r.description, agent, roles && `Roles: ${roles.join(', ')}.`].filter(Boolean).join('\n\n');
     if (description) op.description = description;
     if (roles) op['x-roles'] = roles;
+    if (agent) op['x-agent-key'] = true;
     if (r.body) op.requestBody = { required: true, content: { 'application/json': { schema: ref(r.docBody ?? r.body, 'input') } } };
     else if (r.bodyTypes?.length) {
       // Bodies the handler streams itself: a form with a `file` part, or the bytes as they are.

@@ -113,6 +113,14 @@ export interface RouteDef<P extends z.ZodType | undefined = any, Q extends z.Zod
    */
   allow?: RoleRule;
   /**
+   * An agent API key (`"scope": "agent"`, docs/api-notes.md "Authentication") may call the route: true
+   * only on the farm and sitesync agent routes (claims, chunk heartbeat, complete and fail, a job's
+   * read, a state's report). Every other route refuses an agent key with 403 `forbidden` after
+   * authentication and the rate limit, before `allow` (domain/role.rule.ts, `assertAgentMay`); the
+   * OpenAPI operation of an agent route says so (`x-agent-key: true` and a sentence).
+   */
+  agent?: boolean;
+  /**
    * A role check that depends on the input (the entity type, the user of the path): throws a
    * `forbidden` AppError. Runs after authentication and `allow`, before validation. The checks
    * live in routes/route.roles.ts.

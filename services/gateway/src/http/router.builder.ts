@@ -1,14 +1,14 @@
 /**
  * Mounts route definitions on express with the order of checks (docs/api-notes.md):
- * authentication (401) → rate limit (429) → role (403) → body and query checks (415, 413,
- * 422) → the handler, whose services decide existence (404) and conflicts (409). Paths that
- * exist with another method answer 405.
+ * authentication (401) → rate limit (429) → an agent key off its routes, then role (403) → body
+ * and query checks (415, 413, 422) → the handler, whose services decide existence (404) and
+ * conflicts (409). Paths that exist with another method answer 405.
  */
 import { AppError, isAppError, type Logger, type Problem } from '@reelbase/lib-platform';
 import express, { type Express, type Request, type RequestHandler, type Response } from 'express';
 import type { AuthCache, AuthEntry } from '../domain/auth.cache.js';
 import type { RateLimiter } from '../domain/rate.limiter.js';
-import { assertAllowed } from '../domain/role.rule.js';
+import { assertAgentMay, assertAllowed } from '../domain/role.rule.js';
 import { clientAddress } from './client.address.js';
 import { toHttpError, requestShape } from './error.mapper.js';
 import {
@@ -170,6 +170,7 @@ function pipeline(route: AnyRoute, deps: RouterDeps, waiters: KeyWaiters): Reque
         }
       }
     }
+    if (locals.principal) assertAgentMay(locals.principal, route.agent === true);
     if (route.allow && locals.principal) assertAllowed(locals.principal, route.allow);
     if (route.authorize && locals.principal) {
       route.authorize(locals.principal, {

@@ -15,8 +15,34 @@ describe('auth mapper', () => {
 
   it('answers API keys without their secret, absent times as null', () => {
     expect(apiKeyListJson({ items: [{ id: 'k', userId: 'u', name: 'n', prefix: 'svc_ab', createdAt: 'a' }] })).toEqual({
-      items: [{ id: 'k', user_id: 'u', name: 'n', prefix: 'svc_ab', created_at: 'a', last_used_at: null, expires_at: null }],
+      items: [{ id: 'k', user_id: 'u', name: 'n', prefix: 'svc_ab', created_at: 'a', last_used_at: null, expires_at: null, scope: null, pools: null }],
     });
-    expect(issuedKeyJson({ token: 'svc_new' }, 'asked')).toEqual({ id: undefined, name: 'asked', token: 'svc_new', created_at: undefined, expires_at: null });
+    expect(issuedKeyJson({ token: 'svc_new' }, 'asked')).toEqual({
+      id: undefined,
+      name: 'asked',
+      token: 'svc_new',
+      created_at: undefined,
+      expires_at: null,
+      scope: null,
+      pools: null,
+    });
+  });
+
+  it("answers an agent key's scope and pools; no pools is null (any pool)", () => {
+    const key = { id: 'k', userId: 'u', name: 'n', prefix: 'svc_ab', createdAt: 'a' };
+    const listed = apiKeyListJson({
+      items: [
+        { ...key, access: { scope: 'agent', pools: ['gpu', 'cpu'] } },
+        { ...key, access: { scope: 'agent', pools: [] } },
+      ],
+    });
+    expect(listed.items.map((k) => [k.scope, k.pools])).toEqual([
+      ['agent', ['gpu', 'cpu']],
+      ['agent', null],
+    ]);
+    expect(issuedKeyJson({ token: 'svc_new', key: { ...key, access: { scope: 'agent', pools: ['gpu'] } } }, 'n')).toMatchObject({
+      scope: 'agent',
+      pools: ['gpu'],
+    });
   });
 });

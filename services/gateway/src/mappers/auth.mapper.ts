@@ -17,7 +17,20 @@ export function registeredJson(res: authv1.RegisterResponse) {
 
 /** A new API key with its token, shown once (`ApiKeyIssued`); `name` is the one asked for, in case auth left it out. */
 export function issuedKeyJson(res: authv1.IssueApiKeyResponse, name: string) {
-  return { id: res.key?.id, name: res.key?.name ?? name, token: res.token, created_at: res.key?.createdAt, expires_at: res.key?.expiresAt ?? null };
+  return {
+    id: res.key?.id,
+    name: res.key?.name ?? name,
+    token: res.token,
+    created_at: res.key?.createdAt,
+    expires_at: res.key?.expiresAt ?? null,
+    ...keyAccessJson(res.key),
+  };
+}
+
+/** An agent key's scope and pools; null for a normal key, and pools null for any pool. */
+function keyAccessJson(k: authv1.ApiKey | undefined): { scope: 'agent' | null; pools: string[] | null } {
+  if (!k?.access) return { scope: null, pools: null };
+  return { scope: 'agent', pools: k.access.pools.length ? k.access.pools : null };
 }
 
 /** API keys as listed (`ApiKeyList`). */
@@ -31,6 +44,7 @@ export function apiKeyListJson(res: authv1.ListApiKeysResponse) {
       created_at: k.createdAt,
       last_used_at: k.lastUsedAt ?? null,
       expires_at: k.expiresAt ?? null,
+      ...keyAccessJson(k),
     })),
   };
 }

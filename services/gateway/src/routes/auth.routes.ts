@@ -106,14 +106,20 @@ export function authRoutes({ peers, loginLimiter, addressOf, userChanged, signin
       description:
         'With `expires_at` the key answers 401 from that moment on (every gateway caches it no longer than that); a time ' +
         'not in the future is 422. Without it the key works until revoked. A user holds at most 100 live keys (not revoked, ' +
-        'not expired; `API_KEYS_PER_USER`): one more is 409 `limit_reached` until one is revoked.',
+        'not expired; `API_KEYS_PER_USER`): one more is 409 `limit_reached` until one is revoked. With `"scope": "agent"` it is an ' +
+        'agent key for a render or sync agent: it calls only `POST /farm/claim`, `POST /farm/chunks/{id}/heartbeat`, `/complete` ' +
+        'and `/fail`, `GET /farm/jobs/{id}`, `POST /sitesync/claim` and `POST /sitesync/state/{representation_id}/{site}`; any ' +
+        'other route answers it 403 `forbidden` and the WebSocket closes 1008. It acts as its user (role and project access). ' +
+        '`pools` (1 to 50 distinct names of at most 64 characters, with `"scope": "agent"` only, 422 otherwise) limits its farm ' +
+        'claims to those pools: a claim naming another pool is 403 `forbidden`.',
       tags: ['auth'],
       auth: 'bearer',
       body: ApiKeyCreate,
       responses: { 200: { description: 'The new key; `token` is never shown again.', schema: ApiKeyIssued } },
       errors: [409, 503],
       handler: async ({ body, ctx }) => {
-        return issuedKeyJson(await peers.auth.issueApiKey({ name: body.name, expiresAt: body.expires_at }, ctx), body.name);
+        const access = body.scope ? { scope: body.scope, pools: body.pools ?? [] } : undefined;
+        return issuedKeyJson(await peers.auth.issueApiKey({ name: body.name, expiresAt: body.expires_at, access }, ctx), body.name);
       },
     }),
     defineRoute({

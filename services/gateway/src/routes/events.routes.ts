@@ -59,7 +59,7 @@ export function eventRoutes({ peers, access }: RouteDeps): AnyRoute[] {
       description:
         'Upgrade with `?token=` (a login token or API key) and optionally `since=<id>` to replay every event after it ' +
         'first, then continue live with no gap and no duplicate. Ping frames every 30 s; a socket that misses a pong is ' +
-        'dropped. Close codes: 1008 missing, invalid or revoked token (the handshake completes, nothing is sent); 1013 ' +
+        'dropped. Close codes: 1008 missing, invalid or revoked token, or an agent API key (the handshake completes, nothing is sent); 1013 ' +
         'client too slow or a dependency is down; 1001 server shutting down. A plain GET without an upgrade gets 426. ' +
         'The events of a restricted project the socket may not read are never sent, live or replayed; a member removed ' +
         '(or a project restricted) stops receiving its events within 2 s without reconnecting, and a member added starts ' +

@@ -108,9 +108,12 @@ export function farmRoutes({ peers }: RouteDeps): AnyRoute[] {
         'SQL statement (`FOR UPDATE SKIP LOCKED`): any number of agents claiming at once, each chunk goes to exactly one. The ' +
         'answer holds a new `lease` (opaque, 192 random bits) valid `lease_seconds`; heartbeats extend it. A chunk whose lease ' +
         'ran out is due again with one more attempt counted; when that was its last attempt it is failed (and its job) instead ' +
-        'of being handed out. The first claim of a job makes it `running` (an event). 204 when nothing is due.',
+        'of being handed out. The first claim of a job makes it `running` (an event). 204 when nothing is due. Only chunks of jobs ' +
+        'in projects the caller may read are handed out (docs/api-notes.md, "Restricted projects"). An agent key created with ' +
+        "`pools` claims only from them: another `pool` is 403 `forbidden` naming the key's pools.",
       tags: TAGS,
       auth: 'bearer',
+      agent: true,
       allow: { roles: NOT_VIEWER, to: 'claim farm chunks' },
       body: FarmClaim,
       responses: { 200: { description: 'The chunk, its lease and its job.', schema: FarmClaimed }, 204: { description: 'Nothing is due.' } },
@@ -127,9 +130,11 @@ export function farmRoutes({ peers }: RouteDeps): AnyRoute[] {
       summary: "Extend a chunk's lease (the lease holder).",
       description:
         "Extends the lease by the claim's `lease_seconds` from now; `progress` is kept on the chunk. No event. A lease that is not " +
-        "the chunk's current one (claimed again, ran out, or the job was cancelled): 409 `lease_lost`. Unknown chunk: 404.",
+        "the chunk's current one (claimed again, ran out, or the job was cancelled): 409 `lease_lost`. Unknown chunk, or one of a " +
+        'job in a project the caller may not read: 404.',
       tags: TAGS,
       auth: 'bearer',
+      agent: true,
       allow: AGENT,
       params: ChunkPath,
       body: FarmHeartbeat,
@@ -148,9 +153,10 @@ export function farmRoutes({ peers }: RouteDeps): AnyRoute[] {
       description:
         "The chunk is done; the job's `chunks_done` and `progress` move (a FarmJob `update` event), and the last chunk makes the " +
         `job \`done\`, which offers the jobs depending on it. \`output\` is kept on the chunk: at most ${L.outputBytes / 1024} KiB as compact JSON ` +
-        '(422 `too_large` at `["body","output"]`). 409 `lease_lost` as for heartbeat; 404 for an unknown chunk.',
+        '(422 `too_large` at `["body","output"]`). 409 `lease_lost` as for heartbeat; 404 for an unknown chunk (as for heartbeat).',
       tags: TAGS,
       auth: 'bearer',
+      agent: true,
       allow: AGENT,
       params: ChunkPath,
       body: FarmComplete,
@@ -168,9 +174,10 @@ export function farmRoutes({ peers }: RouteDeps): AnyRoute[] {
       description:
         "Counts an attempt (`attempts_failed` of the job, a FarmJob `update` event): the chunk is queued again until the job's " +
         '`max_attempts`, then it is failed, the job is `failed` and its other queued chunks are no longer offered (chunks already ' +
-        'claimed may still complete or fail). 409 `lease_lost` as for heartbeat; 404 for an unknown chunk.',
+        'claimed may still complete or fail). 409 `lease_lost` as for heartbeat; 404 for an unknown chunk (as for heartbeat).',
       tags: TAGS,
       auth: 'bearer',
+      agent: true,
       allow: AGENT,
       params: ChunkPath,
       body: FarmFail,
@@ -222,6 +229,25 @@ export function farmRoutes({ peers }: RouteDeps): AnyRoute[] {
     ),
     defineRoute({
       method: 'get',
+      path: '/farm/jobs/{id}',
+      operationId: 'getFarmJob',
+      summary: 'One FarmJob (any role; an agent reads the job of the chunk it holds).',
+      description:
+        'The FarmJob record, as `GET /entities/FarmJob/{id}` answers it: its status, `data` with the body it was submitted with ' +
+        'and its counters. A job that does not exist, is retired, or is in a project the caller may not read: 404.',
+      tags: TAGS,
+      auth: 'bearer',
+      agent: true,
+      params: JobPath,
+      responses: { 200: { description: 'The FarmJob.', schema: RecordOut } },
+      errors: [404, 503],
+      handler: async ({ params, ctx }) => {
+        const out = await peers.farm.getJob({ jobId: params.id }, ctx);
+        return Reply.rawJson(recordJson(out.job!));
+      },
+    }),
+    defineRoute({
+      method: 'get',
       path: '/farm/jobs/{id}/chunks',
       operationId: 'listFarmChunks',
       summary: "A job's chunks, in pages (any role).",
@@ -230,7 +256,7 @@ export function farmRoutes({ peers }: RouteDeps): AnyRoute[] {
         `A page holds at most \`limit\` chunks (${L.chunkPage.min}..${L.chunkPage.max}, default ${L.chunkPage.default}) and ends early once its ` +
         `chunks fill ${farmPolicy.CHUNK_PAGE_BYTES / 1024 ** 2} MiB, so a page of ` +
         'large outputs is shorter; follow `next_cursor` until it is null. A cursor this route did not write: 422 at ' +
-        '`["query","cursor"]`.',
+        '`["query","cursor"]`. A job in a project the caller may not read: 404.',
       tags: TAGS,
       auth: 'bearer',
       params: JobPath,

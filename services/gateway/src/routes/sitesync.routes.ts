@@ -106,8 +106,9 @@ export function siteSyncRoutes({ peers }: RouteDeps): AnyRoute[] {
       description:
         'Queues each representation that has no state on the site, or whose state is `failed`, `paused` or `removed` (fresh ' +
         'attempts, this priority); states already `queued`, `in_progress` or `synced` are left as they are. Ids that name no live ' +
-        'Representation and an unknown site are 422 (one problem per id, `loc` `["body","representation_ids",i]`), and nothing ' +
-        'is queued. Each queued state writes a `SiteSync` event (`create` for a new state).',
+        'Representation (or one in a project the caller may not read, answered the same) and an unknown site are 422 (one ' +
+        'problem per id, `loc` `["body","representation_ids",i]`), and nothing is queued. Each queued state writes a `SiteSync` ' +
+        'event (`create` for a new state).',
       tags: TAGS,
       auth: 'bearer',
       allow: WRITER,
@@ -121,7 +122,9 @@ export function siteSyncRoutes({ peers }: RouteDeps): AnyRoute[] {
       path: '/sitesync/state',
       operationId: 'listSyncStates',
       summary: 'Sync states, filtered and paged.',
-      description: 'In (representation_id, site) order with a keyset cursor: pages stay stable while states are added.',
+      description:
+        'In (representation_id, site) order with a keyset cursor: pages stay stable while states are added. States of projects ' +
+        'the caller may not read are left out.',
       tags: TAGS,
       auth: 'bearer',
       query: StatesQuery,
@@ -136,6 +139,7 @@ export function siteSyncRoutes({ peers }: RouteDeps): AnyRoute[] {
       path: '/sitesync/summary',
       operationId: 'summarizeSyncStates',
       summary: 'Sync states per status, for a project and/or a site.',
+      description: 'States of projects the caller may not read are not counted.',
       tags: TAGS,
       auth: 'bearer',
       query: SummaryQuery,
@@ -156,9 +160,11 @@ export function siteSyncRoutes({ peers }: RouteDeps): AnyRoute[] {
         'Up to `limit` states of the site, highest `priority` first, then the longest waiting: `queued` ones and `in_progress` ' +
         `ones whose lease ran out (their lost attempt is counted first; at the ${sitesyncPolicy.MAX_ATTEMPTS}th they are \`failed\` instead). Each is now ` +
         '`in_progress` under a fresh `lease`, given to this claim only, however many agents claim at once. Nothing due: ' +
-        '`{"items": []}`. An unknown site: 422. Each claimed state writes a `SiteSync` event.',
+        '`{"items": []}`. An unknown site: 422. Each claimed state writes a `SiteSync` event. Only states of representations in ' +
+        'projects the caller may read are handed out (docs/api-notes.md, "Restricted projects").',
       tags: TAGS,
       auth: 'bearer',
+      agent: true,
       allow: WRITER,
       body: ClaimBody,
       responses: { 200: { description: 'The claimed states, each with its lease.', schema: ClaimOut } },
@@ -176,9 +182,10 @@ export function siteSyncRoutes({ peers }: RouteDeps): AnyRoute[] {
         "`in_progress` records `progress` (0..1), `size` and `total_size` and extends the lease by the claim's `lease_seconds` " +
         `(no event); \`synced\` finishes the state; \`failed\` counts an attempt and queues it again (the ${sitesyncPolicy.MAX_ATTEMPTS}th leaves it \`failed\`), ` +
         "keeping `error`. A `lease` that is not the state's current one (another claim holds it, it ran out, or a PATCH ended " +
-        'it): 409 `lease_lost`. No state for the representation on the site: 404.',
+        'it): 409 `lease_lost`. No state for the representation on the site, or one in a project the caller may not read: 404.',
       tags: TAGS,
       auth: 'bearer',
+      agent: true,
       allow: WRITER,
       params: StatePath,
       body: ReportBody,
@@ -196,7 +203,8 @@ export function siteSyncRoutes({ peers }: RouteDeps): AnyRoute[] {
       description:
         'Ends a held lease (its agent gets `lease_lost`). `queued` from any other status starts over with fresh attempts; ' +
         '`removed` from any status; `paused` only from `queued` or `in_progress` (otherwise 409 `transition_not_allowed`). ' +
-        '`priority` changes the claim order. The same status and priority again change nothing. No state: 404.',
+        '`priority` changes the claim order. The same status and priority again change nothing. No state, or one in a project ' +
+        'the caller may not read: 404.',
       tags: TAGS,
       auth: 'bearer',
       allow: WRITER,

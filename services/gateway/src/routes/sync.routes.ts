@@ -63,7 +63,9 @@ export function syncRoutes({ peers, userChanged, access }: RouteDeps): AnyRoute[
       path: '/sync/mappings',
       operationId: 'syncMappings',
       summary: 'Mappings: `?source=&entity_type=&external_id=` (external → record) or `?id=` (record → every external id).',
-      description: 'With `source` alone or with `entity_type`: at most 1000 mappings, ordered by type and external id. `external_id` needs `entity_type`.',
+      description:
+        'With `source` alone or with `entity_type`: at most 1000 mappings, ordered by type and external id. `external_id` needs `entity_type`. ' +
+        'Mappings of records in projects the caller may not read are not listed.',
       tags: TAGS,
       auth: 'bearer',
       query: SyncMappingsQuery,

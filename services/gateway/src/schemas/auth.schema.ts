@@ -39,7 +39,40 @@ const ExpiresAt = z.iso
   .datetime({ offset: true })
   .describe('When the key stops working (RFC 3339 with a time zone); must be in the future (422 otherwise). Absent: until revoked.');
 
-export const ApiKeyCreate = z.strictObject({ name: z.string().min(1).max(255), expires_at: ExpiresAt.optional() }).meta({ id: 'ApiKeyCreate' });
+/** An agent key's pools (docs/api-notes.md, "Authentication"): 1 to 50 distinct names of 1 to 64 characters. */
+const AgentPools = z
+  .array(z.string().min(1).max(64))
+  .min(1)
+  .max(50)
+  .superRefine((pools, ctx) => {
+    const seen = new Set<string>();
+    pools.forEach((pool, i) => {
+      if (seen.has(pool)) ctx.addIssue({ code: 'custom', path: [i], message: `pool ${pool} is listed twice` });
+      seen.add(pool);
+    });
+  })
+  .describe('With `"scope": "agent"` only (422 otherwise): the farm pools the key may claim from. Absent: any pool.');
+
+const KeyScope = z
+  .literal('agent')
+  .describe(
+    "`agent`: the key calls only the farm and sitesync agent routes (claims, chunk heartbeat, complete and fail, a job's read, " +
+      "a state's report); every other route answers it 403 `forbidden`, and the WebSocket closes 1008. Absent or null: a normal key.",
+  );
+
+export const ApiKeyCreate = z
+  .strictObject({ name: z.string().min(1).max(255), expires_at: ExpiresAt.optional(), scope: KeyScope.nullable().optional(), pools: AgentPools.optional() })
+  .superRefine((body, ctx) => {
+    if (body.pools !== undefined && body.scope !== 'agent')
+      ctx.addIssue({ code: 'custom', path: ['pools'], message: 'pools are given only with "scope": "agent"' });
+  })
+  .meta({ id: 'ApiKeyCreate' });
+
+/** What a key may reach, as listed: an agent key's scope and pools, null for a normal key. */
+const keyAccess = {
+  scope: z.literal('agent').nullable().describe('`agent` for an agent key (only the farm and sitesync agent routes); null: a normal key.'),
+  pools: z.array(z.string()).nullable().describe("An agent key's farm pools; null: any pool."),
+};
 
 export const ApiKeyIssued = z
   .object({
@@ -48,6 +81,7 @@ export const ApiKeyIssued = z
     token: z.string().describe('svc_…; shown once, stored only as a hash.'),
     created_at: z.string(),
     expires_at: z.string().nullable().describe('When the key stops working; null: until revoked.'),
+    ...keyAccess,
   })
   .meta({ id: 'ApiKeyIssued' });
 
@@ -60,6 +94,7 @@ export const ApiKeyOut = z
     created_at: z.string(),
     last_used_at: z.string().nullable(),
     expires_at: z.string().nullable().describe('When the key stops working (an expired key answers 401 and stays listed until revoked); null: until revoked.'),
+    ...keyAccess,
   })
   .meta({ id: 'ApiKey' });
 

@@ -20,6 +20,7 @@ import type { eventsv1 } from '@reelbase/proto';
 import { WebSocket, WebSocketServer } from 'ws';
 import type { AuthCache, AuthEntry } from '../domain/auth.cache.js';
 import type { ProjectAccess } from '../domain/project.access.js';
+import { AGENT_KEY_REFUSAL } from '../domain/role.rule.js';
 import type { AuthedPrincipal } from '../http/locals.js';
 import { requestIdFrom } from '../http/request.context.js';
 import type { GatewayBus, LiveItem, Revocation } from '../live/gateway.bus.js';
@@ -176,6 +177,8 @@ export class EventsHub {
       if (isAppError(err) && err.kind === 'unauthenticated') return { refuse: [1008, 'invalid token'] };
       return { refuse: [1013, 'authentication unavailable'] };
     }
+    // An agent key reads no events: refused like a credential the feed does not take (docs/api-notes.md, "Authentication").
+    if (principal.scope === 'agent') return { refuse: [1008, AGENT_KEY_REFUSAL] };
     ctx.principal = principal;
     let hidden: ReadonlySet<string>;
     try {

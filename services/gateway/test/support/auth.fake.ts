@@ -33,7 +33,15 @@ export function fakeAuth(state: FakeState, track: Track, records: FakeRecords) {
     issueApiKey: async (req: authv1.IssueApiKeyRequest, ctx: CallContext) => {
       track('auth', 'issueApiKey', req, ctx);
       return {
-        key: { id: API_KEY_ID, userId: ctx.principal!.userId, name: req.name, prefix: 'svc_abcd', createdAt: now(), expiresAt: req.expiresAt },
+        key: {
+          id: API_KEY_ID,
+          userId: ctx.principal!.userId,
+          name: req.name,
+          prefix: 'svc_abcd',
+          createdAt: now(),
+          expiresAt: req.expiresAt,
+          access: req.access,
+        },
         token: 'svc_new',
       };
     },

@@ -69,6 +69,8 @@ export interface FakeState {
   uploadStallMs?: number;
   /** SiteSyncService method → its answer (unlisted methods answer `{}`); every call is tracked. */
   sitesyncAnswers?: Map<string, unknown>;
+  /** FarmService method → its answer (unlisted methods answer `{}`); every call is tracked. */
+  farmAnswers?: Map<string, unknown>;
   /** SchedulerService method → the JSON text it answers (unlisted methods echo `{"rpc","request"}`); every call is tracked. */
   schedulerAnswers?: Map<string, string>;
 }

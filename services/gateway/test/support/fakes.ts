@@ -15,7 +15,7 @@ import { fakeAuth } from './auth.fake.js';
 import { fakeEvents } from './events.fake.js';
 import { fakeMedia } from './media.fake.js';
 import { fakeNotifier } from './notifier.fake.js';
-import { fakeRecords, fakeSitesync } from './records.fake.js';
+import { fakeFarm, fakeRecords, fakeSitesync } from './records.fake.js';
 import { fakeActions, fakeAddons, fakeScheduler, fakeSchema } from './schema.fakes.js';
 import { emptyNotifierState, tokenTable, tracker, type FakeState } from './fake.state.js';
 
@@ -35,6 +35,7 @@ export function fakePeers(state: FakeState): Peers {
     notifier: fakeNotifier(state, track),
     actions: fakeActions(track),
     sitesync: fakeSitesync(state, track),
+    farm: fakeFarm(state, track),
     scheduler: fakeScheduler(state, track),
   } as unknown as Peers;
 }

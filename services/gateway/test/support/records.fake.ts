@@ -187,16 +187,25 @@ export function fakeRecords(state: FakeState, track: Track) {
   return records;
 }
 
-export function fakeSitesync(state: FakeState, track: Track) {
-  // Site sync (served by records): canned answers, so the routes' mapping and checks can be seen.
-  const sitesync = new Proxy(
+/** A service of records answering canned answers (`answers()`: method → answer; unlisted: `{}`), every call tracked. */
+function canned(track: Track, answers: () => Map<string, unknown> | undefined) {
+  return new Proxy(
     {},
     {
       get: (_t, method: string) => async (req: unknown, ctx: CallContext) => {
         track('records', method, req, ctx);
-        return state.sitesyncAnswers?.get(method) ?? {};
+        return answers()?.get(method) ?? {};
       },
     },
   );
-  return sitesync;
+}
+
+/** Site sync (served by records): canned answers, so the routes' mapping and checks can be seen. */
+export function fakeSitesync(state: FakeState, track: Track) {
+  return canned(track, () => state.sitesyncAnswers);
+}
+
+/** The farm (served by records): canned answers, as site sync's. */
+export function fakeFarm(state: FakeState, track: Track) {
+  return canned(track, () => state.farmAnswers);
 }

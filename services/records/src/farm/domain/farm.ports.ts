@@ -69,6 +69,11 @@ export interface FarmClaimInput {
   leaseSeconds: number;
   /** SHA-256 of the lease token handed to the agent. */
   leaseDigest: Buffer;
+  /**
+   * The user whose membership decides which projects' chunks may be handed out (membershipOf,
+   * kernel/domain/project.readers.ts); null: every project's.
+   */
+  reader: string | null;
 }
 
 /** The outcome of one claim statement. */
@@ -83,6 +88,8 @@ export type FarmClaimOutcome =
 export interface FarmLease {
   chunkId: string;
   leaseDigest: Buffer;
+  /** As FarmClaimInput's: a chunk of a job in a project this user may not read is not found; null: none is hidden. */
+  reader: string | null;
 }
 
 /** The outcome of a lease-holding call: the chunk (and its job, and the job's event when it wrote one), or why not. */
@@ -101,8 +108,11 @@ export interface FarmJobChange {
 export interface FarmStore {
   /** The job, chunks and the create event in one transaction; a refusal when a reference is not live. */
   insertJob(job: NewFarmJob, event: OutboxEvent): Promise<{ job: StoredRecord } | { refused: FarmJobRefusal }>;
-  /** The job with `id` (a FarmJob record, retired or not), with its farm row. */
-  findJob(id: string): Promise<FarmJobState | undefined>;
+  /**
+   * The job with `id` (a FarmJob record, retired or not), with its farm row; undefined when there is
+   * none, or when `reader` (membershipOf's user id; null: every project) may not read its project.
+   */
+  findJob(id: string, reader: string | null): Promise<FarmJobState | undefined>;
   /** One claim statement: the next due chunk under a new lease, or nothing. */
   claim(input: FarmClaimInput, stamp: FarmEventStamp): Promise<FarmClaimOutcome>;
   /** Extends a live lease by its claim's lease_seconds; `progress` kept on the chunk only. */

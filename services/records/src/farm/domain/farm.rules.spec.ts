@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { AppError, type Principal } from '@reelbase/lib-platform';
 import {
+  assertAgentPool,
   assertFarmWriter,
   assertJobManager,
   checkChunkPage,
@@ -67,6 +68,19 @@ describe('farm rules', () => {
     expect(() => assertJobManager(who('Artist', 'u1'), 'u1')).not.toThrow();
     expect(caught(() => assertJobManager(who('Artist', 'u1'), 'u2')).kind).toBe('forbidden');
     for (const r of ['Admin', 'Supervisor', 'Coordinator']) expect(() => assertJobManager(who(r), 'someone')).not.toThrow();
+  });
+
+  it('an agent key with pools claims only from them (403 naming them); any other caller from any pool', () => {
+    const agent = (pools?: string[]): Principal => ({ ...who('Artist'), authKind: 'api_key', scope: 'agent', ...(pools ? { pools } : {}) });
+    expect(() => assertAgentPool(agent(['gpu', 'cpu']), 'gpu')).not.toThrow();
+    const refused = caught(() => assertAgentPool(agent(['gpu', 'cpu']), 'default'));
+    expect(refused.kind).toBe('forbidden');
+    expect(refused.message).toBe('this agent key claims only from the pools "gpu", "cpu", not "default"');
+    expect(caught(() => assertAgentPool(agent(['gpu']), 'GPU')).message).toBe('this agent key claims only from the pool "gpu", not "GPU"');
+    expect(() => assertAgentPool(agent(), 'anything')).not.toThrow();
+    expect(() => assertAgentPool(who('Artist'), 'anything')).not.toThrow();
+    // Pools without the agent scope are not a key's pools (auth never issues them).
+    expect(() => assertAgentPool({ ...who('Artist'), pools: ['gpu'] }, 'default')).not.toThrow();
   });
 
   it('transitions', () => {

@@ -156,6 +156,16 @@ export function assertFarmWriter(p: Principal, what: string): void {
   if (p.authKind === 'guest' || p.role === 'Viewer') throw new AppError('forbidden', `a ${p.role || 'guest'} may not ${what}`);
 }
 
+/**
+ * An agent key created with `pools` claims only from them (docs/api-notes.md, "Authentication"):
+ * another pool is 403 `forbidden` naming them. Any other caller claims from any pool.
+ */
+export function assertAgentPool(p: Principal, pool: string): void {
+  if (p.scope !== 'agent' || p.pools === undefined || p.pools.includes(pool)) return;
+  const named = p.pools.map((x) => JSON.stringify(x)).join(', ');
+  throw new AppError('forbidden', `this agent key claims only from the pool${p.pools.length > 1 ? 's' : ''} ${named}, not ${JSON.stringify(pool)}`);
+}
+
 /** Job-level changes and reports: the submitter, Admin, Supervisor, Coordinator (and services). */
 export function assertJobManager(p: Principal, submittedBy: string | null): void {
   if (p.authKind === 'service' || MANAGERS.has(p.role)) return;

@@ -3,14 +3,18 @@
  * Records owns it because a job is a record: its status and counters change in the same
  * transaction as its chunks and its outbox event, and the claim is one statement on records'
  * database. This class holds the rules around the store's statements; every role check and
- * every 422 happens here before the store is asked.
+ * every 422 happens here before the store is asked. The reader rule (docs/api-notes.md,
+ * "Restricted projects") is a condition of the store's statements: a caller who may not read a
+ * job's project is handed none of its chunks and finds neither the job nor its chunks (404).
  */
 import { AppError, encodeStreamEvent, isUuid, newId, type CallContext, type Principal, type StreamEvent } from '@reelbase/lib-platform';
 import { createChanges } from '../../kernel/domain/record.changes.js';
+import { membershipOf } from '../../kernel/domain/project.readers.js';
 import { actorOf, buildEventPayload } from '../../kernel/domain/record.event.js';
 import { toView, type OutboxEvent, type StoredRecord } from '../../kernel/domain/record.ports.js';
 import type { RecordView } from '../../kernel/domain/record.types.js';
 import {
+  assertAgentPool,
   assertFarmWriter,
   assertJobManager,
   CHUNK_FIXED_BYTES,
@@ -30,7 +34,7 @@ import {
   type JobAction,
   type ReportInput,
 } from './farm.rules.js';
-import { type FarmChunkRow, type FarmEventStamp, type FarmStore } from './farm.ports.js';
+import { type FarmChunkRow, type FarmEventStamp, type FarmLease, type FarmStore } from './farm.ports.js';
 
 export interface FarmServiceDeps {
   store: FarmStore;
@@ -135,10 +139,12 @@ export class FarmService {
       });
     }
     if (problems.length) throw AppError.invalid(problems);
+    assertAgentPool(principal, input.pool);
+    const reader = membershipOf(principal);
     for (let i = 0; i < MAX_BURNS_PER_CLAIM; i += 1) {
       const lease = newLease();
       const out = await this.deps.store.claim(
-        { pool: input.pool, kinds: input.kinds.length ? input.kinds : null, worker: input.worker, leaseSeconds, leaseDigest: lease.digest },
+        { pool: input.pool, kinds: input.kinds.length ? input.kinds : null, worker: input.worker, leaseSeconds, leaseDigest: lease.digest, reader },
         this.stamp(principal),
       );
       if (out.kind === 'none') return undefined;
@@ -156,7 +162,7 @@ export class FarmService {
     if (progress !== undefined && (!Number.isInteger(progress) || progress < 0 || progress > 100)) {
       throw AppError.invalid([{ loc: ['progress'], msg: 'Input should be an integer from 0 to 100', type: 'int_range' }]);
     }
-    const out = await this.leased(chunkId, lease, (l) => this.deps.store.heartbeat(l, progress ?? null));
+    const out = await this.leased(chunkId, lease, principal, (l) => this.deps.store.heartbeat(l, progress ?? null));
     return out.chunk;
   }
 
@@ -165,7 +171,7 @@ export class FarmService {
     const principal = principalOf(ctx.principal);
     assertFarmWriter(principal, 'work on farm chunks');
     const output = checkOutput(outputJson);
-    const out = await this.leased(chunkId, lease, (l) => this.deps.store.complete(l, output, this.stamp(principal)));
+    const out = await this.leased(chunkId, lease, principal, (l) => this.deps.store.complete(l, output, this.stamp(principal)));
     this.emitted(out.event);
     return { chunk: out.chunk, job: toView(out.job) };
   }
@@ -177,7 +183,7 @@ export class FarmService {
     if (error.length === 0 || error.length > LIMITS.error) {
       throw AppError.invalid([{ loc: ['error'], msg: `Input should have 1 to ${LIMITS.error} characters`, type: 'string_length' }]);
     }
-    const out = await this.leased(chunkId, lease, (l) => this.deps.store.fail(l, error, this.stamp(principal)));
+    const out = await this.leased(chunkId, lease, principal, (l) => this.deps.store.fail(l, error, this.stamp(principal)));
     this.emitted(out.event);
     return { chunk: out.chunk, job: toView(out.job) };
   }
@@ -186,7 +192,7 @@ export class FarmService {
   async change(jobId: string, action: JobAction, ctx: CallContext): Promise<RecordView> {
     const principal = principalOf(ctx.principal);
     if (!JOB_ACTIONS.includes(action)) throw AppError.notFound(`no job action ${String(action).slice(0, 40)}`);
-    const job = await this.job(jobId);
+    const job = await this.job(jobId, principal);
     assertJobManager(principal, job.createdBy);
     const changed = await this.deps.store.changeJob(
       job.id,
@@ -204,7 +210,7 @@ export class FarmService {
   async report(jobId: string, input: ReportInput, ctx: CallContext): Promise<RecordView> {
     const principal = principalOf(ctx.principal);
     checkReport(input, null);
-    const job = await this.job(jobId);
+    const job = await this.job(jobId, principal);
     assertJobManager(principal, job.createdBy);
     const changed = await this.deps.store.changeJob(
       job.id,
@@ -219,13 +225,23 @@ export class FarmService {
     return toView(changed.record);
   }
 
+  /** GET /farm/jobs/{id}: any authenticated caller who may read the job's project. */
+  async get(jobId: string, ctx: CallContext): Promise<RecordView> {
+    return toView(await this.job(jobId, principalOf(ctx.principal)));
+  }
+
   /**
-   * GET /farm/jobs/{id}/chunks: any authenticated caller; one page in index order, at most `limit`
-   * chunks and about {@link CHUNK_PAGE_BYTES} (docs/farm.md, "Bounds").
+   * GET /farm/jobs/{id}/chunks: any authenticated caller who may read the job's project; one page in
+   * index order, at most `limit` chunks and about {@link CHUNK_PAGE_BYTES} (docs/farm.md, "Bounds").
    */
-  async chunks(jobId: string, limit: number | undefined, cursor: string | undefined): Promise<{ chunks: FarmChunkRow[]; nextCursor?: string }> {
+  async chunks(
+    jobId: string,
+    limit: number | undefined,
+    cursor: string | undefined,
+    ctx: CallContext,
+  ): Promise<{ chunks: FarmChunkRow[]; nextCursor?: string }> {
     const page = checkChunkPage(limit, cursor);
-    const job = await this.job(jobId);
+    const job = await this.job(jobId, principalOf(ctx.principal));
     const out = await this.deps.store.listChunks(job.id, { ...page, maxBytes: CHUNK_PAGE_BYTES, fixedBytes: CHUNK_FIXED_BYTES });
     const last = out.chunks.at(-1);
     return out.more && last ? { chunks: out.chunks, nextCursor: encodeChunkCursor(last.index) } : { chunks: out.chunks };
@@ -238,20 +254,25 @@ export class FarmService {
     return out.expired;
   }
 
-  private async job(jobId: string): Promise<StoredRecord> {
-    const found = isUuid(jobId) ? await this.deps.store.findJob(jobId.toLowerCase()) : undefined;
+  /** The live FarmJob `jobId`; not found when retired or in a project `principal` may not read. */
+  private async job(jobId: string, principal: Principal): Promise<StoredRecord> {
+    const found = isUuid(jobId) ? await this.deps.store.findJob(jobId.toLowerCase(), membershipOf(principal)) : undefined;
     if (!found || found.record.retired || found.record.entityType !== 'FarmJob') throw AppError.notFound(`FarmJob ${jobId} not found`);
     return found.record;
   }
 
-  /** Runs a lease-holding call: 404 for an unknown chunk, 409 `lease_lost` for any other lease. */
+  /**
+   * Runs a lease-holding call: 404 for an unknown chunk or one of a job in a project `principal`
+   * may not read, 409 `lease_lost` for any other lease.
+   */
   private async leased<T extends object>(
     chunkId: string,
     lease: string,
-    call: (l: { chunkId: string; leaseDigest: Buffer }) => Promise<T | 'not_found' | 'lease_lost'>,
+    principal: Principal,
+    call: (l: FarmLease) => Promise<T | 'not_found' | 'lease_lost'>,
   ): Promise<T> {
     if (!isUuid(chunkId)) throw chunkNotFound(chunkId);
-    const out = await call({ chunkId: chunkId.toLowerCase(), leaseDigest: leaseDigest(lease) });
+    const out = await call({ chunkId: chunkId.toLowerCase(), leaseDigest: leaseDigest(lease), reader: membershipOf(principal) });
     if (out === 'not_found') throw chunkNotFound(chunkId);
     if (out === 'lease_lost') throw leaseLost(chunkId);
     return out;

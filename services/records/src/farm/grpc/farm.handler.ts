@@ -94,9 +94,13 @@ export function farmHandlers({ farm }: FarmHandlerDeps): UnaryHandlers<farmv1.Fa
       return { job: toProtoRecord(await farm.change(req.jobId, req.action as JobAction, ctx)) };
     },
 
-    async listChunks(req: farmv1.ListChunksRequest) {
-      const page = await farm.chunks(req.jobId, req.limit, req.cursor);
+    async listChunks(req: farmv1.ListChunksRequest, ctx: CallContext) {
+      const page = await farm.chunks(req.jobId, req.limit, req.cursor, ctx);
       return { chunks: page.chunks.map(toProtoChunk), nextCursor: page.nextCursor };
+    },
+
+    async getJob(req: farmv1.GetJobRequest, ctx: CallContext) {
+      return { job: toProtoRecord(await farm.get(req.jobId, ctx)) };
     },
   };
 }

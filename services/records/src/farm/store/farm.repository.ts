@@ -12,7 +12,18 @@ import type { Db } from '../../kernel/store/knex.db.js';
 import type { OutboxEvent, StoredRecord } from '../../kernel/domain/record.ports.js';
 import { recordsOutbox, stampedPayload } from '../../kernel/store/outbox.repository.js';
 import { toStored, type Row } from '../../kernel/store/record.repository.js';
-import { chunkJson, claimStatement, jobChange, NEXT_UPDATED_AT, Params, recordJson, toChunk, type ChunkJson, type LeaseRow } from './farm.statements.js';
+import {
+  andJobReadable,
+  chunkJson,
+  claimStatement,
+  jobChange,
+  NEXT_UPDATED_AT,
+  Params,
+  recordJson,
+  toChunk,
+  type ChunkJson,
+  type LeaseRow,
+} from './farm.statements.js';
 import type {
   FarmChunkPage,
   FarmChunkRow,
@@ -129,12 +140,15 @@ export class FarmRepository implements FarmStore {
     );
   }
 
-  findJob(id: string): Promise<FarmJobState | undefined> {
+  findJob(id: string, reader: string | null): Promise<FarmJobState | undefined> {
     return guarded(async () => {
+      const p = new Params();
+      const job = p.add(id);
+      const readable = andJobReadable(p, reader, 'r.id');
       const res = await queryText<{ json: Row; ever_claimed: boolean; manager: string | null }>(
         this.db,
-        `select ${recordJson('r')} as json, f.ever_claimed, f.manager from records.record r join records.farm_job f on f.id = r.id where r.id = $1`,
-        [id],
+        `select ${recordJson('r')} as json, f.ever_claimed, f.manager from records.record r join records.farm_job f on f.id = r.id where r.id = ${job}${readable}`,
+        p.values,
       );
       const row = res[0];
       return row ? { record: toStored(row.json), everClaimed: row.ever_claimed, manager: row.manager } : undefined;
@@ -153,20 +167,23 @@ export class FarmRepository implements FarmStore {
   }
 
   heartbeat(lease: FarmLease, progress: number | null): Promise<FarmLeaseOutcome> {
+    const p = new Params();
+    const [chunk, digest, beat] = [p.add(lease.chunkId), p.add(lease.leaseDigest), p.add(progress)];
+    const readable = andJobReadable(p, lease.reader, 'c.job_id');
     return guarded(async () => {
       const res = await queryPrepared<LeaseRow>(
         this.db,
         `with ch as (
            update records.farm_chunk c
-              set lease_expires_at = clock_timestamp() + make_interval(secs => c.lease_seconds), progress = coalesce($3::smallint, c.progress)
-            where c.id = $1 and c.state = 'leased' and c.lease_digest = $2 and c.lease_expires_at > clock_timestamp()
-              and exists (select 1 from records.farm_job f where f.id = c.job_id and f.status <> 'cancelled')
+              set lease_expires_at = clock_timestamp() + make_interval(secs => c.lease_seconds), progress = coalesce(${beat}::smallint, c.progress)
+            where c.id = ${chunk} and c.state = 'leased' and c.lease_digest = ${digest} and c.lease_expires_at > clock_timestamp()
+              and exists (select 1 from records.farm_job f where f.id = c.job_id and f.status <> 'cancelled')${readable}
            returning c.*
          )
          select ${chunkJson('ch')} as chunk, (select ${recordJson('r')} from records.record r where r.id = ch.job_id) as job from ch`,
-        [lease.chunkId, lease.leaseDigest, progress],
+        p.values,
       );
-      return this.leaseOutcome(res[0], lease.chunkId);
+      return this.leaseOutcome(res[0], lease);
     });
   }
 
@@ -175,7 +192,7 @@ export class FarmRepository implements FarmStore {
     const chunk = p.add(lease.chunkId);
     const digest = p.add(lease.leaseDigest);
     const output = p.add(outputJson);
-    return this.leaseChange(p, { id: lease.chunkId, chunk, digest }, stamp, {
+    return this.leaseChange(p, { id: lease.chunkId, chunk, digest, reader: lease.reader }, stamp, {
       set: `state = 'done', output = cast(${output} as json), progress = 100, lease_digest = null, finished_at = clock_timestamp()`,
       job: `select ch.job_id, null::text as new_status, 1 as d_done, 0 as d_failed, 0 as d_att from ch`,
     });
@@ -186,7 +203,7 @@ export class FarmRepository implements FarmStore {
     const chunk = p.add(lease.chunkId);
     const digest = p.add(lease.leaseDigest);
     const err = p.add(error);
-    return this.leaseChange(p, { id: lease.chunkId, chunk, digest }, stamp, {
+    return this.leaseChange(p, { id: lease.chunkId, chunk, digest, reader: lease.reader }, stamp, {
       set: `state = case when c.attempts + 1 >= c.max_attempts then 'failed' else 'queued' end,
                attempts = c.attempts + 1, error = ${err}, lease_digest = null, lease_expires_at = null,
                finished_at = case when c.attempts + 1 >= c.max_attempts then clock_timestamp() end`,
@@ -205,14 +222,15 @@ export class FarmRepository implements FarmStore {
    */
   private leaseChange(
     p: Params,
-    lease: { id: string; chunk: string; digest: string },
+    lease: { id: string; chunk: string; digest: string; reader: string | null },
     stamp: FarmEventStamp,
     change: { set: string; job: string },
   ): Promise<FarmLeaseOutcome> {
     const { chunk, digest } = lease;
+    const readable = andJobReadable(p, lease.reader, 'r.id');
     const sql = `with o as (
         select r.id, r.status, r.data from records.record r
-         where r.id = (select job_id from records.farm_chunk where id = ${chunk}) for update
+         where r.id = (select job_id from records.farm_chunk where id = ${chunk})${readable} for update
       ),
       ch as (
         update records.farm_chunk c
@@ -228,7 +246,7 @@ export class FarmRepository implements FarmStore {
              (select payload from ev) as event`;
     return guarded(async () => {
       const res = await retryingDeadlocks(() => queryPrepared<LeaseRow>(this.db, sql, p.values));
-      return this.leaseOutcome(res[0], lease.id);
+      return this.leaseOutcome(res[0], { chunkId: lease.id, reader: lease.reader });
     });
   }
 
@@ -400,10 +418,15 @@ export class FarmRepository implements FarmStore {
     });
   }
 
-  /** The chunk a lease statement changed, or whether the chunk exists at all (404 vs 409). */
-  private async leaseOutcome(row: LeaseRow | undefined, chunkId: string): Promise<FarmLeaseOutcome> {
+  /**
+   * The chunk a lease statement changed, or whether the chunk exists at all for the caller (404 vs
+   * 409): a chunk of a job in a project `reader` may not read is not found.
+   */
+  private async leaseOutcome(row: LeaseRow | undefined, lease: Pick<FarmLease, 'chunkId' | 'reader'>): Promise<FarmLeaseOutcome> {
     if (row?.chunk && row.job) return { chunk: toChunk(row.chunk), job: toStored(row.job), event: row.event ?? null };
-    const res = await queryText(this.db, 'select 1 from records.farm_chunk where id = $1', [chunkId]);
+    const p = new Params();
+    const chunk = p.add(lease.chunkId);
+    const res = await queryText(this.db, `select 1 from records.farm_chunk c where c.id = ${chunk}${andJobReadable(p, lease.reader, 'c.job_id')}`, p.values);
     return res.length ? 'lease_lost' : 'not_found';
   }
 

@@ -4,7 +4,9 @@
  * offerability of its chunks), with the JSON forms the statements answer in.
  */
 import { sqlIsoMicros, type StreamEvent } from '@reelbase/lib-platform';
+import { membershipProbe } from '../../kernel/domain/project.readers.js';
 import { recordsOutbox } from '../../kernel/store/outbox.repository.js';
+import { readableSql } from '../../kernel/store/project.readers.sql.js';
 import type { Row } from '../../kernel/store/record.repository.js';
 import type { FarmChunkRow, FarmClaimInput, FarmEventStamp } from '../domain/farm.ports.js';
 
@@ -58,6 +60,19 @@ export const toChunk = (c: ChunkJson): FarmChunkRow => ({
   error: c.error,
   output: c.output ?? null,
 });
+
+/**
+ * The reader rule on a chunk's job (kernel/store/project.readers.sql.ts; docs/farm.md, "Restricted
+ * projects"): ` and <the FarmJob record `jobIdSql` is in a project `reader` may read>`, or nothing for
+ * a caller who reads every project (`reader` null: an Admin, a service), whose statements stay as they
+ * were. A scalar subquery, which PostgreSQL never turns into a join: one primary-key lookup of the
+ * job's record per chunk the scan looks at (an EXISTS was pulled up into a join that read every
+ * record). The projects hidden from the reader are one uncorrelated subquery, hashed once.
+ */
+export function andJobReadable(p: Params, reader: string | null, jobIdSql: string): string {
+  if (reader === null) return '';
+  return ` and coalesce((select ${readableSql('j', p.add(membershipProbe(reader)))} from records.record j where j.id = ${jobIdSql}), false)`;
+}
 
 export const NEXT_UPDATED_AT = `greatest(clock_timestamp(), r.updated_at + interval '1 microsecond')`;
 
@@ -158,7 +173,9 @@ export function jobChange(p: Params, stamp: FarmEventStamp, subject: string, loc
  * - `lapsed`: the pool's first chunk whose lease ran out (`farm_chunk_lease_idx`, the leases
  *   already past their expiry: usually none, the sweeper queues them again every second);
  * `pick` is the first of the two in claim order. The other one, if any, stays locked until the
- * statement commits and is skipped meanwhile by concurrent claims.
+ * statement commits and is skipped meanwhile by concurrent claims. For a caller who may not read
+ * every project both candidates are chunks of jobs in projects they may read (andJobReadable): the
+ * chunks of other projects' jobs are passed over as if they were not there.
  */
 export function claimStatement(subject: string, input: FarmClaimInput, stamp: FarmEventStamp): { text: string; values: unknown[] } {
   const p = new Params();
@@ -168,7 +185,8 @@ export function claimStatement(subject: string, input: FarmClaimInput, stamp: Fa
   const seconds = p.add(input.leaseSeconds);
   const worker = p.add(input.worker);
   const columns = 'c.id, c.job_id, c.attempts, c.max_attempts, c.priority, c.job_seq, c.idx';
-  const filter = `c.offerable and c.pool = ${pool} and (${kinds}::text[] is null or c.kind = any(${kinds}::text[]))`;
+  const readable = andJobReadable(p, input.reader, 'c.job_id');
+  const filter = `c.offerable and c.pool = ${pool} and (${kinds}::text[] is null or c.kind = any(${kinds}::text[]))${readable}`;
   const sql = `with queued as (
         select ${columns}, false as expired
           from records.farm_chunk c

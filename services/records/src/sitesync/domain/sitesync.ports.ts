@@ -25,6 +25,11 @@ export interface ClaimInput {
   maxAttempts: number;
   /** Error kept on a state whose lease ran out. */
   lapseError: string;
+  /**
+   * The user whose membership decides which projects' states may be claimed (membershipOf,
+   * kernel/domain/project.readers.ts); null: every project's.
+   */
+  reader: string | null;
 }
 
 /** A report's change, applied only while `leaseDigest` is the state's current, unexpired lease. */
@@ -37,6 +42,8 @@ export interface ReportChange {
   totalSize?: number;
   error?: string;
   maxAttempts: number;
+  /** As ClaimInput's: a state of a project this user may not read is not changed. */
+  reader: string | null;
 }
 
 /** The statements of one site sync transaction; row locks hold until it ends. */
@@ -54,8 +61,11 @@ export interface SiteSyncTransaction {
   deleteSite(code: string): Promise<void>;
   /** States naming the site, whatever their status. */
   countStatesOf(site: string): Promise<number>;
-  /** Live Representations among `ids` with their project, key-share locked until the end. */
-  liveRepresentations(ids: readonly string[]): Promise<{ id: string; projectId: string | null }[]>;
+  /**
+   * Live Representations among `ids` with their project, key-share locked until the end; those in a
+   * project `reader` (membershipOf's user id; null: every project) may not read are not among them.
+   */
+  liveRepresentations(ids: readonly string[], reader: string | null): Promise<{ id: string; projectId: string | null }[]>;
   /**
    * Queues each representation on `site` that has no state there, or whose state is not one of
    * `keep` (fresh attempts, this priority); returns only the states it wrote.
@@ -72,8 +82,8 @@ export interface SiteSyncTransaction {
   lapse(scope: { key: StateKey } | { limit: number }, maxAttempts: number, lapseError: string): Promise<SiteState[]>;
   /** Applies a report when its lease is current; undefined when it is not (or there is no state). */
   report(change: ReportChange): Promise<SiteState | undefined>;
-  /** The state, locked for update. */
-  findState(key: StateKey): Promise<SiteState | undefined>;
+  /** The state, locked for update; none when `reader` may not read its project. */
+  findState(key: StateKey, reader: string | null): Promise<SiteState | undefined>;
   /** Sets status and priority, ends any lease; `resetAttempts` for a manual retry. */
   setState(key: StateKey, status: string, priority: number, resetAttempts: boolean): Promise<SiteState>;
   /** Adds events to the records outbox; published after the commit. */
@@ -86,8 +96,10 @@ export interface SiteSyncStore {
   siteSyncTransaction<T>(fn: (tx: SiteSyncTransaction) => Promise<T>): Promise<T>;
   listSites(): Promise<Site[]>;
   findSite(code: string): Promise<Site | undefined>;
-  findState(key: StateKey): Promise<SiteState | undefined>;
-  /** At most `limit` states after `after` in (representation_id, site) order. */
-  listStates(filter: StateFilter, after: StateKey | undefined, limit: number): Promise<SiteState[]>;
-  countStates(filter: Pick<StateFilter, 'projectId' | 'site'>): Promise<StatusCounts>;
+  /** The state; none when `reader` may not read its project. */
+  findState(key: StateKey, reader: string | null): Promise<SiteState | undefined>;
+  /** At most `limit` states after `after` in (representation_id, site) order, of projects `reader` may read. */
+  listStates(filter: StateFilter, after: StateKey | undefined, limit: number, reader: string | null): Promise<SiteState[]>;
+  /** States per status, of projects `reader` may read. */
+  countStates(filter: Pick<StateFilter, 'projectId' | 'site'>, reader: string | null): Promise<StatusCounts>;
 }

@@ -222,3 +222,26 @@ describe('request and PATCH', () => {
     expect(w.appended.flat()).toEqual([]);
   });
 });
+
+describe('the reader rule', () => {
+  it("asks the store as the caller's user (membershipOf), and as nobody in particular for an Admin or a service", async () => {
+    const admin: CallContext = { requestId: 'r', principal: { userId: newId(), role: 'Admin', authKind: 'token' } };
+    const service: CallContext = { requestId: 'r', principal: { userId: '', role: 'Service', authKind: 'service' } };
+    const readers: (string | null)[] = [];
+    const w = world({
+      claim: async (input) => (readers.push(input.reader), []),
+      lockSite: async () => ({ id: newId(), code: 'paris', name: 'Paris', kind: 'remote', root: null, createdAt: '', updatedAt: '' }),
+      report: async (change) => (readers.push(change.reader), undefined),
+      findState: async (_key, reader) => (readers.push(reader), undefined),
+      liveRepresentations: async (_ids, reader) => (readers.push(reader), []),
+    });
+    for (const ctx of [artist, admin, service]) {
+      await w.sync.claim({ site: 'paris', agent: 'box' }, ctx);
+      await failure(w.sync.report({ representationId: newId(), site: 'paris', lease: `ssl_${'a'.repeat(43)}`, status: 'in_progress' }, ctx));
+      await failure(w.sync.update({ representationId: newId(), site: 'paris', status: 'paused' }, ctx));
+      await failure(w.sync.request({ representationIds: [newId()], site: 'paris' }, ctx));
+    }
+    const userId = artist.principal!.userId;
+    expect(readers).toEqual([userId, userId, userId, userId, userId, ...Array<null>(10).fill(null)]);
+  });
+});

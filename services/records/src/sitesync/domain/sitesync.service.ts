@@ -1,9 +1,13 @@
 /**
  * Site sync (docs/sitesync.md): sites, the state of each representation on each site, and the
  * agents that claim states and report on them. Every status change writes a `SiteSync` event
- * into the records outbox in the transaction of the change; progress reports write none.
+ * into the records outbox in the transaction of the change; progress reports write none. The
+ * reader rule (docs/api-notes.md, "Restricted projects") is a condition of the store's statements:
+ * a caller who may not read a project claims, lists and counts none of its states, finds none of
+ * them (404), and its representations are no live Representations to a request (422).
  */
 import { AppError, encodeStreamEvent, isUuid, newId, type CallContext, type InProcessBus, type Principal, type StreamEvent } from '@reelbase/lib-platform';
+import { membershipOf } from '../../kernel/domain/project.readers.js';
 import type { OutboxEvent } from '../../kernel/domain/record.ports.js';
 import {
   assertPatchTransition,
@@ -128,7 +132,7 @@ export class SiteSync {
     const ids = checkRequest({ representationIds: input.representationIds, site: input.site, priority });
     const { written, events } = await this.deps.store.siteSyncTransaction(async (tx) => {
       const site = await tx.lockSite(input.site, 'share');
-      const reps = await tx.liveRepresentations(ids);
+      const reps = await tx.liveRepresentations(ids, membershipOf(principal));
       const live = new Set(reps.map((r) => r.id));
       const problems = [];
       if (!site) problems.push({ loc: ['site'], msg: `no sync site ${input.site}`, type: 'not_found' });
@@ -149,7 +153,7 @@ export class SiteSync {
     query: { projectId?: string; site?: string; status?: string; representationId?: string; limit?: number; cursor?: string },
     ctx: CallContext,
   ): Promise<StatePage> {
-    assertReader(ctx.principal);
+    const principal = assertReader(ctx.principal);
     checkFilter(query);
     const limit = pageLimit(query.limit);
     const after = query.cursor ? decodeCursor(query.cursor) : undefined;
@@ -159,16 +163,16 @@ export class SiteSync {
       status: query.status as StateStatus | undefined,
       representationId: query.representationId?.toLowerCase(),
     };
-    const rows = await this.deps.store.listStates(filter, after, limit + 1);
+    const rows = await this.deps.store.listStates(filter, after, limit + 1, membershipOf(principal));
     const items = rows.slice(0, limit);
     const last = items.at(-1);
     return { items, nextCursor: rows.length > limit && last ? encodeCursor(last) : null };
   }
 
   async summary(query: { projectId?: string; site?: string }, ctx: CallContext): Promise<StatusCounts> {
-    assertReader(ctx.principal);
+    const principal = assertReader(ctx.principal);
     checkFilter(query);
-    return this.deps.store.countStates({ projectId: query.projectId?.toLowerCase(), site: query.site });
+    return this.deps.store.countStates({ projectId: query.projectId?.toLowerCase(), site: query.site }, membershipOf(principal));
   }
 
   // --- agents ----------------------------------------------------------------------------------
@@ -191,6 +195,7 @@ export class SiteSync {
         leaseSeconds,
         maxAttempts: this.maxAttempts,
         lapseError: LAPSE_ERROR,
+        reader: membershipOf(principal),
       });
       if (moved.length === 0 && !(await tx.lockSite(input.site, 'share'))) {
         throw AppError.invalid([{ loc: ['site'], msg: `no sync site ${input.site}`, type: 'not_found' }]);
@@ -218,6 +223,7 @@ export class SiteSync {
     const status = checkReport(input);
     const key = this.key(input.representationId, input.site);
     const digest = leaseDigest(input.lease);
+    const reader = membershipOf(principal);
     const outcome = await this.deps.store.siteSyncTransaction(async (tx) => {
       const state = isLeaseToken(input.lease)
         ? await tx.report({
@@ -229,6 +235,7 @@ export class SiteSync {
             totalSize: input.totalSize,
             error: status === 'failed' ? (input.error ?? 'the agent reported a failure') : input.error,
             maxAttempts: this.maxAttempts,
+            reader,
           })
         : undefined;
       if (state) {
@@ -236,7 +243,7 @@ export class SiteSync {
         await tx.appendEvents(events);
         return { state, events };
       }
-      if (!(await tx.findState(key))) throw noState();
+      if (!(await tx.findState(key, reader))) throw noState();
       // Not the current lease. If the lease that is current ran out, its attempt is counted now.
       const lapsed = await tx.lapse({ key }, this.maxAttempts, LAPSE_ERROR);
       const events = lapsed.map((s) => outboxEvent(stateEvent(newId(), s, 'update', undefined)));
@@ -254,7 +261,7 @@ export class SiteSync {
     const to = checkPatch(input);
     const key = this.key(input.representationId, input.site);
     const { state, events } = await this.deps.store.siteSyncTransaction(async (tx) => {
-      const current = await tx.findState(key);
+      const current = await tx.findState(key, membershipOf(principal));
       if (!current) throw noState();
       assertPatchTransition(current.status, to);
       const priority = input.priority ?? current.priority;

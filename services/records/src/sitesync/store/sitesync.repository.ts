@@ -9,8 +9,10 @@ import type { Knex } from '@mikro-orm/postgresql';
 import { sqlIsoMicros, type OutboxEntry } from '@reelbase/lib-platform';
 import type { Site, SiteKind, SiteState, StateFilter, StateKey, StateStatus, StatusCounts } from '../domain/sitesync.types.js';
 import { STATE_STATUSES } from '../domain/sitesync.types.js';
+import { membershipProbe } from '../../kernel/domain/project.readers.js';
 import type { Db } from '../../kernel/store/knex.db.js';
 import { recordsOutbox } from '../../kernel/store/outbox.repository.js';
+import { projectReadableSql, readableSql } from '../../kernel/store/project.readers.sql.js';
 import type { ClaimInput, MovedState, ReportChange } from '../domain/sitesync.ports.js';
 
 const SITE_COLUMNS = `id, code, name, kind, root, ${sqlIsoMicros('created_at')} as created_at, ${sqlIsoMicros('updated_at')} as updated_at`;
@@ -69,6 +71,17 @@ const LAPSE_SET = (max: string, error: string) => `status = case when s.attempts
   attempts = s.attempts + 1, error = ${error}, lease_hash = null, lease_expires_at = null, updated_at = clock_timestamp()`;
 
 /**
+ * The reader rule on a state (kernel/store/project.readers.sql.ts): ` and <the state's project may be
+ * read>` with the membership probe at `$probe`, or nothing for a caller who reads every project (whose
+ * statements stay as they were).
+ */
+const andStateReadable = (reader: string | null, probe: string, alias = '') =>
+  reader === null ? '' : ` and ${projectReadableSql(`${alias ? `${alias}.` : ''}project_id`, probe)}`;
+
+/** The membership probe bound for `reader`, when there is one (the last value of a statement). */
+const probeOf = (reader: string | null): string[] => (reader === null ? [] : [membershipProbe(reader)]);
+
+/**
  * The claim, one statement (docs/sitesync.md, "The claim"):
  * - `expired`: the site's in_progress states whose lease ran out (lease index), locked;
  * - `queued`: the site's first `limit` queued states in claim order (claim index), locked;
@@ -77,20 +90,22 @@ const LAPSE_SET = (max: string, error: string) => `status = case when s.attempts
  * - `plan`: what becomes of each locked row: claimed (`in_progress`), or a lapse left behind
  *   (`queued`, or `failed` at the last attempt); queued rows not chosen are left as they are;
  * - one UPDATE writes the plan and returns every row it moved.
- * SKIP LOCKED: concurrent claimers never wait for each other's rows nor take them.
+ * SKIP LOCKED: concurrent claimers never wait for each other's rows nor take them. For a caller who
+ * may not read every project (`reader`, bound at `$8`), both `expired` and `queued` hold states of
+ * projects they may read only: the others are left to the claims of those who may (and the sweeper).
  */
-export const CLAIM_SQL = `
+export const claimSql = (reader: string | null) => `
 with expired as (
   select representation_id, site, priority, requested_at, attempts, agent
     from records.sitesync_state
-   where status = 'in_progress' and lease_expires_at <= statement_timestamp() and site = $1
+   where status = 'in_progress' and lease_expires_at <= statement_timestamp() and site = $1${andStateReadable(reader, '$8')}
    order by lease_expires_at
    limit 1000
    for update skip locked
 ), queued as (
   select representation_id, site, priority, requested_at
     from records.sitesync_state
-   where status = 'queued' and site = $1
+   where status = 'queued' and site = $1${andStateReadable(reader, '$8')}
    order by priority desc, requested_at, representation_id
    limit $2
    for update skip locked
@@ -144,9 +159,10 @@ export const LAPSE_ANY_SQL = lapseSql('', '$3');
 /**
  * A report under the state's current, unexpired lease (compared as SHA-256 digests):
  * in_progress extends the lease by the claim's lease_seconds, synced ends it, failed ends it and
- * counts an attempt (queued again, failed at the last).
+ * counts an attempt (queued again, failed at the last). A state `reader` (bound at `$10`) may not
+ * read is not changed.
  */
-export const REPORT_SQL = `
+export const reportSql = (reader: string | null) => `
 update records.sitesync_state s set
   status = case $4::text when 'in_progress' then 'in_progress' when 'synced' then 'synced'
                          else case when s.attempts + 1 >= $9 then 'failed' else 'queued' end end,
@@ -159,11 +175,14 @@ update records.sitesync_state s set
   lease_expires_at = case when $4::text = 'in_progress' then clock_timestamp() + make_interval(secs => s.lease_seconds) end,
   updated_at = clock_timestamp()
  where s.representation_id = $1 and s.site = $2 and s.status = 'in_progress' and s.lease_hash = $3
-   and s.lease_expires_at > statement_timestamp()
+   and s.lease_expires_at > statement_timestamp()${andStateReadable(reader, '$10', 's')}
 returning ${stateColumns('s')}`;
 
-/** A state page: filters, then the keyset condition, in (representation_id, site) order. */
-export function pageSql(filter: StateFilter, after: StateKey | undefined): { sql: string; params: unknown[] } {
+/**
+ * A state page: filters, then the keyset condition, in (representation_id, site) order; states of
+ * projects `reader` may not read are left out.
+ */
+export function pageSql(filter: StateFilter, after: StateKey | undefined, reader: string | null = null): { sql: string; params: unknown[] } {
   const where: string[] = [];
   const params: unknown[] = [];
   const bind = (v: unknown) => {
@@ -175,6 +194,7 @@ export function pageSql(filter: StateFilter, after: StateKey | undefined): { sql
   if (filter.status !== undefined) where.push(`status = ${bind(filter.status)}`);
   if (filter.representationId !== undefined) where.push(`representation_id = ${bind(filter.representationId)}`);
   if (after) where.push(`(representation_id, site) > (${bind(after.representationId)}::uuid, ${bind(after.site)}::text)`);
+  if (reader !== null) where.push(projectReadableSql('project_id', bind(membershipProbe(reader))));
   const sql = `select ${stateColumns('t')} from records.sitesync_state t ${where.length ? `where ${where.join(' and ')}` : ''}
     order by representation_id, site limit ${bind(0)}`;
   return { sql, params };
@@ -248,12 +268,13 @@ export class SiteSyncRepository {
     return Number(r[0]?.n ?? 0);
   }
 
-  async liveRepresentations(ids: readonly string[]): Promise<{ id: string; projectId: string | null }[]> {
+  async liveRepresentations(ids: readonly string[], reader: string | null): Promise<{ id: string; projectId: string | null }[]> {
+    const readable = reader === null ? '' : ` and ${readableSql('r', '$2')}`;
     const r = await this.q<{ id: string; project_id: string | null }>(
-      `select id, project_id from records.record
-        where id = any($1::uuid[]) and entity_type = 'Representation' and retired_at is null
-        for key share`,
-      [ids as string[]],
+      `select r.id, r.project_id from records.record r
+        where r.id = any($1::uuid[]) and r.entity_type = 'Representation' and r.retired_at is null${readable}
+        for key share of r`,
+      [ids as string[], ...probeOf(reader)],
     );
     return r.map((x) => ({ id: x.id, projectId: x.project_id }));
   }
@@ -283,7 +304,7 @@ export class SiteSyncRepository {
   }
 
   async claim(c: ClaimInput): Promise<MovedState[]> {
-    const r = await this.q<StateRow & { lapsed: boolean; lapsed_agent: string | null; lease_index: number | null }>(CLAIM_SQL, [
+    const r = await this.q<StateRow & { lapsed: boolean; lapsed_agent: string | null; lease_index: number | null }>(claimSql(c.reader), [
       c.site,
       c.leaseDigests.length,
       c.maxAttempts,
@@ -291,6 +312,7 @@ export class SiteSyncRepository {
       c.leaseDigests as Buffer[],
       c.leaseSeconds,
       c.lapseError,
+      ...probeOf(c.reader),
     ]);
     return r.map((x) => ({ state: toState(x), lapsed: x.lapsed, lapsedAgent: x.lapsed_agent, leaseIndex: x.lease_index }));
   }
@@ -304,7 +326,7 @@ export class SiteSyncRepository {
   }
 
   async report(c: ReportChange): Promise<SiteState | undefined> {
-    const r = await this.q<StateRow>(REPORT_SQL, [
+    const r = await this.q<StateRow>(reportSql(c.reader), [
       c.key.representationId,
       c.key.site,
       c.leaseDigest,
@@ -314,14 +336,17 @@ export class SiteSyncRepository {
       c.totalSize ?? null,
       c.error ?? null,
       c.maxAttempts,
+      ...probeOf(c.reader),
     ]);
     return r[0] ? toState(r[0]) : undefined;
   }
 
-  async findState(key: StateKey, lock = false): Promise<SiteState | undefined> {
+  /** The state of `key`; none when `reader` may not read its project. */
+  async findState(key: StateKey, reader: string | null, lock = false): Promise<SiteState | undefined> {
     const r = await this.q<StateRow>(
-      `select ${stateColumns('t')} from records.sitesync_state t where representation_id = $1 and site = $2${lock ? ' for update' : ''}`,
-      [key.representationId, key.site],
+      `select ${stateColumns('t')} from records.sitesync_state t
+        where representation_id = $1 and site = $2${andStateReadable(reader, '$3', 't')}${lock ? ' for update' : ''}`,
+      [key.representationId, key.site, ...probeOf(reader)],
     );
     return r[0] ? toState(r[0]) : undefined;
   }
@@ -342,17 +367,18 @@ export class SiteSyncRepository {
     return toState(r[0]!);
   }
 
-  async listStates(filter: StateFilter, after: StateKey | undefined, limit: number): Promise<SiteState[]> {
-    const { sql, params } = pageSql(filter, after);
+  async listStates(filter: StateFilter, after: StateKey | undefined, limit: number, reader: string | null): Promise<SiteState[]> {
+    const { sql, params } = pageSql(filter, after, reader);
     params[params.length - 1] = limit;
     return (await this.q<StateRow>(sql, params)).map(toState);
   }
 
-  async countStates(filter: Pick<StateFilter, 'projectId' | 'site'>): Promise<StatusCounts> {
+  async countStates(filter: Pick<StateFilter, 'projectId' | 'site'>, reader: string | null): Promise<StatusCounts> {
     const where: string[] = [];
     const params: unknown[] = [];
     if (filter.projectId !== undefined) where.push(`project_id = $${params.push(filter.projectId)}`);
     if (filter.site !== undefined) where.push(`site = $${params.push(filter.site)}`);
+    if (reader !== null) where.push(projectReadableSql('project_id', `$${params.push(membershipProbe(reader))}`));
     const r = await this.q<{ status: StateStatus; n: string }>(
       `select status, count(*) as n from records.sitesync_state ${where.length ? `where ${where.join(' and ')}` : ''} group by status`,
       params,

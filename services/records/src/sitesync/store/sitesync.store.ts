@@ -37,16 +37,16 @@ export class KnexSiteSyncStore implements SiteSyncStore {
     return guarded(() => this.sitesync.findSite(code));
   }
 
-  findState(key: StateKey): Promise<SiteState | undefined> {
-    return guarded(() => this.sitesync.findState(key));
+  findState(key: StateKey, reader: string | null): Promise<SiteState | undefined> {
+    return guarded(() => this.sitesync.findState(key, reader));
   }
 
-  listStates(filter: StateFilter, after: StateKey | undefined, limit: number): Promise<SiteState[]> {
-    return guarded(() => this.sitesync.listStates(filter, after, limit));
+  listStates(filter: StateFilter, after: StateKey | undefined, limit: number, reader: string | null): Promise<SiteState[]> {
+    return guarded(() => this.sitesync.listStates(filter, after, limit, reader));
   }
 
-  countStates(filter: Pick<StateFilter, 'projectId' | 'site'>): Promise<StatusCounts> {
-    return guarded(() => this.sitesync.countStates(filter));
+  countStates(filter: Pick<StateFilter, 'projectId' | 'site'>, reader: string | null): Promise<StatusCounts> {
+    return guarded(() => this.sitesync.countStates(filter, reader));
   }
 
   /** The site sync statements of one transaction, and the outbox of the same transaction. */
@@ -57,12 +57,12 @@ export class KnexSiteSyncStore implements SiteSyncStore {
       lockSite: (code, mode) => repo.findSite(code, mode),
       deleteSite: (code) => repo.deleteSite(code),
       countStatesOf: (site) => repo.countStatesOf(site),
-      liveRepresentations: (ids) => repo.liveRepresentations(ids),
+      liveRepresentations: (ids, reader) => repo.liveRepresentations(ids, reader),
       requestStates: (reps, site, priority, keep) => repo.requestStates(reps, site, priority, keep),
       claim: (input) => repo.claim(input),
       lapse: (scope, max, error) => repo.lapse(scope, max, error),
       report: (change) => repo.report(change),
-      findState: (key) => repo.findState(key, true),
+      findState: (key, reader) => repo.findState(key, reader, true),
       setState: (key, status, priority, reset) => repo.setState(key, status, priority, reset),
       appendEvents: (events) => repo.appendEvents(events.map((e) => outboxRow(this.names, e))),
     };

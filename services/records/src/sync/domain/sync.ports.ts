@@ -70,12 +70,15 @@ export interface SyncTransaction {
 export interface SyncStore {
   /** Runs `fn` in one transaction: committed when it resolves, rolled back when it throws. */
   syncTransaction<T>(fn: (tx: SyncTransaction) => Promise<T>): Promise<T>;
-  /** Mappings by `id`, or by source with optional type and external id (at most `limit`). */
-  findMappings(q: { source?: string; entityType?: string; externalId?: string; id?: string }, limit: number): Promise<SyncMapping[]>;
+  /**
+   * Mappings by `id`, or by source with optional type and external id (at most `limit`), of records
+   * `reader` may read (membershipOf's user id; null: every record).
+   */
+  findMappings(q: { source?: string; entityType?: string; externalId?: string; id?: string }, limit: number, reader: string | null): Promise<SyncMapping[]>;
   /** Every mapping of the records `ids`. */
   mappingsOf(ids: readonly string[]): Promise<SyncMapping[]>;
-  /** The rows with these ids, retired or not. */
-  findMany(ids: readonly string[]): Promise<StoredRecord[]>;
+  /** The rows with these ids, retired or not, that `reader` may read (null: every row). */
+  findMany(ids: readonly string[], reader: string | null): Promise<StoredRecord[]>;
   /** Of `writes` (record id and the `updated_at` it got), the indexes written by `source`'s imports. */
   echoes(source: string, writes: readonly { id: string; at: string }[]): Promise<Set<number>>;
   /** The entity type renames records applied, oldest first (`from` → `to`). */

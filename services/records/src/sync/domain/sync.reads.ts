@@ -2,8 +2,11 @@
  * The reads of sync (docs/api-notes.md, "Sync"): mappings both ways, and for a page of the event log
  * what GET /sync/changes shows of each event — whether it is a record's, the record now (null once
  * retired), its external ids, and whether the write was made by a given source's import (no echo).
+ * A record in a project the caller may not read (docs/api-notes.md, "Restricted projects") is not
+ * there for them: its mappings are not listed and its events are no record's events (left out).
  */
-import { AppError, isUuid, type Problem } from '@reelbase/lib-platform';
+import { AppError, isUuid, type CallContext, type Problem } from '@reelbase/lib-platform';
+import { membershipOf } from '../../kernel/domain/project.readers.js';
 import type { StoredRecord } from '../../kernel/domain/record.ports.js';
 import type { ClientRecord } from '../../kernel/domain/record.types.js';
 import { SYNC_MAX_EXTERNAL_ID, SYNC_SOURCE } from './sync.input.js';
@@ -67,7 +70,7 @@ export class SyncReads {
   constructor(private readonly store: SyncStore) {}
 
   /** `?id=` or `?source=` (with optional `entity_type`, `external_id`); 422 for anything else. */
-  async mappings(q: MappingQuery): Promise<{ items: ReturnType<typeof mappingOut>[] }> {
+  async mappings(q: MappingQuery, ctx: CallContext): Promise<{ items: ReturnType<typeof mappingOut>[] }> {
     const problems: Problem[] = [];
     if (q.id !== undefined) {
       if (q.source !== undefined || q.entityType !== undefined || q.externalId !== undefined) {
@@ -86,7 +89,7 @@ export class SyncReads {
       }
     }
     if (problems.length) throw AppError.invalid(problems);
-    const rows = await this.store.findMappings(q.id !== undefined ? { id: q.id.toLowerCase() } : q, SYNC_MAPPINGS_MAX);
+    const rows = await this.store.findMappings(q.id !== undefined ? { id: q.id.toLowerCase() } : q, SYNC_MAPPINGS_MAX, membershipOf(ctx.principal));
     return { items: rows.map(mappingOut) };
   }
 
@@ -102,15 +105,15 @@ export class SyncReads {
     return typeMatcher(differs ? await this.store.typeRenames() : []);
   }
 
-  /** What changes shows of each event, in the order given. */
-  async changes(events: readonly ChangeEventRef[], source: string | undefined): Promise<{ items: ChangeInfo[] }> {
+  /** What changes shows of each event, in the order given; a record the caller may not read is none (`is_record` false). */
+  async changes(events: readonly ChangeEventRef[], source: string | undefined, ctx: CallContext): Promise<{ items: ChangeInfo[] }> {
     if (source !== undefined && !SYNC_SOURCE.test(source)) {
       throw AppError.invalid([{ loc: ['source'], msg: `String should match pattern '${SYNC_SOURCE.source}'`, type: 'string_pattern_mismatch' }]);
     }
     const refs = events.filter((e) => isUuid(e.entityId));
     const ids = [...new Set(refs.map((e) => e.entityId.toLowerCase()))];
     const [rows, mappings, echoes] = await Promise.all([
-      this.store.findMany(ids),
+      this.store.findMany(ids, membershipOf(ctx.principal)),
       this.store.mappingsOf(ids),
       source === undefined
         ? Promise.resolve(new Set<number>())

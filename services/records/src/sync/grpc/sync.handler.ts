@@ -18,14 +18,15 @@ export interface SyncHandlerDeps {
 export function syncHandlers({ importer, reads }: SyncHandlerDeps): UnaryHandlers<syncv1.SyncServiceServer> {
   return {
     import: async (req, ctx) => ({ json: JSON.stringify(await importer.import(req.bodyJson, ctx)) }),
-    mappings: async (req) => ({
-      json: JSON.stringify(await reads.mappings({ source: req.source, entityType: req.entityType, externalId: req.externalId, id: req.id })),
+    mappings: async (req, ctx) => ({
+      json: JSON.stringify(await reads.mappings({ source: req.source, entityType: req.entityType, externalId: req.externalId, id: req.id }, ctx)),
     }),
-    changes: async (req) => ({
+    changes: async (req, ctx) => ({
       json: JSON.stringify(
         await reads.changes(
           req.events.map((e) => ({ eventId: e.eventId, entityId: e.entityId, createdAt: e.createdAt, entityType: e.entityType })),
           req.source,
+          ctx,
         ),
       ),
     }),

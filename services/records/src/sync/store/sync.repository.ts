@@ -11,6 +11,8 @@ import { recordsOutbox, stampedPayload } from '../../kernel/store/outbox.reposit
 import type { Db, RecordsPools } from '../../kernel/store/knex.db.js';
 import { COLUMNS, RecordRepository, toStored, type Row } from '../../kernel/store/record.repository.js';
 import { SchemaRepository } from '../../kernel/store/schema.repository.js';
+import { membershipProbe } from '../../kernel/domain/project.readers.js';
+import { readableSql } from '../../kernel/store/project.readers.sql.js';
 import { StaleSyncRead, type SyncMapping, type SyncStore, type SyncTransaction, type SyncUpdate } from '../domain/sync.ports.js';
 
 const ERRORS = {
@@ -60,17 +62,21 @@ export class SyncRepository implements SyncStore {
     return guarded(() => this.db.transaction((trx) => fn(this.statements(trx))), ERRORS);
   }
 
-  findMappings(q: { source?: string; entityType?: string; externalId?: string; id?: string }, limit: number): Promise<SyncMapping[]> {
+  findMappings(q: { source?: string; entityType?: string; externalId?: string; id?: string }, limit: number, reader: string | null): Promise<SyncMapping[]> {
     return guarded(async () => {
       const where: string[] = [];
       const params: unknown[] = [];
-      if (q.id !== undefined) (where.push('id = ?::uuid'), params.push(q.id));
-      if (q.source !== undefined) (where.push('source = ?'), params.push(q.source));
-      if (q.entityType !== undefined) (where.push('entity_type = ?'), params.push(q.entityType));
-      if (q.externalId !== undefined) (where.push('external_id = ?'), params.push(q.externalId));
+      if (q.id !== undefined) (where.push('m.id = ?::uuid'), params.push(q.id));
+      if (q.source !== undefined) (where.push('m.source = ?'), params.push(q.source));
+      if (q.entityType !== undefined) (where.push('m.entity_type = ?'), params.push(q.entityType));
+      if (q.externalId !== undefined) (where.push('m.external_id = ?'), params.push(q.externalId));
+      if (reader !== null) {
+        where.push(`not exists (select 1 from records.record r where r.id = m.id and not ${readableSql('r', '?')})`);
+        params.push(membershipProbe(reader));
+      }
       const res = await this.reads.raw<{ rows: MappingRow[] }>(
-        `select source, entity_type, external_id, id from records.sync_mapping where ${where.join(' and ')}
-          order by source, entity_type, external_id limit ${Math.trunc(limit)}`,
+        `select m.source, m.entity_type, m.external_id, m.id from records.sync_mapping m where ${where.join(' and ')}
+          order by m.source, m.entity_type, m.external_id limit ${Math.trunc(limit)}`,
         params as Knex.RawBinding[],
       );
       return res.rows.map(toMapping);
@@ -88,11 +94,13 @@ export class SyncRepository implements SyncStore {
     });
   }
 
-  findMany(ids: readonly string[]): Promise<StoredRecord[]> {
+  findMany(ids: readonly string[], reader: string | null): Promise<StoredRecord[]> {
     return guarded(async () => {
       if (ids.length === 0) return [];
-      const res = await this.reads.raw<{ rows: Row[] }>(`select ${COLUMNS} from records.record where id = any(?::uuid[])`, [
+      const readable = reader === null ? '' : ` and ${readableSql('record', '?')}`;
+      const res = await this.reads.raw<{ rows: Row[] }>(`select ${COLUMNS} from records.record where id = any(?::uuid[])${readable}`, [
         ids as string[],
+        ...(reader === null ? [] : [membershipProbe(reader)]),
       ] as unknown as Knex.RawBinding[]);
       return res.rows.map(toStored);
     });

@@ -24,6 +24,14 @@ export const protobufPackage = "reelbase.auth.v1";
 
 export const protobufFileName = "reelbase/auth/v1/auth.proto";
 
+/** What an API key created with a scope may reach (docs/api-notes.md, "Authentication"). */
+export interface KeyAccess {
+  /** "agent": the key calls only the farm and sitesync agent routes. */
+  scope: string;
+  /** The farm pools an agent key claims from; empty: any pool. */
+  pools: string[];
+}
+
 /** A resolved caller. */
 export interface Principal {
   /** The User record's id. */
@@ -37,6 +45,8 @@ export interface Principal {
   email: string;
   /** Seconds the gateway may cache this answer. */
   cacheSeconds: number;
+  /** Set for an API key created with a scope (an agent key); absent for every other credential. */
+  access?: KeyAccess | undefined;
 }
 
 export interface RegisterRequest {
@@ -92,7 +102,11 @@ export interface GetBootstrapResponse {
 export interface IssueApiKeyRequest {
   name: string;
   /** When the key stops working (RFC 3339); absent: it works until revoked. */
-  expiresAt?: string | undefined;
+  expiresAt?:
+    | string
+    | undefined;
+  /** An agent key ("agent" scope, with the pools it may claim from); absent: a normal key. */
+  access?: KeyAccess | undefined;
 }
 
 export interface ApiKey {
@@ -110,6 +124,8 @@ export interface ApiKey {
     | undefined;
   /** The user the key belongs to. */
   userId: string;
+  /** Set for an agent key; absent for a normal key. */
+  access?: KeyAccess | undefined;
 }
 
 export interface IssueApiKeyResponse {
@@ -196,8 +212,93 @@ export interface SetPasswordRequest {
 export interface SetPasswordResponse {
 }
 
+function createBaseKeyAccess(): KeyAccess {
+  return { scope: "", pools: [] };
+}
+
+export const KeyAccess: MessageFns<KeyAccess> = {
+  encode(message: KeyAccess, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.scope !== "") {
+      writer.uint32(10).string(message.scope);
+    }
+    for (const v of message.pools) {
+      writer.uint32(18).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): KeyAccess {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseKeyAccess();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.scope = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.pools.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): KeyAccess {
+    return {
+      scope: isSet(object.scope) ? globalThis.String(object.scope) : "",
+      pools: globalThis.Array.isArray(object?.pools) ? object.pools.map((e: any) => globalThis.String(e)) : [],
+    };
+  },
+
+  toJSON(message: KeyAccess): unknown {
+    const obj: any = {};
+    if (message.scope !== "") {
+      obj.scope = message.scope;
+    }
+    if (message.pools?.length) {
+      obj.pools = message.pools;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<KeyAccess>, I>>(base?: I): KeyAccess {
+    return KeyAccess.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<KeyAccess>, I>>(object: I): KeyAccess {
+    const message = createBaseKeyAccess();
+    message.scope = object.scope ?? "";
+    message.pools = object.pools?.map((e) => e) || [];
+    return message;
+  },
+};
+
 function createBasePrincipal(): Principal {
-  return { userId: "", role: "", authKind: "", apiKeyId: undefined, email: "", cacheSeconds: 0 };
+  return { userId: "", role: "", authKind: "", apiKeyId: undefined, email: "", cacheSeconds: 0, access: undefined };
 }
 
 export const Principal: MessageFns<Principal> = {
@@ -219,6 +320,9 @@ export const Principal: MessageFns<Principal> = {
     }
     if (message.cacheSeconds !== 0) {
       writer.uint32(48).int32(message.cacheSeconds);
+    }
+    if (message.access !== undefined) {
+      KeyAccess.encode(message.access, writer.uint32(58).fork()).join();
     }
     return writer;
   },
@@ -284,6 +388,14 @@ export const Principal: MessageFns<Principal> = {
             message.cacheSeconds = reader.int32();
             continue;
           }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.access = KeyAccess.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -320,6 +432,7 @@ export const Principal: MessageFns<Principal> = {
         : isSet(object.cache_seconds)
         ? globalThis.Number(object.cache_seconds)
         : 0,
+      access: isSet(object.access) ? KeyAccess.fromJSON(object.access) : undefined,
     };
   },
 
@@ -343,6 +456,9 @@ export const Principal: MessageFns<Principal> = {
     if (message.cacheSeconds !== 0) {
       obj.cacheSeconds = Math.round(message.cacheSeconds);
     }
+    if (message.access !== undefined) {
+      obj.access = KeyAccess.toJSON(message.access);
+    }
     return obj;
   },
 
@@ -357,6 +473,9 @@ export const Principal: MessageFns<Principal> = {
     message.apiKeyId = object.apiKeyId ?? undefined;
     message.email = object.email ?? "";
     message.cacheSeconds = object.cacheSeconds ?? 0;
+    message.access = (object.access !== undefined && object.access !== null)
+      ? KeyAccess.fromPartial(object.access)
+      : undefined;
     return message;
   },
 };
@@ -1047,7 +1166,7 @@ export const GetBootstrapResponse: MessageFns<GetBootstrapResponse> = {
 };
 
 function createBaseIssueApiKeyRequest(): IssueApiKeyRequest {
-  return { name: "", expiresAt: undefined };
+  return { name: "", expiresAt: undefined, access: undefined };
 }
 
 export const IssueApiKeyRequest: MessageFns<IssueApiKeyRequest> = {
@@ -1057,6 +1176,9 @@ export const IssueApiKeyRequest: MessageFns<IssueApiKeyRequest> = {
     }
     if (message.expiresAt !== undefined) {
       writer.uint32(18).string(message.expiresAt);
+    }
+    if (message.access !== undefined) {
+      KeyAccess.encode(message.access, writer.uint32(26).fork()).join();
     }
     return writer;
   },
@@ -1090,6 +1212,14 @@ export const IssueApiKeyRequest: MessageFns<IssueApiKeyRequest> = {
             message.expiresAt = reader.string();
             continue;
           }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.access = KeyAccess.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1110,6 +1240,7 @@ export const IssueApiKeyRequest: MessageFns<IssueApiKeyRequest> = {
         : isSet(object.expires_at)
         ? globalThis.String(object.expires_at)
         : undefined,
+      access: isSet(object.access) ? KeyAccess.fromJSON(object.access) : undefined,
     };
   },
 
@@ -1121,6 +1252,9 @@ export const IssueApiKeyRequest: MessageFns<IssueApiKeyRequest> = {
     if (message.expiresAt !== undefined) {
       obj.expiresAt = message.expiresAt;
     }
+    if (message.access !== undefined) {
+      obj.access = KeyAccess.toJSON(message.access);
+    }
     return obj;
   },
 
@@ -1131,12 +1265,24 @@ export const IssueApiKeyRequest: MessageFns<IssueApiKeyRequest> = {
     const message = createBaseIssueApiKeyRequest();
     message.name = object.name ?? "";
     message.expiresAt = object.expiresAt ?? undefined;
+    message.access = (object.access !== undefined && object.access !== null)
+      ? KeyAccess.fromPartial(object.access)
+      : undefined;
     return message;
   },
 };
 
 function createBaseApiKey(): ApiKey {
-  return { id: "", name: "", prefix: "", createdAt: "", lastUsedAt: undefined, expiresAt: undefined, userId: "" };
+  return {
+    id: "",
+    name: "",
+    prefix: "",
+    createdAt: "",
+    lastUsedAt: undefined,
+    expiresAt: undefined,
+    userId: "",
+    access: undefined,
+  };
 }
 
 export const ApiKey: MessageFns<ApiKey> = {
@@ -1161,6 +1307,9 @@ export const ApiKey: MessageFns<ApiKey> = {
     }
     if (message.userId !== "") {
       writer.uint32(58).string(message.userId);
+    }
+    if (message.access !== undefined) {
+      KeyAccess.encode(message.access, writer.uint32(66).fork()).join();
     }
     return writer;
   },
@@ -1234,6 +1383,14 @@ export const ApiKey: MessageFns<ApiKey> = {
             message.userId = reader.string();
             continue;
           }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.access = KeyAccess.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1271,6 +1428,7 @@ export const ApiKey: MessageFns<ApiKey> = {
         : isSet(object.user_id)
         ? globalThis.String(object.user_id)
         : "",
+      access: isSet(object.access) ? KeyAccess.fromJSON(object.access) : undefined,
     };
   },
 
@@ -1297,6 +1455,9 @@ export const ApiKey: MessageFns<ApiKey> = {
     if (message.userId !== "") {
       obj.userId = message.userId;
     }
+    if (message.access !== undefined) {
+      obj.access = KeyAccess.toJSON(message.access);
+    }
     return obj;
   },
 
@@ -1312,6 +1473,9 @@ export const ApiKey: MessageFns<ApiKey> = {
     message.lastUsedAt = object.lastUsedAt ?? undefined;
     message.expiresAt = object.expiresAt ?? undefined;
     message.userId = object.userId ?? "";
+    message.access = (object.access !== undefined && object.access !== null)
+      ? KeyAccess.fromPartial(object.access)
+      : undefined;
     return message;
   },
 };

@@ -163,6 +163,15 @@ export interface ListChunksResponse {
   nextCursor?: string | undefined;
 }
 
+/** One job by id (GET /farm/jobs/{id}). */
+export interface GetJobRequest {
+  jobId: string;
+}
+
+export interface GetJobResponse {
+  job?: Record | undefined;
+}
+
 function createBaseFarmChunk(): FarmChunk {
   return {
     id: "",
@@ -2178,6 +2187,146 @@ export const ListChunksResponse: MessageFns<ListChunksResponse> = {
   },
 };
 
+function createBaseGetJobRequest(): GetJobRequest {
+  return { jobId: "" };
+}
+
+export const GetJobRequest: MessageFns<GetJobRequest> = {
+  encode(message: GetJobRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.jobId !== "") {
+      writer.uint32(10).string(message.jobId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetJobRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetJobRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.jobId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetJobRequest {
+    return {
+      jobId: isSet(object.jobId)
+        ? globalThis.String(object.jobId)
+        : isSet(object.job_id)
+        ? globalThis.String(object.job_id)
+        : "",
+    };
+  },
+
+  toJSON(message: GetJobRequest): unknown {
+    const obj: any = {};
+    if (message.jobId !== "") {
+      obj.jobId = message.jobId;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<GetJobRequest>, I>>(base?: I): GetJobRequest {
+    return GetJobRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<GetJobRequest>, I>>(object: I): GetJobRequest {
+    const message = createBaseGetJobRequest();
+    message.jobId = object.jobId ?? "";
+    return message;
+  },
+};
+
+function createBaseGetJobResponse(): GetJobResponse {
+  return { job: undefined };
+}
+
+export const GetJobResponse: MessageFns<GetJobResponse> = {
+  encode(message: GetJobResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.job !== undefined) {
+      Record.encode(message.job, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetJobResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetJobResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.job = Record.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetJobResponse {
+    return { job: isSet(object.job) ? Record.fromJSON(object.job) : undefined };
+  },
+
+  toJSON(message: GetJobResponse): unknown {
+    const obj: any = {};
+    if (message.job !== undefined) {
+      obj.job = Record.toJSON(message.job);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<GetJobResponse>, I>>(base?: I): GetJobResponse {
+    return GetJobResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<GetJobResponse>, I>>(object: I): GetJobResponse {
+    const message = createBaseGetJobResponse();
+    message.job = (object.job !== undefined && object.job !== null) ? Record.fromPartial(object.job) : undefined;
+    return message;
+  },
+};
+
 export type FarmServiceService = typeof FarmServiceService;
 export const FarmServiceService = {
   createJob: {
@@ -2255,6 +2404,16 @@ export const FarmServiceService = {
     responseSerialize: (value: ListChunksResponse): Buffer => Buffer.from(ListChunksResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): ListChunksResponse => ListChunksResponse.decode(value),
   },
+  /** The FarmJob; not found when it is retired or in a project the caller may not read. */
+  getJob: {
+    path: "/reelbase.records.v1.FarmService/GetJob" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetJobRequest): Buffer => Buffer.from(GetJobRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetJobRequest => GetJobRequest.decode(value),
+    responseSerialize: (value: GetJobResponse): Buffer => Buffer.from(GetJobResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): GetJobResponse => GetJobResponse.decode(value),
+  },
 } as const;
 
 export interface FarmServiceServer extends UntypedServiceImplementation {
@@ -2268,6 +2427,8 @@ export interface FarmServiceServer extends UntypedServiceImplementation {
   reportJob: handleUnaryCall<ReportJobRequest, ReportJobResponse>;
   changeJob: handleUnaryCall<ChangeJobRequest, ChangeJobResponse>;
   listChunks: handleUnaryCall<ListChunksRequest, ListChunksResponse>;
+  /** The FarmJob; not found when it is retired or in a project the caller may not read. */
+  getJob: handleUnaryCall<GetJobRequest, GetJobResponse>;
 }
 
 export interface FarmServiceClient extends Client {
@@ -2392,6 +2553,22 @@ export interface FarmServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ListChunksResponse) => void,
+  ): ClientUnaryCall;
+  /** The FarmJob; not found when it is retired or in a project the caller may not read. */
+  getJob(
+    request: GetJobRequest,
+    callback: (error: ServiceError | null, response: GetJobResponse) => void,
+  ): ClientUnaryCall;
+  getJob(
+    request: GetJobRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: GetJobResponse) => void,
+  ): ClientUnaryCall;
+  getJob(
+    request: GetJobRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: GetJobResponse) => void,
   ): ClientUnaryCall;
 }
 
