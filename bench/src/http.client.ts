@@ -51,3 +51,18 @@ export class LeanClient {
     this.agent.destroy();
   }
 }
+
+/**
+ * One JSON exchange by `fetch` for the set-up around the timed loops (not on a measured path):
+ * the status and the parsed body; `token` null sends no Authorization header.
+ */
+export async function call(url: string, method: string, path: string, token: string | null, body?: unknown): Promise<{ status: number; json: unknown }> {
+  const res = await fetch(new URL(path, url), {
+    method,
+    headers: { ...(token === null ? {} : { authorization: `Bearer ${token}` }), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+    signal: AbortSignal.timeout(60_000),
+  });
+  const text = await res.text();
+  return { status: res.status, json: text ? (JSON.parse(text) as unknown) : null };
+}

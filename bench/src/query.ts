@@ -15,7 +15,10 @@
  *      (b) a 2-hop link filter, (c) text contains,
  *      (d) a 3-page keyset walk, (e) include_total on a 100,000-row match (at 1,000,000 records).
  *      Targets: (a), (b) p95 ≤ 20 ms and ≤ 1.5× raw;
- *   4. EXPLAIN (ANALYZE, BUFFERS) of each, asserting no Seq Scan on the record table for (a), (b), (d).
+ *   4. EXPLAIN (ANALYZE, BUFFERS) of each, asserting no Seq Scan on the record table for (a), (b), (d);
+ *   5. after the creates, every Project restricted and an Artist a member of 5 (query.restricted.ts):
+ *      (r1) Task status without a project filter and (r2) with a member project's, as that Artist and
+ *      as the Admin in alternating blocks. Target: the Artist's p50 and p95 ≤ 1.2× the Admin's.
  * Prints a table and the plans; writes JSON to bench/results/.
  */
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
@@ -27,11 +30,12 @@ import { createTestDatabase, deleteStreams, type Stack } from '@reelbase/lib-tes
 import { uniquePrefix } from '@reelbase/lib-testkit';
 import { core, kernel } from '@reelbase/records';
 import { bootstrapGateway } from './gateway.bootstrap.js';
+import { restrictedLines, restrictedShapes } from './query.restricted.js';
 import { seedRecords } from './query.seed.js';
-import { alternate, percentile } from './stats.js';
+import { alternate, pcts, type Pcts } from './stats.js';
 import { startBenchStack } from './bench.stack.js';
 import { startBareChain, type BareChain } from './bare.chain.js';
-import { LeanClient } from './http.client.js';
+import { call, LeanClient } from './http.client.js';
 
 const { compileSchema } = kernel;
 const { LINK_INDEXES, LINK_TABLE_OFF_SQL, LINK_TABLE_ON_SQL, planQuery, runQueryPlan, QUERY_INDEXES } = core;
@@ -51,30 +55,6 @@ function arg(name: string, def: number): number {
   const n = Number(process.argv[i + 1]);
   if (!Number.isInteger(n) || n <= 0) throw new Error(`--${name} needs a positive integer`);
   return n;
-}
-
-interface Pcts {
-  n: number;
-  p50: number;
-  p95: number;
-  p99: number;
-}
-
-function pcts(values: number[]): Pcts {
-  const s = [...values].sort((a, b) => a - b);
-  const r = (v: number) => Math.round(v * 100) / 100;
-  return { n: s.length, p50: r(percentile(s, 50)), p95: r(percentile(s, 95)), p99: r(percentile(s, 99)) };
-}
-
-async function call(url: string, method: string, path: string, token: string, body?: unknown): Promise<{ status: number; json: unknown }> {
-  const res = await fetch(new URL(path, url), {
-    method,
-    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-    signal: AbortSignal.timeout(60_000),
-  });
-  const text = await res.text();
-  return { status: res.status, json: text ? (JSON.parse(text) as unknown) : null };
 }
 
 /** Shot creates from `clients` loops for `seconds`: creates/s and errors. */
@@ -399,6 +379,10 @@ async function main(): Promise<number> {
     const withPerSec = (withIdx.perSec + withIdx2.perSec) / 2;
     const createRatio = Math.round((withPerSec / withoutPerSec) * 100) / 100;
 
+    // 5. Restricted projects, last: every Project restricted from here on (query.restricted.ts).
+    const restricted = await restrictedShapes({ url: stack.url, adminKey: token, sql, iterations, log });
+    failures.push(...restricted.failures);
+
     const report = {
       at: new Date().toISOString(),
       machine: { cpus: cpus().length, loadavg_at_start: loadStart, loadavg_at_end: loadavg().map((l) => Math.round(l * 100) / 100) },
@@ -420,6 +404,7 @@ async function main(): Promise<number> {
         target: `≥ ${TARGET_CREATE_RATIO}`,
       },
       queries: results,
+      restricted,
       failures,
     };
     if (createRatio < TARGET_CREATE_RATIO) failures.push(`creates with the indexes ${createRatio}× without (target ≥ ${TARGET_CREATE_RATIO})`);
@@ -439,6 +424,8 @@ async function main(): Promise<number> {
       ),
       '',
       `creates/s through the gateway (${clients} clients, ${createSeconds} s): without the query indexes and link table ${without.perSec} and ${without2.perSec} (p50 ${without.latency.p50} / ${without2.latency.p50} ms), with ${withIdx.perSec} and ${withIdx2.perSec} (p50 ${withIdx.latency.p50} / ${withIdx2.latency.p50} ms): ratio of the means ${createRatio} (target ≥ ${TARGET_CREATE_RATIO})`,
+      '',
+      ...restrictedLines(restricted, iterations),
       '',
       ...results.flatMap((r) => [`── plan (${r.key}) ${r.title} ──`, ...r.plans, '']),
       failures.length ? `MISSED: ${failures.join('; ')}` : 'every target met',

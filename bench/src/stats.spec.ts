@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { alternate, percentile, summarize } from './stats.js';
+import { alternate, pcts, percentile, summarize } from './stats.js';
 
 describe('percentile (nearest rank)', () => {
   const oneToHundred = Array.from({ length: 100 }, (_, i) => i + 1);
@@ -48,6 +48,14 @@ describe('summarize', () => {
     expect(s.count).toBe(0);
     expect(s.p99).toBeNaN();
     expect(s.max).toBeNaN();
+  });
+});
+
+describe('pcts', () => {
+  it('gives p50, p95 and p99 of an unsorted sample rounded to 0.01, without mutating it', () => {
+    const sample = Array.from({ length: 100 }, (_, i) => (100 - i) / 3);
+    expect(pcts(sample)).toEqual({ n: 100, p50: 16.67, p95: 31.67, p99: 33 });
+    expect(sample[0]).toBeCloseTo(33.333, 3);
   });
 });
 

@@ -49,3 +49,18 @@ export async function alternate(samples: number, contenders: { into: number[]; r
     }
   }
 }
+
+/** The percentiles a query benchmark prints, in the sample's unit rounded to 0.01, and the sample's size. */
+export interface Pcts {
+  n: number;
+  p50: number;
+  p95: number;
+  p99: number;
+}
+
+/** p50, p95 and p99 of an unsorted sample (not mutated). */
+export function pcts(values: readonly number[]): Pcts {
+  const s = [...values].sort((a, b) => a - b);
+  const r = (v: number) => Math.round(v * 100) / 100;
+  return { n: s.length, p50: r(percentile(s, 50)), p95: r(percentile(s, 95)), p99: r(percentile(s, 99)) };
+}

@@ -9,8 +9,8 @@ export type ApiResponse<T = any> = RawAnswer<T>;
 
 export interface CallOptions {
   body?: unknown;
-  /** Sent verbatim (for malformed JSON); overrides `body`. */
-  rawBody?: string;
+  /** Sent verbatim (malformed JSON, a file's bytes); overrides `body`. */
+  rawBody?: string | Buffer;
   /** Bearer token; `null` sends no Authorization header. */
   token?: string | null;
   headers?: Record<string, string>;
