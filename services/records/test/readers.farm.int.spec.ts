@@ -137,6 +137,17 @@ describe('chunks and jobs of a project the caller may not read do not exist for 
     expect((await farm.call.getJob({ jobId: visible.id }, outsider)).job!.status).toBe('queued');
     expect((await appErrorOf(farm.call.getJob({ jobId: newId() }, admin))).kind).toBe('not_found');
   });
+
+  it('a submission into the project is 404 for a non-member, and its Version, Task or dependency count as absent; the member submits', async () => {
+    const refused = await appErrorOf(farm.call.createJob({ projectId: secret, name: 'j', kind: 'render', dependsOn: [] }, outsider));
+    expect(refused).toMatchObject({ kind: 'not_found', message: `Project ${secret} not found` });
+    const hiddenJob = await job(secret, { pool: 'submits' });
+    const linked = await appErrorOf(farm.call.createJob({ projectId: open, name: 'j', kind: 'render', dependsOn: [hiddenJob.id] }, outsider));
+    expect(linked.kind).toBe('invalid');
+    expect(linked.problems.map((x) => x.loc)).toEqual([['depends_on', 0]]);
+    const mine = await farm.call.createJob({ projectId: secret, name: 'j', kind: 'render', dependsOn: [hiddenJob.id] }, member);
+    expect(mine.job!.projectId).toBe(secret);
+  });
 });
 
 describe('agent keys with pools', () => {

@@ -18,7 +18,7 @@
  * `unavailable`) rather than anything the map might have hidden; every {@link RETRY_MS} it is
  * read again until it is known.
  */
-import { AppError, IntervalLoop, type BackgroundLoop, type Principal } from '@reelbase/lib-platform';
+import { AppError, IntervalLoop, membershipOf, type BackgroundLoop, type Principal } from '@reelbase/lib-platform';
 import type { ProjectChange, ProjectChanges, RestrictedProjectEntry, RestrictedProjectsSource } from './ports.js';
 
 /** The type whose records are projects (its events change the map). */
@@ -36,9 +36,7 @@ const NONE: ReadonlySet<string> = new Set();
  * without a principal, which no filtered route makes).
  */
 export function readsEveryProject(principal: Principal | undefined): boolean {
-  if (!principal) return true;
-  if (principal.role === 'Admin' || principal.role === 'Service' || principal.role === 'Guest') return true;
-  return principal.authKind === 'service';
+  return membershipOf(principal) === null;
 }
 
 /** The user ids of a `members` value as records stores it (`[{"type": "User", "id"}]`). */

@@ -25,3 +25,4 @@ export * as notifierPolicy from './notifier.policy.js';
 export * as sharePolicy from './share.policy.js';
 export * as sitesyncPolicy from './sitesync.policy.js';
 export * as syncPolicy from './sync.policy.js';
+export * from './project-readers.policy.js';

@@ -41,11 +41,15 @@ export interface NewFarmJob {
   dependsOn: readonly string[];
   /** One entry per chunk, in index order. */
   chunks: readonly (string | null)[];
+  /** The submitter's membership (kernel/domain/project.readers.ts): its hidden project and records count as absent. */
+  reader: string | null;
 }
 
 /** Why a job was not created. */
 export interface FarmJobRefusal {
   projectLive: boolean;
+  /** The project is live but the submitter may not read it: 404, as if it did not exist. */
+  projectHidden: boolean;
   /** Indexes into `dependsOn` that name no live FarmJob. */
   badDependencies: number[];
   /** `version_id` / `task_id` naming no live Version / Task. */

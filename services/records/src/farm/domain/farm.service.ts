@@ -100,11 +100,14 @@ export class FarmService {
         manager: (checked.data.manager as string | undefined) ?? null,
         dependsOn: checked.dependsOn,
         chunks: checked.chunks,
+        reader: membershipOf(principal),
       },
       event,
     );
     if ('refused' in out) {
-      const { projectLive, badDependencies, badLinks } = out.refused;
+      const { projectLive, projectHidden, badDependencies, badLinks } = out.refused;
+      // A write into a project the submitter may not read answers as a read of it would (404).
+      if (projectHidden) throw AppError.notFound(`Project ${checked.projectId} not found`);
       const problems = [];
       if (!projectLive) problems.push({ loc: ['project_id'], msg: `no live Project with id ${checked.projectId}`, type: 'link_not_found' });
       for (const i of badDependencies) {

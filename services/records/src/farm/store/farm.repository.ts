@@ -12,6 +12,8 @@ import type { Db } from '../../kernel/store/knex.db.js';
 import type { OutboxEvent, StoredRecord } from '../../kernel/domain/record.ports.js';
 import { recordsOutbox, stampedPayload } from '../../kernel/store/outbox.repository.js';
 import { toStored, type Row } from '../../kernel/store/record.repository.js';
+import { readableSql } from '../../kernel/store/project.readers.sql.js';
+import { membershipProbe } from '../../kernel/domain/project.readers.js';
 import {
   andJobReadable,
   chunkJson,
@@ -88,22 +90,36 @@ export class FarmRepository implements FarmStore {
       this.transaction(async (db) => {
         const r = job.record;
         const data = r.data;
-        const check = await queryText<{ project_live: boolean; bad: string[] | null; version_ok: boolean; task_ok: boolean }>(
+        // A record the submitter may not read counts as absent; its own project as hidden (404).
+        const readable = (alias: string) => (job.reader === null ? 'true' : readableSql(alias, '$5'));
+        const check = await queryText<{ project_live: boolean; project_readable: boolean; bad: string[] | null; version_ok: boolean; task_ok: boolean }>(
           db,
           `select exists (select 1 from records.record p where p.id = $1::uuid and p.entity_type = 'Project' and p.retired_at is null) as project_live,
+                  exists (select 1 from records.record p where p.id = $1::uuid and ${readable('p')}) as project_readable,
                   (select array_agg(d.i - 1) from unnest($2::uuid[]) with ordinality d(id, i)
                     where not exists (select 1 from records.record x join records.farm_job f on f.id = x.id
-                                       where x.id = d.id and x.entity_type = 'FarmJob' and x.retired_at is null)) as bad,
-                  ($3::uuid is null or exists (select 1 from records.record v where v.id = $3::uuid and v.entity_type = 'Version' and v.retired_at is null)) as version_ok,
-                  ($4::uuid is null or exists (select 1 from records.record t where t.id = $4::uuid and t.entity_type = 'Task' and t.retired_at is null)) as task_ok`,
-          [r.projectId, job.dependsOn, (data.version_id as string | undefined) ?? null, (data.task_id as string | undefined) ?? null],
+                                       where x.id = d.id and x.entity_type = 'FarmJob' and x.retired_at is null and ${readable('x')})) as bad,
+                  ($3::uuid is null or exists (select 1 from records.record v
+                    where v.id = $3::uuid and v.entity_type = 'Version' and v.retired_at is null and ${readable('v')})) as version_ok,
+                  ($4::uuid is null or exists (select 1 from records.record t
+                    where t.id = $4::uuid and t.entity_type = 'Task' and t.retired_at is null and ${readable('t')})) as task_ok`,
+          [
+            r.projectId,
+            job.dependsOn,
+            (data.version_id as string | undefined) ?? null,
+            (data.task_id as string | undefined) ?? null,
+            ...(job.reader === null ? [] : [membershipProbe(job.reader)]),
+          ],
         );
         const c = check[0]!;
         const badLinks: FarmJobRefusal['badLinks'] = [];
         if (!c.version_ok) badLinks.push('version_id');
         if (!c.task_ok) badLinks.push('task_id');
         const bad = (c.bad ?? []).map(Number).sort((a, b) => a - b);
-        if (!c.project_live || bad.length || badLinks.length) return { refused: { projectLive: c.project_live, badDependencies: bad, badLinks } };
+        const projectHidden = c.project_live && !c.project_readable;
+        if (!c.project_live || projectHidden || bad.length || badLinks.length) {
+          return { refused: { projectLive: c.project_live, projectHidden, badDependencies: bad, badLinks } };
+        }
         const inserted = await queryText<{ json: Row }>(
           db,
           `with c as (select clock_timestamp() as ts),

@@ -4,22 +4,12 @@
  * project and every record in it do not exist. Open projects and studio-wide records (project
  * null) are read by everyone.
  *
- * This file decides whose membership a call is judged by; kernel/store/project.readers.sql.ts
+ * Whose membership a call is judged by is lib-platform's membershipOf; kernel/store/project.readers.sql.ts
  * writes the one SQL condition every read, write and feed of records applies with it.
  */
-import type { Principal } from '@reelbase/lib-platform';
 
-/**
- * The user whose membership decides what `principal` may read, or null when it reads every
- * project: an Admin, a service acting for itself, and a share-link guest (whose reach is the
- * shared playlist, checked by the share rules). An API key acts as its user.
- */
-export function membershipOf(principal: Principal | undefined): string | null {
-  if (!principal) return null;
-  if (principal.role === 'Admin' || principal.role === 'Service' || principal.role === 'Guest') return null;
-  if (principal.authKind === 'service') return null;
-  return principal.userId;
-}
+/** Whose membership decides (lib-platform's policy, shared with the gateway's event-stream filter). */
+export { membershipOf } from '@reelbase/lib-platform';
 
 /** The value bound into the SQL condition: a jsonb list that a `members` list holding the user contains. */
 export function membershipProbe(userId: string): string {
