@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId, type CallContext, type GrpcClient } from '@reelbase/lib-platform';
 import { appErrorOf } from '@reelbase/lib-testkit';
 import type { recordsv1 } from '@reelbase/proto';
-import { planQuery, type QueryInput } from '../src/core/domain/record.query.js';
+import { encodeCursor, planQuery, type QueryInput } from '../src/core/domain/record.query.js';
 import { queryStatements, runQueryPlan } from '../src/core/store/query.repository.js';
 import { projectReadableSql, readableSql } from '../src/kernel/store/project.readers.sql.js';
 import { compileSchema, type SchemaSnapshot } from '../src/kernel/domain/schema.snapshot.js';
@@ -294,6 +294,36 @@ describe('QueryRecords', () => {
       expect(answers[0]!.ids).toEqual(await found('Task', filters, outsider));
       expect(answers[0]!.ids).not.toContain(r.taskY!.id);
       expect(answers[0]!.ids).not.toContain(r.taskS!.id);
+    }
+  });
+
+  it('walked project by project (a caller who reads few projects), a page is the same rows in the same order, page after page', async () => {
+    const reader = { userId: outsiderUser.id, sql: { readable: readableSql, projectReadable: projectReadableSql } };
+    const inputs = [
+      { entityType: 'Task' },
+      { entityType: 'Task', order: [{ field: 'name', direction: 'desc' as const }] },
+      { entityType: 'Task', filtersJson: '[["entity.Shot.code", "in", ["sh_s", "sh_o"]]]' },
+      { entityType: 'Project' },
+      { entityType: 'User' },
+    ];
+    for (const input of inputs) {
+      const walks: string[][] = [];
+      for (const byProject of [false, true]) {
+        const seen: string[] = [];
+        let cursor: string | undefined;
+        do {
+          const { plan, fingerprint } = planQuery(schema, { ...input, limit: 2, cursor }, { reader, linkHops: false });
+          expect(plan.unscopedWhere).toBeDefined();
+          const out = await runQueryPlan(w.sql, { ...plan, limit: 3 }, undefined, { byProject });
+          const page = out.rows.slice(0, 2);
+          seen.push(...page.map((row) => (JSON.parse(row.json) as { id: string }).id));
+          cursor = out.rows.length > 2 ? encodeCursor({ k: page[1]!.keys, o: fingerprint }) : undefined;
+        } while (cursor);
+        walks.push(seen);
+      }
+      expect(walks[1]).toEqual(walks[0]);
+      expect(walks[0]).not.toContain(r.secret!.id);
+      expect(walks[0]).not.toContain(r.taskS!.id);
     }
   });
 

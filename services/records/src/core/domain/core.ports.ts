@@ -200,6 +200,14 @@ export interface QueryPlan {
   overCap?: string;
   /** The CTE whose id set holds every match (CompiledFilter.driver): the page starts from it. */
   driver?: string;
+  /**
+   * The membership probe of a plan that carries the reader rule (bound as `$2`) and has no link
+   * hops: the store may then walk the page project by project over the few projects the caller
+   * reads (store/query.repository.ts, "Readable projects first").
+   */
+  readerProbe?: string;
+  /** With `readerProbe`: `where` without the queried row's own reader condition (its filter paths keep theirs). */
+  unscopedWhere?: string;
   fallback?: QueryPlan;
 }
 

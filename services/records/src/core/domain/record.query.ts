@@ -267,6 +267,7 @@ function buildPlan(schema: CompiledSchema, input: QueryInput, linkHops?: LinkHop
   });
   const where = [`r.entity_type = $1::text`, `(${filterSql})`];
   if (!input.includeRetired) where.push('r.retired_at is null');
+  const scopeAt = where.length;
   if (scope) where.push(scope.sql.readable('r', scope.probe));
   if (cursor) {
     const values = sorted.map((s) => {
@@ -306,6 +307,7 @@ function buildPlan(schema: CompiledSchema, input: QueryInput, linkHops?: LinkHop
       limit,
       includeTotal: input.includeTotal === true,
       ...hops,
+      ...(scope && !hops.ctes ? { readerProbe: params[1] as string, unscopedWhere: where.filter((_, i) => i !== scopeAt).join(' and ') } : {}),
     },
     fields,
     fingerprint,

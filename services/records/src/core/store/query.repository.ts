@@ -18,6 +18,7 @@
 import { sqlIsoMicros, type TextQueries } from '@reelbase/lib-platform';
 import { SCHEMA_VERSION_SQL } from '../../kernel/store/schema.repository.js';
 import type { QueryPlan, QueryRow } from '../domain/core.ports.js';
+import { readableSql } from '../../kernel/store/project.readers.sql.js';
 
 /** A statement with its bound values, as `pg` takes it. */
 export interface Statement {
@@ -32,8 +33,30 @@ export function clientJsonSql(data: string): string {
     'created_at', ${sqlIsoMicros('r.created_at')}, 'updated_at', ${sqlIsoMicros('r.updated_at')}, 'data', ${data})::text`;
 }
 
+/** How a page is read (QueryRepository decides). */
+export interface PageOptions {
+  /** Walk the page project by project over the projects the caller reads (plans with `readerProbe` only). */
+  byProject?: boolean;
+}
+
+/**
+ * A page walked project by project ("Readable projects first" on QueryRepository): the projects the
+ * caller reads (`$2` is the membership probe), found once; the first `limit` rows of each, from the
+ * project's own index range, and of the studio-wide rows (a Project row only when readable); the
+ * page is the first `limit` of those. The rows are those the plan's `where` selects.
+ */
+function byProjectPage(plan: QueryPlan, select: string): string {
+  const rest = `and ${plan.unscopedWhere} order by ${plan.orderBy} limit ${Number(plan.limit)}`;
+  return `with rp as materialized (select hp.id from records.record hp where hp.entity_type = 'Project' and ${readableSql('hp', '$2')})
+    ${select}, ${SCHEMA_VERSION_SQL} as v from (
+      (select p.* from rp cross join lateral (select r.* from records.record r where r.project_id = rp.id ${rest}) p)
+      union all
+      (select r.* from records.record r where r.project_id is null and (r.entity_type <> 'Project' or r.id in (select id from rp)) ${rest})
+    ) r order by ${plan.orderBy} limit ${Number(plan.limit)}`;
+}
+
 /** The statements of a page of `plan` (and of its count), as run by {@link QueryRepository}. */
-export function queryStatements(plan: QueryPlan): { page: Statement; count?: Statement } {
+export function queryStatements(plan: QueryPlan, options: PageOptions = {}): { page: Statement; count?: Statement } {
   const keys = plan.keys.map((k, i) => `(${k})::text as k${i}`).join(', ');
   const values = [...plan.params, ...plan.dataParams];
   const select = `select ${clientJsonSql(plan.data)} as j, ${keys}`;
@@ -63,6 +86,9 @@ export function queryStatements(plan: QueryPlan): { page: Statement; count?: Sta
     if (plan.includeTotal) {
       count = { text: `${ctes}select count(*)::bigint as n, ${plan.overCap ?? 'false'} as o from records.record r where ${plan.where}`, values: plan.params };
     }
+  } else if (options.byProject && plan.unscopedWhere !== undefined) {
+    page = { text: byProjectPage(plan, select), values };
+    if (plan.includeTotal) count = { text: `select count(*)::bigint as n from records.record r where ${plan.where}`, values: plan.params };
   } else {
     page = { text: `${select}, ${SCHEMA_VERSION_SQL} as v ${rows}`, values };
     if (plan.includeTotal) count = { text: `select count(*)::bigint as n from records.record r where ${plan.where}`, values: plan.params };
@@ -88,13 +114,13 @@ export interface QueryOutcome {
  * The service and the bench's raw figures both run queries through this function.
  * `trace`, when given, receives every statement run, in order.
  */
-export async function runQueryPlan(db: Queryable, plan: QueryPlan, trace?: Statement[]): Promise<QueryOutcome> {
-  const { page, count } = queryStatements(plan);
+export async function runQueryPlan(db: Queryable, plan: QueryPlan, trace?: Statement[], options: PageOptions = {}): Promise<QueryOutcome> {
+  const { page, count } = queryStatements(plan, options);
   trace?.push(page);
   const res = await db.query<PageRow>(page.text, page.values);
   if (plan.ctes?.length && res.rows[0]?.o) {
     // A hop's id set passed the cap: the answer is the EXISTS form's (same order, keys and limit).
-    return runQueryPlan(db, { ...plan.fallback!, limit: plan.limit }, trace);
+    return runQueryPlan(db, { ...plan.fallback!, limit: plan.limit }, trace, options);
   }
   const arity = plan.keys.length;
   const rows: QueryRow[] = [];
@@ -117,15 +143,54 @@ export async function runQueryPlan(db: Queryable, plan: QueryPlan, trace?: State
   return { rows, schemaVersion, total: Number(c.rows[0]!.n) };
 }
 
-/** Statements of queries. */
+/** Most projects a caller may read for its pages to be walked project by project. */
+export const BY_PROJECT_MAX = 64;
+/** How long a caller's count of readable projects decides its plans (ms); the rule itself is in every statement. */
+const READABLE_COUNT_MS = 5_000;
+/** Callers whose counts are held at most; past it the held counts are forgotten at once. */
+const READABLE_COUNT_HELD = 10_000;
+
+/**
+ * Statements of queries.
+ *
+ * Readable projects first: a caller who may not read some restricted projects finds its page
+ * among fewer rows than an Admin does (nine in ten hidden, say), so walking the type's rows in
+ * order would read many rows for each one answered. When such a caller reads at most
+ * {@link BY_PROJECT_MAX} projects, the page is read project by project instead, each project's
+ * first rows from its own index range (docs/queries.md, "Restricted projects"). The count of the
+ * projects a caller reads is held a few seconds; it only chooses the way, never the rows.
+ */
 export class QueryRepository {
-  constructor(private readonly pool: Queryable) {}
+  private readonly readableCounts = new Map<string, { readable: number; total: number; at: number }>();
+
+  constructor(
+    private readonly pool: Queryable,
+    private readonly now: () => number = Date.now,
+  ) {}
 
   /**
    * Runs the page, then the count when asked (on the query pool: store/query.pool.ts). The schema
    * version is the one the page statement saw, or read on its own when the page is empty.
    */
-  query(plan: QueryPlan): Promise<QueryOutcome> {
-    return runQueryPlan(this.pool, plan);
+  async query(plan: QueryPlan): Promise<QueryOutcome> {
+    const byProject = plan.readerProbe !== undefined && (await this.fewReadable(plan.readerProbe));
+    return runQueryPlan(this.pool, plan, undefined, { byProject });
+  }
+
+  /** Whether the caller of `probe` is kept out of some project and reads at most BY_PROJECT_MAX. */
+  private async fewReadable(probe: string): Promise<boolean> {
+    const at = this.now();
+    let held = this.readableCounts.get(probe);
+    if (!held || at - held.at > READABLE_COUNT_MS) {
+      const rows = await this.pool.query<{ readable: number; total: number }>(
+        `select count(*) filter (where ${readableSql('hp', '$1')})::int as readable, count(*)::int as total
+           from records.record hp where hp.entity_type = 'Project'`,
+        [probe],
+      );
+      if (this.readableCounts.size >= READABLE_COUNT_HELD) this.readableCounts.clear();
+      held = { readable: rows.rows[0]!.readable, total: rows.rows[0]!.total, at };
+      this.readableCounts.set(probe, held);
+    }
+    return held.readable < held.total && held.readable <= BY_PROJECT_MAX;
   }
 }
