@@ -43,16 +43,17 @@ export interface PageOptions {
  * A page walked project by project ("Readable projects first" on QueryRepository): the projects the
  * caller reads (`$2` is the membership probe), found once; the first `limit` rows of each, from the
  * project's own index range, and of the studio-wide rows (a Project row only when readable); the
- * page is the first `limit` of those. The rows are those the plan's `where` selects.
+ * page is the first `limit` of those, whose JSON alone is then built. The rows are those the plan's
+ * `where` selects.
  */
 function byProjectPage(plan: QueryPlan, select: string): string {
   const rest = `and ${plan.unscopedWhere} order by ${plan.orderBy} limit ${Number(plan.limit)}`;
   return `with rp as materialized (select hp.id from records.record hp where hp.entity_type = 'Project' and ${readableSql('hp', '$2')})
-    ${select}, ${SCHEMA_VERSION_SQL} as v from (
+    ${select}, ${SCHEMA_VERSION_SQL} as v from (select r.* from (
       (select p.* from rp cross join lateral (select r.* from records.record r where r.project_id = rp.id ${rest}) p)
       union all
       (select r.* from records.record r where r.project_id is null and (r.entity_type <> 'Project' or r.id in (select id from rp)) ${rest})
-    ) r order by ${plan.orderBy} limit ${Number(plan.limit)}`;
+    ) r order by ${plan.orderBy} limit ${Number(plan.limit)}) r order by ${plan.orderBy}`;
 }
 
 /** The statements of a page of `plan` (and of its count), as run by {@link QueryRepository}. */
