@@ -87,11 +87,9 @@ export function queryStatements(plan: QueryPlan, options: PageOptions = {}): { p
     if (plan.includeTotal) {
       count = { text: `${ctes}select count(*)::bigint as n, ${plan.overCap ?? 'false'} as o from records.record r where ${plan.where}`, values: plan.params };
     }
-  } else if (options.byProject && plan.unscopedWhere !== undefined) {
-    page = { text: byProjectPage(plan, select), values };
-    if (plan.includeTotal) count = { text: `select count(*)::bigint as n from records.record r where ${plan.where}`, values: plan.params };
   } else {
-    page = { text: `${select}, ${SCHEMA_VERSION_SQL} as v ${rows}`, values };
+    const byProject = options.byProject && plan.unscopedWhere !== undefined;
+    page = { text: byProject ? byProjectPage(plan, select) : `${select}, ${SCHEMA_VERSION_SQL} as v ${rows}`, values };
     if (plan.includeTotal) count = { text: `select count(*)::bigint as n from records.record r where ${plan.where}`, values: plan.params };
   }
   return count ? { page, count } : { page };
